@@ -1,0 +1,22 @@
+// Dispatch of the attention kernel (attention-inl.h).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/attention.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/attention-inl.h"
+#include "kernels/kernel_table.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+void FillAttention(KernelTable* table) { table->attend = &Attend; }
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(FillAttention);
+void FillAttentionKernels(KernelTable* table) {
+  HWY_DYNAMIC_DISPATCH(FillAttention)(table);
+}
+}  // namespace ember::kernels
+#endif

@@ -1,0 +1,79 @@
+// Tests softmax, the activations, add, mul and add-bias on every compiled target.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/elementwise_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "kernels/elementwise-inl.h"
+#include "kernels/reference.h"
+#include "kernels/test_util.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+
+using InPlaceFn = void (*)(float*, size_t);
+
+void CheckInPlace(InPlaceFn kernel, InPlaceFn ref, float scale, float abs_tol,
+                  float rel_tol, const char* what) {
+  uint32_t seed = 11;
+  for (size_t n : test::OddSizes()) {
+    test::Buffer x(n, seed % 4, seed, scale);
+    ++seed;
+    std::vector<float> expected = x.Copy();
+    ref(expected.data(), n);
+    kernel(x.data(), n);
+    test::ExpectClose(x.data(), expected.data(), n, abs_tol, rel_tol, what);
+  }
+}
+
+void TestSoftmax() {
+  CheckInPlace(&Softmax, &reference::Softmax, 20.0f, 1e-7f, 1e-5f, "softmax");
+  // Probabilities sum to one, even for large logits.
+  test::Buffer x(1000, 1, 5, 80.0f);
+  Softmax(x.data(), x.size());
+  double sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) sum += x[i];
+  EXPECT_NEAR(sum, 1.0, 1e-5);
+}
+
+void TestActivations() {
+  CheckInPlace(&Silu, &reference::Silu, 8.0f, 1e-6f, 1e-5f, "silu");
+  CheckInPlace(&Relu, &reference::Relu, 8.0f, 0.0f, 0.0f, "relu");
+  CheckInPlace(&GeluTanh, &reference::GeluTanh, 6.0f, 1e-6f, 1e-5f, "gelu_tanh");
+  CheckInPlace(&GeluErf, &reference::GeluErf, 6.0f, 1e-6f, 1e-5f, "gelu_erf");
+}
+
+void TestBinary() {
+  uint32_t seed = 300;
+  for (size_t n : test::OddSizes()) {
+    test::Buffer a(n, 1, seed++);
+    test::Buffer b(n, 2, seed++);
+    std::vector<float> sum = a.Copy(), product = a.Copy();
+    reference::Add(sum.data(), b.data(), n);
+    reference::Mul(product.data(), b.data(), n);
+    test::Buffer a2(n, 3, seed - 2);
+    Add(a.data(), b.data(), n);
+    Mul(a2.data(), b.data(), n);
+    test::ExpectClose(a.data(), sum.data(), n, 0.0f, 0.0f, "add");
+    test::ExpectClose(a2.data(), product.data(), n, 0.0f, 0.0f, "mul");
+
+    const size_t rows = 3;
+    test::Buffer x(rows * n, 1, seed++);
+    std::vector<float> expected = x.Copy();
+    reference::AddBias(expected.data(), b.data(), rows, n);
+    AddBias(x.data(), b.data(), rows, n);
+    test::ExpectClose(x.data(), expected.data(), rows * n, 0.0f, 0.0f, "add_bias");
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_BEFORE_TEST(ElementwiseTest);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestSoftmax);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestActivations);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestBinary);
+}  // namespace ember::kernels
+#endif

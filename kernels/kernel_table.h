@@ -1,0 +1,80 @@
+// KernelTable: the kernels chosen for this CPU, resolved once (per session) so the
+// forward pass calls plain function pointers instead of dispatching on every small
+// kernel.
+#ifndef EMBER_KERNELS_KERNEL_TABLE_H_
+#define EMBER_KERNELS_KERNEL_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember::kernels {
+
+// Signatures. Every kernel takes raw pointers and sizes and returns void; inputs and
+// outputs of one call never alias unless the comment says "in place".
+
+// y[r] = sum_c w[r * cols + c] * x[c], r in [0, rows). w is row-major (rows, cols).
+using MatVecF32Fn = void (*)(const float* w, const float* x, float* y, size_t rows,
+                             size_t cols);
+// y[b * y_stride + r] = sum_c w[r * cols + c] * x[b * cols + c], b in [0, batch).
+using MatMulF32Fn = void (*)(const float* w, const float* x, size_t batch, float* y,
+                             size_t y_stride, size_t rows, size_t cols);
+// out = x / sqrt(mean(x^2) + eps) * weight
+using RmsNormFn = void (*)(const float* x, const float* weight, float eps, float* out,
+                           size_t n);
+// out = (x - mean) / sqrt(var + eps) * weight + bias (bias may be null)
+using LayerNormFn = void (*)(const float* x, const float* weight, const float* bias,
+                             float eps, float* out, size_t n);
+// In place: x = exp(x - max) / sum(exp(x - max))
+using SoftmaxFn = void (*)(float* x, size_t n);
+// In place, elementwise activation.
+using ActivationFn = void (*)(float* x, size_t n);
+// In place: a[i] = a[i] (op) b[i]
+using BinaryFn = void (*)(float* a, const float* b, size_t n);
+// In place: x[i] += bias[i] for each of `rows` rows of length n.
+using AddBiasFn = void (*)(float* x, const float* bias, size_t rows, size_t n);
+// In place rotary embedding of n_heads heads of head_dim (even) values at stride
+// head_dim, with per-lane tables from RopeTables() (kernels/rope.h):
+//   x[j] = x[j] cos_x[j] + x[partner(j)] sin_x[j]
+// where partner swaps (2i, 2i+1) for interleaved pairs and (i, i + head_dim/2) for half
+// pairs; sin_x carries the sign, so each pair (a, b) -> (a cos - b sin, b cos + a sin).
+using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_heads,
+                        size_t head_dim);
+// One query head over n_pos cached positions (keys/values at stride kv_stride floats):
+//   p = softmax(scale * K q); out = sum_t p[t] V[t]. `probs` receives p (n_pos floats).
+using AttendFn = void (*)(const float* q, const float* keys, const float* values,
+                          size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
+                          float* probs, float* out);
+
+struct KernelTable {
+  const char* target = "";  // Highway target the pointers below were compiled for
+  MatVecF32Fn matvec_f32 = nullptr;
+  MatMulF32Fn matmul_f32 = nullptr;
+  RmsNormFn rms_norm = nullptr;
+  LayerNormFn layer_norm = nullptr;
+  SoftmaxFn softmax = nullptr;
+  ActivationFn silu = nullptr;
+  ActivationFn relu = nullptr;
+  ActivationFn gelu_tanh = nullptr;
+  ActivationFn gelu_erf = nullptr;
+  BinaryFn add = nullptr;
+  BinaryFn mul = nullptr;
+  AddBiasFn add_bias = nullptr;
+  RopeFn rope_interleaved = nullptr;
+  RopeFn rope_half = nullptr;
+  AttendFn attend = nullptr;
+};
+
+// The kernels for the best Highway target this CPU supports. Cheap; call once per
+// session.
+KernelTable ChooseKernels();
+
+// Each kernel family fills its entries for the chosen target (kernels/<family>.cc).
+void FillMatVecKernels(KernelTable* table);
+void FillNormKernels(KernelTable* table);
+void FillElementwiseKernels(KernelTable* table);
+void FillRopeKernels(KernelTable* table);
+void FillAttentionKernels(KernelTable* table);
+
+}  // namespace ember::kernels
+
+#endif  // EMBER_KERNELS_KERNEL_TABLE_H_

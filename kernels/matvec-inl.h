@@ -1,0 +1,170 @@
+// Per-target f32 matrix-vector (decode) and matrix-matrix (prefill) products.
+//
+// Every output y[b, r] is computed in the same order in both kernels (one vector
+// accumulator over the whole vectors of the row, a lane sum, then the remaining columns
+// in order), so prefill and decode give bitwise-identical results for the same inputs,
+// and so does any split of the rows across threads.
+#if defined(EMBER_KERNELS_MATVEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EMBER_KERNELS_MATVEC_INL_H_
+#undef EMBER_KERNELS_MATVEC_INL_H_
+#else
+#define EMBER_KERNELS_MATVEC_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "kernels/vec-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// sum + w[c] x[c] for c in [begin, cols), in order (the part no whole vector covers).
+HWY_INLINE float DotTail(float sum, const float* HWY_RESTRICT w,
+                         const float* HWY_RESTRICT x, size_t begin, size_t cols) {
+  for (size_t c = begin; c < cols; ++c) sum += w[c] * x[c];
+  return sum;
+}
+
+// One row times one vector.
+HWY_INLINE float DotRow(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
+                        size_t cols) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  auto acc = hn::Zero(d);
+  for (size_t c = 0; c < body; c += N) {
+    acc = hn::MulAdd(hn::LoadU(d, w + c), hn::LoadU(d, x + c), acc);
+  }
+  return DotTail(ReduceSum(d, acc), w, x, body, cols);
+}
+
+// Eight rows times one vector: eight independent FMA chains share each load of x.
+HWY_INLINE void DotRows8(const float* HWY_RESTRICT w, size_t cols,
+                         const float* HWY_RESTRICT x, float* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  const float* w0 = w;
+  const float* w1 = w0 + cols;
+  const float* w2 = w1 + cols;
+  const float* w3 = w2 + cols;
+  const float* w4 = w3 + cols;
+  const float* w5 = w4 + cols;
+  const float* w6 = w5 + cols;
+  const float* w7 = w6 + cols;
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
+  for (size_t c = 0; c < body; c += N) {
+    const auto xv = hn::LoadU(d, x + c);
+    a0 = hn::MulAdd(hn::LoadU(d, w0 + c), xv, a0);
+    a1 = hn::MulAdd(hn::LoadU(d, w1 + c), xv, a1);
+    a2 = hn::MulAdd(hn::LoadU(d, w2 + c), xv, a2);
+    a3 = hn::MulAdd(hn::LoadU(d, w3 + c), xv, a3);
+    a4 = hn::MulAdd(hn::LoadU(d, w4 + c), xv, a4);
+    a5 = hn::MulAdd(hn::LoadU(d, w5 + c), xv, a5);
+    a6 = hn::MulAdd(hn::LoadU(d, w6 + c), xv, a6);
+    a7 = hn::MulAdd(hn::LoadU(d, w7 + c), xv, a7);
+  }
+  y[0] = DotTail(ReduceSum(d, a0), w0, x, body, cols);
+  y[1] = DotTail(ReduceSum(d, a1), w1, x, body, cols);
+  y[2] = DotTail(ReduceSum(d, a2), w2, x, body, cols);
+  y[3] = DotTail(ReduceSum(d, a3), w3, x, body, cols);
+  y[4] = DotTail(ReduceSum(d, a4), w4, x, body, cols);
+  y[5] = DotTail(ReduceSum(d, a5), w5, x, body, cols);
+  y[6] = DotTail(ReduceSum(d, a6), w6, x, body, cols);
+  y[7] = DotTail(ReduceSum(d, a7), w7, x, body, cols);
+}
+
+// Four rows times four vectors: each weight load feeds four FMAs (prefill).
+HWY_INLINE void DotBlock4x4(const float* HWY_RESTRICT w, size_t cols,
+                            const float* HWY_RESTRICT x, float* HWY_RESTRICT y,
+                            size_t y_stride) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  const float* w0 = w;
+  const float* w1 = w0 + cols;
+  const float* w2 = w1 + cols;
+  const float* w3 = w2 + cols;
+  const float* x0 = x;
+  const float* x1 = x0 + cols;
+  const float* x2 = x1 + cols;
+  const float* x3 = x2 + cols;
+  auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+  auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+  auto a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
+  auto a30 = hn::Zero(d), a31 = hn::Zero(d), a32 = hn::Zero(d), a33 = hn::Zero(d);
+  for (size_t c = 0; c < body; c += N) {
+    const auto v0 = hn::LoadU(d, x0 + c);
+    const auto v1 = hn::LoadU(d, x1 + c);
+    const auto v2 = hn::LoadU(d, x2 + c);
+    const auto v3 = hn::LoadU(d, x3 + c);
+    auto r = hn::LoadU(d, w0 + c);
+    a00 = hn::MulAdd(r, v0, a00);
+    a01 = hn::MulAdd(r, v1, a01);
+    a02 = hn::MulAdd(r, v2, a02);
+    a03 = hn::MulAdd(r, v3, a03);
+    r = hn::LoadU(d, w1 + c);
+    a10 = hn::MulAdd(r, v0, a10);
+    a11 = hn::MulAdd(r, v1, a11);
+    a12 = hn::MulAdd(r, v2, a12);
+    a13 = hn::MulAdd(r, v3, a13);
+    r = hn::LoadU(d, w2 + c);
+    a20 = hn::MulAdd(r, v0, a20);
+    a21 = hn::MulAdd(r, v1, a21);
+    a22 = hn::MulAdd(r, v2, a22);
+    a23 = hn::MulAdd(r, v3, a23);
+    r = hn::LoadU(d, w3 + c);
+    a30 = hn::MulAdd(r, v0, a30);
+    a31 = hn::MulAdd(r, v1, a31);
+    a32 = hn::MulAdd(r, v2, a32);
+    a33 = hn::MulAdd(r, v3, a33);
+  }
+  // y[b * y_stride + r]
+  y[0] = DotTail(ReduceSum(d, a00), w0, x0, body, cols);
+  y[y_stride] = DotTail(ReduceSum(d, a01), w0, x1, body, cols);
+  y[2 * y_stride] = DotTail(ReduceSum(d, a02), w0, x2, body, cols);
+  y[3 * y_stride] = DotTail(ReduceSum(d, a03), w0, x3, body, cols);
+  y[1] = DotTail(ReduceSum(d, a10), w1, x0, body, cols);
+  y[1 + y_stride] = DotTail(ReduceSum(d, a11), w1, x1, body, cols);
+  y[1 + 2 * y_stride] = DotTail(ReduceSum(d, a12), w1, x2, body, cols);
+  y[1 + 3 * y_stride] = DotTail(ReduceSum(d, a13), w1, x3, body, cols);
+  y[2] = DotTail(ReduceSum(d, a20), w2, x0, body, cols);
+  y[2 + y_stride] = DotTail(ReduceSum(d, a21), w2, x1, body, cols);
+  y[2 + 2 * y_stride] = DotTail(ReduceSum(d, a22), w2, x2, body, cols);
+  y[2 + 3 * y_stride] = DotTail(ReduceSum(d, a23), w2, x3, body, cols);
+  y[3] = DotTail(ReduceSum(d, a30), w3, x0, body, cols);
+  y[3 + y_stride] = DotTail(ReduceSum(d, a31), w3, x1, body, cols);
+  y[3 + 2 * y_stride] = DotTail(ReduceSum(d, a32), w3, x2, body, cols);
+  y[3 + 3 * y_stride] = DotTail(ReduceSum(d, a33), w3, x3, body, cols);
+}
+
+inline void MatVecF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
+                      float* HWY_RESTRICT y, size_t rows, size_t cols) {
+  size_t r = 0;
+  for (; r + 8 <= rows; r += 8) DotRows8(w + r * cols, cols, x, y + r);
+  for (; r < rows; ++r) y[r] = DotRow(w + r * cols, x, cols);
+}
+
+inline void MatMulF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
+                      size_t batch, float* HWY_RESTRICT y, size_t y_stride, size_t rows,
+                      size_t cols) {
+  size_t b = 0;
+  for (; b + 4 <= batch; b += 4) {
+    const float* xb = x + b * cols;
+    float* yb = y + b * y_stride;
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) DotBlock4x4(w + r * cols, cols, xb, yb + r, y_stride);
+    for (; r < rows; ++r) {
+      for (size_t i = 0; i < 4; ++i) {
+        yb[i * y_stride + r] = DotRow(w + r * cols, xb + i * cols, cols);
+      }
+    }
+  }
+  for (; b < batch; ++b) MatVecF32(w, x + b * cols, y + b * y_stride, rows, cols);
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // EMBER_KERNELS_MATVEC_INL_H_

@@ -1,0 +1,136 @@
+// Scalar reference kernels (see reference.h). Accumulate in double: these are oracles.
+#include "kernels/reference.h"
+
+#include <cmath>
+
+namespace ember::kernels::reference {
+
+void MatVecF32(const float* w, const float* x, float* y, size_t rows, size_t cols) {
+  MatMulF32(w, x, 1, y, rows, rows, cols);
+}
+
+void MatMulF32(const float* w, const float* x, size_t batch, float* y, size_t y_stride,
+               size_t rows, size_t cols) {
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (size_t c = 0; c < cols; ++c) sum += double(w[r * cols + c]) * x[b * cols + c];
+      y[b * y_stride + r] = float(sum);
+    }
+  }
+}
+
+void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t n) {
+  double ss = 0;
+  for (size_t i = 0; i < n; ++i) ss += double(x[i]) * x[i];
+  const double inv = 1.0 / std::sqrt(ss / double(n) + eps);
+  for (size_t i = 0; i < n; ++i) out[i] = float(x[i] * inv * weight[i]);
+}
+
+void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
+               float* out, size_t n) {
+  double mean = 0;
+  for (size_t i = 0; i < n; ++i) mean += x[i];
+  mean /= double(n);
+  double var = 0;
+  for (size_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= double(n);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = float((x[i] - mean) * inv * weight[i] + (bias ? bias[i] : 0.0));
+  }
+}
+
+void Softmax(float* x, size_t n) {
+  if (n == 0) return;
+  float max = x[0];
+  for (size_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(double(x[i]) - max);
+  for (size_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - max) / sum);
+}
+
+void Silu(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(x[i] / (1.0 + std::exp(-double(x[i]))));
+}
+
+void Relu(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0.0f;
+}
+
+// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+void GeluTanh(float* x, size_t n) {
+  const double k = std::sqrt(2.0 / M_PI);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    x[i] = float(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
+  }
+}
+
+// gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
+void GeluErf(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    x[i] = float(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+  }
+}
+
+void Add(float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
+void Mul(float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) a[i] *= b[i];
+}
+
+void AddBias(float* x, const float* bias, size_t rows, size_t n) {
+  for (size_t r = 0; r < rows; ++r) Add(x + r * n, bias, n);
+}
+
+namespace {
+// (a, b) -> (a cos - b sin, b cos + a sin), with cos and sin read back from the per-lane
+// tables at the pair's first lane (cos) and second lane (sin, stored positive there).
+void RotatePair(float* a, float* b, double c, double s) {
+  const double va = *a, vb = *b;
+  *a = float(va * c - vb * s);
+  *b = float(vb * c + va * s);
+}
+}  // namespace
+
+void RopeInterleaved(float* x, const float* cos, const float* sin, size_t n_heads,
+                     size_t head_dim) {
+  for (size_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (size_t i = 0; i < head_dim / 2; ++i) {
+      RotatePair(v + 2 * i, v + 2 * i + 1, cos[2 * i], sin[2 * i + 1]);
+    }
+  }
+}
+
+void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
+              size_t head_dim) {
+  const size_t half = head_dim / 2;
+  for (size_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (size_t i = 0; i < half; ++i)
+      RotatePair(v + i, v + i + half, cos[i], sin[i + half]);
+  }
+}
+
+void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
+            size_t n_pos, size_t head_dim, float scale, float* probs, float* out) {
+  for (size_t t = 0; t < n_pos; ++t) {
+    double dot = 0;
+    for (size_t i = 0; i < head_dim; ++i) dot += double(q[i]) * keys[t * kv_stride + i];
+    probs[t] = float(dot * scale);
+  }
+  Softmax(probs, n_pos);
+  for (size_t i = 0; i < head_dim; ++i) {
+    double sum = 0;
+    for (size_t t = 0; t < n_pos; ++t)
+      sum += double(probs[t]) * values[t * kv_stride + i];
+    out[i] = float(sum);
+  }
+}
+
+}  // namespace ember::kernels::reference

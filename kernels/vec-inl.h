@@ -1,0 +1,82 @@
+// Per-target helpers shared by the kernels: reductions and the padded-tail idiom.
+#if defined(EMBER_KERNELS_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EMBER_KERNELS_VEC_INL_H_
+#undef EMBER_KERNELS_VEC_INL_H_
+#else
+#define EMBER_KERNELS_VEC_INL_H_
+#endif
+
+#include <cstring>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D, class V>
+HWY_INLINE float ReduceSum(D d, V v) {
+  return hn::GetLane(hn::SumOfLanes(d, v));
+}
+
+template <class D, class V>
+HWY_INLINE float ReduceMax(D d, V v) {
+  return hn::GetLane(hn::MaxOfLanes(d, v));
+}
+
+// Applies `func(v) -> v` to x[0, n) in place, a whole vector at a time. The tail goes
+// through a zero-padded stack vector so it takes exactly the same arithmetic as the body
+// and no load or store leaves [x, x + n).
+template <class D, class Func>
+HWY_INLINE void TransformInPlace(D d, float* HWY_RESTRICT x, size_t n, const Func& func) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(func(hn::LoadU(d, x + i)), d, x + i);
+  if (i < n) {
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {0};
+    memcpy(buf, x + i, (n - i) * sizeof(float));
+    hn::Store(func(hn::Load(d, buf)), d, buf);
+    memcpy(x + i, buf, (n - i) * sizeof(float));
+  }
+}
+
+// As TransformInPlace, with a second input b of the same length: a = func(a, b).
+template <class D, class Func>
+HWY_INLINE void Transform2InPlace(D d, float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                                  size_t n, const Func& func) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    hn::StoreU(func(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, a + i);
+  }
+  if (i < n) {
+    HWY_ALIGN float buf_a[HWY_MAX_BYTES / sizeof(float)] = {0};
+    HWY_ALIGN float buf_b[HWY_MAX_BYTES / sizeof(float)] = {0};
+    memcpy(buf_a, a + i, (n - i) * sizeof(float));
+    memcpy(buf_b, b + i, (n - i) * sizeof(float));
+    hn::Store(func(hn::Load(d, buf_a), hn::Load(d, buf_b)), d, buf_a);
+    memcpy(a + i, buf_a, (n - i) * sizeof(float));
+  }
+}
+
+// Sum of f(v) over x[0, n) where f maps a vector to a vector of terms; the tail is zero
+// padded, so f(0) must be 0.
+template <class D, class Func>
+HWY_INLINE float SumTransformed(D d, const float* HWY_RESTRICT x, size_t n,
+                                const Func& func) {
+  const size_t N = hn::Lanes(d);
+  auto acc = hn::Zero(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) acc = hn::Add(acc, func(hn::LoadU(d, x + i)));
+  if (i < n) {
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {0};
+    memcpy(buf, x + i, (n - i) * sizeof(float));
+    acc = hn::Add(acc, func(hn::Load(d, buf)));
+  }
+  return ReduceSum(d, acc);
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // EMBER_KERNELS_VEC_INL_H_

@@ -1,0 +1,249 @@
+// The forward pass (see forward.h). One layer is AttentionBlock + FeedForwardBlock.
+#include "runtime/forward.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/rope.h"
+
+namespace ember {
+
+Forward::Forward(Session& session)
+    : s_(session),
+      c_(session.model().config()),
+      w_(session.model().weights()),
+      k_(session.kernels_),
+      ctx_{&session.kernels_, session.pool_} {}
+
+float* Forward::keys(size_t layer) const {
+  return s_.Buffer(kBufKvCache) + (2 * layer) * s_.max_context_ * c_.kv_dim();
+}
+float* Forward::values(size_t layer) const {
+  return s_.Buffer(kBufKvCache) + (2 * layer + 1) * s_.max_context_ * c_.kv_dim();
+}
+
+void Forward::Run(const int32_t* tokens, size_t batch, size_t pos0) {
+  Embed(tokens, batch, pos0);
+  if (c_.positions == PositionKind::kRope) RopeTables(batch, pos0);
+  for (size_t layer = 0; layer < c_.n_layers; ++layer) {
+    AttentionBlock(layer, batch, pos0);
+    FeedForwardBlock(layer, batch);
+  }
+  Logits(batch);
+}
+
+// x[i] = token_embd[token_i] (+ position_embd[pos0 + i])
+void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
+  float* x = s_.Buffer(kBufX);
+  const size_t d = c_.d_model;
+  for (size_t i = 0; i < batch; ++i) {
+    EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
+    if (w_.pos_embedding) {
+      float* pos = s_.Buffer(kBufXNorm);
+      EmbeddingRow(*w_.pos_embedding, pos0 + i, pos);
+      k_.add(x + i * d, pos, d);
+    }
+  }
+}
+
+void Forward::RopeTables(size_t batch, size_t pos0) {
+  const size_t hd = c_.head_dim;
+  for (size_t i = 0; i < batch; ++i) {
+    kernels::RopeTables(pos0 + i, c_.rope_theta, hd,
+                        c_.rope_pairing == RopePairing::kInterleaved,
+                        s_.Buffer(kBufRopeCos) + i * hd, s_.Buffer(kBufRopeSin) + i * hd);
+  }
+}
+
+// Pre-LN:  x = x + Wo Attention(RoPE(Wq h), RoPE(Wk h), Wv h),  h = norm(x)
+// Post-LN: x = norm(x + Wo Attention(Wq x, Wk x, Wv x))
+void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
+  const LayerWeights& w = w_.layers[layer];
+  const bool pre = c_.norm_placement == NormPlacement::kPre;
+  float* x = s_.Buffer(kBufX);
+  float* h = s_.Buffer(kBufXNorm);
+  float* q = s_.Buffer(kBufQ);
+  const size_t kv = c_.kv_dim();
+  float* k_new = keys(layer) + pos0 * kv;
+  float* v_new = values(layer) + pos0 * kv;
+
+  const float* in = x;
+  if (pre) {
+    Norm(w.attn_norm, w.attn_norm_bias, x, h, batch);
+    in = h;
+  }
+  Linear(ctx_, *w.wq, in, batch, q);
+  Linear(ctx_, *w.wk, in, batch, k_new);
+  Linear(ctx_, *w.wv, in, batch, v_new);
+  AddBias(w.bq, q, batch);
+  AddBias(w.bk, k_new, batch);
+  AddBias(w.bv, v_new, batch);
+  if (c_.positions == PositionKind::kRope) {
+    Rope(q, c_.n_heads, batch, c_.q_dim());
+    Rope(k_new, c_.n_kv_heads, batch, kv);
+  }
+  Attention(layer, batch, pos0);
+  float* proj = s_.Buffer(kBufProj);
+  Linear(ctx_, *w.wo, s_.Buffer(kBufAttnOut), batch, proj);
+  AddBias(w.bo, proj, batch);
+  k_.add(x, proj, batch * c_.d_model);
+  if (!pre) {
+    Norm(w.attn_norm, w.attn_norm_bias, x, h, batch);
+    memcpy(x, h, batch * c_.d_model * sizeof(float));
+  }
+}
+
+// Pre-LN:  x = x + W_down act(W_gate h) * (W_up h),  h = norm(x)   (gated; plain drops
+// the
+//          gate: W_down act(W_up h))
+// Post-LN: x = norm(x + FFN(x))
+void Forward::FeedForwardBlock(size_t layer, size_t batch) {
+  const LayerWeights& w = w_.layers[layer];
+  const bool pre = c_.norm_placement == NormPlacement::kPre;
+  float* x = s_.Buffer(kBufX);
+  float* h = s_.Buffer(kBufXNorm);
+  float* a = s_.Buffer(kBufFfnA);
+  const size_t f = c_.ffn_dim;
+
+  const float* in = x;
+  if (pre) {
+    Norm(w.ffn_norm, w.ffn_norm_bias, x, h, batch);
+    in = h;
+  }
+  if (c_.ffn == FfnKind::kGated) {
+    float* b = s_.Buffer(kBufFfnB);
+    Linear(ctx_, *w.ffn_gate, in, batch, a);
+    Linear(ctx_, *w.ffn_up, in, batch, b);
+    AddBias(w.ffn_gate_bias, a, batch);
+    AddBias(w.ffn_up_bias, b, batch);
+    Activate(a, batch * f);
+    k_.mul(a, b, batch * f);
+  } else {
+    Linear(ctx_, *w.ffn_up, in, batch, a);
+    AddBias(w.ffn_up_bias, a, batch);
+    Activate(a, batch * f);
+  }
+  float* proj = s_.Buffer(kBufProj);
+  Linear(ctx_, *w.ffn_down, a, batch, proj);
+  AddBias(w.ffn_down_bias, proj, batch);
+  k_.add(x, proj, batch * c_.d_model);
+  if (!pre) {
+    Norm(w.ffn_norm, w.ffn_norm_bias, x, h, batch);
+    memcpy(x, h, batch * c_.d_model * sizeof(float));
+  }
+}
+
+namespace {
+
+struct AttentionTask {
+  const kernels::KernelTable* k;
+  const float* q;     // this token's queries (q_dim)
+  const float* keys;  // layer cache
+  const float* values;
+  float* out;    // this token's output (q_dim)
+  float* probs;  // (n_heads, max_context)
+  size_t max_context, kv_stride, n_pos, head_dim, group;
+  float scale;
+};
+
+void AttendHeads(void* context, size_t begin, size_t count) {
+  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
+  for (size_t h = begin; h < begin + count; ++h) {
+    const size_t kv_head = h / t.group;
+    t.k->attend(t.q + h * t.head_dim, t.keys + kv_head * t.head_dim,
+                t.values + kv_head * t.head_dim, t.kv_stride, t.n_pos, t.head_dim,
+                t.scale, t.probs + h * t.max_context, t.out + h * t.head_dim);
+  }
+}
+
+}  // namespace
+
+// For each token, each query head attends over the cached positions it may see: up to
+// its own (causal) or every position of the input (bidirectional). Heads sharing a KV
+// head (GQA/MQA) read the same cache columns.
+void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
+  const size_t hd = c_.head_dim;
+  AttentionTask task{&k_,
+                     nullptr,
+                     keys(layer),
+                     values(layer),
+                     nullptr,
+                     s_.Buffer(kBufProbs),
+                     s_.max_context_,
+                     c_.kv_dim(),
+                     0,
+                     hd,
+                     c_.n_heads / c_.n_kv_heads,
+                     1.0f / std::sqrt(static_cast<float>(hd))};
+  for (size_t i = 0; i < batch; ++i) {
+    task.q = s_.Buffer(kBufQ) + i * c_.q_dim();
+    task.out = s_.Buffer(kBufAttnOut) + i * c_.q_dim();
+    task.n_pos = c_.mask == AttentionMask::kCausal ? pos0 + i + 1 : pos0 + batch;
+    // Heads per task: enough work (~16K multiply-adds) to be worth a thread.
+    size_t tile = 16384 / (task.n_pos * hd) + 1;
+    if (ctx_.pool) {
+      ctx_.pool->ParallelTiles(c_.n_heads, tile, &AttendHeads, &task);
+    } else {
+      AttendHeads(&task, 0, c_.n_heads);
+    }
+  }
+}
+
+void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
+  const size_t hd = c_.head_dim;
+  const auto rope =
+      c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
+  for (size_t i = 0; i < batch; ++i) {
+    rope(x + i * stride, s_.Buffer(kBufRopeCos) + i * hd, s_.Buffer(kBufRopeSin) + i * hd,
+         n_heads, hd);
+  }
+}
+
+void Forward::Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
+                   size_t rows) {
+  const size_t d = c_.d_model;
+  for (size_t i = 0; i < rows; ++i) {
+    if (c_.norm == NormKind::kRmsNorm) {
+      k_.rms_norm(in + i * d, weight->f32(), c_.norm_eps, out + i * d, d);
+    } else {
+      k_.layer_norm(in + i * d, weight->f32(), bias ? bias->f32() : nullptr, c_.norm_eps,
+                    out + i * d, d);
+    }
+  }
+}
+
+void Forward::AddBias(const Tensor* bias, float* x, size_t rows) {
+  if (bias) k_.add_bias(x, bias->f32(), rows, bias->cols());
+}
+
+void Forward::Activate(float* x, size_t n) {
+  switch (c_.activation) {
+    case Activation::kSiLU:
+      return k_.silu(x, n);
+    case Activation::kReLU:
+      return k_.relu(x, n);
+    case Activation::kGeluTanh:
+      return k_.gelu_tanh(x, n);
+    case Activation::kGeluErf:
+      return k_.gelu_erf(x, n);
+  }
+}
+
+// logits = W_out norm(x): for the last token, or every token with all_logits.
+void Forward::Logits(size_t batch) {
+  const size_t d = c_.d_model;
+  const size_t first = s_.options_.all_logits ? 0 : batch - 1;
+  const size_t rows = batch - first;
+  const float* x = s_.Buffer(kBufX) + first * d;
+  float* h = s_.Buffer(kBufXNorm);
+  if (c_.final_norm) {
+    Norm(w_.output_norm, w_.output_norm_bias, x, h, rows);
+    x = h;
+  }
+  float* logits = s_.Buffer(kBufLogits);
+  Linear(ctx_, *w_.output, x, rows, logits);
+  s_.num_logits_ = rows;
+  s_.logits_last_ = logits + (rows - 1) * c_.vocab_size;
+}
+
+}  // namespace ember

@@ -1,0 +1,37 @@
+// Linear layers and embedding lookups over bound weight tensors: picks the kernel for the
+// tensor's dtype and splits the output rows across the thread pool.
+#ifndef EMBER_RUNTIME_LINEAR_H_
+#define EMBER_RUNTIME_LINEAR_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernel_table.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace ember {
+
+// What the forward pass computes with: the kernels for this CPU and the thread pool.
+struct ExecContext {
+  const kernels::KernelTable* kernels = nullptr;
+  const ThreadPool* pool = nullptr;  // may be null: single-threaded
+};
+
+// Whether this build has kernels for a weight matrix (or embedding) of this type.
+bool LinearSupports(DType dtype, Layout layout);
+bool EmbeddingSupports(DType dtype, Layout layout);
+
+// y[b, r] = sum_c w[r, c] x[b, c] for b < batch: x is (batch, w.cols()) and y is
+// (batch, w.rows()), both contiguous. One token is a matrix-vector product (decode);
+// more are a matrix-matrix product (prefill). Rows are split across threads in tiles
+// that do not depend on the thread count, so results are bitwise identical for any.
+void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
+            float* y);
+
+// out[0, cols) = row `row` of an embedding table, as f32.
+void EmbeddingRow(const Tensor& table, uint64_t row, float* out);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_LINEAR_H_

@@ -1,0 +1,57 @@
+// Model: a verified, read-only view of a .ember file (mmapped or in caller memory) with
+// its config, tokenizer and weights bound. Shared by any number of sessions.
+#ifndef EMBER_RUNTIME_MODEL_H_
+#define EMBER_RUNTIME_MODEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/config.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+#include "runtime/tokenizer.h"
+#include "runtime/weights.h"
+
+namespace ember {
+
+class Model {
+ public:
+  // Maps the file read-only and verifies it. Weights stay in the mapping (zero copy).
+  static Result<std::unique_ptr<Model>> Open(const char* path);
+  // Verifies a model the caller holds in memory (flash, .rodata, a read buffer). The
+  // memory must stay valid and unchanged for the Model's lifetime, and start at an
+  // address that is a multiple of 16.
+  static Result<std::unique_ptr<Model>> FromMemory(const void* data, size_t size);
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const Weights& weights() const { return weights_; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const char* description() const { return description_; }
+  uint64_t file_bytes() const { return size_; }
+  // Number of weight elements (parameters), counting a tied classifier once.
+  uint64_t parameter_count() const;
+
+ private:
+  Model() = default;
+  Status Init(const uint8_t* data, size_t size);
+
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  ModelConfig config_;
+  std::vector<Tensor> tensors_;
+  Weights weights_;
+  Tokenizer tokenizer_;
+  const char* description_ = "";
+};
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_MODEL_H_

@@ -1,0 +1,254 @@
+// Tokenizer: table checks, SentencePiece-style BPE encoding (as llama2.c does it),
+// and decoding.
+#include "runtime/tokenizer.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/utf8.h"
+
+namespace ember {
+namespace {
+
+// All 256 byte values, so a byte token can decode to a view of one of them.
+struct ByteTable {
+  char bytes[256];
+  constexpr ByteTable() : bytes() {
+    for (int i = 0; i < 256; ++i) bytes[i] = static_cast<char>(i);
+  }
+};
+constexpr ByteTable kByteTable;
+
+// Parses "<0xNN>" (SentencePiece's byte-fallback piece); -1 if it is not one.
+int ParseBytePiece(std::string_view piece) {
+  if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
+  int value = 0;
+  for (size_t i = 3; i < 5; ++i) {
+    const char c = piece[i];
+    const int digit = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                             : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+// Longest piece a vocabulary may hold (merging looks up concatenations of two pieces).
+constexpr size_t kMaxPieceBytes = 256;
+
+bool Searchable(TokenType type) {
+  return type == TokenType::kNormal || type == TokenType::kUserDefined;
+}
+
+}  // namespace
+
+Status Tokenizer::Init(const TokenizerTables& t) {
+  const uint32_t n = t.vocab_size;
+  if (n == 0) return InvalidModel("tokenizer: empty vocabulary");
+  if (t.kind != TokenizerKind::kSentencePieceBpe &&
+      t.kind != TokenizerKind::kByteLevelBpe) {
+    return InvalidModel("tokenizer: unknown kind %u", static_cast<unsigned>(t.kind));
+  }
+  if (!t.piece_offsets || !t.types || !t.sorted_ids) {
+    return InvalidModel("tokenizer: piece offsets, types or sorted ids missing");
+  }
+  if (t.max_piece_bytes > kMaxPieceBytes) {
+    return InvalidModel("tokenizer: max_piece_bytes %u exceeds %zu", t.max_piece_bytes,
+                        kMaxPieceBytes);
+  }
+  if (t.piece_offsets[0] != 0)
+    return InvalidModel("tokenizer: first piece offset is not 0");
+  for (uint32_t i = 0; i < n; ++i) {
+    if (t.piece_offsets[i + 1] < t.piece_offsets[i]) {
+      return InvalidModel("tokenizer: piece offsets decrease at token %u", i);
+    }
+    if (t.piece_offsets[i + 1] - t.piece_offsets[i] > t.max_piece_bytes) {
+      return InvalidModel("tokenizer: piece %u is longer than max_piece_bytes %u", i,
+                          t.max_piece_bytes);
+    }
+    if (t.types[i] > static_cast<uint8_t>(TokenType::kUserDefined)) {
+      return InvalidModel("tokenizer: token %u has unknown type %u", i, t.types[i]);
+    }
+  }
+  if (t.piece_offsets[n] != t.piece_bytes_size) {
+    return InvalidModel(
+        "tokenizer: piece offsets end at %u but there are %zu piece bytes",
+        t.piece_offsets[n], t.piece_bytes_size);
+  }
+  if (t.kind == TokenizerKind::kSentencePieceBpe && !t.scores) {
+    return InvalidModel("tokenizer: SentencePiece BPE needs scores");
+  }
+  if (t.kind == TokenizerKind::kByteLevelBpe && !t.merges && t.num_merges != 0) {
+    return InvalidModel("tokenizer: merges missing");
+  }
+  for (int32_t id : {t.bos_id, t.eos_id, t.unk_id}) {
+    if (id < -1 || id >= static_cast<int64_t>(n)) {
+      return InvalidModel("tokenizer: special token id %d outside the vocabulary of %u",
+                          id, n);
+    }
+  }
+  t_ = t;  // piece() and type() below read the tables through t_
+
+  // sorted_ids: every searchable piece exactly once, strictly increasing.
+  size_t searchable = 0;
+  for (uint32_t i = 0; i < n; ++i) searchable += Searchable(type(i));
+  if (t.num_sorted != searchable) {
+    return InvalidModel("tokenizer: %zu sorted ids for %zu searchable pieces",
+                        t.num_sorted, searchable);
+  }
+  for (size_t i = 0; i < t.num_sorted; ++i) {
+    const uint32_t id = t.sorted_ids[i];
+    if (id >= n || !Searchable(type(id))) {
+      return InvalidModel("tokenizer: sorted id %u is out of range or not a normal piece",
+                          id);
+    }
+    if (i > 0 && !(piece(t.sorted_ids[i - 1]) < piece(id))) {
+      return InvalidModel("tokenizer: sorted ids out of order (or duplicate) at %zu", i);
+    }
+  }
+  for (size_t i = 0; i < t.num_merges; ++i) {
+    const uint32_t* m = t.merges + 4 * i;
+    if (m[0] >= n || m[1] >= n || m[2] >= n) {
+      return InvalidModel("tokenizer: merge %zu names a token outside the vocabulary", i);
+    }
+    if (i > 0) {
+      const uint32_t* p = m - 4;
+      if (p[0] > m[0] || (p[0] == m[0] && p[1] >= m[1])) {
+        return InvalidModel("tokenizer: merges out of order (or duplicate) at %zu", i);
+      }
+    }
+  }
+  for (int& id : byte_ids_) id = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (type(i) != TokenType::kByte) continue;
+    const int value = ParseBytePiece(piece(i));
+    if (value < 0) return InvalidModel("tokenizer: byte token %u is not <0xNN>", i);
+    byte_ids_[value] = static_cast<int32_t>(i);
+  }
+  return Status::Ok();
+}
+
+int32_t Tokenizer::Find(std::string_view bytes) const {
+  size_t lo = 0, hi = t_.num_sorted;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const std::string_view p = piece(t_.sorted_ids[mid]);
+    if (p < bytes) {
+      lo = mid + 1;
+    } else if (bytes < p) {
+      hi = mid;
+    } else {
+      return static_cast<int32_t>(t_.sorted_ids[mid]);
+    }
+  }
+  return -1;
+}
+
+Status Tokenizer::Encode(std::string_view text, bool add_bos, int32_t* ids,
+                         size_t capacity, size_t* n) const {
+  *n = 0;
+  if (capacity < EncodeCapacity(text.size())) {
+    return ResourceExhausted("text of %zu bytes needs a token buffer of %zu, got %zu",
+                             text.size(), EncodeCapacity(text.size()), capacity);
+  }
+  size_t bad = 0;
+  if (!ValidUtf8(text, &bad)) {
+    return InvalidArgument("text is not valid UTF-8 (byte %zu of %zu)", bad, text.size());
+  }
+  size_t count = 0;
+  if (add_bos) {
+    if (t_.bos_id < 0) return InvalidArgument("this model's tokenizer has no BOS token");
+    ids[count++] = t_.bos_id;
+  }
+  size_t encoded = 0;
+  EMBER_RETURN_IF_ERROR(t_.kind == TokenizerKind::kSentencePieceBpe
+                            ? EncodeSentencePiece(text, ids + count, &encoded)
+                            : EncodeByteLevel(text, ids + count, &encoded));
+  *n = count + encoded;
+  return Status::Ok();
+}
+
+// llama2.c's encoder: a dummy-prefix space, one symbol per UTF-8 character (its bytes as
+// byte tokens when the character is not a piece), then repeatedly merge the adjacent
+// pair whose concatenation is the highest-scoring piece, leftmost first.
+Status Tokenizer::EncodeSentencePiece(std::string_view text, int32_t* ids,
+                                      size_t* n) const {
+  size_t count = 0;
+  if (!text.empty() && t_.add_dummy_prefix) {
+    const int32_t space = Find(" ");
+    if (space < 0) return InvalidModel("tokenizer: no ' ' piece for the dummy prefix");
+    ids[count++] = space;
+  }
+  uint32_t cp;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t len = DecodeUtf8(text, pos, &cp);  // > 0: the text was validated
+    const int32_t id = Find(text.substr(pos, len));
+    if (id >= 0) {
+      ids[count++] = id;
+    } else {
+      for (size_t i = 0; i < len; ++i) {
+        const int32_t byte_id = byte_ids_[static_cast<uint8_t>(text[pos + i])];
+        if (byte_id >= 0) {
+          ids[count++] = byte_id;
+        } else if (t_.unk_id >= 0) {
+          ids[count++] = t_.unk_id;
+          break;
+        } else {
+          return InvalidArgument("byte 0x%02x has no token and there is no <unk>",
+                                 static_cast<uint8_t>(text[pos + i]));
+        }
+      }
+    }
+    pos += len;
+  }
+
+  char buf[2 * kMaxPieceBytes];
+  while (count > 1) {
+    float best_score = 0;
+    int32_t best_id = -1;
+    size_t best_idx = 0;
+    for (size_t i = 0; i + 1 < count; ++i) {
+      const std::string_view a = piece(ids[i]), b = piece(ids[i + 1]);
+      if (a.size() + b.size() > t_.max_piece_bytes) continue;  // cannot be a piece
+      memcpy(buf, a.data(), a.size());
+      memcpy(buf + a.size(), b.data(), b.size());
+      const int32_t id = Find(std::string_view(buf, a.size() + b.size()));
+      if (id >= 0 && (best_id < 0 || t_.scores[id] > best_score)) {
+        best_score = t_.scores[id];
+        best_id = id;
+        best_idx = i;
+      }
+    }
+    if (best_id < 0) break;
+    ids[best_idx] = best_id;
+    memmove(ids + best_idx + 1, ids + best_idx + 2,
+            (count - best_idx - 2) * sizeof(int32_t));
+    --count;
+  }
+  *n = count;
+  return Status::Ok();
+}
+
+Status Tokenizer::EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const {
+  *n = 0;
+  return Unimplemented("byte-level BPE encoding is not built yet");
+}
+
+std::string_view Tokenizer::Decode(int32_t prev_id, int32_t id) const {
+  const TokenType token_type = type(static_cast<uint32_t>(id));
+  if (token_type == TokenType::kControl || token_type == TokenType::kUnknown) return {};
+  std::string_view p = piece(static_cast<uint32_t>(id));
+  if (token_type == TokenType::kByte) {
+    const int value = ParseBytePiece(p);
+    return {kByteTable.bytes + value, 1};
+  }
+  if (t_.kind == TokenizerKind::kSentencePieceBpe && t_.add_dummy_prefix &&
+      prev_id == t_.bos_id && !p.empty() && p[0] == ' ') {
+    p.remove_prefix(1);
+  }
+  return p;
+}
+
+}  // namespace ember

@@ -1,0 +1,89 @@
+// Tokenizer: encodes text to token ids and decodes ids to bytes, reading its tables in
+// place from the model file (no hash tables, no copies, no allocation).
+#ifndef EMBER_RUNTIME_TOKENIZER_H_
+#define EMBER_RUNTIME_TOKENIZER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/status.h"
+
+namespace ember {
+
+enum class TokenizerKind : uint8_t { kSentencePieceBpe = 0, kByteLevelBpe = 1 };
+enum class TokenType : uint8_t {
+  kNormal = 0,
+  kUnknown = 1,
+  kControl = 2,
+  kByte = 3,
+  kUserDefined = 4
+};
+
+// The tokenizer tables as they lie in the model file (see schema/model.fbs).
+struct TokenizerTables {
+  TokenizerKind kind = TokenizerKind::kSentencePieceBpe;
+  uint32_t vocab_size = 0;
+  const uint8_t* piece_bytes = nullptr;
+  size_t piece_bytes_size = 0;
+  const uint32_t* piece_offsets = nullptr;  // vocab_size + 1
+  const float* scores = nullptr;            // vocab_size, or null (byte-level BPE)
+  const uint8_t* types = nullptr;           // vocab_size TokenType values
+  const uint32_t* sorted_ids = nullptr;     // ids in piece byte order
+  size_t num_sorted = 0;
+  const uint32_t* merges = nullptr;  // (left, right, result, rank) quadruples
+  size_t num_merges = 0;
+  int32_t bos_id = -1;
+  int32_t eos_id = -1;
+  int32_t unk_id = -1;
+  bool add_bos = true;
+  bool add_dummy_prefix = true;
+  uint32_t max_piece_bytes = 0;
+};
+
+class Tokenizer {
+ public:
+  // Checks every table (sizes, offsets, ordering, id ranges) and binds to it.
+  Status Init(const TokenizerTables& tables);
+
+  TokenizerKind kind() const { return t_.kind; }
+  uint32_t vocab_size() const { return t_.vocab_size; }
+  int32_t bos_id() const { return t_.bos_id; }
+  int32_t eos_id() const { return t_.eos_id; }
+  bool add_bos() const { return t_.add_bos; }
+  TokenType type(uint32_t id) const { return static_cast<TokenType>(t_.types[id]); }
+  float score(uint32_t id) const { return t_.scores ? t_.scores[id] : 0.0f; }
+  const TokenizerTables& tables() const { return t_; }
+
+  // The stored bytes of piece `id` (id < vocab_size).
+  std::string_view piece(uint32_t id) const {
+    return {reinterpret_cast<const char*>(t_.piece_bytes) + t_.piece_offsets[id],
+            t_.piece_offsets[id + 1] - t_.piece_offsets[id]};
+  }
+  // The id of the normal piece with exactly these bytes, or -1.
+  int32_t Find(std::string_view bytes) const;
+
+  // Token ids a work buffer must hold to encode `text_bytes` bytes of text.
+  static size_t EncodeCapacity(size_t text_bytes) { return text_bytes + 2; }
+  // Encodes UTF-8 text (BOS first when add_bos) into ids[0, *n). `ids` is also the work
+  // buffer: capacity must be at least EncodeCapacity(text.size()). Invalid UTF-8 is an
+  // error.
+  Status Encode(std::string_view text, bool add_bos, int32_t* ids, size_t capacity,
+                size_t* n) const;
+
+  // The bytes token `id` adds to the text when it follows `prev_id` (-1 at the start):
+  // a byte token gives its byte, a control token nothing, and after BOS a SentencePiece
+  // piece loses its leading (dummy-prefix) space. `id` must be < vocab_size.
+  std::string_view Decode(int32_t prev_id, int32_t id) const;
+
+ private:
+  Status EncodeSentencePiece(std::string_view text, int32_t* ids, size_t* n) const;
+  Status EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const;
+
+  TokenizerTables t_;
+  int32_t byte_ids_[256];  // byte -> its <0xNN> token, or -1
+};
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_TOKENIZER_H_

@@ -1,0 +1,53 @@
+// Weights: the model's tensors bound to their roles, checked against the config.
+#ifndef EMBER_RUNTIME_WEIGHTS_H_
+#define EMBER_RUNTIME_WEIGHTS_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/config.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace ember {
+
+// Pointers into the model's tensor list; null where the config has no such tensor
+// (biases, LayerNorm shifts, the gate of a plain FFN).
+struct LayerWeights {
+  const Tensor* attn_norm = nullptr;       // (d_model)
+  const Tensor* attn_norm_bias = nullptr;  // (d_model), LayerNorm only
+  const Tensor* wq = nullptr;              // (q_dim, d_model)
+  const Tensor* wk = nullptr;              // (kv_dim, d_model)
+  const Tensor* wv = nullptr;              // (kv_dim, d_model)
+  const Tensor* wo = nullptr;              // (d_model, q_dim)
+  const Tensor* bq = nullptr;              // (q_dim)
+  const Tensor* bk = nullptr;              // (kv_dim)
+  const Tensor* bv = nullptr;              // (kv_dim)
+  const Tensor* bo = nullptr;              // (d_model)
+  const Tensor* ffn_norm = nullptr;        // (d_model)
+  const Tensor* ffn_norm_bias = nullptr;   // (d_model), LayerNorm only
+  const Tensor* ffn_gate = nullptr;        // (ffn_dim, d_model), gated FFN only
+  const Tensor* ffn_up = nullptr;          // (ffn_dim, d_model)
+  const Tensor* ffn_down = nullptr;        // (d_model, ffn_dim)
+  const Tensor* ffn_gate_bias = nullptr;   // (ffn_dim)
+  const Tensor* ffn_up_bias = nullptr;     // (ffn_dim)
+  const Tensor* ffn_down_bias = nullptr;   // (d_model)
+};
+
+struct Weights {
+  const Tensor* tok_embedding = nullptr;     // (vocab, d_model)
+  const Tensor* pos_embedding = nullptr;     // (max_context, d_model), learned positions
+  const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
+  const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
+  const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied
+  std::vector<LayerWeights> layers;
+};
+
+// Finds every tensor the config needs in `tensors`, checks its shape and dtype, and
+// rejects missing, misshapen or unexpected tensors with a message naming them.
+Status BindWeights(const ModelConfig& config, const std::vector<Tensor>& tensors,
+                   Weights* weights);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_WEIGHTS_H_

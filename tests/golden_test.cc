@@ -1,0 +1,110 @@
+// End-to-end: stories260K converted from llama2.c must reproduce llama2.c's published
+// greedy output token for token, and prefill, decode and thread counts must agree
+// bitwise.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tests/testing.h"
+
+namespace ember {
+namespace {
+
+struct Collected {
+  std::vector<int32_t> ids;
+  std::string text;
+};
+
+bool Collect(void* user, int32_t id, std::string_view text) {
+  auto* c = static_cast<Collected*>(user);
+  c->ids.push_back(id);
+  c->text.append(text);
+  return true;
+}
+
+Collected GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n) {
+  auto session = Session::Create(model, SessionOptions(), pool);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  SamplerOptions greedy;
+  greedy.temperature = 0.0f;
+  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  const int32_t bos = model.tokenizer().bos_id();
+  Collected out;
+  GenerateResult result;
+  Status s = Generate(**session, sampler, &bos, 1, n, &Collect, &out, &result);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+TEST(GoldenTest, Stories260KGreedyMatchesLlama2c) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  auto model = Model::Open(testing::Stories260KPath().c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Collected out = GenerateGreedy(**model, nullptr, 256);
+  const std::vector<int32_t>& golden = testing::Stories260KGolden();
+  ASSERT_EQ(out.ids.size(), golden.size());
+  for (size_t i = 0; i < golden.size(); ++i) {
+    ASSERT_EQ(out.ids[i], golden[i]) << "first difference at generated token " << i;
+  }
+  EXPECT_EQ(
+      out.text.rfind("Once upon a time, there was a little girl named Lily. She loved "
+                     "to play outside in the park. One day, she saw a big, red ball. "
+                     "She wanted to play with it, but it was too high.",
+                     0),
+      0u)
+      << out.text;
+}
+
+TEST(GoldenTest, GoldenHoldsWithThreads) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  auto model = Model::Open(testing::Stories260KPath().c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto pool = ThreadPool::Create(2);
+  ASSERT_TRUE(pool.ok());
+  const Collected out = GenerateGreedy(**model, pool->get(), 64);
+  const std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
+                                    testing::Stories260KGolden().begin() + 64);
+  EXPECT_EQ(out.ids, golden);
+}
+
+// Logits after one prefill of the golden sequence equal those after feeding it one token
+// at a time, bit for bit, and equal for 1, 2 and 3 threads.
+TEST(GoldenTest, PrefillDecodeAndThreadsAgreeBitwise) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  auto model = Model::Open(testing::Stories260KPath().c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  std::vector<int32_t> tokens = {1};
+  tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),
+                testing::Stories260KGolden().begin() + 100);
+  const size_t vocab = (*model)->config().vocab_size;
+
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    SessionOptions options;
+    options.max_batch = 32;  // several prefill steps
+    auto batched = Session::Create(**model, options, pool->get());
+    ASSERT_TRUE(batched.ok());
+    ASSERT_TRUE((*batched)->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back((*batched)->logits(), (*batched)->logits() + vocab);
+
+    auto stepped = Session::Create(**model, options, pool->get());
+    ASSERT_TRUE(stepped.ok());
+    for (int32_t t : tokens) ASSERT_TRUE((*stepped)->Decode(t).ok());
+    results.emplace_back((*stepped)->logits(), (*stepped)->logits() + vocab);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+        << "result " << i << " (threads " << 1 + i / 2
+        << (i % 2 ? ", decode" : ", prefill") << ") differs";
+  }
+}
+
+}  // namespace
+}  // namespace ember

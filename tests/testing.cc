@@ -1,0 +1,154 @@
+// Shared test helpers (see testing.h).
+#include "tests/testing.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "runtime/tensor_names.h"
+#include "tools/llama2c_import.h"
+
+namespace ember::testing {
+
+std::string ModelsDir() {
+  const char* env = getenv("EMBER_MODELS");
+  return env && *env ? env : EMBER_DEFAULT_MODELS_DIR;
+}
+
+bool HaveModel(const std::string& relative) {
+  const std::string path = ModelsDir() + "/" + relative;
+  if (access(path.c_str(), R_OK) == 0) return true;
+  const char* require = getenv("EMBER_REQUIRE_MODELS");
+  const std::string message = "test model " + path +
+                              " not found: set EMBER_MODELS to the directory holding "
+                              "shared/models (see README)";
+  if (require && std::string(require) == "1") {
+    ADD_FAILURE() << message;
+  } else {
+    [&] { GTEST_SKIP_(message.c_str()); }();  // marks the test skipped
+  }
+  return false;
+}
+
+std::string Stories260KPath() {
+  static const std::string path = [] {
+    const std::string dir = ModelsDir() + "/llama2c/stories260K/";
+    const char* tmp = getenv("TMPDIR");
+    const std::string out = std::string(tmp && *tmp ? tmp : "/tmp") +
+                            "/ember_stories260K_" + std::to_string(getpid()) + ".ember";
+    tools::ModelSpec spec;
+    Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
+    if (s.ok()) s = tools::WriteModel(spec, out);
+    if (!s.ok()) {
+      ADD_FAILURE() << "converting stories260K: " << s.message();
+      return std::string();
+    }
+    atexit([] { unlink(Stories260KPath().c_str()); });
+    return out;
+  }();
+  return path;
+}
+
+const std::vector<int32_t>& Stories260KGolden() {
+  // karpathy/llama2.c doc/stories260K.md: run.c, temperature 0, 256 steps, empty prompt.
+  static const std::vector<int32_t> ids = {
+      403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338,
+      401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385,
+      328, 432, 358, 394, 261, 370, 432, 352, 266, 268, 388, 426, 338, 391, 266, 267,
+      337, 335, 312, 432, 398, 312, 286, 267, 414, 270, 333, 415, 426, 13,  438, 310,
+      439, 419, 357, 336, 432, 313, 438, 310, 432, 278, 316, 439, 419, 298, 414, 267,
+      265, 282, 295, 433, 426, 436, 317, 286, 296, 418, 269, 279, 292, 416, 439, 413,
+      409, 416, 327, 263, 415, 294, 267, 400, 426, 338, 336, 432, 313, 442, 391, 267,
+      337, 335, 364, 420, 268, 388, 432, 398, 359, 280, 303, 439, 413, 272, 417, 264,
+      312, 426, 436, 13,  438, 310, 286, 296, 418, 269, 279, 292, 416, 439, 413, 409,
+      416, 327, 263, 415, 294, 267, 400, 426, 338, 336, 432, 313, 442, 439, 423, 262,
+      304, 420, 422, 432, 317, 426, 359, 279, 292, 416, 439, 413, 409, 416, 327, 263,
+      415, 294, 267, 400, 426, 436, 13,  438, 310, 279, 292, 416, 439, 413, 391, 267,
+      281, 421, 427, 311, 357, 432, 384, 358, 336, 432, 313, 442, 439, 423, 262, 304,
+      420, 422, 432, 357, 426, 359, 279, 292, 416, 439, 413, 409, 416, 327, 263, 415,
+      294, 267, 400, 426, 436, 320, 285, 357, 336, 432, 313, 455, 289, 439, 413, 263,
+      304, 420, 422, 432, 317, 426, 410, 448, 411, 280, 303, 281, 421, 427, 364, 426};
+  return ids;
+}
+
+tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
+                               uint32_t n_kv_heads, uint32_t ffn_dim, uint32_t vocab,
+                               uint32_t context, uint32_t seed) {
+  tools::ModelSpec spec;
+  ModelConfig& c = spec.config;
+  snprintf(c.architecture, sizeof(c.architecture), "llama");
+  c.d_model = d_model;
+  c.n_layers = n_layers;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_kv_heads;
+  c.head_dim = d_model / n_heads;
+  c.ffn_dim = ffn_dim;
+  c.vocab_size = vocab;
+  c.max_context = context;
+
+  std::mt19937 rng(seed);
+  auto add = [&](const std::string& name, std::vector<uint64_t> shape, float scale,
+                 float offset) {
+    tools::TensorSpec t;
+    t.name = name;
+    t.shape = shape;
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    t.values.resize(n);
+    for (float& v : t.values) v = offset + dist(rng);
+    spec.tensors.push_back(std::move(t));
+  };
+  const float wscale = 1.0f / std::sqrt(static_cast<float>(d_model));
+  const uint64_t D = d_model, Q = c.q_dim(), KV = c.kv_dim(), F = ffn_dim;
+  add(names::kTokEmbedding, {vocab, D}, 1.0f, 0.0f);
+  for (uint32_t i = 0; i < n_layers; ++i) {
+    add(names::LayerName(names::kAttnNorm, i), {D}, 0.1f, 1.0f);
+    add(names::LayerName(names::kAttnQ, i), {Q, D}, wscale, 0.0f);
+    add(names::LayerName(names::kAttnK, i), {KV, D}, wscale, 0.0f);
+    add(names::LayerName(names::kAttnV, i), {KV, D}, wscale, 0.0f);
+    add(names::LayerName(names::kAttnOut, i), {D, Q}, wscale, 0.0f);
+    add(names::LayerName(names::kFfnNorm, i), {D}, 0.1f, 1.0f);
+    add(names::LayerName(names::kFfnGate, i), {F, D}, wscale, 0.0f);
+    add(names::LayerName(names::kFfnUp, i), {F, D}, wscale, 0.0f);
+    add(names::LayerName(names::kFfnDown, i), {D, F}, 1.0f / std::sqrt(float(F)), 0.0f);
+  }
+  add(names::kOutputNorm, {D}, 0.1f, 1.0f);
+
+  tools::TokenizerSpec& tok = spec.tokenizer;
+  tok.pieces = {"<unk>", "<s>", "</s>"};
+  tok.types = {TokenType::kUnknown, TokenType::kControl, TokenType::kControl};
+  for (int b = 0; b < 256; ++b) {
+    char piece[8];
+    snprintf(piece, sizeof(piece), "<0x%02X>", b);
+    tok.pieces.push_back(piece);
+    tok.types.push_back(TokenType::kByte);
+  }
+  for (uint32_t i = 259; i < vocab; ++i) {
+    // Printable ASCII singles first (so text encodes), then pairs.
+    const uint32_t k = i - 259;
+    std::string piece =
+        k < 95 ? std::string(1, static_cast<char>(' ' + k))
+               : std::string(1, 'a' + k % 26) + std::string(1, 'a' + (k / 26) % 26);
+    tok.pieces.push_back(piece + (k >= 95 + 676 ? std::to_string(k) : ""));
+    tok.types.push_back(TokenType::kNormal);
+  }
+  tok.scores.assign(vocab, 0.0f);
+  for (uint32_t i = 259; i < vocab; ++i) tok.scores[i] = -static_cast<float>(i - 259);
+  tok.unk_id = 0;
+  tok.bos_id = 1;
+  tok.eos_id = 2;
+  spec.description = "tiny random test model";
+  return spec;
+}
+
+std::vector<uint8_t> TinyModelBytes() {
+  std::vector<uint8_t> bytes;
+  Status s = tools::SerializeModel(TinyModelSpec(), &bytes);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return bytes;
+}
+
+}  // namespace ember::testing

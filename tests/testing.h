@@ -1,0 +1,42 @@
+// Shared test helpers: where the real models are ($EMBER_MODELS or ../shared/models),
+// converting stories260K once per test binary, and small random models built in memory.
+#ifndef EMBER_TESTS_TESTING_H_
+#define EMBER_TESTS_TESTING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/config.h"
+#include "tools/model_writer.h"
+
+namespace ember::testing {
+
+// $EMBER_MODELS, else the directory CMake was told (../shared/models).
+std::string ModelsDir();
+
+// True if `relative` exists under ModelsDir(). Otherwise the calling test should stop:
+// with EMBER_REQUIRE_MODELS=1 (as CI sets) this records a failure, else a skip message.
+// Use: if (!HaveModel("llama2c/tokenizer.bin")) return;  (GTEST_SKIP inside helpers does
+// not return from the caller).
+bool HaveModel(const std::string& relative);
+
+// Path of stories260K converted to .ember (f32), made once per process in the temp dir.
+std::string Stories260KPath();
+
+// llama2.c's published greedy output for stories260K from an empty prompt (256 ids).
+const std::vector<int32_t>& Stories260KGolden();
+
+// A small Llama-style model with seeded random weights and a byte-fallback tokenizer of
+// `vocab` pieces (vocab >= 259), for tests that need any valid model.
+tools::ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
+                               uint32_t n_heads = 4, uint32_t n_kv_heads = 2,
+                               uint32_t ffn_dim = 48, uint32_t vocab = 300,
+                               uint32_t context = 64, uint32_t seed = 1);
+
+// Serialized bytes of TinyModelSpec(), 64-byte aligned in a vector.
+std::vector<uint8_t> TinyModelBytes();
+
+}  // namespace ember::testing
+
+#endif  // EMBER_TESTS_TESTING_H_

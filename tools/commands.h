@@ -1,0 +1,13 @@
+// The ember subcommands; each returns the process exit code.
+#ifndef EMBER_TOOLS_COMMANDS_H_
+#define EMBER_TOOLS_COMMANDS_H_
+
+namespace ember::tools {
+
+// argv[0] is the subcommand name; options follow.
+int RunCommand(int argc, char** argv);
+int ConvertCommand(int argc, char** argv);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_COMMANDS_H_

@@ -1,0 +1,161 @@
+// ModelWriter: FlatBuffer directory first (size-prefixed), then 64-byte aligned tensor
+// segments (see schema/model.fbs).
+#include "tools/model_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "model_generated.h"
+#include "runtime/tensor.h"
+
+namespace ember::tools {
+namespace {
+
+uint64_t AlignUp(uint64_t n) {
+  return (n + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+}
+
+// Encodes f32 values as `dtype` in the file's layout for that dtype.
+Status EncodeTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
+                    std::vector<uint8_t>* bytes) {
+  uint64_t elements = 1;
+  for (uint64_t d : t.shape) elements *= d;
+  if (elements != t.values.size()) {
+    return InvalidArgument("tensor '%s': %zu values for %llu elements", t.name.c_str(),
+                           t.values.size(), static_cast<unsigned long long>(elements));
+  }
+  if (t.dtype != DType::kF32) {
+    return Unimplemented("tensor '%s': writing %s is not supported yet", t.name.c_str(),
+                         DTypeName(t.dtype));
+  }
+  *layout = Layout::kRowMajor;
+  *group_size = 0;
+  bytes->resize(t.values.size() * sizeof(float));
+  memcpy(bytes->data(), t.values.data(), bytes->size());
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<uint32_t> SortedPieceIds(const TokenizerSpec& tok) {
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < tok.pieces.size(); ++i) {
+    if (tok.types[i] == TokenType::kNormal || tok.types[i] == TokenType::kUserDefined) {
+      ids.push_back(i);
+    }
+  }
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](uint32_t a, uint32_t b) { return tok.pieces[a] < tok.pieces[b]; });
+  return ids;
+}
+
+Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
+  const ModelConfig& c = spec.config;
+  const TokenizerSpec& tok = spec.tokenizer;
+  if (tok.pieces.size() != c.vocab_size || tok.types.size() != c.vocab_size) {
+    return InvalidArgument(
+        "tokenizer has %zu pieces and %zu types for a vocabulary of %u",
+        tok.pieces.size(), tok.types.size(), c.vocab_size);
+  }
+  // Encode every tensor first: sizes decide the offsets.
+  struct Encoded {
+    Layout layout;
+    uint32_t group_size;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Encoded> encoded(spec.tensors.size());
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    EMBER_RETURN_IF_ERROR(EncodeTensor(spec.tensors[i], &encoded[i].layout,
+                                       &encoded[i].group_size, &encoded[i].bytes));
+  }
+
+  // With every field written (ForceDefaults), the directory's size does not depend on the
+  // offset values, so build it twice: once to learn its size, once with real offsets.
+  auto build = [&](uint64_t data_start, flatbuffers::FlatBufferBuilder* fbb) {
+    flatbuffers::FlatBufferBuilder& b = *fbb;
+    b.ForceDefaults(true);
+    auto config = fb::CreateConfig(
+        b, b.CreateString(c.architecture), c.d_model, c.n_layers, c.n_heads, c.n_kv_heads,
+        c.head_dim, c.ffn_dim, c.vocab_size, c.max_context,
+        static_cast<fb::NormKind>(c.norm),
+        static_cast<fb::NormPlacement>(c.norm_placement), c.norm_eps, c.final_norm,
+        static_cast<fb::FfnKind>(c.ffn), static_cast<fb::Activation>(c.activation),
+        static_cast<fb::PositionKind>(c.positions), c.rope_theta,
+        static_cast<fb::RopePairing>(c.rope_pairing),
+        static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
+        c.tied_classifier);
+
+    std::vector<uint8_t> piece_bytes;
+    std::vector<uint32_t> offsets{0};
+    uint32_t max_piece = 0;
+    for (const std::string& p : tok.pieces) {
+      piece_bytes.insert(piece_bytes.end(), p.begin(), p.end());
+      offsets.push_back(static_cast<uint32_t>(piece_bytes.size()));
+      max_piece = std::max<uint32_t>(max_piece, p.size());
+    }
+    std::vector<fb::TokenType> types;
+    for (TokenType t : tok.types) types.push_back(static_cast<fb::TokenType>(t));
+    std::vector<fb::Merge> merges;
+    for (const auto& m : tok.merges)
+      merges.emplace_back(m.left, m.right, m.result, m.rank);
+    std::sort(merges.begin(), merges.end(), [](const fb::Merge& a, const fb::Merge& b) {
+      return a.left() != b.left() ? a.left() < b.left() : a.right() < b.right();
+    });
+    const auto sorted = SortedPieceIds(tok);
+    auto tokenizer = fb::CreateTokenizer(
+        b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(piece_bytes),
+        b.CreateVector(offsets), tok.scores.empty() ? 0 : b.CreateVector(tok.scores),
+        b.CreateVector(types), b.CreateVector(sorted),
+        merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
+        tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece);
+
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+    uint64_t offset = data_start;
+    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+      const TensorSpec& t = spec.tensors[i];
+      tensors.push_back(fb::CreateTensor(
+          b, b.CreateString(t.name), static_cast<fb::DType>(t.dtype),
+          static_cast<fb::Layout>(encoded[i].layout), b.CreateVector(t.shape),
+          encoded[i].group_size, offset, encoded[i].bytes.size()));
+      offset = AlignUp(offset + encoded[i].bytes.size());
+    }
+    auto model = fb::CreateModel(b, 1, config, tokenizer, b.CreateVector(tensors),
+                                 b.CreateString(spec.description));
+    fb::FinishSizePrefixedModelBuffer(b, model);
+  };
+
+  flatbuffers::FlatBufferBuilder probe;
+  build(0, &probe);
+  const uint64_t data_start = AlignUp(probe.GetSize());
+  flatbuffers::FlatBufferBuilder fbb;
+  build(data_start, &fbb);
+  if (fbb.GetSize() != probe.GetSize()) return Internal("directory size changed");
+
+  out->assign(data_start, 0);
+  memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
+  for (const Encoded& e : encoded) {
+    out->insert(out->end(), e.bytes.begin(), e.bytes.end());
+    out->resize(AlignUp(out->size()), 0);
+  }
+  return Status::Ok();
+}
+
+Status WriteModel(const ModelSpec& spec, const std::string& path,
+                  uint64_t* bytes_written) {
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
+  const size_t written = fwrite(bytes.data(), 1, bytes.size(), f);
+  const bool closed = fclose(f) == 0;
+  if (written != bytes.size() || !closed) {
+    return IoError("cannot write '%s' (%zu of %zu bytes): %s", path.c_str(), written,
+                   bytes.size(), strerror(errno));
+  }
+  if (bytes_written) *bytes_written = bytes.size();
+  return Status::Ok();
+}
+
+}  // namespace ember::tools
