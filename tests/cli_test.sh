@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The ember command line on good and bad input: each bad input gets a clear message and
+# exit status 1 (2 for usage errors), never a signal.
+# usage: cli_test.sh EMBER_BINARY MODELS_DIR
+set -uo pipefail
+ember="$1"
+models="$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect STATUS MESSAGE_FRAGMENT -- command...
+expect() {
+  local want_status="$1" fragment="$2"
+  shift 3
+  local out status
+  out=$("$@" 2>&1 >"$tmp/stdout")
+  status=$?
+  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
+    echo "FAIL: $* -> status $status (want $want_status), stderr: $out (want '$fragment')"
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $status: $(head -c 160 <<<"$out" | tr '\n' ' ')"
+  fi
+}
+
+bin="$models/llama2c/stories260K/stories260K.bin"
+tok="$models/llama2c/stories260K/tok512.bin"
+if [ ! -f "$bin" ]; then
+  if [ "${EMBER_REQUIRE_MODELS:-0}" = 1 ]; then echo "FAIL: $bin missing"; exit 1; fi
+  echo "SKIP: $bin missing"; exit 0
+fi
+model="$tmp/stories260K.ember"
+expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" -o "$model"
+
+expect 2 "usage: ember" -- "$ember"
+expect 2 "unknown command 'frobnicate'" -- "$ember" frobnicate
+expect 1 "unknown option '--frob'" -- "$ember" run -m "$model" --frob
+expect 1 "missing -m MODEL" -- "$ember" run
+expect 1 "option -p needs a value" -- "$ember" run -m "$model" -p
+expect 1 "cannot open '/nonexistent.ember'" -- "$ember" run -m /nonexistent.ember
+expect 1 "not an ember model" -- "$ember" run -m "$tok"
+: >"$tmp/empty.ember"
+expect 1 "is empty" -- "$ember" run -m "$tmp/empty.ember"
+expect 1 "is not a regular file" -- "$ember" run -m /dev/null
+expect 1 "is not a regular file" -- "$ember" run -m "$tmp"
+expect 1 "-t: 0 is outside" -- "$ember" run -m "$model" -t 0
+expect 1 "-t: 100000 is outside" -- "$ember" run -m "$model" -t 100000
+expect 1 "-t: 'two' is not a whole number" -- "$ember" run -m "$model" -t two
+expect 1 "-n: -5 is outside" -- "$ember" run -m "$model" -n -5
+expect 1 "--temp: 'hot' is not a number" -- "$ember" run -m "$model" --temp hot
+expect 1 "--top-p: 2 is outside" -- "$ember" run -m "$model" --top-p 2
+expect 1 "context 100000 exceeds the model's 512" -- "$ember" run -m "$model" -c 100000
+expect 1 "not valid UTF-8" -- "$ember" run -m "$model" -p $'abc\xff'
+expect 1 "longer than the context of 8" -- "$ember" run -m "$model" -c 8 \
+  -p "Once upon a time there was a little girl who liked to play"
+expect 1 "context full" -- "$ember" run -m "$model" -c 16 -n 100 --temp 0
+expect 1 "cannot open '/nonexistent.bin'" -- "$ember" convert --llama2c /nonexistent.bin \
+  --tokenizer "$tok" -o "$tmp/x.ember"
+expect 1 "does not match the model's vocabulary" -- "$ember" convert --llama2c "$bin" \
+  --tokenizer "$models/llama2c/tokenizer.bin" -o "$tmp/x.ember"
+expect 1 "is this a llama2.c legacy (version 0) file?" -- "$ember" convert --llama2c "$tok" \
+  --tokenizer "$tok" -o "$tmp/x.ember"
+head -c 100000 "$bin" >"$tmp/truncated.bin"
+expect 1 "truncated file or wrong format" -- "$ember" convert --llama2c "$tmp/truncated.bin" \
+  --tokenizer "$tok" -o "$tmp/x.ember"
+expect 1 "missing -o" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok"
+
+# Good runs: the golden story, and an empty prompt is fine.
+expect 0 "generated 20 tokens" -- "$ember" run -m "$model" --temp 0 -n 20
+if ! grep -q "^Once upon a time, there was a little girl named Lily" "$tmp/stdout"; then
+  echo "FAIL: greedy run printed: $(cat "$tmp/stdout")"
+  failures=$((failures + 1))
+fi
+expect 0 "generated 5 tokens" -- "$ember" run -m "$model" -p "" -n 5 -s 1
+expect 0 "generated 16 tokens" -- "$ember" run -m "$model" -c 16 --temp 0
+
+if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all CLI checks passed"
