@@ -5,9 +5,24 @@
 
 namespace ember {
 
-size_t ArenaPlan::Add(const char* name, size_t bytes, int first_step, int last_step) {
+const char* BufferKindName(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::kKvCache:
+      return "kv cache";
+    case BufferKind::kActivations:
+      return "activations";
+    case BufferKind::kScratch:
+      return "scratch";
+    case BufferKind::kXnnpack:
+      return "xnnpack";
+  }
+  return "unknown";
+}
+
+size_t ArenaPlan::Add(const char* name, size_t bytes, int first_step, int last_step,
+                      BufferKind kind) {
   const size_t padded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  buffers_.push_back({name, padded, first_step, last_step, 0});
+  buffers_.push_back({name, padded, first_step, last_step, kind, 0});
   return buffers_.size() - 1;
 }
 

@@ -13,6 +13,10 @@ namespace ember {
 // the widest vector any kernel loads on x86 and NEON (SVE loads are unaligned-safe).
 inline constexpr size_t kArenaAlignment = 64;
 
+// What a buffer holds, for the totals `ember inspect` prints.
+enum class BufferKind { kKvCache, kActivations, kScratch, kXnnpack };
+const char* BufferKindName(BufferKind kind);
+
 class ArenaPlan {
  public:
   struct Buffer {
@@ -20,11 +24,13 @@ class ArenaPlan {
     size_t bytes;    // padded size
     int first_step;  // lifetime: live during steps [first_step, last_step]
     int last_step;
+    BufferKind kind;
     size_t offset = 0;
   };
 
   // Adds a buffer of `bytes` live during steps [first_step, last_step]; returns its id.
-  size_t Add(const char* name, size_t bytes, int first_step, int last_step);
+  size_t Add(const char* name, size_t bytes, int first_step, int last_step,
+             BufferKind kind = BufferKind::kActivations);
   // Assigns offsets: largest first, each at the lowest offset that overlaps no placed
   // buffer whose lifetime intersects its own.
   void Plan();

@@ -41,6 +41,11 @@ Status ResolveDims(const ModelConfig& c, const SessionOptions& o, Dims* dims) {
 
 }  // namespace
 
+const char* ArenaStepName(int step) {
+  static const char* const kNames[] = {"session", "embed", "attention", "ffn", "logits"};
+  return step >= 0 && step <= kStepLogits ? kNames[step] : "?";
+}
+
 Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   const ModelConfig& c = model.config();
   Dims dims;
@@ -50,11 +55,12 @@ Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   ArenaPlan plan;
   // The order must match SessionBuffer (forward.h).
   plan.Add("kv_cache", size_t{c.n_layers} * 2 * T * c.kv_dim() * f, kStepSession,
-           kStepLogits);
+           kStepLogits, BufferKind::kKvCache);
   plan.Add("logits", logit_rows * c.vocab_size * f, kStepSession, kStepLogits);
-  plan.Add("sampler", Sampler::ScratchBytes(c.vocab_size), kStepSession, kStepLogits);
+  plan.Add("sampler", Sampler::ScratchBytes(c.vocab_size), kStepSession, kStepLogits,
+           BufferKind::kScratch);
   plan.Add("tokens", Tokenizer::EncodeCapacity(dims.prompt_bytes) * sizeof(int32_t),
-           kStepSession, kStepLogits);
+           kStepSession, kStepLogits, BufferKind::kScratch);
   plan.Add("x", b * c.d_model * f, kStepEmbed, kStepLogits);
   plan.Add("x_norm", b * c.d_model * f, kStepEmbed, kStepLogits);
   plan.Add("rope_cos", b * c.head_dim * f, kStepEmbed, kStepFeedForward);

@@ -27,6 +27,10 @@ struct SessionOptions {
 // The arena plan for a model and options: every buffer's name, offset, size, lifetime.
 Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options);
 
+// The name of a lifetime step of the plan ("session", "embed", "attention", "ffn",
+// "logits"): attention and ffn repeat once per layer.
+const char* ArenaStepName(int step);
+
 // Exact arena bytes Session::Create needs for these options (0 when they are invalid:
 // PlanArena says why). Includes the slack to align an arbitrary caller buffer.
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options);

@@ -7,6 +7,7 @@ namespace ember::tools {
 // argv[0] is the subcommand name; options follow.
 int RunCommand(int argc, char** argv);
 int ConvertCommand(int argc, char** argv);
+int InspectCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

@@ -213,7 +213,10 @@ Status ImportLlama2c(const std::string& model_path, const std::string& tokenizer
   EMBER_RETURN_IF_ERROR(ReadFile(tokenizer_path, &bytes));
   s = ParseLlama2cTokenizer(bytes, spec->config.vocab_size, &spec->tokenizer);
   if (!s.ok()) return Status(s.code(), "%s: %s", tokenizer_path.c_str(), s.message());
-  spec->description = "llama2.c checkpoint " + model_path;
+  const size_t slash = model_path.find_last_of('/');
+  spec->description =
+      "llama2.c checkpoint " +
+      (slash == std::string::npos ? model_path : model_path.substr(slash + 1));
   return Status::Ok();
 }
 

@@ -15,6 +15,8 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"run", ember::tools::RunCommand, "generate text from a prompt"},
     {"convert", ember::tools::ConvertCommand, "write a .ember model from another format"},
+    {"inspect", ember::tools::InspectCommand,
+     "model summary and the session's memory plan"},
 };
 
 void PrintUsage(FILE* out) {

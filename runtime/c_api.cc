@@ -1,0 +1,284 @@
+// The C API (ember.h) over the C++ runtime: opaque handles, statuses, and a per-thread
+// last-error message. No call here allocates after ember_session_create.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+
+#include "runtime/ember.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "runtime/thread_pool.h"
+
+struct ember_model {
+  std::unique_ptr<ember::Model> model;
+};
+
+struct ember_threadpool {
+  std::unique_ptr<ember::ThreadPool> pool;
+};
+
+struct ember_session {
+  const ember_model* model;
+  std::unique_ptr<ember::Session> session;
+  std::optional<ember::Sampler> sampler;
+};
+
+namespace {
+
+thread_local char last_error[ember::Status::kMaxMessageBytes] = "";
+
+ember_status Report(const ember::Status& status) {
+  if (status.ok()) return EMBER_OK;
+  snprintf(last_error, sizeof(last_error), "%s", status.message());
+  return static_cast<ember_status>(status.code());
+}
+
+ember_status NullArgument(const char* what) {
+  return Report(ember::InvalidArgument("%s is NULL", what));
+}
+
+ember::SessionOptions ToSessionOptions(const ember_session_options* o) {
+  ember::SessionOptions options;
+  if (o) {
+    options.max_context = o->max_context;
+    if (o->max_batch) options.max_batch = o->max_batch;
+    options.max_prompt_bytes = o->max_prompt_bytes;
+    options.all_logits = o->all_logits != 0;
+  }
+  return options;
+}
+
+ember::SamplerOptions ToSamplerOptions(const ember_sampler_options* o) {
+  ember::SamplerOptions options;
+  options.temperature = o->temperature;
+  options.top_k = o->top_k;
+  options.top_p = o->top_p;
+  options.seed = o->seed;
+  return options;
+}
+
+ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
+                         ember_model** model) {
+  if (!result.ok()) return Report(result.status());
+  *model = new (std::nothrow) ember_model{std::move(*result)};
+  return *model ? EMBER_OK : Report(ember::Internal("out of memory"));
+}
+
+struct GenerateTrampoline {
+  ember_token_callback callback;
+  void* user;
+};
+
+bool CallBack(void* user, int32_t id, std::string_view text) {
+  auto* t = static_cast<GenerateTrampoline*>(user);
+  return t->callback(t->user, id, text.data(), text.size()) != 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* ember_version(void) { return "0.1.0"; }
+
+const char* ember_status_string(ember_status status) {
+  return ember::StatusCodeName(static_cast<ember::StatusCode>(status));
+}
+
+const char* ember_last_error(void) { return last_error; }
+
+void ember_session_options_default(ember_session_options* options) {
+  const ember::SessionOptions d;
+  options->max_context = d.max_context;
+  options->max_batch = d.max_batch;
+  options->max_prompt_bytes = d.max_prompt_bytes;
+  options->all_logits = d.all_logits;
+}
+
+void ember_sampler_options_default(ember_sampler_options* options) {
+  const ember::SamplerOptions d;
+  options->temperature = d.temperature;
+  options->top_k = d.top_k;
+  options->top_p = d.top_p;
+  options->seed = d.seed;
+}
+
+ember_status ember_model_open(const char* path, ember_model** model) {
+  if (!path) return NullArgument("path");
+  if (!model) return NullArgument("model");
+  *model = nullptr;
+  return ModelResult(ember::Model::Open(path), model);
+}
+
+ember_status ember_model_from_memory(const void* data, size_t size, ember_model** model) {
+  if (!model) return NullArgument("model");
+  *model = nullptr;
+  return ModelResult(ember::Model::FromMemory(data, size), model);
+}
+
+void ember_model_free(ember_model* model) { delete model; }
+
+uint32_t ember_model_vocab_size(const ember_model* m) {
+  return m ? m->model->config().vocab_size : 0;
+}
+uint32_t ember_model_max_context(const ember_model* m) {
+  return m ? m->model->config().max_context : 0;
+}
+int32_t ember_model_bos(const ember_model* m) {
+  return m ? m->model->tokenizer().bos_id() : -1;
+}
+int32_t ember_model_eos(const ember_model* m) {
+  return m ? m->model->tokenizer().eos_id() : -1;
+}
+
+ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool) {
+  if (!pool) return NullArgument("pool");
+  *pool = nullptr;
+  auto result = ember::ThreadPool::Create(num_threads);
+  if (!result.ok()) return Report(result.status());
+  *pool = new (std::nothrow) ember_threadpool{std::move(*result)};
+  return *pool ? EMBER_OK : Report(ember::Internal("out of memory"));
+}
+
+void ember_threadpool_free(ember_threadpool* pool) { delete pool; }
+
+size_t ember_arena_bytes(const ember_model* model, const ember_session_options* options) {
+  if (!model) {
+    NullArgument("model");
+    return 0;
+  }
+  auto plan = ember::PlanArena(*model->model, ToSessionOptions(options));
+  if (!plan.ok()) {
+    Report(plan.status());
+    return 0;
+  }
+  return ember::RequiredArenaBytes(*model->model, ToSessionOptions(options));
+}
+
+ember_status ember_session_create(const ember_model* model,
+                                  const ember_session_options* options,
+                                  ember_threadpool* pool, void* arena, size_t arena_bytes,
+                                  ember_session** session) {
+  if (!model) return NullArgument("model");
+  if (!session) return NullArgument("session");
+  *session = nullptr;
+  auto result =
+      ember::Session::Create(*model->model, ToSessionOptions(options),
+                             pool ? pool->pool.get() : nullptr, arena, arena_bytes);
+  if (!result.ok()) return Report(result.status());
+  auto* s = new (std::nothrow) ember_session{model, std::move(*result), std::nullopt};
+  if (!s) return Report(ember::Internal("out of memory"));
+  ember_sampler_options greedy;
+  ember_sampler_options_default(&greedy);
+  greedy.temperature = 0.0f;
+  ember_session_set_sampler(s, &greedy);
+  *session = s;
+  return EMBER_OK;
+}
+
+void ember_session_free(ember_session* session) { delete session; }
+
+void ember_session_reset(ember_session* session) {
+  if (session) session->session->Reset();
+}
+
+size_t ember_session_position(const ember_session* session) {
+  return session ? session->session->position() : 0;
+}
+
+ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
+                            int add_bos, int32_t* ids, size_t capacity, size_t* n_ids) {
+  if (!session) return NullArgument("session");
+  if (!n_ids) return NullArgument("n_ids");
+  if (!text && length) return NullArgument("text");
+  *n_ids = 0;
+  const int32_t* tokens = nullptr;
+  size_t n = 0;
+  ember_status status = Report(
+      session->session->Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
+  if (status != EMBER_OK) return status;
+  *n_ids = n;
+  if (n > capacity || (n && !ids)) {
+    return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
+                                           n, capacity));
+  }
+  memcpy(ids, tokens, n * sizeof(int32_t));
+  return EMBER_OK;
+}
+
+ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,
+                              const char** bytes, size_t* length) {
+  if (!model) return NullArgument("model");
+  if (!bytes || !length) return NullArgument("bytes or length");
+  const ember::Tokenizer& tok = model->model->tokenizer();
+  if (token < 0 || static_cast<uint32_t>(token) >= tok.vocab_size()) {
+    return Report(ember::InvalidArgument("token %d is outside the vocabulary [0, %u)",
+                                         token, tok.vocab_size()));
+  }
+  if (prev_token < -1 || prev_token >= static_cast<int64_t>(tok.vocab_size())) {
+    prev_token = -1;
+  }
+  const std::string_view text = tok.Decode(prev_token, token);
+  *bytes = text.data();
+  *length = text.size();
+  return EMBER_OK;
+}
+
+ember_status ember_prefill(ember_session* session, const int32_t* ids, size_t n_ids) {
+  if (!session) return NullArgument("session");
+  if (!ids && n_ids) return NullArgument("ids");
+  return Report(session->session->Prefill(ids, n_ids));
+}
+
+ember_status ember_decode(ember_session* session, int32_t token) {
+  if (!session) return NullArgument("session");
+  return Report(session->session->Decode(token));
+}
+
+const float* ember_logits(const ember_session* session) {
+  return session ? session->session->logits() : nullptr;
+}
+
+void ember_session_set_sampler(ember_session* session,
+                               const ember_sampler_options* options) {
+  if (!session || !options) return;
+  session->sampler.emplace(ToSamplerOptions(options),
+                           session->model->model->config().vocab_size,
+                           session->session->sampler_scratch());
+}
+
+ember_status ember_sample(ember_session* session, int32_t* token) {
+  if (!session) return NullArgument("session");
+  if (!token) return NullArgument("token");
+  if (session->session->position() == 0) {
+    return Report(ember::InvalidArgument("no logits yet: prefill first"));
+  }
+  *token = session->sampler->Sample(session->session->logits());
+  return EMBER_OK;
+}
+
+ember_status ember_generate(ember_session* session, const int32_t* prompt,
+                            size_t n_prompt, size_t max_new,
+                            ember_token_callback callback, void* user,
+                            size_t* n_generated) {
+  if (!session) return NullArgument("session");
+  if (!callback) return NullArgument("callback");
+  if (!prompt && n_prompt) return NullArgument("prompt");
+  GenerateTrampoline trampoline{callback, user};
+  ember::GenerateResult result;
+  const ember::Status status =
+      ember::Generate(*session->session, *session->sampler, prompt, n_prompt, max_new,
+                      &CallBack, &trampoline, &result);
+  if (n_generated) *n_generated = result.generated;
+  if (status.ok() && result.stop == ember::StopReason::kContextFull) {
+    return Report(ember::OutOfRange("context full after %zu of %zu tokens (context %zu)",
+                                    result.generated, max_new,
+                                    session->session->max_context()));
+  }
+  return Report(status);
+}
+
+}  // extern "C"

@@ -1,0 +1,130 @@
+// The C API through its C++ wrapper (ember.hpp): the golden story with a caller-owned
+// arena, and statuses plus messages for bad calls.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ember/ember.hpp"
+#include "gtest/gtest.h"
+#include "tests/testing.h"
+
+namespace ember {
+namespace {
+
+class CApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) GTEST_SKIP();
+    ASSERT_EQ(model_.Open(testing::Stories260KPath().c_str()), EMBER_OK)
+        << cpp::LastError();
+  }
+  cpp::Model model_;
+};
+
+TEST_F(CApiTest, GoldenWithCallerArena) {
+  ember_session_options options;
+  ember_session_options_default(&options);
+  const size_t bytes = model_.ArenaBytes(&options);
+  ASSERT_GT(bytes, 0u);
+  std::vector<uint8_t> arena(bytes);
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_, &options, nullptr, arena.data(), arena.size()),
+            EMBER_OK)
+      << cpp::LastError();
+  std::vector<int32_t> prompt;
+  ASSERT_EQ(session.Tokenize("", true, &prompt), EMBER_OK);
+  ASSERT_EQ(prompt, std::vector<int32_t>{1});
+  std::vector<int32_t> ids;
+  size_t generated = 0;
+  ASSERT_EQ(session.Generate(
+                prompt, 100,
+                [&](int32_t id, std::string_view) {
+                  ids.push_back(id);
+                  return true;
+                },
+                &generated),
+            EMBER_OK);
+  EXPECT_EQ(generated, 100u);
+  const std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
+                                    testing::Stories260KGolden().begin() + 100);
+  EXPECT_EQ(ids, golden);
+}
+
+TEST_F(CApiTest, StepwiseDecodeAndSample) {
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_), EMBER_OK);
+  int32_t token = 0;
+  EXPECT_EQ(session.Sample(&token), EMBER_INVALID_ARGUMENT);  // no logits yet
+  ASSERT_EQ(session.Prefill({1}), EMBER_OK);
+  std::string text;
+  int32_t prev = 1;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(session.Sample(&token), EMBER_OK);
+    EXPECT_EQ(token, testing::Stories260KGolden()[i]);
+    text.append(model_.Detokenize(prev, token));
+    prev = token;
+    ASSERT_EQ(session.Decode(token), EMBER_OK);
+  }
+  EXPECT_EQ(text.rfind("Once upon a time", 0), 0u) << text;
+  EXPECT_EQ(session.position(), 11u);
+  session.Reset();
+  EXPECT_EQ(session.position(), 0u);
+}
+
+TEST_F(CApiTest, BadCallsReturnStatusesWithMessages) {
+  cpp::Session session;
+  ember_session_options options;
+  ember_session_options_default(&options);
+  options.max_context = 8;
+  ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
+  EXPECT_EQ(session.Decode(512), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("outside the vocabulary"), std::string::npos);
+  EXPECT_EQ(session.Decode(-1), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(session.Prefill(std::vector<int32_t>(9, 5)), EMBER_OUT_OF_RANGE);
+  EXPECT_NE(cpp::LastError().find("context full"), std::string::npos);
+
+  size_t generated = 0;
+  EXPECT_EQ(session.Generate(
+                {1}, 100, [](int32_t, std::string_view) { return true; }, &generated),
+            EMBER_OUT_OF_RANGE);
+  EXPECT_EQ(generated, 8u);
+
+  int32_t ids[2];
+  size_t n = 0;
+  EXPECT_EQ(ember_tokenize(session.get(), "Once upon a time", 16, 1, ids, 2, &n),
+            EMBER_RESOURCE_EXHAUSTED);
+  EXPECT_GT(n, 2u);
+  EXPECT_EQ(ember_tokenize(session.get(), "\xff", 1, 1, ids, 2, &n),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("UTF-8"), std::string::npos);
+
+  const char* bytes;
+  size_t length;
+  EXPECT_EQ(ember_detokenize(model_.get(), -1, 100000, &bytes, &length),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_prefill(nullptr, ids, 1), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_model_open(nullptr, nullptr), EMBER_INVALID_ARGUMENT);
+
+  std::vector<uint8_t> small(100);
+  cpp::Session too_small;
+  EXPECT_EQ(too_small.Create(model_, nullptr, nullptr, small.data(), small.size()),
+            EMBER_RESOURCE_EXHAUSTED);
+  EXPECT_NE(cpp::LastError().find("too small"), std::string::npos);
+
+  ember_threadpool* pool = nullptr;
+  EXPECT_EQ(ember_threadpool_create(0, &pool), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(pool, nullptr);
+}
+
+TEST(CApiVersionTest, VersionAndStatusNames) {
+  EXPECT_STREQ(ember_version(), "0.1.0");
+  EXPECT_STREQ(ember_status_string(EMBER_INVALID_MODEL), "invalid model");
+  ember_model* model = nullptr;
+  EXPECT_EQ(ember_model_open("/nonexistent.ember", &model), EMBER_IO_ERROR);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_NE(std::string(ember_last_error()).find("/nonexistent.ember"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember

@@ -1,0 +1,132 @@
+/* ember.h: the C API (C99). Load a model from a file or memory, size and hand over the
+ * session's arena, tokenize, prefill, decode, sample, generate.
+ *
+ * Memory: ember_model_* allocate at load; ember_session_create allocates only the
+ * session object, and the arena too when the caller passes none. After that, no call
+ * allocates: prefill, decode, sampling, generation and (de)tokenizing use the arena.
+ * Errors: every fallible call returns an ember_status; ember_last_error() gives the
+ * message of the calling thread's last failure. Nothing aborts on bad input. */
+#ifndef EMBER_EMBER_H_
+#define EMBER_EMBER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+
+typedef enum ember_status {
+  EMBER_OK = 0,
+  EMBER_INVALID_ARGUMENT = 1, /* unusable argument: token id, size, option */
+  EMBER_INVALID_MODEL = 2,    /* the model file is malformed or inconsistent */
+  EMBER_NOT_FOUND = 3,
+  EMBER_IO_ERROR = 4,
+  EMBER_OUT_OF_RANGE = 5,       /* the context is full */
+  EMBER_RESOURCE_EXHAUSTED = 6, /* a caller-provided buffer is too small */
+  EMBER_UNIMPLEMENTED = 7,
+  EMBER_INTERNAL = 8
+} ember_status;
+
+typedef struct ember_model ember_model;
+typedef struct ember_session ember_session;
+typedef struct ember_threadpool ember_threadpool;
+
+typedef struct ember_session_options {
+  uint32_t max_context;      /* positions the KV cache holds; 0: the model's */
+  uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
+  uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context */
+  int all_logits;            /* nonzero: keep logits of every prefilled position */
+} ember_session_options;
+
+typedef struct ember_sampler_options {
+  float temperature; /* 0: greedy */
+  uint32_t top_k;    /* 0: off */
+  float top_p;       /* >= 1: off */
+  uint64_t seed;
+} ember_sampler_options;
+
+/* Called for each generated token with the bytes it adds to the text (possibly none, or
+ * part of a UTF-8 character). Return nonzero to continue, 0 to stop. */
+typedef int (*ember_token_callback)(void* user, int32_t token, const char* bytes,
+                                    size_t length);
+
+/* "0.1.0" */
+const char* ember_version(void);
+/* A short name for a status ("invalid model", ...). */
+const char* ember_status_string(ember_status status);
+/* The message of the calling thread's last failed call ("" if none). */
+const char* ember_last_error(void);
+
+void ember_session_options_default(ember_session_options* options);
+void ember_sampler_options_default(ember_sampler_options* options);
+
+/* Maps the file read-only; weights are used in place. */
+ember_status ember_model_open(const char* path, ember_model** model);
+/* Uses `size` bytes at `data` in place (16-byte aligned; must outlive the model). */
+ember_status ember_model_from_memory(const void* data, size_t size, ember_model** model);
+void ember_model_free(ember_model* model);
+uint32_t ember_model_vocab_size(const ember_model* model);
+uint32_t ember_model_max_context(const ember_model* model);
+int32_t ember_model_bos(const ember_model* model); /* -1 if none */
+int32_t ember_model_eos(const ember_model* model); /* -1 if none */
+
+/* num_threads >= 1; share one pool among the sessions of a process. */
+ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool);
+void ember_threadpool_free(ember_threadpool* pool);
+
+/* Exact arena bytes a session with these options needs (0: invalid options; see
+ * ember_last_error). `options` may be NULL for the defaults. */
+size_t ember_arena_bytes(const ember_model* model, const ember_session_options* options);
+
+/* `options` and `pool` may be NULL. With `arena` NULL the session allocates its arena
+ * once, here; otherwise `arena` must hold ember_arena_bytes() bytes and outlive the
+ * session. */
+ember_status ember_session_create(const ember_model* model,
+                                  const ember_session_options* options,
+                                  ember_threadpool* pool, void* arena, size_t arena_bytes,
+                                  ember_session** session);
+void ember_session_free(ember_session* session);
+/* Forget the context (the next prefill starts at position 0). */
+void ember_session_reset(ember_session* session);
+size_t ember_session_position(const ember_session* session);
+
+/* Encodes UTF-8 text into ids[0, *n_ids) (BOS first when add_bos). If capacity is too
+ * small, returns EMBER_RESOURCE_EXHAUSTED with the needed count in *n_ids. */
+ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
+                            int add_bos, int32_t* ids, size_t capacity, size_t* n_ids);
+/* The bytes `token` adds to the text after `prev_token` (-1 at the start). The pointer
+ * stays valid as long as the model. */
+ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,
+                              const char** bytes, size_t* length);
+
+/* Runs the model over ids at the current position and advances it. EMBER_OUT_OF_RANGE
+ * when they do not fit in the context. */
+ember_status ember_prefill(ember_session* session, const int32_t* ids, size_t n_ids);
+ember_status ember_decode(ember_session* session, int32_t token);
+/* vocab_size floats: the logits after the last prefill/decode. */
+const float* ember_logits(const ember_session* session);
+
+/* Sets how ember_sample and ember_generate pick tokens (default: greedy). */
+void ember_session_set_sampler(ember_session* session,
+                               const ember_sampler_options* options);
+/* Samples the next token from the current logits. */
+ember_status ember_sample(ember_session* session, int32_t* token);
+
+/* Prefills the prompt, then samples up to max_new tokens, calling `callback` for each.
+ * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
+ * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. */
+ember_status ember_generate(ember_session* session, const int32_t* prompt,
+                            size_t n_prompt, size_t max_new,
+                            ember_token_callback callback, void* user,
+                            size_t* n_generated);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EMBER_EMBER_H_ */

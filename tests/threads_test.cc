@@ -1,0 +1,93 @@
+// Threads: sessions over one model run concurrently from several threads and agree with
+// the golden run; a pool whose work is done sleeps instead of spinning.
+#include <time.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "tests/testing.h"
+
+namespace ember {
+namespace {
+
+std::vector<int32_t> Greedy(const Model& model, const ThreadPool* pool, size_t n) {
+  auto session = Session::Create(model, SessionOptions(), pool);
+  if (!session.ok()) return {};
+  SamplerOptions greedy;
+  greedy.temperature = 0.0f;
+  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  std::vector<int32_t> ids;
+  const int32_t bos = model.tokenizer().bos_id();
+  GenerateResult result;
+  auto collect = [](void* user, int32_t id, std::string_view) {
+    static_cast<std::vector<int32_t>*>(user)->push_back(id);
+    return true;
+  };
+  if (!Generate(**session, sampler, &bos, 1, n, collect, &ids, &result).ok()) return {};
+  return ids;
+}
+
+TEST(ThreadsTest, ConcurrentSessionsOverOneModel) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  auto model = Model::Open(testing::Stories260KPath().c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto shared_pool = ThreadPool::Create(2);
+  ASSERT_TRUE(shared_pool.ok());
+  const std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
+                                    testing::Stories260KGolden().begin() + 80);
+  std::vector<std::vector<int32_t>> results(6);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i) {
+    // Half the sessions run single-threaded, half share one pool (whose parallel
+    // sections pthreadpool serializes).
+    const ThreadPool* pool = i % 2 ? shared_pool->get() : nullptr;
+    threads.emplace_back([&, i, pool] { results[i] = Greedy(**model, pool, 80); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < results.size(); ++i)
+    EXPECT_EQ(results[i], golden) << "session " << i;
+}
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// After a forward pass that used the workers, a second of idling costs (almost) no CPU:
+// the workers park rather than spin.
+TEST(ThreadsTest, IdleWorkersDoNotSpin) {
+  // Wide enough that the feed-forward and classifier rows split across the pool.
+  const std::vector<uint8_t> bytes = [] {
+    std::vector<uint8_t> b;
+    Status s =
+        tools::SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return b;
+  }();
+  auto model = Model::FromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto pool = ThreadPool::Create(4);
+  ASSERT_TRUE(pool.ok());
+  auto session = Session::Create(**model, SessionOptions(), pool->get());
+  ASSERT_TRUE(session.ok());
+  const int32_t tokens[] = {1, 300, 301, 302};
+  ASSERT_TRUE((*session)->Prefill(tokens, 4).ok());
+  ASSERT_TRUE((*session)->Decode(303).ok());
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let spinning end
+  const double before = ProcessCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double idle_cpu = ProcessCpuSeconds() - before;
+  // Spinning workers would burn ~3 CPU-seconds here.
+  EXPECT_LT(idle_cpu, 0.05) << "CPU seconds used by an idle pool of 4 threads";
+  printf("idle pool of 4 threads used %.4f CPU seconds in 1 s\n", idle_cpu);
+}
+
+}  // namespace
+}  // namespace ember
