@@ -144,6 +144,38 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_h
   return spec;
 }
 
+std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+                                      const std::string& name) {
+  tools::ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);
+  // Resize the token embedding to the vocabulary; every other tensor keeps its shape.
+  const uint32_t vocab = static_cast<uint32_t>(tokenizer.pieces.size());
+  spec.config.vocab_size = vocab;
+  spec.tokenizer = tokenizer;
+  for (tools::TensorSpec& t : spec.tensors) {
+    if (t.name == names::kTokEmbedding) {
+      t.shape[0] = vocab;
+      t.values.assign(size_t{vocab} * t.shape[1], 0.01f);
+    }
+  }
+  const char* tmp = getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_" + name +
+                           "_" + std::to_string(getpid()) + ".ember";
+  const Status s = tools::WriteModel(spec, path);
+  if (!s.ok()) {
+    ADD_FAILURE() << "writing " << path << ": " << s.message();
+    return std::string();
+  }
+  static std::vector<std::string>* to_remove = [] {
+    auto* paths = new std::vector<std::string>();
+    atexit([] {
+      for (const std::string& p : *to_remove) unlink(p.c_str());
+    });
+    return paths;
+  }();
+  to_remove->push_back(path);
+  return path;
+}
+
 std::vector<uint8_t> TinyModelBytes() {
   std::vector<uint8_t> bytes;
   Status s = tools::SerializeModel(TinyModelSpec(), &bytes);
