@@ -7,6 +7,8 @@ namespace ember::tools {
 // argv[0] is the subcommand name; options follow.
 int RunCommand(int argc, char** argv);
 int ConvertCommand(int argc, char** argv);
+int TokenizeCommand(int argc, char** argv);
+int LogitsCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

@@ -15,6 +15,8 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"run", ember::tools::RunCommand, "generate text from a prompt"},
     {"convert", ember::tools::ConvertCommand, "write a .ember model from another format"},
+    {"tokenize", ember::tools::TokenizeCommand, "print the token ids of a text"},
+    {"logits", ember::tools::LogitsCommand, "write a prompt's logits as a .npy file"},
 };
 
 void PrintUsage(FILE* out) {
