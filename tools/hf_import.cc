@@ -418,6 +418,12 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const JsonFields f(root, "config.json");
   std::string model_type;
   EMBER_RETURN_IF_ERROR(f.String("model_type", true, "", &model_type));
+  if (model_type != "gpt2" && model_type != "llama" && model_type != "ember") {
+    return Unimplemented(
+        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama "
+        "and ember)",
+        model_type.c_str());
+  }
   HfWeights weights;
   EMBER_RETURN_IF_ERROR(weights.Open(dir));
   *spec = ModelSpec();
@@ -425,13 +431,8 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
     EMBER_RETURN_IF_ERROR(ImportGpt2(f, &weights, spec));
   } else if (model_type == "llama") {
     EMBER_RETURN_IF_ERROR(ImportLlama(f, &weights, spec));
-  } else if (model_type == "ember") {
-    EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   } else {
-    return Unimplemented(
-        "config.json: model_type '%.40s' is not supported (ember converts "
-        "gpt2, llama and ember)",
-        model_type.c_str());
+    EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   }
   EMBER_RETURN_IF_ERROR(weights.CheckAllUsed());
   SpecialTokens specials;
