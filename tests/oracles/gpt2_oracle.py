@@ -19,6 +19,7 @@ import re
 import oracle_util as u
 
 ABS_TOL, REL_TOL = 1e-4, 1e-5  # f32 against the float64 oracle
+# FOLLOW-UP(q8): a --dtype q8 comparison comes with the quant branch (oracle_util.py).
 N_MERGES = 743  # vocabulary: 256 bytes + 743 merges + <|endoftext|> = 1000
 
 

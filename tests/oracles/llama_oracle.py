@@ -24,6 +24,7 @@ import struct
 import oracle_util as u
 
 ABS_TOL, REL_TOL = 1e-4, 1e-5  # f32 against the float64 oracle
+# FOLLOW-UP(q8): a --dtype q8 comparison comes with the quant branch (oracle_util.py).
 
 
 def llama_modules(torch):
