@@ -33,7 +33,8 @@ bool HaveModel(const std::string& relative) {
 }
 
 std::string Stories260KPath() {
-  static const std::string path = [] {
+  // Never destroyed: the atexit handler below runs after static destructors would.
+  static const std::string& path = *new std::string([] {
     const std::string dir = ModelsDir() + "/llama2c/stories260K/";
     const char* tmp = getenv("TMPDIR");
     const std::string out = std::string(tmp && *tmp ? tmp : "/tmp") +
@@ -47,7 +48,7 @@ std::string Stories260KPath() {
     }
     atexit([] { unlink(Stories260KPath().c_str()); });
     return out;
-  }();
+  }());
   return path;
 }
 
