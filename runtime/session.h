@@ -32,8 +32,8 @@ struct AttentionProbs {
   size_t n_heads = 0;
   size_t n_keys = 0;  // key positions [0, n_keys) were attended
   size_t stride = 0;  // floats from one head's weights to the next head's
-  const float* probs =
-      nullptr;  // probs[h * stride + t]: softmax weight of head h on key t
+  // probs[h * stride + t]: the softmax weight of head h on key position t.
+  const float* probs = nullptr;
 };
 // Called synchronously from Prefill/Decode; must not call back into the session.
 using AttentionObserver = void (*)(void* user, const AttentionProbs& probs);
