@@ -48,12 +48,13 @@ void ReplaceAll(std::string* s, const std::string& from, const std::string& to) 
 
 bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
+// Ids are dense: each is below the number of pieces (`limit`).
 Status AddPiece(const std::string& where, const std::string& piece, const Json& id_json,
-                RawVocab* v) {
-  if (!id_json.is_number_unsigned() || id_json.get<uint64_t>() >= kMaxVocab) {
+                uint64_t limit, RawVocab* v) {
+  if (!id_json.is_number_unsigned() || id_json.get<uint64_t>() >= limit) {
     return InvalidArgument("%s: the id of piece '%.60s' is not an integer in [0, %llu)",
                            where.c_str(), piece.c_str(),
-                           static_cast<unsigned long long>(kMaxVocab));
+                           static_cast<unsigned long long>(limit));
   }
   const uint32_t id = static_cast<uint32_t>(id_json.get<uint64_t>());
   if (id >= v->pieces.size()) {
@@ -72,12 +73,12 @@ Status AddPiece(const std::string& where, const std::string& piece, const Json& 
 }  // namespace
 
 Status ReadVocabObject(const std::string& where, const Json& vocab, RawVocab* v) {
-  if (!vocab.is_object()) {
-    return InvalidArgument("%s: the vocabulary is not an object of piece: id",
-                           where.c_str());
+  if (!vocab.is_object() || vocab.size() > kMaxVocab) {
+    return InvalidArgument("%s: the vocabulary is not an object of up to %llu piece: id",
+                           where.c_str(), static_cast<unsigned long long>(kMaxVocab));
   }
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    EMBER_RETURN_IF_ERROR(AddPiece(where, it.key(), it.value(), v));
+    EMBER_RETURN_IF_ERROR(AddPiece(where, it.key(), it.value(), vocab.size(), v));
   }
   return Status::Ok();
 }
@@ -131,6 +132,10 @@ namespace {
 Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& specials,
               TokenizerSpec* tok) {
   for (const auto& [id, added] : v.added) {
+    if (id >= v.pieces.size() + v.added.size()) {  // ids must stay dense
+      return InvalidArgument("%s: added token id %u is past the %zu pieces",
+                             where.c_str(), id, v.pieces.size() + v.added.size());
+    }
     if (id >= tok->pieces.size()) {
       tok->pieces.resize(id + 1);
       tok->types.resize(id + 1, TokenType::kControl);
