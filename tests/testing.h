@@ -37,6 +37,11 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
 // Serialized bytes of TinyModelSpec(), 64-byte aligned in a vector.
 std::vector<uint8_t> TinyModelBytes();
 
+// A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
+// vocabulary: written to a temporary file (removed at exit) whose path is returned.
+std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+                                      const std::string& name);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_TESTING_H_
