@@ -1,9 +1,11 @@
 # Test registration for cross builds, whose test binaries run under an emulator (qemu-user
 # through CMAKE_CROSSCOMPILING_EMULATOR; see toolchains/).
 
-# Label for tests that need the build machine itself (host Python with torch for the
-# oracle tests, the host compiler for the package test): tools/test.sh runs them natively
-# only (ember_native_only() below also disables them in a cross build).
+# Label for tests that need the build machine itself (the package test builds with the
+# host compiler): ember_native_only() below labels them and disables them in a cross
+# build. (The PyTorch oracle tests carry the label oracle instead: they can run the
+# cross-built ember under the emulator, and tools/test.sh leaves them out of the qemu
+# runs only for time.)
 set(EMBER_NATIVE_ONLY_LABEL native-only)
 
 if(CMAKE_CROSSCOMPILING)

@@ -53,6 +53,7 @@ struct ModelConfig {
   bool out_bias = false;
   bool ffn_bias = false;
   bool tied_classifier = true;
+  bool output_bias = false;  // a bias on the classifier
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }

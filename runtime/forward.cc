@@ -186,6 +186,16 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     } else {
       AttendHeads(&task, 0, c_.n_heads);
     }
+    if (s_.attention_observer_) {
+      AttentionProbs probs;
+      probs.layer = layer;
+      probs.position = pos0 + i;
+      probs.n_heads = c_.n_heads;
+      probs.n_keys = task.n_pos;
+      probs.stride = task.max_context;
+      probs.probs = task.probs;
+      s_.attention_observer_(s_.attention_observer_user_, probs);
+    }
   }
 }
 
@@ -229,7 +239,7 @@ void Forward::Activate(float* x, size_t n) {
   }
 }
 
-// logits = W_out norm(x): for the last token, or every token with all_logits.
+// logits = W_out norm(x) (+ b_out): for the last token, or every token with all_logits.
 void Forward::Logits(size_t batch) {
   const size_t d = c_.d_model;
   const size_t first = s_.options_.all_logits ? 0 : batch - 1;
@@ -242,6 +252,7 @@ void Forward::Logits(size_t batch) {
   }
   float* logits = s_.Buffer(kBufLogits);
   Linear(ctx_, *w_.output, x, rows, logits);
+  AddBias(w_.output_bias, logits, rows);
   s_.num_logits_ = rows;
   s_.logits_last_ = logits + (rows - 1) * c_.vocab_size;
 }

@@ -103,6 +103,7 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
   c->out_bias = fc.out_bias();
   c->ffn_bias = fc.ffn_bias();
   c->tied_classifier = fc.tied_classifier();
+  c->output_bias = fc.output_bias();
   if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f)) {
     return InvalidModel("config: norm_eps %g outside (0, 1)", c->norm_eps);
   }

@@ -24,6 +24,20 @@ struct SessionOptions {
   uint32_t max_prompt_bytes = 0;  // longest text Tokenize accepts; 0: 8 x max_context
 };
 
+// The attention weights of one query token in one layer, as a forward pass reports them
+// to an AttentionObserver (then overwrites them with the next token's).
+struct AttentionProbs {
+  size_t layer = 0;
+  size_t position = 0;  // the query token's position
+  size_t n_heads = 0;
+  size_t n_keys = 0;  // key positions [0, n_keys) were attended
+  size_t stride = 0;  // floats from one head's weights to the next head's
+  // probs[h * stride + t]: the softmax weight of head h on key position t.
+  const float* probs = nullptr;
+};
+// Called synchronously from Prefill/Decode; must not call back into the session.
+using AttentionObserver = void (*)(void* user, const AttentionProbs& probs);
+
 // The arena plan for a model and options: every buffer's name, offset, size, lifetime.
 Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options);
 
@@ -59,6 +73,12 @@ class Session {
   Status Tokenize(const char* text, size_t text_bytes, bool add_bos, const int32_t** ids,
                   size_t* n);
 
+  // Reports every token's attention weights in every layer to `observer` (null: off).
+  void SetAttentionObserver(AttentionObserver observer, void* user) {
+    attention_observer_ = observer;
+    attention_observer_user_ = user;
+  }
+
   const float* logits() const { return logits_last_; }
   const float* logits_at(size_t i) const;
   size_t num_logits() const { return num_logits_; }  // rows logits_at() accepts
@@ -87,6 +107,8 @@ class Session {
   size_t position_ = 0;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
+  AttentionObserver attention_observer_ = nullptr;
+  void* attention_observer_user_ = nullptr;
 };
 
 }  // namespace ember

@@ -13,6 +13,7 @@ inline constexpr char kPosEmbedding[] = "position_embd.weight";  // (max_context
 inline constexpr char kOutputNorm[] = "output_norm.weight";      // (d_model)
 inline constexpr char kOutputNormBias[] = "output_norm.bias";    // (d_model)
 inline constexpr char kOutput[] = "output.weight";               // (vocab, d_model)
+inline constexpr char kOutputBias[] = "output.bias";             // (vocab)
 
 // Per-layer names: printf formats taking the layer index.
 inline constexpr char kAttnNorm[] = "blk.%u.attn_norm.weight";  // (d_model)

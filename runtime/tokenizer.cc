@@ -1,10 +1,11 @@
 // Tokenizer: table checks, SentencePiece-style BPE encoding (as llama2.c does it),
-// and decoding.
+// GPT-2 byte-level BPE encoding, and decoding.
 #include "runtime/tokenizer.h"
 
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/pretokenizer.h"
 #include "runtime/utf8.h"
 
 namespace ember {
@@ -41,6 +42,11 @@ constexpr size_t kMaxPieceBytes = 256;
 bool Searchable(TokenType type) {
   return type == TokenType::kNormal || type == TokenType::kUserDefined;
 }
+
+// Byte-level BPE's per-pair merge-rank cache: no merge for the pair, or not yet looked
+// up.
+constexpr int32_t kNoMerge = INT32_MAX;
+constexpr int32_t kLookUp = -1;
 
 }  // namespace
 
@@ -113,14 +119,35 @@ Status Tokenizer::Init(const TokenizerTables& t) {
     if (m[0] >= n || m[1] >= n || m[2] >= n) {
       return InvalidModel("tokenizer: merge %zu names a token outside the vocabulary", i);
     }
+    if (m[3] >= static_cast<uint32_t>(kNoMerge)) {
+      return InvalidModel("tokenizer: merge %zu has rank %u (too large)", i, m[3]);
+    }
     if (i > 0) {
       const uint32_t* p = m - 4;
       if (p[0] > m[0] || (p[0] == m[0] && p[1] >= m[1])) {
         return InvalidModel("tokenizer: merges out of order (or duplicate) at %zu", i);
       }
     }
+    // The result's bytes are the pair's, so decoding agrees with encoding.
+    const std::string_view left = piece(m[0]), right = piece(m[1]), result = piece(m[2]);
+    if (result.size() != left.size() + right.size() ||
+        result.substr(0, left.size()) != left || result.substr(left.size()) != right) {
+      return InvalidModel("tokenizer: merge %zu: token %u is not tokens %u + %u", i, m[2],
+                          m[0], m[1]);
+    }
   }
   for (int& id : byte_ids_) id = -1;
+  if (t.kind == TokenizerKind::kByteLevelBpe) {
+    // Byte-level BPE starts from one piece per byte: all 256 must exist.
+    for (int b = 0; b < 256; ++b) {
+      const char c = static_cast<char>(b);
+      byte_ids_[b] = Find(std::string_view(&c, 1));
+      if (byte_ids_[b] < 0) {
+        return InvalidModel("tokenizer: byte-level BPE has no piece for byte 0x%02x", b);
+      }
+    }
+    return Status::Ok();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     if (type(i) != TokenType::kByte) continue;
     const int value = ParseBytePiece(piece(i));
@@ -231,9 +258,86 @@ Status Tokenizer::EncodeSentencePiece(std::string_view text, int32_t* ids,
   return Status::Ok();
 }
 
+// The merge table entry (left, right, result, rank) for the pair, or null: binary search
+// over the merges sorted by (left, right).
+const uint32_t* Tokenizer::FindMerge(int32_t left, int32_t right) const {
+  const uint32_t l = static_cast<uint32_t>(left), r = static_cast<uint32_t>(right);
+  size_t lo = 0, hi = t_.num_merges;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const uint32_t* m = t_.merges + 4 * mid;
+    if (m[0] < l || (m[0] == l && m[1] < r)) {
+      lo = mid + 1;
+    } else if (m[0] == l && m[1] == r) {
+      return m;
+    } else {
+      hi = mid;
+    }
+  }
+  return nullptr;
+}
+
+int32_t Tokenizer::MergeRank(int32_t left, int32_t right) const {
+  const uint32_t* m = FindMerge(left, right);
+  return m ? static_cast<int32_t>(m[3]) : kNoMerge;
+}
+
+// BPE over one pre-tokenized chunk, as GPT-2's encoder does it: take the adjacent pair
+// with the lowest merge rank, merge every occurrence of that pair left to right, repeat
+// until no pair has a merge. (A merge's result only takes part in merges of higher rank,
+// so this equals merging one pair at a time by (rank, position).) rank[i] caches the
+// rank of the pair (sym[i], sym[i + 1]); after a pass only the pairs next to a new symbol
+// are looked up again. Returns the number of symbols left.
+size_t Tokenizer::MergeByteLevel(int32_t* sym, int32_t* rank, size_t m) const {
+  for (size_t i = 0; i + 1 < m; ++i) rank[i] = MergeRank(sym[i], sym[i + 1]);
+  if (m > 0) rank[m - 1] = kNoMerge;  // the last symbol has no right neighbour
+  while (m > 1) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < m; ++i) best = rank[i] < rank[best] ? i : best;
+    const int32_t r = rank[best];
+    if (r == kNoMerge) break;
+    const int32_t left = sym[best], right = sym[best + 1];
+    const int32_t result = static_cast<int32_t>(FindMerge(left, right)[2]);
+    // Compact in place from `best`; w <= j, so nothing is overwritten before it is read.
+    size_t w = best;
+    for (size_t j = best; j < m; ++w) {
+      if (j + 1 < m && rank[j] == r && sym[j] == left && sym[j + 1] == right) {
+        sym[w] = result;
+        if (w > 0) rank[w - 1] = kLookUp;
+        rank[w] = kLookUp;
+        j += 2;
+      } else {
+        sym[w] = sym[j];
+        rank[w] = rank[j];
+        j += 1;
+      }
+    }
+    m = w;
+    rank[m - 1] = kNoMerge;
+    for (size_t i = best > 0 ? best - 1 : 0; i + 1 < m; ++i) {
+      if (rank[i] == kLookUp) rank[i] = MergeRank(sym[i], sym[i + 1]);
+    }
+  }
+  return m;
+}
+
+// GPT-2 byte-level BPE: split the text with GPT-2's pre-tokenizer, start each chunk from
+// one token per byte and merge by rank. The chunk's symbols sit where its ids will be
+// written; its rank cache follows them (EncodeCapacity leaves room for both).
 Status Tokenizer::EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const {
-  *n = 0;
-  return Unimplemented("byte-level BPE encoding is not built yet");
+  size_t count = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = Gpt2ChunkEnd(text, pos);
+    const size_t len = end - pos;
+    int32_t* sym = ids + count;
+    for (size_t i = 0; i < len; ++i) {
+      sym[i] = byte_ids_[static_cast<uint8_t>(text[pos + i])];
+    }
+    count += MergeByteLevel(sym, sym + len, len);
+    pos = end;
+  }
+  *n = count;
+  return Status::Ok();
 }
 
 std::string_view Tokenizer::Decode(int32_t prev_id, int32_t id) const {

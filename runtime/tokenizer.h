@@ -63,8 +63,10 @@ class Tokenizer {
   // The id of the normal piece with exactly these bytes, or -1.
   int32_t Find(std::string_view bytes) const;
 
-  // Token ids a work buffer must hold to encode `text_bytes` bytes of text.
-  static size_t EncodeCapacity(size_t text_bytes) { return text_bytes + 2; }
+  // Token ids a work buffer must hold to encode `text_bytes` bytes of text: at most one
+  // id per byte plus BOS, and room for byte-level BPE's merge-rank cache (one entry per
+  // byte of the chunk being merged).
+  static size_t EncodeCapacity(size_t text_bytes) { return 2 * text_bytes + 2; }
   // Encodes UTF-8 text (BOS first when add_bos) into ids[0, *n). `ids` is also the work
   // buffer: capacity must be at least EncodeCapacity(text.size()). Invalid UTF-8 is an
   // error.
@@ -79,9 +81,13 @@ class Tokenizer {
  private:
   Status EncodeSentencePiece(std::string_view text, int32_t* ids, size_t* n) const;
   Status EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const;
+  const uint32_t* FindMerge(int32_t left, int32_t right) const;
+  int32_t MergeRank(int32_t left, int32_t right) const;
+  size_t MergeByteLevel(int32_t* sym, int32_t* rank, size_t m) const;
 
   TokenizerTables t_;
-  int32_t byte_ids_[256];  // byte -> its <0xNN> token, or -1
+  // byte -> its <0xNN> token (SentencePiece) or its one-byte piece (byte-level), or -1
+  int32_t byte_ids_[256];
 };
 
 }  // namespace ember

@@ -97,6 +97,8 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
                                c.final_norm && layer_norm, &w->output_norm_bias));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutput, Role::kMatrix, c.vocab_size, d,
                                !c.tied_classifier, &w->output));
+  EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputBias, Role::kVector, c.vocab_size, 0,
+                               c.output_bias, &w->output_bias));
   if (c.tied_classifier) {
     if (!LinearSupports(w->tok_embedding->dtype, w->tok_embedding->layout)) {
       return InvalidModel("tied classifier: token embedding dtype %s cannot be a matrix",

@@ -40,6 +40,7 @@ struct Weights {
   const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
   const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
   const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied
+  const Tensor* output_bias = nullptr;       // (vocab), when config.output_bias
   std::vector<LayerWeights> layers;
 };
 

@@ -34,7 +34,8 @@ bool HaveModel(const std::string& relative) {
 }
 
 std::string Stories260KPath() {
-  static const std::string path = [] {
+  // Never destroyed: the atexit handler below runs after static destructors would.
+  static const std::string& path = *new std::string([] {
     const std::string dir = ModelsDir() + "/llama2c/stories260K/";
     const char* tmp = getenv("TMPDIR");
     const std::string out = std::string(tmp && *tmp ? tmp : "/tmp") +
@@ -48,7 +49,7 @@ std::string Stories260KPath() {
     }
     atexit([] { unlink(Stories260KPath().c_str()); });
     return out;
-  }();
+  }());
   return path;
 }
 
@@ -143,6 +144,38 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_h
   tok.eos_id = 2;
   spec.description = "tiny random test model";
   return spec;
+}
+
+std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+                                      const std::string& name) {
+  tools::ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);
+  // Resize the token embedding to the vocabulary; every other tensor keeps its shape.
+  const uint32_t vocab = static_cast<uint32_t>(tokenizer.pieces.size());
+  spec.config.vocab_size = vocab;
+  spec.tokenizer = tokenizer;
+  for (tools::TensorSpec& t : spec.tensors) {
+    if (t.name == names::kTokEmbedding) {
+      t.shape[0] = vocab;
+      t.values.assign(size_t{vocab} * t.shape[1], 0.01f);
+    }
+  }
+  const char* tmp = getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_" + name +
+                           "_" + std::to_string(getpid()) + ".ember";
+  const Status s = tools::WriteModel(spec, path);
+  if (!s.ok()) {
+    ADD_FAILURE() << "writing " << path << ": " << s.message();
+    return std::string();
+  }
+  static std::vector<std::string>* to_remove = [] {
+    auto* paths = new std::vector<std::string>();
+    atexit([] {
+      for (const std::string& p : *to_remove) unlink(p.c_str());
+    });
+    return paths;
+  }();
+  to_remove->push_back(path);
+  return path;
 }
 
 std::vector<uint8_t> TinyModelBytes() {

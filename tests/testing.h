@@ -54,6 +54,11 @@ class AlignedBytes {
   size_t size_;
 };
 
+// A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
+// vocabulary: written to a temporary file (removed at exit) whose path is returned.
+std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+                                      const std::string& name);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_TESTING_H_

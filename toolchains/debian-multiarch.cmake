@@ -36,7 +36,9 @@ set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/${EMBER_TRIPLET}/pkgconfig:/usr/share/pkgco
 # -L /usr/<triplet> or QEMU_LD_PREFIX: the cross libc's ld.so does not match the
 # multiarch libc.so.6 and threads hang or crash; plain qemu finds /lib/ld-linux-*.so
 # and the multiarch libraries by itself. QEMU_CPU in the environment picks the CPU.
-if(NOT CMAKE_HOST_SYSTEM_PROCESSOR STREQUAL CMAKE_SYSTEM_PROCESSOR AND
+# -DCMAKE_CROSSCOMPILING_EMULATOR= (empty) keeps it out, for a tree run on the board.
+if(NOT DEFINED CMAKE_CROSSCOMPILING_EMULATOR AND
+   NOT CMAKE_HOST_SYSTEM_PROCESSOR STREQUAL CMAKE_SYSTEM_PROCESSOR AND
    EXISTS /usr/bin/${EMBER_QEMU})
   set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/${EMBER_QEMU})
 endif()

@@ -1,9 +1,11 @@
-// `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer.
+// `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, or
+// from a Hugging Face model directory.
 #include <cstdio>
 #include <string>
 
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/hf_import.h"
 #include "tools/llama2c_import.h"
 #include "tools/model_writer.h"
 
@@ -14,6 +16,9 @@ ArgParser MakeParser() {
   return ArgParser({
       {{"--llama2c"}, true, "llama2.c checkpoint (legacy fp32 .bin)"},
       {{"--tokenizer"}, true, "llama2.c tokenizer .bin (with --llama2c)"},
+      {{"--hf"},
+       true,
+       "Hugging Face model directory (config.json, safetensors, tokenizer)"},
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"}, true, "weight type: f32 (default)"},
       {{"-h", "--help"}, false, "show this help"},
@@ -32,9 +37,11 @@ Status Convert(const ArgParser& args) {
       return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
     EMBER_RETURN_IF_ERROR(
         ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
+  } else if (args.Has("--hf")) {
+    EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
   } else {
     return InvalidArgument(
-        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin");
+        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, or --hf DIR");
   }
   uint64_t params = 0;
   for (const TensorSpec& t : spec.tensors) params += t.values.size();
@@ -58,7 +65,8 @@ int ConvertCommand(int argc, char** argv) {
   Status s = args.Parse(argc, argv, 1);
   if (s.ok() && args.Has("-h")) {
     printf(
-        "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n\n%s",
+        "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n"
+        "       ember convert --hf DIR -o OUT.ember\n\n%s",
         args.Usage().c_str());
     return 0;
   }

@@ -8,6 +8,8 @@ namespace ember::tools {
 int RunCommand(int argc, char** argv);
 int ConvertCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
+int TokenizeCommand(int argc, char** argv);
+int LogitsCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

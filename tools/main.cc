@@ -17,6 +17,8 @@ constexpr Subcommand kSubcommands[] = {
     {"convert", ember::tools::ConvertCommand, "write a .ember model from another format"},
     {"inspect", ember::tools::InspectCommand,
      "model summary and the session's memory plan"},
+    {"tokenize", ember::tools::TokenizeCommand, "print the token ids of a text"},
+    {"logits", ember::tools::LogitsCommand, "write a prompt's logits as a .npy file"},
 };
 
 void PrintUsage(FILE* out) {

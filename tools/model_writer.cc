@@ -85,7 +85,7 @@ Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
         static_cast<fb::PositionKind>(c.positions), c.rope_theta,
         static_cast<fb::RopePairing>(c.rope_pairing),
         static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
-        c.tied_classifier);
+        c.tied_classifier, c.output_bias);
 
     std::vector<uint8_t> piece_bytes;
     std::vector<uint32_t> offsets{0};

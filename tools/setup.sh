@@ -2,7 +2,8 @@
 # Installs every Debian package ember's build, tests and cross builds need. Idempotent:
 # when everything is already there it only checks, in about a second.
 #
-#   tools/setup.sh          # build + demo: compilers, Highway, FlatBuffers, XNNPACK, GoogleTest
+#   tools/setup.sh          # build + demo: compilers, Highway, FlatBuffers, XNNPACK, GoogleTest,
+#                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
 #                           # python3-torch (oracles), chromium (SVG rendering), cross
 #                           # compilers, qemu-user and the arm64/armhf libraries
@@ -24,11 +25,11 @@ native_pkgs=(
   libhwy-dev libflatbuffers-dev flatbuffers-compiler
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  nlohmann-json3-dev unicode-data
+  nlohmann-json3-dev unicode-data python3
 )
 test_pkgs=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
-  python3 python3-numpy python3-torch
+  python3-numpy python3-torch
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )

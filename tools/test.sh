@@ -18,7 +18,9 @@ export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 
 # The emulated CPUs. Each line: QEMU_CPU | Highway target it must select | Arm dot product
 # (1/0, checked by kernel_table_test) | tests to run (all, or kernels: the kernels/ tests
-# only) | GTEST_FILTER.
+# only) | GTEST_FILTER. The PyTorch oracle tests (label oracle) run natively only: they
+# check model arithmetic that the golden and the kernel tests already cover per ISA, and
+# under qemu they would cost minutes.
 # - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
 #   and no SVE (Graviton2, Raspberry Pi 5's A76), for the int8 dot-product kernels.
 # - max is SVE2 with dotprod at the vector length given; Highway picks its 128-bit and
@@ -103,7 +105,7 @@ cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...
     [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="$dotprod")
     [ -n "$filter" ] && env+=(GTEST_FILTER="$filter")
     if ! env "${env[@]}" \
-      ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure -LE native-only; then
+      ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure -LE "native-only|oracle"; then
       failures+=("$arch tests, QEMU_CPU=$cpu")
     fi
     report_targets "$test_dir"

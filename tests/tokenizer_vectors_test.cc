@@ -1,0 +1,119 @@
+// Oracle: llama.cpp's tokenizer test vectors (models/ggml-vocab-*.gguf.{inp,out}, checked
+// by llama.cpp against Hugging Face tokenizers). The GPT-2 cases run with OpenAI's GPT-2
+// vocabulary (encoder.json + vocab.bpe, imported as a Hugging Face vocab.json +
+// merges.txt), the Llama SentencePiece cases with llama2.c's Llama 2 tokenizer.bin.
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/model.h"
+#include "tests/testing.h"
+#include "tools/hf_tokenizer.h"
+#include "tools/llama2c_import.h"
+
+namespace ember {
+namespace {
+
+struct Case {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+// .inp holds the texts, each followed by "\n__ggml_vocab_test__\n"; .out one line of
+// space-separated ids per text.
+std::vector<Case> ReadVectors(const std::string& base) {
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(tools::ReadFile(base + ".inp", &bytes).ok());
+  const std::string inp(bytes.begin(), bytes.end());
+  EXPECT_TRUE(tools::ReadFile(base + ".out", &bytes).ok());
+  const std::string out(bytes.begin(), bytes.end());
+
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<Case> cases;
+  for (size_t pos = 0; pos <= inp.size();) {
+    size_t end = inp.find(separator, pos);
+    if (end == std::string::npos) end = inp.size();
+    cases.push_back({inp.substr(pos, end - pos), {}});
+    pos = end + separator.size();
+  }
+  std::istringstream lines(out);
+  std::string line;
+  size_t i = 0;
+  while (std::getline(lines, line) && i < cases.size()) {
+    std::istringstream ids(line);
+    for (int32_t id; ids >> id;) cases[i].ids.push_back(id);
+    ++i;
+  }
+  // The text after the last separator is empty, and so is its (missing) last line.
+  EXPECT_EQ(cases.size(), 47u) << base;
+  return cases;
+}
+
+std::string Join(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
+  return s;
+}
+
+// Encodes every case and expects the oracle's ids; returns the number that matched.
+size_t CheckAll(const Model& model, const std::vector<Case>& cases) {
+  size_t matched = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    std::vector<int32_t> ids(Tokenizer::EncodeCapacity(c.text.size()));
+    size_t n = 0;
+    const Status s = model.tokenizer().Encode(c.text, false, ids.data(), ids.size(), &n);
+    EXPECT_TRUE(s.ok()) << "case " << i << ": " << s.message();
+    ids.resize(n);
+    EXPECT_EQ(Join(ids), Join(c.ids)) << "case " << i << ": '" << c.text << "'";
+    matched += ids == c.ids;
+  }
+  size_t total_ids = 0;
+  for (const Case& c : cases) total_ids += c.ids.size();
+  printf("%zu of %zu cases (%zu ids) match\n", matched, cases.size(), total_ids);
+  return matched;
+}
+
+TEST(TokenizerVectorsTest, Gpt2MatchesLlamaCpp) {
+  if (!testing::HaveModel("gpt2-bpe/encoder.json") ||
+      !testing::HaveModel("gguf-vocab/ggml-vocab-gpt-2.gguf.inp")) {
+    return;
+  }
+  const std::string dir = testing::ModelsDir();
+  tools::SpecialTokens specials;
+  specials.bos_id = specials.eos_id =
+      50256;  // <|endoftext|>, as GPT-2's config.json says
+  tools::TokenizerSpec tok;
+  const Status s = tools::ReadVocabAndMerges(dir + "/gpt2-bpe/encoder.json",
+                                             dir + "/gpt2-bpe/vocab.bpe", specials, &tok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(tok.pieces.size(), 50257u);
+  ASSERT_EQ(tok.merges.size(), 50000u);
+  auto model = Model::Open(testing::WriteModelAroundTokenizer(tok, "gpt2_vocab").c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const auto cases = ReadVectors(dir + "/gguf-vocab/ggml-vocab-gpt-2.gguf");
+  EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+TEST(TokenizerVectorsTest, LlamaSentencePieceMatchesLlamaCpp) {
+  if (!testing::HaveModel("llama2c/tokenizer.bin") ||
+      !testing::HaveModel("gguf-vocab/ggml-vocab-llama-spm.gguf.inp")) {
+    return;
+  }
+  const std::string dir = testing::ModelsDir();
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(tools::ReadFile(dir + "/llama2c/tokenizer.bin", &bytes).ok());
+  tools::TokenizerSpec tok;
+  const Status s = tools::ParseLlama2cTokenizer(bytes, 32000, &tok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  auto model =
+      Model::Open(testing::WriteModelAroundTokenizer(tok, "llama_vocab").c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const auto cases = ReadVectors(dir + "/gguf-vocab/ggml-vocab-llama-spm.gguf");
+  EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+}  // namespace
+}  // namespace ember
