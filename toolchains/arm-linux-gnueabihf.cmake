@@ -24,8 +24,11 @@ list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES EMBER_ARMV7_FPU)
 if(NOT EMBER_ARMV7_FPU)
   set(EMBER_ARMV7_FPU neon-vfpv4)
 endif()
-# hwy/base.h needs IEEE half precision (__fp16) on 32-bit Arm.
-set(_ember_arm_flags "-march=armv7-a -mfpu=${EMBER_ARMV7_FPU} -mfloat-abi=hard -mfp16-format=ieee")
+# hwy/base.h needs IEEE half precision (__fp16) on 32-bit Arm. -Wno-psabi: g++ notes
+# on every std::vector<int64_t> that GCC 7.1 changed how such arguments are passed,
+# which only matters when linking code built by GCC < 7.1.
+set(_ember_arm_flags
+    "-march=armv7-a -mfpu=${EMBER_ARMV7_FPU} -mfloat-abi=hard -mfp16-format=ieee -Wno-psabi")
 if(NOT EMBER_ARMV7_FPU MATCHES "neon")
   string(APPEND _ember_arm_flags " -DHWY_DISABLED_TARGETS=HWY_NEON")
 endif()
