@@ -15,6 +15,7 @@ remains is ember's on-the-fly int8 activation quantization, whose bound (expecte
 1e-2 of max |logit|) should be set from measured figures and justified there.
 """
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -100,6 +101,20 @@ class Ember:
         self.run(*argv)
         logits = np.load(out)
         return (logits, np.load(self.path("attn.npy"))) if attn else logits
+
+    def attn(self, model, tokens, layer="all", head="all", fmt="npy"):
+        """`ember attn` weights: a [layers, heads, T, T] array (npy), or the CSV rows as
+        (layer, head, query, key, weight) tuples (csv)."""
+        import numpy as np
+        out = self.path("attn_cli." + fmt)
+        self.run("attn", "-m", model, "--tokens", ",".join(map(str, tokens)), "--layer",
+                 layer, "--head", head, "-o", out)
+        if fmt == "npy":
+            return np.load(out)
+        with open(out, encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+        assert rows[0][:4] == ["layer", "head", "query", "key"] and rows[0][-1] == "weight"
+        return [(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[-1])) for r in rows[1:]]
 
     def tokenize(self, model, text, bos=True):
         argv = ["tokenize", "-m", model, "-p", text] + ([] if bos else ["--no-bos"])
