@@ -18,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -125,6 +126,24 @@ class Ember:
             print(f"kept {self.dir}")
             return
         shutil.rmtree(self.dir)
+
+
+def check_parameter_counts(report, ember, model, name, total, kinds, tied):
+    """`ember inspect`'s parameter counts (total, per kind, the tied-classifier line)
+    must equal PyTorch's: `total` = sum(p.numel() for p in module.parameters()), `kinds`
+    = {kind: count} in inspect's kind names."""
+    text = ember.run("inspect", "-m", model)
+    block = text.split("\nparameters", 1)[1].split("\nweights by type", 1)[0]
+    got_total = int(block.split()[0])
+    got_kinds = {m[1]: int(m[2]) for m in re.finditer(r"^  (\S+) +(\d+)  \(", block, re.M)}
+    got_tied = re.search(r"^  classifier +tied ", block, re.M) is not None
+    report.check(f"{name}: ember inspect's total equals PyTorch's parameters() count",
+                 got_total == total, f"({got_total} vs {total})")
+    report.check(f"{name}: ember inspect's counts per kind equal PyTorch's",
+                 got_kinds == kinds, f"({sorted(got_kinds.items())} vs "
+                 f"{sorted(kinds.items())})")
+    report.check(f"{name}: ember inspect {'shows' if tied else 'does not show'} a tied "
+                 "classifier", got_tied == tied)
 
 
 def to_bfloat16_bits(values):
