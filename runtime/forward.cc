@@ -186,15 +186,9 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     } else {
       AttendHeads(&task, 0, c_.n_heads);
     }
-    if (s_.attention_observer_) {
-      AttentionProbs probs;
-      probs.layer = layer;
-      probs.position = pos0 + i;
-      probs.n_heads = c_.n_heads;
-      probs.n_keys = task.n_pos;
-      probs.stride = task.max_context;
-      probs.probs = task.probs;
-      s_.attention_observer_(s_.attention_observer_user_, probs);
+    if (s_.attention_record_.weights) {
+      RecordAttentionRow(s_.attention_record_, layer, pos0 + i, task.probs,
+                         task.max_context, task.n_pos);
     }
   }
 }

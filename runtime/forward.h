@@ -27,6 +27,7 @@ enum SessionBuffer : size_t {
   kBufProj,     // (batch, d_model): output of the attention or FFN projection
   kBufFfnA,     // (batch, ffn_dim): gate, or up for a plain FFN
   kBufFfnB,     // (batch, ffn_dim): up of a gated FFN
+  kBufAttnRec,  // SessionOptions::record_attention's AttentionRecord (empty if off)
   kNumSessionBuffers,
 };
 

@@ -72,6 +72,9 @@ Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   plan.Add("ffn_a", b * c.ffn_dim * f, kStepFeedForward, kStepFeedForward);
   plan.Add("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim * f : 0, kStepFeedForward,
            kStepFeedForward);
+  AttentionRecord record;  // empty unless options.record_attention.enabled
+  EMBER_RETURN_IF_ERROR(ResolveAttentionRecord(c, T, options.record_attention, &record));
+  plan.Add("attn_record", record.num_floats() * f, kStepSession, kStepLogits);
   plan.Plan();
   return plan;
 }
@@ -118,6 +121,11 @@ Result<std::unique_ptr<Session>> Session::Create(const Model& model,
   // never read, but a NaN there must not exist either).
   memset(s->arena_, 0, plan->total_bytes());
   s->logits_last_ = s->Buffer(kBufLogits);
+  EMBER_RETURN_IF_ERROR(ResolveAttentionRecord(
+      model.config(), dims.context, options.record_attention, &s->attention_record_));
+  if (options.record_attention.enabled) {
+    s->attention_record_.weights = s->Buffer(kBufAttnRec);
+  }
   return s;
 }
 
@@ -126,6 +134,35 @@ float* Session::Buffer(size_t id) const {
 }
 
 void* Session::sampler_scratch() const { return Buffer(kBufSampler); }
+
+Status Session::RecordAttention(const AttentionRecordOptions& what, float* weights,
+                                size_t num_floats) {
+  if (position_ != 0) {
+    return InvalidArgument(
+        "attention recording starts at position 0; this session is at %zu (Reset first)",
+        position_);
+  }
+  AttentionRecord record;
+  EMBER_RETURN_IF_ERROR(
+      ResolveAttentionRecord(model_.config(), max_context_, what, &record));
+  if (what.enabled) {
+    if (weights == nullptr) return InvalidArgument("attention record: no memory given");
+    if (num_floats < record.num_floats()) {
+      return ResourceExhausted(
+          "attention record of %zu floats is too small: the selection needs %zu",
+          num_floats, record.num_floats());
+    }
+    record.weights = weights;
+  }
+  attention_record_ = record;
+  return Status::Ok();
+}
+
+AttentionRecord Session::attention_record() const {
+  AttentionRecord record = attention_record_;
+  record.rows = position_ < record.positions ? position_ : record.positions;
+  return record;
+}
 
 const float* Session::logits_at(size_t i) const {
   return i < num_logits_ ? Buffer(kBufLogits) + i * model_.config().vocab_size : nullptr;

@@ -10,6 +10,7 @@
 
 #include "kernels/kernel_table.h"
 #include "runtime/arena.h"
+#include "runtime/attention_record.h"
 #include "runtime/model.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"
@@ -22,21 +23,10 @@ struct SessionOptions {
                              // input must fit in one)
   bool all_logits = false;   // keep the logits of every position of a prefill step
   uint32_t max_prompt_bytes = 0;  // longest text Tokenize accepts; 0: 8 x max_context
+  // Attention weights to record into an arena buffer the planner sizes for them (none
+  // when not enabled); Session::attention_record() reads them.
+  AttentionRecordOptions record_attention;
 };
-
-// The attention weights of one query token in one layer, as a forward pass reports them
-// to an AttentionObserver (then overwrites them with the next token's).
-struct AttentionProbs {
-  size_t layer = 0;
-  size_t position = 0;  // the query token's position
-  size_t n_heads = 0;
-  size_t n_keys = 0;  // key positions [0, n_keys) were attended
-  size_t stride = 0;  // floats from one head's weights to the next head's
-  // probs[h * stride + t]: the softmax weight of head h on key position t.
-  const float* probs = nullptr;
-};
-// Called synchronously from Prefill/Decode; must not call back into the session.
-using AttentionObserver = void (*)(void* user, const AttentionProbs& probs);
 
 // The arena plan for a model and options: every buffer's name, offset, size, lifetime.
 Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options);
@@ -73,11 +63,16 @@ class Session {
   Status Tokenize(const char* text, size_t text_bytes, bool add_bos, const int32_t** ids,
                   size_t* n);
 
-  // Reports every token's attention weights in every layer to `observer` (null: off).
-  void SetAttentionObserver(AttentionObserver observer, void* user) {
-    attention_observer_ = observer;
-    attention_observer_user_ = user;
-  }
+  // Records the attention weights of later Prefill/Decode calls as `what` selects into
+  // `weights` (caller memory of at least `num_floats`, which must outlive the recording;
+  // AttentionRecord::num_floats() after ResolveAttentionRecord gives the size) instead of
+  // the arena buffer of SessionOptions::record_attention. `what.enabled == false` stops
+  // recording. Rows count from position 0: only a session at position 0 (new or Reset)
+  // starts recording.
+  Status RecordAttention(const AttentionRecordOptions& what, float* weights,
+                         size_t num_floats);
+  // The weights recorded so far (weights null when not recording).
+  AttentionRecord attention_record() const;
 
   const float* logits() const { return logits_last_; }
   const float* logits_at(size_t i) const;
@@ -107,8 +102,7 @@ class Session {
   size_t position_ = 0;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
-  AttentionObserver attention_observer_ = nullptr;
-  void* attention_observer_user_ = nullptr;
+  AttentionRecord attention_record_;  // rows unused: attention_record() computes them
 };
 
 }  // namespace ember

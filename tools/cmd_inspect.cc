@@ -66,10 +66,14 @@ void PrintModel(const std::string& path, const Model& model) {
   printf("\nparameters   %llu\n",
          static_cast<unsigned long long>(model.parameter_count()));
   for (const KindCount& k : ParametersByKind(model)) {
-    printf("  %-12s %12llu  (%llu tensors)\n", k.kind.c_str(),
+    printf("  %-12s %12llu  (%llu tensor%s)\n", k.kind.c_str(),
            static_cast<unsigned long long>(k.parameters),
-           static_cast<unsigned long long>(k.tensors));
+           static_cast<unsigned long long>(k.tensors), k.tensors == 1 ? "" : "s");
   }
+  // A tied classifier is the token embedding: stored and counted once (as PyTorch's
+  // parameters() counts a shared tensor once).
+  if (c.tied_classifier)
+    printf("  %-12s %12s  (the token embedding)\n", "classifier", "tied");
   printf("weights by type\n");
   for (const DTypeCount& d : DTypeCounts(model)) {
     printf("  %-12s %12llu parameters, %s in %llu tensors\n", DTypeName(d.dtype),

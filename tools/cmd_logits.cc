@@ -32,20 +32,6 @@ ArgParser MakeParser() {
   });
 }
 
-struct AttentionRecord {
-  size_t heads = 0, positions = 0;
-  std::vector<float> probs;  // (layers, heads, positions, positions)
-};
-
-void RecordAttention(void* user, const AttentionProbs& p) {
-  auto* r = static_cast<AttentionRecord*>(user);
-  const size_t T = r->positions;
-  for (size_t h = 0; h < p.n_heads; ++h) {
-    float* row = r->probs.data() + ((p.layer * r->heads + h) * T + p.position) * T;
-    for (size_t t = 0; t < p.n_keys && t < T; ++t) row[t] = p.probs[h * p.stride + t];
-  }
-}
-
 Status Logits(const ArgParser& args) {
   if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.npy");
@@ -89,13 +75,14 @@ Status Logits(const ArgParser& args) {
   if (!session.ok()) return session.status();
   Session& s = **session;
 
-  AttentionRecord attention;
+  // Every layer and head, recorded by the forward pass into this vector.
+  std::vector<float> attention;
   if (args.Has("--attn")) {
-    attention.heads = c.n_heads;
-    attention.positions = tokens.size();
-    attention.probs.assign(size_t{c.n_layers} * c.n_heads * tokens.size() * tokens.size(),
-                           0.0f);
-    s.SetAttentionObserver(&RecordAttention, &attention);
+    AttentionRecordOptions all;
+    all.enabled = true;
+    attention.assign(size_t{c.n_layers} * c.n_heads * tokens.size() * tokens.size(),
+                     0.0f);
+    EMBER_RETURN_IF_ERROR(s.RecordAttention(all, attention.data(), attention.size()));
   }
 
   // A causal model runs in steps of max_batch tokens (all_logits keeps one step's rows);
@@ -118,7 +105,7 @@ Status Logits(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(WriteNpyF32(args.Get("-o"), logits, {rows, vocab}));
   if (args.Has("--attn")) {
     EMBER_RETURN_IF_ERROR(
-        WriteNpyF32(args.Get("--attn"), attention.probs,
+        WriteNpyF32(args.Get("--attn"), attention,
                     {c.n_layers, c.n_heads, tokens.size(), tokens.size()}));
   }
   fprintf(stderr, "ember logits: %zu tokens, wrote [%zu, %zu] to %s (%s)\n",

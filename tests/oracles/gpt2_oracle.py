@@ -10,7 +10,13 @@ The prompt is tokenized by `ember tokenize` and, independently, by GPT-2's encod
 algorithm written out below (ASCII text), and both must agree. The same weights saved
 the way GPT2LMHeadModel.state_dict() names them ("transformer." prefix, lm_head.weight)
 and with tokenizer.json instead of vocab.json + merges.txt must give the same result.
+
+`ember inspect` must count the parameters PyTorch counts: sum(p.numel() for p in
+model.parameters()) in total (the tied head is the embedding, counted once), and per kind
+(c_attn split into its W_q, W_k, W_v thirds, c_proj as W_o, the MLP as ffn, the
+LayerNorms as norms, wte + wpe as embeddings).
 """
+import collections
 import json
 import math
 import os
@@ -138,6 +144,27 @@ def reference_encode(text, vocab, merges):
     return ids
 
 
+def torch_parameter_counts(model):
+    """(total, {kind: count}) with the kinds `ember inspect` prints."""
+    kinds = collections.Counter()
+    for name, p in model.named_parameters():
+        n = p.numel()
+        if ".attn.c_attn." in name:  # fused (q | k | v) columns and bias
+            for kind in ("W_q", "W_k", "W_v"):
+                kinds[kind] += n // 3
+        elif ".attn.c_proj." in name:
+            kinds["W_o"] += n
+        elif ".mlp." in name:
+            kinds["ffn"] += n
+        elif ".ln_" in name:
+            kinds["norms"] += n
+        elif name in ("transformer.wte.weight", "transformer.wpe.weight"):
+            kinds["embeddings"] += n
+        else:
+            kinds["unexpected " + name] += n
+    return sum(p.numel() for p in model.parameters()), dict(kinds)
+
+
 def main():
     args = u.parse_args(__doc__)
     torch, np = u.import_torch()
@@ -166,6 +193,7 @@ def main():
     with torch.no_grad():
         ref = model(torch.tensor([ids]))[0].numpy()
     sd = {k: v.numpy() for k, v in model.state_dict().items()}
+    torch_total, torch_kinds = torch_parameter_counts(model)
 
     def write_dir(name, tensors, tokenizer_json):
         d = os.path.join(ember.dir, name)
@@ -197,6 +225,7 @@ def main():
     for name, tensors, tokenizer_json in (("gpt2_hub", plain, False),
                                           ("gpt2_state_dict", prefixed, True)):
         path = write_dir(name, tensors, tokenizer_json)
+        u.check_parameter_counts(report, ember, path, name, torch_total, torch_kinds, True)
         got_ids = ember.tokenize(path, prompt)
         report.check(f"{name}: ember tokenize equals GPT-2's encoder.py ({len(ids)} ids)",
                      got_ids == ids, "" if got_ids == ids else f"{got_ids} != {ids}")

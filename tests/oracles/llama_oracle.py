@@ -15,6 +15,9 @@ byte fallback, Prepend("▁") normalizer), built here from stories260K's tok512.
 way Hugging Face's LlamaConverter builds one from a SentencePiece model. `ember
 tokenize` on the converted model must equal ember's llama2.c import of tok512.bin
 (which matches llama2.c's run.c and llama.cpp's test vectors).
+
+`ember inspect`'s parameter counts, in total and per kind, must equal PyTorch's
+(module.parameters(); a tied lm_head is the embedding, counted once).
 """
 import json
 import math
@@ -222,6 +225,16 @@ def main():
             with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
                 json.dump({"metadata": {}, "weight_map": weight_map}, f)
         path = ember.convert(d, name)
+        kinds = {}
+        for pname, p in model.named_parameters():
+            kind = next(k for fragment, k in (
+                ("q_proj", "W_q"), ("k_proj", "W_k"), ("v_proj", "W_v"), ("o_proj", "W_o"),
+                (".mlp.", "ffn"), ("norm", "norms"), ("embed_tokens", "embeddings"),
+                ("lm_head", "classifier"), ("", "unexpected " + pname)) if fragment in pname)
+            kinds[kind] = kinds.get(kind, 0) + p.numel()
+        u.check_parameter_counts(report, ember, path, name,
+                                 sum(p.numel() for p in model.parameters()), kinds,
+                                 config["tie_word_embeddings"])
 
         for prompt in prompts:
             got, want = ember.tokenize(path, prompt), ember.tokenize(llama2c_model, prompt)

@@ -7,9 +7,10 @@ model that exposes it: the token embedding holds the input rows x (token t -> x[
 positions, pre-LN with a unit LayerNorm, Q/K/V/output projections from the
 MultiheadAttention module, a zero feed-forward block, no final norm, and an identity
 classifier (its first d_model logits are the residual stream). So ember's logits are
-x + MHA(LN(x)) and its attention weights (recorded by `ember logits --attn` from the
-forward pass, as Attend writes them) must equal the module's per-head weights
-(need_weights=True, average_attn_weights=False) for the query LN(x).
+x + MHA(LN(x)) and its attention weights must equal the module's per-head weights
+(need_weights=True, average_attn_weights=False) for the query LN(x), as the forward pass
+records them (runtime/attention_record.h) into caller memory (`ember logits --attn`) and
+into the arena (`ember attn`: every head as .npy, one head as .npy, one head as CSV rows).
 """
 import json
 import os
@@ -84,6 +85,19 @@ def main():
                            out[0].numpy(), OUT_ABS, OUT_REL)
             report.compare(f"{name} per-head weights, {threads} thread(s)", probs[0],
                            weights[0].numpy(), PROB_ABS, PROB_REL)
+        ref = weights[0].numpy()  # (heads, query, key)
+        tokens = list(range(T))
+        report.compare(f"{name} ember attn --format npy, all heads",
+                       ember.attn(model, tokens)[0], ref, PROB_ABS, PROB_REL)
+        report.compare(f"{name} ember attn --format npy --head 4",
+                       ember.attn(model, tokens, head="4")[0, 0], ref[4], PROB_ABS, PROB_REL)
+        rows = ember.attn(model, tokens, layer="0", head="2", fmt="csv")
+        pairs = [(q, k) for q in range(T) for k in range(q + 1 if causal else T)]
+        report.check(f"{name} ember attn --format csv --head 2: one row per visible pair",
+                     [(r[2], r[3]) for r in rows] == pairs and
+                     all(r[:2] == (0, 2) for r in rows), f"({len(rows)} rows)")
+        report.compare(f"{name} ember attn --format csv --head 2", [r[4] for r in rows],
+                       [ref[2, q, k] for q, k in pairs], PROB_ABS, PROB_REL)
     report.finish(ember)
 
 

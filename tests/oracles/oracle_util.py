@@ -15,8 +15,10 @@ remains is ember's on-the-fly int8 activation quantization, whose bound (expecte
 1e-2 of max |logit|) should be set from measured figures and justified there.
 """
 import argparse
+import csv
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -101,6 +103,20 @@ class Ember:
         logits = np.load(out)
         return (logits, np.load(self.path("attn.npy"))) if attn else logits
 
+    def attn(self, model, tokens, layer="all", head="all", fmt="npy"):
+        """`ember attn` weights: a [layers, heads, T, T] array (npy), or the CSV rows as
+        (layer, head, query, key, weight) tuples (csv)."""
+        import numpy as np
+        out = self.path("attn_cli." + fmt)
+        self.run("attn", "-m", model, "--tokens", ",".join(map(str, tokens)), "--layer",
+                 layer, "--head", head, "-o", out)
+        if fmt == "npy":
+            return np.load(out)
+        with open(out, encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+        assert rows[0][:4] == ["layer", "head", "query", "key"] and rows[0][-1] == "weight"
+        return [(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[-1])) for r in rows[1:]]
+
     def tokenize(self, model, text, bos=True):
         argv = ["tokenize", "-m", model, "-p", text] + ([] if bos else ["--no-bos"])
         return [int(t) for t in self.run(*argv).split()]
@@ -110,6 +126,24 @@ class Ember:
             print(f"kept {self.dir}")
             return
         shutil.rmtree(self.dir)
+
+
+def check_parameter_counts(report, ember, model, name, total, kinds, tied):
+    """`ember inspect`'s parameter counts (total, per kind, the tied-classifier line)
+    must equal PyTorch's: `total` = sum(p.numel() for p in module.parameters()), `kinds`
+    = {kind: count} in inspect's kind names."""
+    text = ember.run("inspect", "-m", model)
+    block = text.split("\nparameters", 1)[1].split("\nweights by type", 1)[0]
+    got_total = int(block.split()[0])
+    got_kinds = {m[1]: int(m[2]) for m in re.finditer(r"^  (\S+) +(\d+)  \(", block, re.M)}
+    got_tied = re.search(r"^  classifier +tied ", block, re.M) is not None
+    report.check(f"{name}: ember inspect's total equals PyTorch's parameters() count",
+                 got_total == total, f"({got_total} vs {total})")
+    report.check(f"{name}: ember inspect's counts per kind equal PyTorch's",
+                 got_kinds == kinds, f"({sorted(got_kinds.items())} vs "
+                 f"{sorted(kinds.items())})")
+    report.check(f"{name}: ember inspect {'shows' if tied else 'does not show'} a tied "
+                 "classifier", got_tied == tied)
 
 
 def to_bfloat16_bits(values):
