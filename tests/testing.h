@@ -42,16 +42,18 @@ std::vector<uint8_t> TinyModelBytes();
 // std::vector<uint8_t> is only malloc-aligned: 8 bytes on 32-bit Arm).
 class AlignedBytes {
  public:
+  AlignedBytes() = default;
   explicit AlignedBytes(const std::vector<uint8_t>& bytes);
-  AlignedBytes(const AlignedBytes&) = delete;
-  AlignedBytes& operator=(const AlignedBytes&) = delete;
+  // Moves keep the heap buffer, so pointers into it (a Model's) stay valid.
+  AlignedBytes(AlignedBytes&&) = default;
+  AlignedBytes& operator=(AlignedBytes&&) = default;
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
   std::vector<uint8_t> storage_;
-  uint8_t* data_;
-  size_t size_;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 // A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
