@@ -1,5 +1,7 @@
-// The libhwy symbols a single-target build still names, for images that cannot link
-// libhwy: Debian ships only libhwy.so, and a static firmware links no shared objects.
+// The libhwy symbols a single-target build still names (SupportedTargets and
+// GetChosenTarget from ChooseKernels, SetSupportedTargetsForTest on armv7, Abort from
+// HWY_DASSERT in a debug build), for images that cannot link libhwy: Debian ships only
+// libhwy.so, and a static firmware links no shared objects.
 // With HWY_COMPILE_ONLY_STATIC every HWY_DYNAMIC_DISPATCH is a direct call to the one
 // compiled target, HWY_STATIC_TARGET, which the compiler flags guarantee the CPU has; so
 // the "supported targets" are that target by construction and nothing is detected.
