@@ -58,7 +58,7 @@ TEST(ArenaTest, RandomPlansNeverOverlapLiveBuffers) {
 }
 
 TEST(ArenaTest, SessionPlanIsConsistentAndExact) {
-  const std::vector<uint8_t> bytes = testing::TinyModelBytes();
+  const testing::AlignedBytes bytes(testing::TinyModelBytes());
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok()) << model.status().message();
   SessionOptions options;

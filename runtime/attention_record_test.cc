@@ -17,7 +17,7 @@ namespace ember {
 namespace {
 
 struct Loaded {
-  std::vector<uint8_t> bytes;
+  testing::AlignedBytes bytes;
   std::unique_ptr<Model> model;
 };
 
@@ -26,8 +26,10 @@ Loaded Load(AttentionMask mask) {
                                                  /*n_heads=*/4, /*n_kv_heads=*/2);
   spec.config.mask = mask;
   Loaded l;
-  Status s = tools::SerializeModel(spec, &l.bytes);
+  std::vector<uint8_t> raw;
+  Status s = tools::SerializeModel(spec, &raw);
   EXPECT_TRUE(s.ok()) << s.message();
+  l.bytes = testing::AlignedBytes(raw);
   auto model = Model::FromMemory(l.bytes.data(), l.bytes.size());
   EXPECT_TRUE(model.ok()) << model.status().message();
   if (model.ok()) l.model = std::move(*model);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "gtest/gtest.h"
@@ -182,6 +183,13 @@ std::vector<uint8_t> TinyModelBytes() {
   Status s = tools::SerializeModel(TinyModelSpec(), &bytes);
   EXPECT_TRUE(s.ok()) << s.message();
   return bytes;
+}
+
+AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes)
+    : storage_(bytes.size() + 63), size_(bytes.size()) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+  data_ = storage_.data() + ((64 - base % 64) % 64);
+  if (!bytes.empty()) memcpy(data_, bytes.data(), bytes.size());
 }
 
 }  // namespace ember::testing

@@ -34,8 +34,27 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
                                uint32_t ffn_dim = 48, uint32_t vocab = 300,
                                uint32_t context = 64, uint32_t seed = 1);
 
-// Serialized bytes of TinyModelSpec(), 64-byte aligned in a vector.
+// Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
+// AlignedBytes before Model::FromMemory.
 std::vector<uint8_t> TinyModelBytes();
+
+// A copy of model bytes at a 64-byte aligned address, as Model::FromMemory needs (a
+// std::vector<uint8_t> is only malloc-aligned: 8 bytes on 32-bit Arm).
+class AlignedBytes {
+ public:
+  AlignedBytes() = default;
+  explicit AlignedBytes(const std::vector<uint8_t>& bytes);
+  // Moves keep the heap buffer, so pointers into it (a Model's) stay valid.
+  AlignedBytes(AlignedBytes&&) = default;
+  AlignedBytes& operator=(AlignedBytes&&) = default;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<uint8_t> storage_;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
 // vocabulary: written to a temporary file (removed at exit) whose path is returned.

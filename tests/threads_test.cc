@@ -63,13 +63,13 @@ double ProcessCpuSeconds() {
 // the workers park rather than spin.
 TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   // Wide enough that the feed-forward and classifier rows split across the pool.
-  const std::vector<uint8_t> bytes = [] {
+  const testing::AlignedBytes bytes([] {
     std::vector<uint8_t> b;
     Status s =
         tools::SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
     EXPECT_TRUE(s.ok()) << s.message();
     return b;
-  }();
+  }());
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto pool = ThreadPool::Create(4);

@@ -68,8 +68,9 @@ TEST(Llama2cImportTest, SharedAndSeparateClassifiersLoadAndRun) {
         ParseLlama2cCheckpoint(Checkpoint(16, 40, 2, 4, 2, vocab, 32), &spec).ok());
     ASSERT_TRUE(ParseLlama2cTokenizer(TokenizerFile(300), 300, &spec.tokenizer).ok());
     EXPECT_EQ(spec.config.tied_classifier, vocab > 0);
-    std::vector<uint8_t> bytes;
-    ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
+    std::vector<uint8_t> raw;
+    ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+    const testing::AlignedBytes bytes(raw);
     auto model = Model::FromMemory(bytes.data(), bytes.size());
     ASSERT_TRUE(model.ok()) << model.status().message();
     EXPECT_EQ((*model)->weights().output == (*model)->weights().tok_embedding, vocab > 0);

@@ -20,14 +20,16 @@ using Labels = std::vector<std::string>;
 // 259 + k the ASCII character ' ' + k.
 struct SentencePiece {
   SentencePiece() {
-    EXPECT_TRUE(SerializeModel(testing::TinyModelSpec(), &bytes).ok());
+    std::vector<uint8_t> raw;
+    EXPECT_TRUE(SerializeModel(testing::TinyModelSpec(), &raw).ok());
+    bytes = testing::AlignedBytes(raw);
     auto m = Model::FromMemory(bytes.data(), bytes.size());
     EXPECT_TRUE(m.ok()) << m.status().message();
     if (m.ok()) model = std::move(*m);
   }
   static int32_t Byte(int b) { return 3 + b; }
   static int32_t Char(char c) { return 259 + (c - ' '); }
-  std::vector<uint8_t> bytes;
+  testing::AlignedBytes bytes;
   std::unique_ptr<Model> model;
 };
 
