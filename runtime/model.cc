@@ -16,8 +16,8 @@
 namespace ember {
 
 static_assert(static_cast<int>(fb::DType::Q4) == static_cast<int>(DType::kQ4), "enums");
-static_assert(static_cast<int>(fb::Layout::QuantRows) ==
-                  static_cast<int>(Layout::kQuantRows),
+static_assert(static_cast<int>(fb::Layout::QuantPanels) ==
+                  static_cast<int>(Layout::kQuantPanels),
               "enums");
 static_assert(static_cast<int>(fb::TokenType::UserDefined) ==
                   static_cast<int>(TokenType::kUserDefined),

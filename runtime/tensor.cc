@@ -1,6 +1,8 @@
 // Tensor sizes per dtype and layout, with overflow checks (see tensor.h).
 #include "runtime/tensor.h"
 
+#include "kernels/quant_layout.h"
+
 namespace ember {
 namespace {
 
@@ -46,20 +48,21 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
   if (dtype != DType::kQ8 && dtype != DType::kQ4) {
     return InvalidModel("unknown dtype %u", static_cast<unsigned>(dtype));
   }
-  if (layout != Layout::kQuantRows || n_dims != 2) {
-    return InvalidModel("%s tensors must be 2-D with the QuantRows layout",
+  if (layout != Layout::kQuantPanels || n_dims != 2) {
+    return InvalidModel("%s tensors must be 2-D with the QuantPanels layout",
                         DTypeName(dtype));
   }
-  if (group_size == 0 || group_size % 2 != 0 || group_size > 4096) {
-    return InvalidModel("group size %u (even, 2 to 4096)", group_size);
+  if (group_size != kernels::kQuantGroup) {
+    return InvalidModel("%s group size %u (the QuantPanels layout has %zu)",
+                        DTypeName(dtype), group_size, kernels::kQuantGroup);
   }
-  const uint64_t rows = shape[0], cols = shape[1];
-  const uint64_t groups_per_row = (cols + group_size - 1) / group_size;
-  const uint64_t padded_cols = groups_per_row * group_size;
-  const uint64_t value_bytes_per_row =
-      dtype == DType::kQ8 ? padded_cols : padded_cols / 2;
-  uint64_t per_row = value_bytes_per_row + groups_per_row * sizeof(float);
-  if (MulOverflows(rows, per_row, bytes)) return InvalidModel("byte size overflows");
+  // Rows and cols are below 2^48 (the element count is), so one panel's bytes fit.
+  const kernels::QuantKind kind =
+      dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
+  const uint64_t panel_bytes = kernels::QuantPanelBytes(kind, shape[1]);
+  if (MulOverflows(kernels::QuantPanels(shape[0]), panel_bytes, bytes)) {
+    return InvalidModel("byte size overflows");
+  }
   return Status::Ok();
 }
 

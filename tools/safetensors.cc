@@ -212,34 +212,6 @@ const SafetensorsTensor* SafetensorsFile::Find(const std::string& name) const {
   return it != tensors_.end() && it->name == name ? &*it : nullptr;
 }
 
-// f16: sign, 5-bit exponent (bias 15), 10-bit fraction; subnormals scale by 2^-24.
-float HalfToFloat(uint16_t bits) {
-  const uint32_t sign = uint32_t{bits & 0x8000u} << 16;
-  const uint32_t exponent = (bits >> 10) & 0x1F;
-  const uint32_t fraction = bits & 0x3FF;
-  uint32_t out;
-  if (exponent == 0x1F) {
-    out = sign | 0x7F800000u | (fraction << 13);  // inf, nan
-  } else if (exponent != 0) {
-    out = sign | ((exponent + 112) << 23) | (fraction << 13);
-  } else {
-    const float magnitude = static_cast<float>(fraction) * (1.0f / 16777216.0f);
-    memcpy(&out, &magnitude, 4);
-    out |= sign;
-  }
-  float f;
-  memcpy(&f, &out, 4);
-  return f;
-}
-
-// bf16 is the top half of an f32.
-float BFloat16ToFloat(uint16_t bits) {
-  const uint32_t out = uint32_t{bits} << 16;
-  float f;
-  memcpy(&f, &out, 4);
-  return f;
-}
-
 Status SafetensorsToF32(const SafetensorsTensor& t, std::vector<float>* out) {
   out->resize(t.elements);
   const uint8_t* p = t.data;

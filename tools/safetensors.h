@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/half.h"
 #include "runtime/status.h"
 
 namespace ember::tools {
@@ -52,9 +53,9 @@ class SafetensorsFile {
 // get an error naming the tensor.
 Status SafetensorsToF32(const SafetensorsTensor& tensor, std::vector<float>* out);
 
-// IEEE half and bfloat16 bit patterns to float (exact).
-float HalfToFloat(uint16_t bits);
-float BFloat16ToFloat(uint16_t bits);
+// IEEE half and bfloat16 bit patterns to float (exact): kernels/half.h.
+using kernels::BFloat16ToFloat;
+using kernels::HalfToFloat;
 
 }  // namespace ember::tools
 
