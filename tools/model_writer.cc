@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/half.h"
+#include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/tensor.h"
 
@@ -26,15 +28,44 @@ Status EncodeTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
     return InvalidArgument("tensor '%s': %zu values for %llu elements", t.name.c_str(),
                            t.values.size(), static_cast<unsigned long long>(elements));
   }
-  if (t.dtype != DType::kF32) {
-    return Unimplemented("tensor '%s': writing %s is not supported yet", t.name.c_str(),
-                         DTypeName(t.dtype));
+  switch (t.dtype) {
+    case DType::kF32:
+      *layout = Layout::kRowMajor;
+      *group_size = 0;
+      bytes->resize(t.values.size() * sizeof(float));
+      memcpy(bytes->data(), t.values.data(), bytes->size());
+      return Status::Ok();
+    case DType::kF16:
+    case DType::kBF16: {
+      *layout = Layout::kRowMajor;
+      *group_size = 0;
+      bytes->resize(t.values.size() * sizeof(uint16_t));
+      uint8_t* out = bytes->data();
+      for (size_t i = 0; i < t.values.size(); ++i) {
+        const uint16_t bits = t.dtype == DType::kF16
+                                  ? kernels::FloatToHalf(t.values[i])
+                                  : kernels::FloatToBFloat16(t.values[i]);
+        memcpy(out + 2 * i, &bits, 2);
+      }
+      return Status::Ok();
+    }
+    case DType::kQ8:
+    case DType::kQ4: {
+      if (t.shape.size() != 2) {
+        return InvalidArgument("tensor '%s': %s needs a matrix, not %zu-D",
+                               t.name.c_str(), DTypeName(t.dtype), t.shape.size());
+      }
+      const kernels::QuantKind kind =
+          t.dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
+      *layout = Layout::kQuantPanels;
+      *group_size = kernels::kQuantGroup;
+      bytes->resize(kernels::QuantPackedBytes(kind, t.shape[0], t.shape[1]));
+      kernels::PackQuant(kind, t.values.data(), t.shape[0], t.shape[1], bytes->data());
+      return Status::Ok();
+    }
   }
-  *layout = Layout::kRowMajor;
-  *group_size = 0;
-  bytes->resize(t.values.size() * sizeof(float));
-  memcpy(bytes->data(), t.values.data(), bytes->size());
-  return Status::Ok();
+  return InvalidArgument("tensor '%s': unknown dtype %u", t.name.c_str(),
+                         static_cast<unsigned>(t.dtype));
 }
 
 }  // namespace
