@@ -13,7 +13,10 @@ Forward::Forward(Session& session)
       c_(session.model().config()),
       w_(session.model().weights()),
       k_(session.kernels_),
-      ctx_{&session.kernels_, session.pool_} {}
+      ctx_{&session.kernels_, session.pool_,
+           QuantScratch{reinterpret_cast<int8_t*>(session.Buffer(kBufActQ)),
+                        session.Buffer(kBufActScales),
+                        reinterpret_cast<int32_t*>(session.Buffer(kBufActSums))}} {}
 
 float* Forward::keys(size_t layer) const {
   return s_.Buffer(kBufKvCache) + (2 * layer) * s_.max_context_ * c_.kv_dim();

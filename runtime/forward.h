@@ -28,6 +28,9 @@ enum SessionBuffer : size_t {
   kBufFfnA,     // (batch, ffn_dim): gate, or up for a plain FFN
   kBufFfnB,     // (batch, ffn_dim): up of a gated FFN
   kBufAttnRec,  // SessionOptions::record_attention's AttentionRecord (empty if off)
+  kBufActQ,     // (batch, padded widest q8/q4 input) int8: QuantScratch (empty if none)
+  kBufActScales,  // (batch, groups) f32
+  kBufActSums,    // (batch, groups) int32
   kNumSessionBuffers,
 };
 

@@ -3,8 +3,19 @@
 
 #include <cstring>
 
+#include "kernels/half.h"
+#include "kernels/quant_layout.h"
+
 namespace ember {
 namespace {
+
+using kernels::kQuantPanelRows;
+
+kernels::QuantKind QuantKindOf(DType dtype) {
+  return dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
+}
+
+bool IsQuantized(DType dtype) { return dtype == DType::kQ8 || dtype == DType::kQ4; }
 
 struct LinearTask {
   const ExecContext* ctx;
@@ -14,38 +25,93 @@ struct LinearTask {
   float* y;
 };
 
+// Rows [begin, begin + count) of y; begin is a multiple of the row tile (of 16).
 void RunRows(void* context, size_t begin, size_t count) {
   const LinearTask& t = *static_cast<const LinearTask*>(context);
+  const kernels::KernelTable& k = *t.ctx->kernels;
   const size_t rows = t.w->rows(), cols = t.w->cols();
-  const float* w = t.w->f32() + begin * cols;
-  if (t.batch == 1) {
-    t.ctx->kernels->matvec_f32(w, t.x, t.y + begin, count, cols);
-  } else {
-    t.ctx->kernels->matmul_f32(w, t.x, t.batch, t.y + begin, rows, count, cols);
+  const bool one = t.batch == 1;
+  float* y = t.y + begin;
+  switch (t.w->dtype) {
+    case DType::kF32: {
+      const float* w = t.w->f32() + begin * cols;
+      if (one) {
+        k.matvec_f32(w, t.x, y, count, cols);
+      } else {
+        k.matmul_f32(w, t.x, t.batch, y, rows, count, cols);
+      }
+      return;
+    }
+    case DType::kF16:
+    case DType::kBF16: {
+      const uint16_t* w = reinterpret_cast<const uint16_t*>(t.w->data) + begin * cols;
+      const bool f16 = t.w->dtype == DType::kF16;
+      if (one) {
+        (f16 ? k.matvec_f16 : k.matvec_bf16)(w, t.x, y, count, cols);
+      } else {
+        (f16 ? k.matmul_f16 : k.matmul_bf16)(w, t.x, t.batch, y, rows, count, cols);
+      }
+      return;
+    }
+    case DType::kQ8:
+    case DType::kQ4: {
+      const kernels::QuantKind kind = QuantKindOf(t.w->dtype);
+      const uint8_t* w = t.w->data + (begin / kQuantPanelRows) *
+                                         kernels::QuantPanelBytes(kind, cols);
+      const bool q8 = kind == kernels::QuantKind::kQ8;
+      const kernels::MatMulQuantFn fn =
+          one ? (q8 ? k.matvec_q8 : k.matvec_q4) : (q8 ? k.matmul_q8 : k.matmul_q4);
+      const QuantScratch& a = t.ctx->quant;
+      fn(w, a.values, a.scales, a.sums, t.batch, y, rows, count, cols);
+      return;
+    }
   }
 }
 
 // Rows per task: enough multiply-adds (about 64K) that a task outweighs its scheduling,
-// a multiple of 8 (the matvec kernel's row block). Depends only on the shape.
+// a multiple of 16 (a quantized panel; the f32 kernel's 8-row block divides it).
+// Depends only on the shape.
 size_t RowTile(size_t cols, size_t batch) {
   const size_t work_per_row = cols * batch;
   size_t tile = (size_t{1} << 16) / (work_per_row ? work_per_row : 1);
-  tile = (tile + 7) & ~size_t{7};
-  return tile < 8 ? 8 : tile;
+  tile = (tile + kQuantPanelRows - 1) / kQuantPanelRows * kQuantPanelRows;
+  return tile < kQuantPanelRows ? kQuantPanelRows : tile;
 }
 
 }  // namespace
 
 bool LinearSupports(DType dtype, Layout layout) {
-  return dtype == DType::kF32 && layout == Layout::kRowMajor;
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+      return layout == Layout::kRowMajor;
+    case DType::kQ8:
+    case DType::kQ4:
+      return layout == Layout::kQuantPanels;
+  }
+  return false;
 }
 
 bool EmbeddingSupports(DType dtype, Layout layout) {
-  return dtype == DType::kF32 && layout == Layout::kRowMajor;
+  return LinearSupports(dtype, layout);
+}
+
+void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
+                       size_t* scales_bytes, size_t* sums_bytes) {
+  const size_t groups = kernels::QuantGroups(max_cols);
+  *values_bytes = batch * groups * kernels::kQuantGroup;
+  *scales_bytes = batch * groups * sizeof(float);
+  *sums_bytes = batch * groups * sizeof(int32_t);
 }
 
 void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
             float* y) {
+  if (IsQuantized(w.dtype)) {
+    // Once per product, before the row split: every task reads the same int8 input.
+    ctx.kernels->quantize_acts(x, batch, w.cols(), ctx.quant.values, ctx.quant.scales,
+                               ctx.quant.sums);
+  }
   LinearTask task{&ctx, &w, x, batch, y};
   const size_t rows = w.rows();
   const size_t tile = RowTile(w.cols(), batch);
@@ -58,7 +124,26 @@ void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batc
 
 void EmbeddingRow(const Tensor& table, uint64_t row, float* out) {
   const size_t cols = table.cols();
-  memcpy(out, table.f32() + row * cols, cols * sizeof(float));
+  switch (table.dtype) {
+    case DType::kF32:
+      memcpy(out, table.f32() + row * cols, cols * sizeof(float));
+      return;
+    case DType::kF16:
+    case DType::kBF16: {
+      const uint8_t* in = table.data + row * cols * 2;
+      for (size_t c = 0; c < cols; ++c) {
+        uint16_t bits;
+        memcpy(&bits, in + 2 * c, 2);
+        out[c] = table.dtype == DType::kF16 ? kernels::HalfToFloat(bits)
+                                            : kernels::BFloat16ToFloat(bits);
+      }
+      return;
+    }
+    case DType::kQ8:
+    case DType::kQ4:
+      kernels::DequantizeRow(QuantKindOf(table.dtype), table.data, cols, row, out);
+      return;
+  }
 }
 
 }  // namespace ember

@@ -12,15 +12,31 @@
 
 namespace ember {
 
+// Arena scratch for the input of a q8/q4 product, quantized on the fly (see
+// KernelTable::quantize_acts): (batch, QuantGroups(cols) * 32) int8 values and
+// (batch, QuantGroups(cols)) scales and sums, for cols up to the widest input.
+struct QuantScratch {
+  int8_t* values = nullptr;
+  float* scales = nullptr;
+  int32_t* sums = nullptr;
+};
+
 // What the forward pass computes with: the kernels for this CPU and the thread pool.
 struct ExecContext {
   const kernels::KernelTable* kernels = nullptr;
   const ThreadPool* pool = nullptr;  // may be null: single-threaded
+  QuantScratch quant;                // needed when any matrix is q8/q4
 };
 
 // Whether this build has kernels for a weight matrix (or embedding) of this type.
 bool LinearSupports(DType dtype, Layout layout);
 bool EmbeddingSupports(DType dtype, Layout layout);
+
+// The scratch bytes a model's q8/q4 matrices need for `batch` input rows of at most
+// `max_cols` values: int8 values, f32 scales, int32 sums (0, 0, 0 when none is
+// quantized: pass max_cols 0).
+void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
+                       size_t* scales_bytes, size_t* sums_bytes);
 
 // y[b, r] = sum_c w[r, c] x[b, c] for b < batch: x is (batch, w.cols()) and y is
 // (batch, w.rows()), both contiguous. One token is a matrix-vector product (decode);

@@ -39,6 +39,24 @@ Status ResolveDims(const ModelConfig& c, const SessionOptions& o, Dims* dims) {
   return Status::Ok();
 }
 
+// The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
+// int8 copy of the activations the quantized products read.
+size_t MaxQuantizedInput(const Weights& w) {
+  size_t widest = 0;
+  auto consider = [&](const Tensor* t) {
+    if (t && (t->dtype == DType::kQ8 || t->dtype == DType::kQ4) && t->cols() > widest) {
+      widest = t->cols();
+    }
+  };
+  consider(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
+      consider(t);
+    }
+  }
+  return widest;
+}
+
 }  // namespace
 
 const char* ArenaStepName(int step) {
@@ -75,6 +93,12 @@ Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   AttentionRecord record;  // empty unless options.record_attention.enabled
   EMBER_RETURN_IF_ERROR(ResolveAttentionRecord(c, T, options.record_attention, &record));
   plan.Add("attn_record", record.num_floats() * f, kStepSession, kStepLogits);
+  size_t act_q = 0, act_scales = 0, act_sums = 0;
+  QuantScratchBytes(b, MaxQuantizedInput(model.weights()), &act_q, &act_scales,
+                    &act_sums);
+  plan.Add("act_q", act_q, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  plan.Add("act_scales", act_scales, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  plan.Add("act_sums", act_sums, kStepEmbed, kStepLogits, BufferKind::kScratch);
   plan.Plan();
   return plan;
 }

@@ -1,0 +1,270 @@
+// Accuracy of the f16, bf16, q8 and q4 encodings of stories260K against f32: the
+// next-token distributions over a fixed text (mean KL divergence, top-1 agreement), q8's
+// greedy story against llama2.c's golden, q4's greedy story scored by the f32 model, and
+// prefill/decode/thread agreement of the quantized kernels.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tests/testing.h"
+#include "tools/dtype_policy.h"
+#include "tools/llama2c_import.h"
+
+namespace ember {
+namespace {
+
+// A fixed text in the style of the TinyStories the model was trained on (written here).
+constexpr char kText[] =
+    "Once upon a time, there was a little dog named Max. Max liked to run in the big "
+    "green park with his friend Sue. One day, Sue found a shiny red ball under a tree. "
+    "She threw the ball and Max ran very fast to get it. Max was so happy that he "
+    "wagged his tail. Then the sun went down and it was time to go home. Sue gave Max "
+    "a hug and said, \"You are my best friend.\" Max barked and they walked home "
+    "together.";
+
+struct Loaded {
+  testing::AlignedBytes bytes;
+  std::unique_ptr<Model> model;
+};
+
+// stories260K converted in memory with every matrix as `dtype` (the converter's
+// defaults: norms f32; with q4 the tied embedding/classifier is q8).
+Loaded LoadAs(DType dtype) {
+  const std::string dir = testing::ModelsDir() + "/llama2c/stories260K/";
+  tools::ModelSpec spec;
+  Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  s = tools::ChooseDTypes(dtype, {}, &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<uint8_t> bytes;
+  s = tools::SerializeModel(spec, &bytes);
+  EXPECT_TRUE(s.ok()) << s.message();
+  Loaded out;
+  out.bytes = testing::AlignedBytes(bytes);
+  auto model = Model::FromMemory(out.bytes.data(), out.bytes.size());
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (model.ok()) out.model = std::move(*model);
+  return out;
+}
+
+std::vector<int32_t> TextTokens(const Model& model) {
+  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(sizeof(kText)));
+  size_t n = 0;
+  Status s = model.tokenizer().Encode(kText, true, ids.data(), ids.size(), &n);
+  EXPECT_TRUE(s.ok()) << s.message();
+  ids.resize(n);
+  return ids;
+}
+
+// Logits of every position of `tokens` (one prefill, all_logits), (n, vocab).
+std::vector<float> AllLogits(const Model& model, const std::vector<int32_t>& tokens) {
+  SessionOptions options;
+  options.all_logits = true;
+  options.max_batch = static_cast<uint32_t>(tokens.size());
+  auto session = Session::Create(model, options, nullptr);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  Status s = (*session)->Prefill(tokens.data(), tokens.size());
+  EXPECT_TRUE(s.ok()) << s.message();
+  const size_t vocab = model.config().vocab_size;
+  std::vector<float> out(tokens.size() * vocab);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    memcpy(out.data() + i * vocab, (*session)->logits_at(i), vocab * sizeof(float));
+  }
+  return out;
+}
+
+// log softmax in double.
+std::vector<double> LogSoftmax(const float* logits, size_t n) {
+  double max = logits[0];
+  for (size_t i = 1; i < n; ++i) max = std::max<double>(max, logits[i]);
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(logits[i] - max);
+  const double log_sum = std::log(sum) + max;
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = logits[i] - log_sum;
+  return out;
+}
+
+size_t ArgMax(const float* x, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
+struct Agreement {
+  double mean_kl = 0;  // mean over positions of KL(f32 || other), nats
+  double top1 = 0;     // fraction of positions with the same most likely token
+};
+
+Agreement Compare(const std::vector<float>& ref, const std::vector<float>& other,
+                  size_t vocab) {
+  Agreement a;
+  const size_t n = ref.size() / vocab;
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<double> p = LogSoftmax(ref.data() + i * vocab, vocab);
+    const std::vector<double> q = LogSoftmax(other.data() + i * vocab, vocab);
+    double kl = 0;
+    for (size_t v = 0; v < vocab; ++v) kl += std::exp(p[v]) * (p[v] - q[v]);
+    a.mean_kl += kl / n;
+    a.top1 += (ArgMax(ref.data() + i * vocab, vocab) ==
+               ArgMax(other.data() + i * vocab, vocab)) /
+              static_cast<double>(n);
+  }
+  return a;
+}
+
+// Bounds, with the figures measured when they were set (x86 AVX3_DL; printed by the
+// test on every run). Each bound is about 3x the measured KL and a few points below
+// the measured agreement: loose enough for another ISA's rounding, tight enough that a
+// wrong scale, nibble order or offset (KL > 0.1, agreement < 90 %) fails.
+struct Bound {
+  DType dtype;
+  double max_kl;
+  double min_top1;
+};
+constexpr Bound kBounds[] = {
+    {DType::kF16, 1e-4, 0.99},
+    {DType::kBF16, 2e-3, 0.97},
+    {DType::kQ8, 2e-3, 0.97},
+    {DType::kQ4, 6e-2, 0.85},
+};
+
+TEST(QuantAccuracyTest, NextTokenDistributionsStayCloseToF32) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  Loaded f32 = LoadAs(DType::kF32);
+  ASSERT_TRUE(f32.model);
+  const std::vector<int32_t> tokens = TextTokens(*f32.model);
+  ASSERT_GT(tokens.size(), 80u);
+  const size_t vocab = f32.model->config().vocab_size;
+  const std::vector<float> ref = AllLogits(*f32.model, tokens);
+  for (const Bound& b : kBounds) {
+    Loaded other = LoadAs(b.dtype);
+    ASSERT_TRUE(other.model);
+    const Agreement a = Compare(ref, AllLogits(*other.model, tokens), vocab);
+    printf("[ember] %-4s vs f32 over %zu positions: mean KL %.3g nats, top-1 %.1f %%\n",
+           DTypeName(b.dtype), tokens.size(), a.mean_kl, 100 * a.top1);
+    EXPECT_LE(a.mean_kl, b.max_kl) << DTypeName(b.dtype);
+    EXPECT_GE(a.top1, b.min_top1) << DTypeName(b.dtype);
+  }
+}
+
+struct Collected {
+  std::vector<int32_t> ids;
+  std::string text;
+};
+
+bool Collect(void* user, int32_t id, std::string_view text) {
+  auto* c = static_cast<Collected*>(user);
+  c->ids.push_back(id);
+  c->text.append(text);
+  return true;
+}
+
+Collected Greedy(const Model& model, const ThreadPool* pool, size_t n) {
+  auto session = Session::Create(model, SessionOptions(), pool);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  SamplerOptions greedy;
+  greedy.temperature = 0.0f;
+  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  const int32_t bos = model.tokenizer().bos_id();
+  Collected out;
+  GenerateResult result;
+  Status s = Generate(**session, sampler, &bos, 1, n, &Collect, &out, &result);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+size_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+TEST(QuantAccuracyTest, Q8GreedyFollowsTheGoldenForAtLeast100Tokens) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  Loaded q8 = LoadAs(DType::kQ8);
+  ASSERT_TRUE(q8.model);
+  const Collected out = Greedy(*q8.model, nullptr, 256);
+  const size_t same = CommonPrefix(out.ids, testing::Stories260KGolden());
+  printf("[ember] q8 greedy equals llama2.c's golden for %zu of 256 tokens\n", same);
+  EXPECT_GE(same, 100u) << out.text;
+}
+
+// "Fluent" judged by the f32 model: the mean negative log-likelihood per token that
+// f32 assigns to q4's greedy story must stay near what it assigns to its own.
+double MeanNll(const Model& model, const std::vector<int32_t>& story) {
+  std::vector<int32_t> tokens = {model.tokenizer().bos_id()};
+  tokens.insert(tokens.end(), story.begin(), story.end());
+  const std::vector<float> logits = AllLogits(model, tokens);
+  const size_t vocab = model.config().vocab_size;
+  double nll = 0;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    nll -= LogSoftmax(logits.data() + i * vocab, vocab)[tokens[i + 1]];
+  }
+  return nll / (tokens.size() - 1);
+}
+
+TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  Loaded f32 = LoadAs(DType::kF32);
+  Loaded q4 = LoadAs(DType::kQ4);
+  ASSERT_TRUE(f32.model && q4.model);
+  const Collected story = Greedy(*q4.model, nullptr, 200);
+  std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
+                              testing::Stories260KGolden().begin() + 200);
+  const double q4_nll = MeanNll(*f32.model, story.ids);
+  const double f32_nll = MeanNll(*f32.model, golden);
+  printf("[ember] q4 greedy story: %s\n", story.text.c_str());
+  printf("[ember] f32's mean NLL of its own greedy story %.3f, of q4's %.3f nats/token; "
+         "%zu of 200 tokens equal to f32's\n",
+         f32_nll, q4_nll, CommonPrefix(story.ids, golden));
+  // A random-token text scores about log(512) = 6.2 nats; fluent text near f32's own.
+  EXPECT_LE(q4_nll, f32_nll + 0.5);
+  EXPECT_EQ(story.text.rfind("Once upon a time", 0), 0u) << story.text;
+}
+
+// The quantized kernels keep ember's promises: one prefill equals token-by-token decode,
+// bit for bit, for 1, 2 and 3 threads.
+TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
+  if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
+  for (DType dtype : {DType::kQ8, DType::kQ4, DType::kF16, DType::kBF16}) {
+    Loaded m = LoadAs(dtype);
+    ASSERT_TRUE(m.model);
+    std::vector<int32_t> tokens = {1};
+    tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),
+                  testing::Stories260KGolden().begin() + 60);
+    const size_t vocab = m.model->config().vocab_size;
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      auto pool = ThreadPool::Create(threads);
+      ASSERT_TRUE(pool.ok());
+      SessionOptions options;
+      options.max_batch = 16;
+      auto batched = Session::Create(*m.model, options, pool->get());
+      ASSERT_TRUE(batched.ok());
+      ASSERT_TRUE((*batched)->Prefill(tokens.data(), tokens.size()).ok());
+      results.emplace_back((*batched)->logits(), (*batched)->logits() + vocab);
+      auto stepped = Session::Create(*m.model, options, pool->get());
+      ASSERT_TRUE(stepped.ok());
+      for (int32_t t : tokens) ASSERT_TRUE((*stepped)->Decode(t).ok());
+      results.emplace_back((*stepped)->logits(), (*stepped)->logits() + vocab);
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+          << DTypeName(dtype) << ": result " << i << " (threads " << 1 + i / 2
+          << (i % 2 ? ", decode" : ", prefill") << ") differs";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember
