@@ -46,6 +46,7 @@ bool EmbeddingSupports(DType dtype, Layout layout) {
 
 void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
             float* y) {
+  ProfileScope scope(ctx.profile, KernelKind::kMatMul);
   LinearTask task{&ctx, &w, x, batch, y};
   const size_t rows = w.rows();
   const size_t tile = RowTile(w.cols(), batch);

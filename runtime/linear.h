@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/kernel_table.h"
+#include "runtime/profile.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -16,6 +17,7 @@ namespace ember {
 struct ExecContext {
   const kernels::KernelTable* kernels = nullptr;
   const ThreadPool* pool = nullptr;  // may be null: single-threaded
+  ForwardProfile* profile = nullptr;  // time per kernel kind, when profiling
 };
 
 // Whether this build has kernels for a weight matrix (or embedding) of this type.
