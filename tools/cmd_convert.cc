@@ -89,6 +89,13 @@ Status Convert(const ArgParser& args) {
   if (dtype != "f32")
     return InvalidArgument("--dtype %s is not supported", dtype.c_str());
   ModelSpec spec;
+  if (!args.Has("--synthetic")) {
+    for (const char* flag :
+         {"--dim", "--hidden", "--layers", "--heads", "--kv-heads", "--vocab", "--ctx",
+          "--seed"}) {
+      if (args.Has(flag)) return InvalidArgument("%s needs --synthetic", flag);
+    }
+  }
   if (args.Has("--llama2c")) {
     if (!args.Has("--tokenizer"))
       return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
