@@ -2,8 +2,6 @@
 // tg N: N decode steps) per model and thread count, with what llama-bench does not
 // measure: time to first token, load time, memory, heap allocations, and decode's
 // bandwidth against the machine's measured read bandwidth (the roofline %).
-#include <sys/resource.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +23,7 @@
 #include "tools/bandwidth_probe.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
+#include "tools/host_info.h"
 #include "tools/model_summary.h"
 
 #ifndef EMBER_BUILD_COMMIT
@@ -93,56 +90,6 @@ Status ParseOptions(const ArgParser& args, Options* o) {
     return InvalidArgument("nothing to run: -p and -n are both 0");
   }
   return Status::Ok();
-}
-
-// The CPU's name: x86's "model name", else the board's "Hardware", else the machine.
-std::string CpuInfo() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, hardware, part;
-  while (std::getline(cpuinfo, line)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "model name" && !value.empty()) return value;
-    if (key == "Hardware") hardware = value;
-    if (key == "CPU part" && part.empty()) part = "CPU part " + value;
-  }
-  if (!hardware.empty()) return hardware;
-  utsname name;
-  const std::string machine = uname(&name) == 0 ? name.machine : "unknown";
-  return part.empty() ? machine : machine + " " + part;
-}
-
-std::string UtcNow() {
-  const time_t now = time(nullptr);
-  tm utc;
-  gmtime_r(&now, &utc);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
-
-// Peak RSS: Linux's VmHWM, which ResetPeakRss starts again from the current RSS; where
-// that does not work (an emulator, an old kernel), the process's lifetime peak.
-bool ResetPeakRss() {
-  FILE* f = fopen("/proc/self/clear_refs", "w");
-  if (!f) return false;
-  const bool ok = fputs("5", f) >= 0;
-  return fclose(f) == 0 && ok;
-}
-
-uint64_t PeakRssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    unsigned long long kib;
-    if (sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) return kib * 1024;
-  }
-  rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
 }
 
 // Weight bytes one forward pass reads: every tensor once (a tied classifier is the
