@@ -13,7 +13,7 @@ Forward::Forward(Session& session)
       c_(session.model().config()),
       w_(session.model().weights()),
       k_(session.kernels_),
-      ctx_{&session.kernels_, session.pool_,
+      ctx_{&session.kernels_, session.pool_, session.profile_,
            QuantScratch{reinterpret_cast<int8_t*>(session.Buffer(kBufActQ)),
                         session.Buffer(kBufActScales),
                         reinterpret_cast<int32_t*>(session.Buffer(kBufActSums))}} {}
@@ -26,6 +26,8 @@ float* Forward::values(size_t layer) const {
 }
 
 void Forward::Run(const int32_t* tokens, size_t batch, size_t pos0) {
+  ProfileScope pass(ctx_.profile, KernelKind::kPass);
+  if (ctx_.profile) ++ctx_.profile->passes;
   Embed(tokens, batch, pos0);
   if (c_.positions == PositionKind::kRope) RopeTables(batch, pos0);
   for (size_t layer = 0; layer < c_.n_layers; ++layer) {
@@ -50,6 +52,7 @@ void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
 }
 
 void Forward::RopeTables(size_t batch, size_t pos0) {
+  ProfileScope scope(ctx_.profile, KernelKind::kRope);
   const size_t hd = c_.head_dim;
   for (size_t i = 0; i < batch; ++i) {
     kernels::RopeTables(pos0 + i, c_.rope_theta, hd,
@@ -119,12 +122,11 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
     Linear(ctx_, *w.ffn_up, in, batch, b);
     AddBias(w.ffn_gate_bias, a, batch);
     AddBias(w.ffn_up_bias, b, batch);
-    Activate(a, batch * f);
-    k_.mul(a, b, batch * f);
+    Activate(a, b, batch * f);
   } else {
     Linear(ctx_, *w.ffn_up, in, batch, a);
     AddBias(w.ffn_up_bias, a, batch);
-    Activate(a, batch * f);
+    Activate(a, nullptr, batch * f);
   }
   float* proj = s_.Buffer(kBufProj);
   Linear(ctx_, *w.ffn_down, a, batch, proj);
@@ -165,6 +167,7 @@ void AttendHeads(void* context, size_t begin, size_t count) {
 // its own (causal) or every position of the input (bidirectional). Heads sharing a KV
 // head (GQA/MQA) read the same cache columns.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
+  ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim;
   AttentionTask task{&k_,
                      nullptr,
@@ -197,6 +200,7 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
 }
 
 void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
+  ProfileScope scope(ctx_.profile, KernelKind::kRope);
   const size_t hd = c_.head_dim;
   const auto rope =
       c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
@@ -208,6 +212,7 @@ void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
 
 void Forward::Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
                    size_t rows) {
+  ProfileScope scope(ctx_.profile, KernelKind::kNorm);
   const size_t d = c_.d_model;
   for (size_t i = 0; i < rows; ++i) {
     if (c_.norm == NormKind::kRmsNorm) {
@@ -223,17 +228,24 @@ void Forward::AddBias(const Tensor* bias, float* x, size_t rows) {
   if (bias) k_.add_bias(x, bias->f32(), rows, bias->cols());
 }
 
-void Forward::Activate(float* x, size_t n) {
+// x = act(x), times `up` elementwise for a gated FFN (up non-null).
+void Forward::Activate(float* x, const float* up, size_t n) {
+  ProfileScope scope(ctx_.profile, KernelKind::kActivation);
   switch (c_.activation) {
     case Activation::kSiLU:
-      return k_.silu(x, n);
+      k_.silu(x, n);
+      break;
     case Activation::kReLU:
-      return k_.relu(x, n);
+      k_.relu(x, n);
+      break;
     case Activation::kGeluTanh:
-      return k_.gelu_tanh(x, n);
+      k_.gelu_tanh(x, n);
+      break;
     case Activation::kGeluErf:
-      return k_.gelu_erf(x, n);
+      k_.gelu_erf(x, n);
+      break;
   }
+  if (up) k_.mul(x, up, n);
 }
 
 // logits = W_out norm(x) (+ b_out): for the last token, or every token with all_logits.

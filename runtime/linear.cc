@@ -107,6 +107,7 @@ void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
 
 void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
             float* y) {
+  ProfileScope scope(ctx.profile, KernelKind::kMatMul);
   if (IsQuantized(w.dtype)) {
     // Once per product, before the row split: every task reads the same int8 input.
     ctx.kernels->quantize_acts(x, batch, w.cols(), ctx.quant.values, ctx.quant.scales,

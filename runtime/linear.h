@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/kernel_table.h"
+#include "runtime/profile.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -25,7 +26,8 @@ struct QuantScratch {
 struct ExecContext {
   const kernels::KernelTable* kernels = nullptr;
   const ThreadPool* pool = nullptr;  // may be null: single-threaded
-  QuantScratch quant;                // needed when any matrix is q8/q4
+  ForwardProfile* profile = nullptr;  // time per kernel kind, when profiling
+  QuantScratch quant;                 // needed when any matrix is q8/q4
 };
 
 // Whether this build has kernels for a weight matrix (or embedding) of this type.

@@ -12,6 +12,7 @@
 #include "runtime/arena.h"
 #include "runtime/attention_record.h"
 #include "runtime/model.h"
+#include "runtime/profile.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"
 
@@ -74,6 +75,9 @@ class Session {
   // The weights recorded so far (weights null when not recording).
   AttentionRecord attention_record() const;
 
+  // Adds the time of later forward passes, per kernel kind, to `profile` (null: stop).
+  void set_profile(ForwardProfile* profile) { profile_ = profile; }
+
   const float* logits() const { return logits_last_; }
   const float* logits_at(size_t i) const;
   size_t num_logits() const { return num_logits_; }  // rows logits_at() accepts
@@ -103,6 +107,7 @@ class Session {
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
   AttentionRecord attention_record_;  // rows unused: attention_record() computes them
+  ForwardProfile* profile_ = nullptr;
 };
 
 }  // namespace ember

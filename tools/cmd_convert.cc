@@ -1,5 +1,5 @@
-// `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, or
-// from a Hugging Face model directory.
+// `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, from
+// a Hugging Face model directory, or a synthetic model of any shape with random weights.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,6 +12,7 @@
 #include "tools/hf_import.h"
 #include "tools/llama2c_import.h"
 #include "tools/model_writer.h"
+#include "tools/synthetic.h"
 
 namespace ember::tools {
 namespace {
@@ -23,6 +24,18 @@ ArgParser MakeParser() {
       {{"--hf"},
        true,
        "Hugging Face model directory (config.json, safetensors, tokenizer)"},
+      {{"--synthetic"},
+       true,
+       "random-weight Llama model: stories15M, stories110M or custom (with the "
+       "shape options below)"},
+      {{"--dim"}, true, "synthetic: d_model (overrides the preset's)"},
+      {{"--hidden"}, true, "synthetic: feed-forward hidden size"},
+      {{"--layers"}, true, "synthetic: layers"},
+      {{"--heads"}, true, "synthetic: attention heads"},
+      {{"--kv-heads"}, true, "synthetic: key/value heads (default: --heads)"},
+      {{"--vocab"}, true, "synthetic: vocabulary size (at least 259)"},
+      {{"--ctx"}, true, "synthetic: max context"},
+      {{"--seed"}, true, "synthetic: random seed (default 1)"},
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"},
        true,
@@ -36,18 +49,59 @@ ArgParser MakeParser() {
   });
 }
 
+// --synthetic NAME with the preset's shape, each dimension overridable; "custom" takes
+// them all from the options.
+Status Synthetic(const ArgParser& args, ModelSpec* spec) {
+  const std::string name = args.Get("--synthetic");
+  SyntheticShape shape;
+  if (name != "custom") EMBER_RETURN_IF_ERROR(SyntheticPreset(name, &shape));
+  const struct {
+    const char* flag;
+    uint32_t* value;
+  } dims[] = {{"--dim", &shape.dim},     {"--hidden", &shape.hidden},
+              {"--layers", &shape.layers}, {"--heads", &shape.heads},
+              {"--kv-heads", &shape.kv_heads}, {"--vocab", &shape.vocab},
+              {"--ctx", &shape.ctx}};
+  for (const auto& d : dims) {
+    if (!args.Has(d.flag)) {
+      if (name == "custom" && d.value != &shape.kv_heads) {
+        return InvalidArgument("--synthetic custom needs %s", d.flag);
+      }
+      continue;
+    }
+    int64_t value;
+    EMBER_RETURN_IF_ERROR(args.GetInt(d.flag, 0, 1, int64_t{1} << 22, &value));
+    *d.value = static_cast<uint32_t>(value);
+  }
+  // A preset's kv_heads follows its heads unless given.
+  if (args.Has("--heads") && !args.Has("--kv-heads")) shape.kv_heads = 0;
+  int64_t seed;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--seed", 1, 0, INT64_MAX, &seed));
+  return MakeSyntheticModel(shape, static_cast<uint64_t>(seed), name, spec);
+}
+
 Status Convert(const ArgParser& args) {
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.ember");
   const std::string out = args.Get("-o");
   DType matrix_dtype;
-  Status dtype_status = ParseDTypeName(args.Get("--dtype", "f32"), &matrix_dtype);
-  if (!dtype_status.ok()) return InvalidArgument("--dtype: %s", dtype_status.message());
+  const std::string dtype = args.Get("--dtype", "f32");
+  if (!ParseDTypeName(dtype, &matrix_dtype).ok()) {
+    return InvalidArgument("--dtype %s is not a weight type (f32, f16, bf16, q8, q4)",
+                           dtype.c_str());
+  }
   std::vector<DTypeOverride> overrides;
   for (const std::string& keep : args.GetAll("--keep")) {
     overrides.emplace_back();
     EMBER_RETURN_IF_ERROR(ParseDTypeOverride(keep, &overrides.back()));
   }
   ModelSpec spec;
+  if (!args.Has("--synthetic")) {
+    for (const char* flag :
+         {"--dim", "--hidden", "--layers", "--heads", "--kv-heads", "--vocab", "--ctx",
+          "--seed"}) {
+      if (args.Has(flag)) return InvalidArgument("%s needs --synthetic", flag);
+    }
+  }
   if (args.Has("--llama2c")) {
     if (!args.Has("--tokenizer"))
       return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
@@ -55,9 +109,12 @@ Status Convert(const ArgParser& args) {
         ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
   } else if (args.Has("--hf")) {
     EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
+  } else if (args.Has("--synthetic")) {
+    EMBER_RETURN_IF_ERROR(Synthetic(args, &spec));
   } else {
     return InvalidArgument(
-        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, or --hf DIR");
+        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
+        "--synthetic NAME");
   }
   EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
   uint64_t params = 0;
@@ -95,9 +152,11 @@ int ConvertCommand(int argc, char** argv) {
   Status s = args.Parse(argc, argv, 1);
   if (s.ok() && args.Has("-h")) {
     printf(
-        "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember "
-        "[--dtype T] [--keep PATTERN=T ...]\n"
-        "       ember convert --hf DIR -o OUT.ember [--dtype T] [--keep PATTERN=T ...]\n\n%s",
+        "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n"
+        "       ember convert --hf DIR -o OUT.ember\n"
+        "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
+        "[--seed S] -o OUT.ember\n"
+        "Every form takes [--dtype f32|f16|bf16|q8|q4] [--keep PATTERN=DTYPE ...].\n\n%s",
         args.Usage().c_str());
     return 0;
   }

@@ -21,6 +21,8 @@ constexpr Subcommand kSubcommands[] = {
     {"logits", ember::tools::LogitsCommand, "write a prompt's logits as a .npy file"},
     {"attn", ember::tools::AttnCommand,
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
+    {"bench", ember::tools::BenchCommand,
+     "benchmark prefill and decode (llama-bench's tests, plus the roofline)"},
 };
 
 void PrintUsage(FILE* out) {

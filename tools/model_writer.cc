@@ -82,7 +82,18 @@ std::vector<uint32_t> SortedPieceIds(const TokenizerSpec& tok) {
   return ids;
 }
 
-Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
+namespace {
+
+struct Encoded {
+  Layout layout;
+  uint32_t group_size;
+  std::vector<uint8_t> bytes;
+};
+
+// The directory (padded to the first tensor's offset) and each tensor's encoded bytes;
+// the file is their concatenation, each tensor padded to kTensorAlignment.
+Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
+                   std::vector<Encoded>* encoded_tensors) {
   const ModelConfig& c = spec.config;
   const TokenizerSpec& tok = spec.tokenizer;
   if (tok.pieces.size() != c.vocab_size || tok.types.size() != c.vocab_size) {
@@ -91,12 +102,8 @@ Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
         tok.pieces.size(), tok.types.size(), c.vocab_size);
   }
   // Encode every tensor first: sizes decide the offsets.
-  struct Encoded {
-    Layout layout;
-    uint32_t group_size;
-    std::vector<uint8_t> bytes;
-  };
-  std::vector<Encoded> encoded(spec.tensors.size());
+  std::vector<Encoded>& encoded = *encoded_tensors;
+  encoded.assign(spec.tensors.size(), Encoded());
   for (size_t i = 0; i < spec.tensors.size(); ++i) {
     EMBER_RETURN_IF_ERROR(EncodeTensor(spec.tensors[i], &encoded[i].layout,
                                        &encoded[i].group_size, &encoded[i].bytes));
@@ -164,8 +171,16 @@ Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
   build(data_start, &fbb);
   if (fbb.GetSize() != probe.GetSize()) return Internal("directory size changed");
 
-  out->assign(data_start, 0);
-  memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
+  directory->assign(data_start, 0);
+  memcpy(directory->data(), fbb.GetBufferPointer(), fbb.GetSize());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
+  std::vector<Encoded> encoded;
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded));
   for (const Encoded& e : encoded) {
     out->insert(out->end(), e.bytes.begin(), e.bytes.end());
     out->resize(AlignUp(out->size()), 0);
@@ -175,17 +190,28 @@ Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
 
 Status WriteModel(const ModelSpec& spec, const std::string& path,
                   uint64_t* bytes_written) {
-  std::vector<uint8_t> bytes;
-  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
+  // Streams the directory and each tensor to the file: no whole-file copy in memory
+  // (a 110M-parameter f32 model is 440 MB).
+  std::vector<uint8_t> directory;
+  std::vector<Encoded> encoded;
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded));
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
-  const size_t written = fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    return IoError("cannot write '%s' (%zu of %zu bytes): %s", path.c_str(), written,
-                   bytes.size(), strerror(errno));
+  static const uint8_t kZeros[kTensorAlignment] = {};
+  uint64_t expected = directory.size(), written = fwrite(directory.data(), 1, directory.size(), f);
+  for (const Encoded& e : encoded) {
+    const uint64_t padding = AlignUp(e.bytes.size()) - e.bytes.size();
+    expected += e.bytes.size() + padding;
+    written += fwrite(e.bytes.data(), 1, e.bytes.size(), f);
+    written += fwrite(kZeros, 1, padding, f);
   }
-  if (bytes_written) *bytes_written = bytes.size();
+  const bool closed = fclose(f) == 0;
+  if (written != expected || !closed) {
+    return IoError("cannot write '%s' (%llu of %llu bytes): %s", path.c_str(),
+                   static_cast<unsigned long long>(written),
+                   static_cast<unsigned long long>(expected), strerror(errno));
+  }
+  if (bytes_written) *bytes_written = written;
   return Status::Ok();
 }
 

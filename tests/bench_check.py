@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""Checks `ember bench` output: every field present, figures positive and consistent.
+
+usage: bench_check.py FORMAT FILE --reps R --tests pp16,tg8 --threads 1,2 [--models N]
+                      [--profile]
+FORMAT is json, jsonl, csv or md. Exits 1 with the reasons when a check fails.
+"""
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+
+# Every field, in the order ember writes them (llama-bench's names first).
+FIELDS = [
+    "build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size",
+    "model_n_params", "n_batch", "n_threads", "type_k", "type_v", "use_mmap", "n_prompt",
+    "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
+    "samples_ts", "test", "dtype_mix", "hwy_target", "ttft_ns", "load_ns",
+    "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
+    "effective_gbps", "measured_gbps", "probe_bytes", "roofline_pct",
+]
+PROFILE_FIELDS = [
+    "profile_matmul_pct", "profile_attention_pct", "profile_norms_pct", "profile_rope_pct",
+    "profile_activations_pct", "profile_sampling_pct", "profile_other_pct",
+]
+STRINGS = {"build_commit", "cpu_info", "backends", "model_filename", "model_type",
+           "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target"}
+LISTS = {"samples_ns", "samples_ts"}
+POSITIVE = ["model_size", "model_n_params", "n_batch", "n_threads", "avg_ns", "avg_ts",
+            "ttft_ns", "load_ns", "peak_rss_bytes", "arena_bytes",
+            "weight_bytes_per_token", "effective_gbps", "measured_gbps", "probe_bytes",
+            "roofline_pct"]
+
+errors = []
+
+
+def check(condition, message):
+    if not condition:
+        errors.append(message)
+    return condition
+
+
+def close(a, b, rel=1e-6, abs_tol=0.0):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
+
+
+def from_csv(row):
+    """A CSV row as the JSON object it stands for."""
+    out = {}
+    for key, text in row.items():
+        if key in STRINGS:
+            out[key] = text
+        elif key in LISTS:
+            out[key] = [float(v) for v in text.split(",")]
+        elif key == "use_mmap":
+            out[key] = {"true": True, "false": False}[text]
+        else:
+            out[key] = float(text)
+    return out
+
+
+def check_result(r, args, where):
+    want = FIELDS + (PROFILE_FIELDS if args.profile else [])
+    if not check(list(r.keys()) == want,
+                 f"{where}: fields {list(r.keys())}, want {want}"):
+        return
+    for key in STRINGS:
+        check(isinstance(r[key], str) and r[key] != "", f"{where}: {key} is empty")
+    for key in POSITIVE:
+        check(r[key] > 0, f"{where}: {key} = {r[key]} is not positive")
+    for key in ["stddev_ns", "stddev_ts", "heap_allocs"]:
+        check(r[key] >= 0, f"{where}: {key} = {r[key]} is negative")
+    check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["test_time"]) is not None,
+          f"{where}: test_time {r['test_time']!r} is not ISO 8601 UTC")
+    check(r["type_k"] == "f32" and r["type_v"] == "f32" and r["use_mmap"] is True,
+          f"{where}: type_k/type_v/use_mmap")
+    n_prompt, n_gen = int(r["n_prompt"]), int(r["n_gen"])
+    test = f"pp{n_prompt}" if n_gen == 0 else f"tg{n_gen}"
+    check((n_prompt == 0) != (n_gen == 0), f"{where}: n_prompt {n_prompt}, n_gen {n_gen}")
+    check(r["test"] == test, f"{where}: test {r['test']} for n_prompt/n_gen ({test})")
+    ns, ts = r["samples_ns"], r["samples_ts"]
+    if not check(len(ns) == args.reps and len(ts) == args.reps,
+                 f"{where}: {len(ns)} samples_ns and {len(ts)} samples_ts, want {args.reps}"):
+        return
+    n_tokens = n_prompt + n_gen
+    for i, (a, b) in enumerate(zip(ns, ts)):
+        check(a > 0 and b > 0, f"{where}: sample {i} not positive")
+        # tokens/s x ns = tokens.
+        check(close(a * b / 1e9, n_tokens, rel=1e-5),
+              f"{where}: sample {i}: {b} t/s x {a} ns != {n_tokens} tokens")
+    mean_ns = sum(ns) / len(ns)
+    check(abs(r["avg_ns"] - mean_ns) <= 1, f"{where}: avg_ns {r['avg_ns']} != {mean_ns}")
+    check(close(r["avg_ts"], sum(ts) / len(ts), rel=1e-6), f"{where}: avg_ts is not the mean")
+    # The mean rate lies between the slowest and fastest sample, and (Jensen) at or above
+    # the rate of the mean time.
+    lo, hi = n_tokens * 1e9 / max(ns), n_tokens * 1e9 / min(ns)
+    check(lo * (1 - 1e-6) <= r["avg_ts"] <= hi * (1 + 1e-6),
+          f"{where}: avg_ts {r['avg_ts']} outside the samples' [{lo}, {hi}]")
+    check(r["avg_ts"] >= n_tokens * 1e9 / r["avg_ns"] * (1 - 1e-4),
+          f"{where}: avg_ts {r['avg_ts']} below tokens / avg_ns")
+    if len(ns) > 1:
+        m = sum(ns) / len(ns)
+        sd = math.sqrt(sum((x - m) ** 2 for x in ns) / (len(ns) - 1))
+        check(abs(r["stddev_ns"] - sd) <= 1, f"{where}: stddev_ns {r['stddev_ns']} != {sd}")
+    check(close(r["effective_gbps"], r["weight_bytes_per_token"] * r["avg_ts"] / 1e9,
+                rel=1e-4), f"{where}: effective_gbps != weight bytes x t/s")
+    check(close(r["roofline_pct"], 100 * r["effective_gbps"] / r["measured_gbps"],
+                rel=1e-4), f"{where}: roofline_pct != effective / measured")
+    if n_gen == 0:
+        check(r["ttft_ns"] >= min(ns), f"{where}: pp ttft {r['ttft_ns']} < its prefill")
+    else:
+        check(r["ttft_ns"] <= max(ns), f"{where}: tg ttft {r['ttft_ns']} > a whole run")
+    if args.profile:
+        shares = [r[k] for k in PROFILE_FIELDS]
+        check(all(s >= 0 for s in shares), f"{where}: a negative profile share {shares}")
+        check(abs(sum(shares) - 100) < 0.5, f"{where}: profile shares sum to {sum(shares)}")
+        check(r["profile_matmul_pct"] > 0, f"{where}: no matmul time")
+        if n_gen == 0:
+            check(r["profile_sampling_pct"] == 0, f"{where}: sampling inside a prefill")
+        else:
+            check(r["profile_sampling_pct"] > 0, f"{where}: no sampling in decode")
+
+
+def expected_tests(args):
+    """(n_threads, test) in ember's order: per model, per thread count, pp then tg."""
+    tests = args.tests.split(",")
+    order = [t for t in tests if t.startswith("pp")] + [t for t in tests if t.startswith("tg")]
+    return [(int(t), test) for _ in range(args.models) for t in args.threads.split(",")
+            for test in order]
+
+
+def check_markdown(text, args):
+    lines = text.splitlines()
+    check(lines and lines[0].startswith("ember bench: build "), "md: no header line")
+    tables = [l for l in lines if l.startswith("|")]
+    rows = [l for l in tables if not l.startswith("|-") and "| model " not in l]
+    want_tables = 4 if args.profile else 3
+    check(sum(1 for l in tables if l.startswith("| model ")) == want_tables,
+          f"md: want {want_tables} tables")
+    check(len(rows) == want_tables * len(expected_tests(args)),
+          f"md: {len(rows)} rows, want {want_tables} per test")
+    for l in tables:
+        check(len(l) <= 140, f"md: a line of {len(l)} characters: {l}")
+    for threads, test in expected_tests(args):
+        check(any(re.search(rf"\|\s+{threads} \| {test}\s", l) for l in rows),
+              f"md: no row for {test} at {threads} threads")
+    check("±" in text and "%" in text, "md: no '±' or roofline %")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("format", choices=["json", "jsonl", "csv", "md"])
+    p.add_argument("file")
+    p.add_argument("--reps", type=int, required=True)
+    p.add_argument("--tests", required=True)
+    p.add_argument("--threads", required=True)
+    p.add_argument("--models", type=int, default=1)
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args()
+    text = open(args.file, encoding="utf-8").read()
+    if args.format == "md":
+        check_markdown(text, args)
+    else:
+        if args.format == "json":
+            results = json.loads(text)
+            check(isinstance(results, list), "json: not an array")
+        elif args.format == "jsonl":
+            results = [json.loads(line) for line in text.splitlines()]
+        else:
+            reader = csv.DictReader(text.splitlines())
+            check(reader.fieldnames == FIELDS + (PROFILE_FIELDS if args.profile else []),
+                  f"csv: header {reader.fieldnames}")
+            results = [from_csv(row) for row in reader]
+        got = [(int(r.get("n_threads", 0)), r.get("test")) for r in results]
+        check(got == expected_tests(args), f"{args.format}: tests {got}, want "
+              f"{expected_tests(args)}")
+        for i, r in enumerate(results):
+            check_result(r, args, f"{args.format} result {i} ({r.get('test')})")
+    if errors:
+        print("\n".join(f"FAIL: {e}" for e in errors))
+        sys.exit(1)
+    print(f"ok: {args.format} {args.file}")
+
+
+if __name__ == "__main__":
+    main()

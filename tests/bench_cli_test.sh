@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# ember convert --synthetic and ember bench: a small synthetic model (and the stories15M
+# preset's shape) converts, runs, and benchmarks in every output format; bench_check.py
+# validates the fields and figures. Bad input gets a clear message and exit status 1.
+# usage: bench_cli_test.sh EMBER_BINARY... (the binary, possibly after an emulator)
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+ember=("$@")
+python=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# expect STATUS MESSAGE_FRAGMENT -- command...: stdout goes to $tmp/stdout.
+expect() {
+  local want_status="$1" fragment="$2"
+  shift 3
+  local out status
+  out=$("$@" 2>&1 >"$tmp/stdout")
+  status=$?
+  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
+    fail "$* -> status $status (want $want_status), stderr: $(tail -c 400 <<<"$out") (want '$fragment')"
+  else
+    echo "ok: $* -> $status: $(tail -n 1 <<<"$out" | head -c 160)"
+  fi
+}
+
+small="$tmp/small.ember"
+expect 0 "2 layers, d_model 64, vocab 512, 20 tensors, 106816 parameters" -- \
+  "${ember[@]}" convert --synthetic custom --dim 64 --hidden 128 --layers 2 --heads 4 \
+  --kv-heads 2 --vocab 512 --ctx 64 --seed 7 -o "$small"
+# The same seed writes the same file; another seed does not.
+expect 0 "wrote" -- "${ember[@]}" convert --synthetic custom --dim 64 --hidden 128 \
+  --layers 2 --heads 4 --kv-heads 2 --vocab 512 --ctx 64 --seed 7 -o "$tmp/again.ember"
+cmp -s "$small" "$tmp/again.ember" || fail "the same seed wrote different files"
+expect 0 "wrote" -- "${ember[@]}" convert --synthetic custom --dim 64 --hidden 128 \
+  --layers 2 --heads 4 --kv-heads 2 --vocab 512 --ctx 64 --seed 8 -o "$tmp/other.ember"
+cmp -s "$small" "$tmp/other.ember" && fail "seeds 7 and 8 wrote the same file"
+
+# The stories15M preset: llama2.c's shape (inspect reads it back from the file).
+s15="$tmp/stories15M.ember"
+expect 0 "6 layers, d_model 288, vocab 32000, 56 tensors, 15191712 parameters" -- \
+  "${ember[@]}" convert --synthetic stories15M -o "$s15"
+expect 0 "" -- "${ember[@]}" inspect -m "$s15"
+grep -qF "6 layers, d_model 288, 6 heads (6 kv heads, head_dim 48), ffn 768, vocab 32000, context 256" \
+  "$tmp/stdout" || fail "stories15M shape: $(grep architecture "$tmp/stdout")"
+# Presets take overrides: 12 heads of 24, 3 kv heads.
+expect 0 "3 layers, d_model 288" -- "${ember[@]}" convert --synthetic stories15M \
+  --layers 3 --heads 12 --kv-heads 3 -o "$tmp/s15_gqa.ember"
+
+# The byte-fallback tokenizer and the model run: text, non-ASCII bytes, greedy decode.
+expect 0 "generated 8 tokens" -- "${ember[@]}" run -m "$small" -p "héllo wörld" -n 8 --temp 0
+grep -qa "^héllo wörld" "$tmp/stdout" || fail "run did not echo the prompt: $(cat "$tmp/stdout")"
+expect 0 "generated 8 tokens" -- "${ember[@]}" run -m "$s15" -p "Once upon a time" -n 8 --temp 0
+# Logits are finite and spread out (not all equal, not exploding).
+expect 0 "" -- "${ember[@]}" logits -m "$s15" -p "Once upon a time" --all -o "$tmp/logits.npy"
+"$python" - "$tmp/logits.npy" <<'PY' || fail "stories15M logits are degenerate"
+import sys, numpy as np
+x = np.load(sys.argv[1])
+std = x.std(axis=-1)
+print(f"logits {x.shape}: std per position {std.min():.3f}..{std.max():.3f}, "
+      f"max |x| {np.abs(x).max():.2f}")
+assert np.isfinite(x).all() and std.min() > 0.2 and np.abs(x).max() < 100
+PY
+
+# Every output format, with and without --profile, at 1 and 2 threads.
+run_bench() {  # FORMAT PROFILE(0/1) EXTRA...
+  local format="$1" profile="$2"
+  shift 2
+  local flags=()
+  [ "$profile" = 1 ] && flags=(--profile)
+  expect 0 "repetition 3 of 3" -- "${ember[@]}" bench -m "$small" -p 16,32 -n 8 -t 1,2 \
+    -r 3 -o "$format" --probe-mib 16 "${flags[@]}" "$@"
+  cp "$tmp/stdout" "$tmp/bench.$format"
+  "$python" "$here/bench_check.py" "$format" "$tmp/bench.$format" --reps 3 \
+    --tests pp16,pp32,tg8 --threads 1,2 "${flags[@]}" || fail "bench -o $format (profile $profile)"
+}
+for format in json jsonl csv md; do run_bench "$format" 0; done
+for format in json csv md; do run_bench "$format" 1; done
+# Two models, and the defaults' format (md).
+expect 0 "bandwidth probe" -- "${ember[@]}" bench -m "$small" -m "$tmp/other.ember" -p 8 \
+  -n 4 -r 2 --probe-mib 16 -o jsonl
+"$python" "$here/bench_check.py" jsonl "$tmp/stdout" --reps 2 --tests pp8,tg4 --threads 1 \
+  --models 2 || fail "bench with two models"
+# The preset itself, as the demo runs it.
+expect 0 "tg4" -- "${ember[@]}" bench -m "$s15" -p 16 -n 4 -r 2 --probe-mib 16 --profile
+"$python" "$here/bench_check.py" md "$tmp/stdout" --reps 2 --tests pp16,tg4 --threads 1 \
+  --profile || fail "bench on stories15M"
+
+# Bad input.
+expect 1 "-o xml: unknown output format (md, json, jsonl or csv)" -- \
+  "${ember[@]}" bench -m "$small" -o xml
+expect 1 "-r: 0 is outside" -- "${ember[@]}" bench -m "$small" -r 0
+expect 1 "-t: 0 is outside" -- "${ember[@]}" bench -m "$small" -t 1,0
+expect 1 "-p: 'x' is not a whole number" -- "${ember[@]}" bench -m "$small" -p x
+expect 1 "cannot open '$tmp/missing.ember'" -- "${ember[@]}" bench -m "$small" \
+  -m "$tmp/missing.ember"
+expect 1 "missing -m MODEL" -- "${ember[@]}" bench
+expect 1 "nothing to run" -- "${ember[@]}" bench -m "$small" -p 0 -n 0
+expect 1 "needs a context of 128; the model holds 64" -- "${ember[@]}" bench -m "$small" \
+  -p 128
+expect 1 "unknown option '--frob'" -- "${ember[@]}" bench -m "$small" --frob
+expect 1 "no synthetic preset 'stories7B'" -- "${ember[@]}" convert --synthetic stories7B \
+  -o "$tmp/x.ember"
+expect 1 "--synthetic custom needs --dim" -- "${ember[@]}" convert --synthetic custom \
+  -o "$tmp/x.ember"
+expect 1 "must split into --heads 5 heads of an even size" -- "${ember[@]}" convert \
+  --synthetic stories15M --heads 5 -o "$tmp/x.ember"
+expect 1 "--kv-heads 4 must divide --heads 6" -- "${ember[@]}" convert \
+  --synthetic stories15M --kv-heads 4 -o "$tmp/x.ember"
+expect 1 "--vocab 100 is too small" -- "${ember[@]}" convert --synthetic stories15M \
+  --vocab 100 -o "$tmp/x.ember"
+expect 1 "--layers: 0 is outside" -- "${ember[@]}" convert --synthetic stories15M \
+  --layers 0 -o "$tmp/x.ember"
+expect 1 "--dim needs --synthetic" -- "${ember[@]}" convert --llama2c x.bin --tokenizer t.bin \
+  --dim 64 -o "$tmp/x.ember"
+expect 1 "--dtype q3 is not a weight type" -- "${ember[@]}" convert --synthetic stories15M \
+  --dtype q3 -o "$tmp/x.ember"
+
+if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all bench checks passed"

@@ -1,0 +1,78 @@
+// Bench results and their output formats: markdown tables for a terminal, JSON, JSON
+// Lines and CSV with llama-bench's field names where the meaning is the same.
+#ifndef EMBER_TOOLS_BENCH_REPORT_H_
+#define EMBER_TOOLS_BENCH_REPORT_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace ember::tools {
+
+// Shares of a decode step (tg) or of a prefill (pp), in percent; they sum to 100.
+struct ProfileShares {
+  double matmul = 0, attention = 0, norms = 0, rope = 0, activations = 0, sampling = 0,
+         other = 0;
+};
+
+// One test (pp N or tg N) of one model at one thread count.
+struct BenchResult {
+  // As llama-bench names them.
+  std::string build_commit;
+  std::string cpu_info;
+  std::string model_filename;
+  std::string model_type;  // e.g. "llama 15M f32"
+  uint64_t model_size = 0;      // bytes of the model file
+  uint64_t model_n_params = 0;
+  int n_batch = 0;              // tokens per prefill step (the longest -p: one batch)
+  int n_threads = 0;
+  std::string type_kv = "f32";  // KV cache type (llama-bench's type_k and type_v)
+  int n_prompt = 0;
+  int n_gen = 0;
+  std::string test_time;  // ISO 8601, UTC
+  std::vector<uint64_t> samples_ns;  // one per repetition
+
+  // ember's own.
+  std::string dtype_mix;   // stored weight types, e.g. "f32:57"
+  std::string hwy_target;  // Highway target of the kernels
+  double ttft_ns = 0;      // time to first token: prefill (pp) or a decode step (tg),
+                           // plus sampling the token
+  uint64_t load_ns = 0;    // model open + verify + bind, thread pool, session arena
+  uint64_t peak_rss_bytes = 0;
+  uint64_t arena_bytes = 0;
+  uint64_t heap_allocs = 0;  // allocations during the timed repetitions
+  double weight_bytes_per_token = 0;
+  double measured_gbps = 0;  // the bandwidth probe at n_threads
+  uint64_t probe_bytes = 0;
+  bool has_profile = false;
+  ProfileShares profile;
+
+  // Derived.
+  std::string test() const;  // "pp128" or "tg64"
+  int n_tokens() const { return n_prompt + n_gen; }
+  double avg_ns() const;
+  double stddev_ns() const;
+  std::vector<double> samples_ts() const;  // n_tokens * 1e9 / samples_ns
+  double avg_ts() const;                   // mean of samples_ts (as llama-bench)
+  double stddev_ts() const;
+  double effective_gbps() const { return weight_bytes_per_token * avg_ts() / 1e9; }
+  double roofline_pct() const {
+    return measured_gbps > 0 ? 100.0 * effective_gbps() / measured_gbps : 0;
+  }
+};
+
+enum class BenchFormat { kMarkdown, kJson, kJsonLines, kCsv };
+
+// "md", "json", "jsonl" or "csv".
+Status ParseBenchFormat(const std::string& name, BenchFormat* format);
+
+// Writes every field of every result in the format.
+void WriteBenchReport(const std::vector<BenchResult>& results, BenchFormat format,
+                      FILE* out);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_BENCH_REPORT_H_
