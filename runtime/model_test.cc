@@ -173,13 +173,15 @@ const char* kQ = "blk.0.attn_q.weight";
 // a writer with a bug would; the verifier only checks that the bytes exist.
 template <typename V>
 void SetLength(const V* vector, uint32_t length) {
-  uint8_t* prefix = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
-                    sizeof(uint32_t);
+  uint8_t* prefix =
+      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
+      sizeof(uint32_t);
   memcpy(prefix, &length, sizeof(length));
 }
 
 // Changes the shape of tensor `name` in the spec, resizing its values to match.
-void Reshape(tools::ModelSpec& spec, const std::string& name, std::vector<uint64_t> shape) {
+void Reshape(tools::ModelSpec& spec, const std::string& name,
+             std::vector<uint64_t> shape) {
   for (tools::TensorSpec& t : spec.tensors) {
     if (t.name != name) continue;
     uint64_t n = 1;

@@ -20,7 +20,8 @@ void AppendBytes(std::vector<uint8_t>* out, const void* p, size_t n) {
   out->insert(out->end(), b, b + n);
 }
 
-const tools::TensorSpec& FindTensor(const tools::ModelSpec& spec, const std::string& name) {
+const tools::TensorSpec& FindTensor(const tools::ModelSpec& spec,
+                                    const std::string& name) {
   for (const tools::TensorSpec& t : spec.tensors) {
     if (t.name == name) return t;
   }
@@ -108,13 +109,14 @@ tools::ModelSpec ModelAroundTokenizer(const tools::TokenizerSpec& tokenizer) {
 
 std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec) {
   const ModelConfig& c = spec.config;
-  const int32_t header[7] = {static_cast<int32_t>(c.d_model),
-                             static_cast<int32_t>(c.ffn_dim),
-                             static_cast<int32_t>(c.n_layers),
-                             static_cast<int32_t>(c.n_heads),
-                             static_cast<int32_t>(c.n_kv_heads),
-                             static_cast<int32_t>(c.vocab_size) * (c.tied_classifier ? 1 : -1),
-                             static_cast<int32_t>(c.max_context)};
+  const int32_t header[7] = {
+      static_cast<int32_t>(c.d_model),
+      static_cast<int32_t>(c.ffn_dim),
+      static_cast<int32_t>(c.n_layers),
+      static_cast<int32_t>(c.n_heads),
+      static_cast<int32_t>(c.n_kv_heads),
+      static_cast<int32_t>(c.vocab_size) * (c.tied_classifier ? 1 : -1),
+      static_cast<int32_t>(c.max_context)};
   std::vector<uint8_t> out;
   AppendBytes(&out, header, sizeof(header));
   auto put = [&](const std::string& name) {
@@ -126,9 +128,9 @@ std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec) {
   };
   // run.c's memory_map_weights order.
   put(names::kTokEmbedding);
-  for (const char* f : {names::kAttnNorm, names::kAttnQ, names::kAttnK, names::kAttnV,
-                        names::kAttnOut, names::kFfnNorm, names::kFfnGate, names::kFfnDown,
-                        names::kFfnUp}) {
+  for (const char* f :
+       {names::kAttnNorm, names::kAttnQ, names::kAttnK, names::kAttnV, names::kAttnOut,
+        names::kFfnNorm, names::kFfnGate, names::kFfnDown, names::kFfnUp}) {
     put_layers(f);
   }
   put(names::kOutputNorm);
@@ -167,7 +169,8 @@ std::string Safetensors(const std::vector<NamedTensor>& tensors) {
   header["__metadata__"] = {{"format", "pt"}};
   const std::string text = header.dump();
   std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    file[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
   return file + text + data;
 }
 
@@ -177,12 +180,12 @@ std::vector<std::string> HfLlamaFiles(bool json_tokenizer) {
   // A byte-level vocabulary: the 256 bytes, two merges, end of text; padded by the
   // importer with control tokens up to vocab_size.
   Json vocab = Json::object();
-  for (uint32_t b = 0; b < 256; ++b) vocab[ByteLevelSpelling(std::string(1, char(b)))] = b;
+  for (uint32_t b = 0; b < 256; ++b)
+    vocab[ByteLevelSpelling(std::string(1, char(b)))] = b;
   vocab[ByteLevelSpelling(" t")] = 256;
   vocab[ByteLevelSpelling("he")] = 257;
   vocab["<|endoftext|>"] = 258;
-  const std::vector<std::string> merges = {ByteLevelSpelling(" ") + " " + "t",
-                                           "h e"};
+  const std::vector<std::string> merges = {ByteLevelSpelling(" ") + " " + "t", "h e"};
   Json config = {{"model_type", "llama"},
                  {"architectures", {"LlamaForCausalLM"}},
                  {"hidden_size", c.d_model},

@@ -56,9 +56,9 @@ struct NamedTensor {
 std::string Safetensors(const std::vector<NamedTensor>& tensors);
 
 // The files of a Hugging Face directory, in the order the HF harness splits its input.
-inline constexpr const char* kHfFiles[] = {"config.json",  "model.safetensors",
+inline constexpr const char* kHfFiles[] = {"config.json",    "model.safetensors",
                                            "tokenizer.json", "vocab.json",
-                                           "merges.txt",   "tokenizer_config.json"};
+                                           "merges.txt",     "tokenizer_config.json"};
 inline constexpr size_t kNumHfFiles = sizeof(kHfFiles) / sizeof(kHfFiles[0]);
 // SmallModelSpec() as a LlamaForCausalLM directory, with a byte-level BPE tokenizer as
 // vocab.json + merges.txt (json_tokenizer: as tokenizer.json instead).

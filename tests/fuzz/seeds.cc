@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/fuzz/fuzz_common.h"
 #include "runtime/tensor_names.h"
+#include "tests/fuzz/fuzz_common.h"
 #include "tests/testing.h"
 
 namespace {
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
       uint64_t count = 1;
       for (uint64_t d : shape) count *= d;
       std::vector<float> v(count);
-      for (uint64_t i = 0; i < count; ++i) v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+      for (uint64_t i = 0; i < count; ++i)
+        v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
       g.tensors.push_back({n, shape, v, ember::DType::kF32});
     };
     namespace names = ember::names;
@@ -94,17 +95,19 @@ int main(int argc, char** argv) {
   }
 
   // tokenizer: byte 0 picks the vocabulary and BOS (see tokenizer_fuzzer.cc).
-  const char* texts[] = {"Once upon a time, there was a little girl named Lily.",
-                         " leading space and  double  spaces\n\ttabs",
-                         "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
-                         "invalid \xc3 utf-8 \xff",
-                         "1234567890 !?,.;:'\" don't I'm we'll",
-                         ""};
+  const char* texts[] = {
+      "Once upon a time, there was a little girl named Lily.",
+      " leading space and  double  spaces\n\ttabs",
+      "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+      "invalid \xc3 utf-8 \xff",
+      "1234567890 !?,.;:'\" don't I'm we'll",
+      ""};
   int k = 0;
   for (const char* text : texts) {
     for (int vocab = 0; vocab < 4; ++vocab, ++k) {
       const char selector = static_cast<char>(vocab | (k % 2 ? 0x80 : 0));
-      files.push_back({"tokenizer/text" + std::to_string(k), selector + std::string(text)});
+      files.push_back(
+          {"tokenizer/text" + std::to_string(k), selector + std::string(text)});
     }
   }
 
@@ -134,7 +137,8 @@ int main(int argc, char** argv) {
   files.push_back({"hf/llama_vocab_merges", JoinParts(hf)});
   files.push_back({"hf/llama_tokenizer_json", JoinParts(hf_json)});
 
-  for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf"}) {
+  for (const char* dir :
+       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf"}) {
     mkdir((out + dir).c_str(), 0755);
   }
   for (const auto& [path, bytes] : files) {

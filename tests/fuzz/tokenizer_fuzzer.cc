@@ -30,10 +30,11 @@ struct Loaded {
 
 std::vector<Loaded>* vocabularies = nullptr;
 
-void AddVocabulary(const std::string& name, const ember::tools::TokenizerSpec& tokenizer) {
+void AddVocabulary(const std::string& name,
+                   const ember::tools::TokenizerSpec& tokenizer) {
   std::vector<uint8_t> bytes;
-  ember::Status s = ember::tools::SerializeModel(
-      ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);
+  ember::Status s =
+      ember::tools::SerializeModel(ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);
   Loaded l;
   l.name = name;
   l.bytes = std::make_unique<ember::fuzz::AlignedCopy>(bytes.data(), bytes.size());
@@ -57,9 +58,9 @@ void LoadVocabularies() {
   const char* env = getenv("EMBER_MODELS");
   const std::string dir = env && *env ? env : EMBER_DEFAULT_MODELS_DIR;
   std::vector<uint8_t> bytes;
-  for (const auto& [file, vocab] : {std::pair<const char*, uint32_t>{
-                                        "llama2c/stories260K/tok512.bin", 512},
-                                    {"llama2c/tokenizer.bin", 32000}}) {
+  for (const auto& [file, vocab] :
+       {std::pair<const char*, uint32_t>{"llama2c/stories260K/tok512.bin", 512},
+        {"llama2c/tokenizer.bin", 32000}}) {
     ember::tools::TokenizerSpec tok;
     if (ember::tools::ReadFile(dir + "/" + file, &bytes).ok() &&
         ember::tools::ParseLlama2cTokenizer(bytes, vocab, &tok).ok()) {
