@@ -302,7 +302,9 @@ Model::~Model() {
 }
 
 Status Model::Init(const uint8_t* data, size_t size) {
-  if (size < 8) return InvalidModel("file of %zu bytes is too short to be a model", size);
+  // The size prefix, the root table offset and the file identifier (read below).
+  if (size < 12)
+    return InvalidModel("file of %zu bytes is too short to be a model", size);
   const uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(data);
   if (!fb::SizePrefixedModelBufferHasIdentifier(data)) {
     return InvalidModel("not an ember model: file identifier is not \"%s\"",

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "model_generated.h"
 #include "runtime/tensor_names.h"
 #include "tests/testing.h"
+#include "tools/model_writer.h"
 
 namespace ember {
 namespace {
@@ -109,23 +111,94 @@ TEST(ModelTest, EveryTruncationIsRefused) {
   }
 }
 
+// One handcrafted broken file: TinyModelSpec() changed before it is written (spec, may be
+// empty) and/or its bytes changed after (mutate, may be empty).
+// Truncation at each boundary between sections (size prefix, root offset, identifier,
+// directory, padding, each tensor's segment) names the section that is cut.
+TEST(ModelTest, TruncationAtEverySectionBoundaryNamesTheSection) {
+  const std::vector<uint8_t> raw = testing::TinyModelBytes();
+  const uint32_t directory_end = 4 + flatbuffers::ReadScalar<uint32_t>(raw.data());
+  std::vector<std::pair<size_t, std::string>> cases = {
+      {0, "too short to be a model"},
+      {4, "too short to be a model"},   // size prefix only
+      {8, "too short to be a model"},   // + root offset
+      {11, "too short to be a model"},  // identifier cut
+      {12, "truncated: the directory says"},
+      {directory_end - 1, "truncated: the directory says"},
+      {directory_end, "tensor 'token_embd.weight': offset"}};
+  Bytes whole(raw);
+  const auto* tensors = whole.root()->tensors();
+  for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
+    const fb::Tensor* t = tensors->Get(i);
+    const std::string expected = "tensor '" + t->name()->str() + "': offset";
+    cases.push_back({t->offset(), expected});
+    cases.push_back({t->offset() + t->size() - 1, expected});
+  }
+  for (const auto& [size, expected] : cases) {
+    Bytes bytes(raw);
+    bytes.Truncate(size);
+    const std::string error = LoadError(bytes);
+    EXPECT_NE(error.find(expected), std::string::npos)
+        << "cut to " << size << " bytes: " << error;
+  }
+}
+
 struct Corruption {
   const char* name;
   std::function<void(Bytes&)> mutate;
   const char* expected_message;  // a fragment of the error
+  std::function<void(tools::ModelSpec&)> spec = nullptr;
 };
+
+void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
 
 class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
 
 TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) {
-  Bytes bytes(testing::TinyModelBytes());
-  GetParam().mutate(bytes);
+  tools::ModelSpec spec = testing::TinyModelSpec();
+  if (GetParam().spec) GetParam().spec(spec);
+  std::vector<uint8_t> raw;
+  const Status written = tools::SerializeModel(spec, &raw);
+  ASSERT_TRUE(written.ok()) << written.message();
+  Bytes bytes(raw);
+  if (GetParam().mutate) GetParam().mutate(bytes);
   const std::string error = LoadError(bytes);
   EXPECT_NE(error.find(GetParam().expected_message), std::string::npos)
       << "error was: " << error;
 }
 
 const char* kQ = "blk.0.attn_q.weight";
+
+// Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
+// a writer with a bug would; the verifier only checks that the bytes exist.
+template <typename V>
+void SetLength(const V* vector, uint32_t length) {
+  uint8_t* prefix =
+      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
+      sizeof(uint32_t);
+  memcpy(prefix, &length, sizeof(length));
+}
+
+// Changes the shape of tensor `name` in the spec, resizing its values to match.
+void Reshape(tools::ModelSpec& spec, const std::string& name,
+             std::vector<uint64_t> shape) {
+  for (tools::TensorSpec& t : spec.tensors) {
+    if (t.name != name) continue;
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    t.shape = shape;
+    t.values.assign(n, 0.5f);
+  }
+}
+
+void AddTensor(tools::ModelSpec& spec, const std::string& name,
+               std::vector<uint64_t> shape) {
+  spec.tensors.push_back(tools::TensorSpec{name, {}, {}, DType::kF32});
+  Reshape(spec, name, shape);
+}
+
+fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
+fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 
 INSTANTIATE_TEST_SUITE_P(
     Loader, CorruptionTest,
@@ -179,12 +252,12 @@ INSTANTIATE_TEST_SUITE_P(
                    "element count overflows"},
         Corruption{
             "unknown_dtype",
-            [](Bytes& b) { b.tensor(kQ)->mutate_dtype(static_cast<fb::DType>(77)); },
-            "unknown dtype 77"},
+            [](Bytes& b) { b.tensor(kQ)->mutate_dtype(static_cast<fb::DType>(200)); },
+            "unknown dtype 200"},
         Corruption{
             "unknown_layout",
-            [](Bytes& b) { b.tensor(kQ)->mutate_layout(static_cast<fb::Layout>(9)); },
-            "unknown layout 9"},
+            [](Bytes& b) { b.tensor(kQ)->mutate_layout(static_cast<fb::Layout>(200)); },
+            "unknown layout 200"},
         Corruption{"d_model_not_divisible_by_heads",
                    [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(5); },
                    "d_model 32 is not divisible by n_heads 5"},
@@ -254,7 +327,188 @@ INSTANTIATE_TEST_SUITE_P(
                      b.root()->mutable_tokenizer()->mutable_types()->Mutate(
                          10, static_cast<fb::TokenType>(99));
                    },
-                   "unknown type 99"}),
+                   "unknown type 99"},
+        // Dimensions in the config: zero, "negative" (a uint32 that was -1 somewhere)
+        // and huge.
+        Corruption{"d_model_too_large",
+                   [](Bytes& b) { Config(b)->mutate_d_model(1u << 21); },
+                   "d_model = 2097152 (1 to 1048576 allowed)"},
+        Corruption{"zero_heads", [](Bytes& b) { Config(b)->mutate_n_heads(0); },
+                   "n_heads = 0"},
+        Corruption{"zero_head_dim", [](Bytes& b) { Config(b)->mutate_head_dim(0); },
+                   "head_dim = 0"},
+        Corruption{"zero_kv_heads", [](Bytes& b) { Config(b)->mutate_n_kv_heads(0); },
+                   "n_kv_heads = 0"},
+        Corruption{"negative_ffn_dim",
+                   [](Bytes& b) { Config(b)->mutate_ffn_dim(0xFFFFFFFFu); },
+                   "ffn_dim = 4294967295"},
+        Corruption{"negative_context",
+                   [](Bytes& b) { Config(b)->mutate_max_context(0xFFFFFFFFu); },
+                   "max_context = 4294967295"},
+        Corruption{"huge_vocab",
+                   [](Bytes& b) { Config(b)->mutate_vocab_size(1u << 30); },
+                   "vocab_size = 1073741824 (1 to 16777216 allowed)"},
+        Corruption{"too_many_layers", [](Bytes& b) { Config(b)->mutate_n_layers(5000); },
+                   "n_layers = 5000 (1 to 4096 allowed)"},
+        Corruption{"heads_times_head_dim_too_large",
+                   [](Bytes& b) { Config(b)->mutate_head_dim(1u << 20); },
+                   "n_heads x head_dim is too large"},
+        Corruption{"nan_norm_eps", [](Bytes& b) { Config(b)->mutate_norm_eps(NAN); },
+                   "norm_eps nan outside (0, 1)"},
+        Corruption{"zero_rope_theta", [](Bytes& b) { Config(b)->mutate_rope_theta(0); },
+                   "rope_theta 0 outside (1, 1e12)"},
+        Corruption{"unknown_norm_kind",
+                   [](Bytes& b) { Config(b)->mutate_norm(static_cast<fb::NormKind>(200)); },
+                   "an enum (norm, placement, ffn, activation, positions, rope pairing or "
+                   "mask) has a value this build does not know"},
+        Corruption{"unknown_mask",
+                   [](Bytes& b) {
+                     Config(b)->mutate_mask(static_cast<fb::AttentionMask>(200));
+                   },
+                   "rope pairing or mask) has a value this build does not know"},
+        Corruption{"format_version_zero", [](Bytes& b) { b.root()->mutate_format_version(0); },
+                   "format version 0 (this build reads version 1)"},
+        // The directory's size prefix.
+        Corruption{"directory_size_past_end",
+                   [](Bytes& b) {
+                     const uint32_t size = static_cast<uint32_t>(b.size());
+                     memcpy(b.data(), &size, 4);
+                   },
+                   "truncated: the directory says"},
+        Corruption{"directory_size_zero",
+                   [](Bytes& b) {
+                     const uint32_t size = 8;  // the root offset and identifier only
+                     memcpy(b.data(), &size, 4);
+                   },
+                   "verification failed"},
+        // Tensor entries: shapes, dtypes and layouts.
+        Corruption{"negative_dimension",
+                   [](Bytes& b) { b.tensor(kQ)->mutable_shape()->Mutate(1, ~uint64_t{0}); },
+                   "tensor 'blk.0.attn_q.weight': element count overflows"},
+        Corruption{"no_dimensions",
+                   [](Bytes& b) { SetLength(b.tensor(kQ)->shape(), 0); },
+                   "tensor 'blk.0.attn_q.weight': 0 dimensions (1 to 4 allowed)"},
+        Corruption{"too_many_dimensions",
+                   [](Bytes& b) { SetLength(b.tensor(kQ)->shape(), 5); },
+                   "tensor 'blk.0.attn_q.weight': 5 dimensions (1 to 4 allowed)"},
+        Corruption{"dense_dtype_with_quantized_layout",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantRows); },
+                   "tensor 'blk.0.attn_q.weight': f32 tensors must be row-major"},
+        Corruption{"empty_tensor_name",
+                   [](Bytes& b) {
+                     // The verifier wants the terminating NUL right after the length.
+                     auto* name = const_cast<flatbuffers::String*>(b.tensor(kQ)->name());
+                     const_cast<char*>(name->c_str())[0] = '\0';
+                     SetLength(name, 0);
+                   },
+                   "tensor 2: empty name or a NUL inside it"},
+        Corruption{"nul_in_tensor_name",
+                   [](Bytes& b) {
+                     auto* name = const_cast<flatbuffers::String*>(b.tensor(kQ)->name());
+                     const_cast<char*>(name->c_str())[3] = '\0';
+                   },
+                   "empty name or a NUL inside it"},
+        // Segments: misaligned, partly overlapping, past the end.
+        Corruption{"offset_misaligned_by_16",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_offset(b.tensor(kQ)->offset() + 16); },
+                   "is not a multiple of 64"},
+        Corruption{"tensors_overlap_partly",
+                   [](Bytes& b) {
+                     // q (32 x 32 f32 = 4096 bytes) now starts inside token_embd's last
+                     // 64 bytes.
+                     fb::Tensor* emb = b.tensor("token_embd.weight");
+                     b.tensor(kQ)->mutate_offset(emb->offset() + emb->size() - 64);
+                   },
+                   "tensors 'token_embd.weight' and 'blk.0.attn_q.weight' overlap"},
+        Corruption{"last_tensor_one_byte_past_end",
+                   [](Bytes& b) { b.Truncate(b.tensor("output_norm.weight")->offset() + 127); },
+                   "tensor 'output_norm.weight': offset"},
+        // Tensor count and names against the config.
+        Corruption{"tensor_count_short_by_one",
+                   [](Bytes& b) {
+                     SetLength(b.root()->tensors(), b.root()->tensors()->size() - 1);
+                   },
+                   "missing tensor 'output_norm.weight'"},
+        Corruption{"no_tensors", [](Bytes& b) { SetLength(b.root()->tensors(), 0); },
+                   "missing tensor 'token_embd.weight'"},
+        Corruption{"extra_unknown_tensor", nullptr, "unexpected tensor 'blk.0.extra.weight'",
+                   [](tools::ModelSpec& s) { AddTensor(s, "blk.0.extra.weight", {4}); }},
+        Corruption{"classifier_with_tied_config", nullptr,
+                   "unexpected tensor 'output.weight': the config does not use it",
+                   [](tools::ModelSpec& s) { AddTensor(s, "output.weight", {300, 32}); }},
+        Corruption{"duplicate_tensor_name", nullptr,
+                   "two tensors are named 'blk.1.ffn_up.weight'",
+                   [](tools::ModelSpec& s) {
+                     s.tensors.push_back(s.tensors[s.tensors.size() - 3]);
+                   }},
+        Corruption{"missing_untied_classifier",
+                   [](Bytes& b) { Config(b)->mutate_tied_classifier(false); },
+                   "missing tensor 'output.weight'"},
+        Corruption{"missing_layer_norm_biases",
+                   [](Bytes& b) { Config(b)->mutate_norm(fb::NormKind::LayerNorm); },
+                   "missing tensor 'output_norm.bias'"},
+        Corruption{"embedding_rows_disagree_with_vocab", nullptr,
+                   "tensor 'token_embd.weight' has shape (299, 32) with 2 dims; expected "
+                   "(300, 32)",
+                   [](tools::ModelSpec& s) { Reshape(s, "token_embd.weight", {299, 32}); }},
+        Corruption{"matrix_shape_transposed", nullptr,
+                   "tensor 'blk.0.ffn_up.weight' has shape (32, 48) with 2 dims; expected "
+                   "(48, 32)",
+                   [](tools::ModelSpec& s) { Reshape(s, "blk.0.ffn_up.weight", {32, 48}); }},
+        Corruption{"norm_weight_is_a_matrix", nullptr,
+                   "tensor 'blk.0.attn_norm.weight' has 2 dims (32, ...); expected (32)",
+                   [](tools::ModelSpec& s) {
+                     Reshape(s, "blk.0.attn_norm.weight", {32, 1});
+                   }},
+        // Tokenizer tables.
+        Corruption{"unknown_tokenizer_kind",
+                   [](Bytes& b) {
+                     Tok(b)->mutate_kind(static_cast<fb::TokenizerKind>(200));
+                   },
+                   "tokenizer: unknown kind 200"},
+        Corruption{"tokenizer_kind_without_its_tables",
+                   [](Bytes& b) { Tok(b)->mutate_kind(fb::TokenizerKind::ByteLevelBpe); },
+                   "byte-level BPE has no piece for byte 0x00"},
+        Corruption{"first_piece_offset_not_zero",
+                   [](Bytes& b) { Tok(b)->mutable_piece_offsets()->Mutate(0, 1); },
+                   "first piece offset is not 0"},
+        Corruption{"piece_offsets_past_piece_bytes",
+                   [](Bytes& b) {
+                     auto* offsets = Tok(b)->mutable_piece_offsets();
+                     offsets->Mutate(300, offsets->Get(300) + 1);
+                   },
+                   "piece offsets end at"},
+        Corruption{"piece_longer_than_max_piece_bytes",
+                   [](Bytes& b) { Tok(b)->mutate_max_piece_bytes(1); },
+                   "piece 0 is longer than max_piece_bytes 1"},
+        Corruption{"max_piece_bytes_too_large",
+                   [](Bytes& b) { Tok(b)->mutate_max_piece_bytes(100000); },
+                   "max_piece_bytes 100000 exceeds 256"},
+        Corruption{"types_shorter_than_vocab",
+                   [](Bytes& b) { SetLength(Tok(b)->types(), 299); },
+                   "299 token types for a vocabulary of 300"},
+        Corruption{"scores_shorter_than_vocab",
+                   [](Bytes& b) { SetLength(Tok(b)->scores(), 10); },
+                   "10 scores for a vocabulary of 300"},
+        Corruption{"sorted_ids_missing_one",
+                   [](Bytes& b) {
+                     SetLength(Tok(b)->sorted_ids(), Tok(b)->sorted_ids()->size() - 1);
+                   },
+                   "sorted ids for 41 searchable pieces"},
+        Corruption{"eos_negative", [](Bytes& b) { Tok(b)->mutate_eos_id(-5); },
+                   "special token id -5 outside the vocabulary of 300"},
+        Corruption{"unk_past_vocab", [](Bytes& b) { Tok(b)->mutate_unk_id(300); },
+                   "special token id 300 outside the vocabulary of 300"},
+        Corruption{"byte_token_not_hex",
+                   [](Bytes& b) {
+                     // Token 3 is <0x00>: make it <0xG0>.
+                     auto* t = Tok(b);
+                     t->mutable_piece_bytes()->Mutate(t->piece_offsets()->Get(3) + 3, 'G');
+                   },
+                   "byte token 3 is not <0xNN>"},
+        Corruption{"sorted_id_names_a_control_token",
+                   [](Bytes& b) { Tok(b)->mutable_sorted_ids()->Mutate(0, 1); },
+                   "sorted id 1 is out of range or not a normal piece"}),
     [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
 
 }  // namespace

@@ -39,8 +39,9 @@ Status ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
     bytes->insert(bytes->end(), buf, buf + n);
   const bool failed = ferror(f);
+  const int read_errno = errno;  // e.g. EISDIR: fopen succeeds on a directory
   fclose(f);
-  if (failed) return IoError("cannot read '%s'", path.c_str());
+  if (failed) return IoError("cannot read '%s': %s", path.c_str(), strerror(read_errno));
   return Status::Ok();
 }
 

@@ -8,11 +8,15 @@
 #                           -fw-aarch64, -fw-armhf appended
 #   EMBER_CROSS=0           native stages only (a quick local run; CI runs everything)
 #   EMBER_REQUIRE_MODELS=0  let tests that need ../shared/models skip instead of fail
+#   EMBER_HARDEN=0          skip the sanitizer and fuzzing stages (-asan, -tsan dirs)
+#   EMBER_FUZZ_SECONDS=60   how long each fuzzer runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${EMBER_BUILD_DIR:-build}"
 jobs="$(nproc)"
 cross="${EMBER_CROSS:-1}"
+harden="${EMBER_HARDEN:-1}"
+fuzz_seconds="${EMBER_FUZZ_SECONDS:-60}"
 # CI must not skip the tests that need ../shared/models.
 export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 
@@ -85,6 +89,83 @@ if ! ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure; then
   failures+=("native tests")
 fi
 report_targets "$build_dir"
+
+# Runs one libFuzzer binary for fuzz_seconds from its seeds (plus the corpus of earlier
+# local runs), and prints its final stats. A crash, leak, sanitizer report, timeout or
+# out-of-memory fails the stage; the input is kept in $dir/fuzz-artifacts/.
+run_fuzzer() {  # run_fuzzer BUILD_DIR NAME
+  local dir="$1" name="$2"
+  local corpus="$dir/fuzz-corpus/$name" log="$dir/fuzz-logs/$name.log"
+  mkdir -p "$corpus" "$dir/fuzz-logs" "$dir/fuzz-artifacts"
+  local rc=0
+  EMBER_MODELS="${EMBER_MODELS:-$PWD/../shared/models}" \
+    "$dir/tests/fuzz/${name}_fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+    -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$dir/fuzz-artifacts/$name-" \
+    "$corpus" "$dir/tests/fuzz/seeds/$name" >"$log" 2>&1 || rc=$?
+  local execs
+  execs=$(grep -a '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  printf '    %-12s exit %d, %s executions in %ss, corpus %d files\n' "$name" "$rc" \
+    "${execs:-?}" "$fuzz_seconds" "$(find "$corpus" -type f | wc -l)"
+  if [ "$rc" != 0 ]; then
+    grep -a -A30 -m1 'ERROR\|==ERROR\|deadly signal\|Timeout\|out-of-memory' "$log" | \
+      sed 's/^/      /' | head -40
+    return 1
+  fi
+}
+
+# The sanitizer and fuzzing stages (clang-14): the whole native suite under ASan+UBSan in
+# one build that also makes the fuzzers; the fuzzers for a bounded time, two at a time;
+# the threading tests under TSan.
+harden_stages() {
+  local asan="$build_dir-asan" tsan="$build_dir-tsan"
+  stage "ASan+UBSan build with the fuzzers (clang-14, $asan)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$asan" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON >/dev/null
+  cmake --build "$asan" -j "$jobs"
+
+  # Left out: the PyTorch oracles (label oracle: they check arithmetic that the native
+  # run already compared, and under ASan they take minutes) and package_test (it links a
+  # consumer with the host compiler against the instrumented library, which needs the
+  # sanitizer runtimes it does not pass).
+  stage "ASan+UBSan tests (all but the oracles and package_test)"
+  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$asan" -j "$jobs" --output-on-failure -LE oracle -E '^package_test$'; then
+    failures+=("ASan+UBSan tests")
+  fi
+
+  stage "fuzzers, ${fuzz_seconds}s each, two at a time"
+  local fuzzers=(model tokenizer llama2c safetensors hf) pids=() names=() i
+  for i in "${!fuzzers[@]}"; do
+    run_fuzzer "$asan" "${fuzzers[$i]}" &
+    pids+=($!)
+    names+=("${fuzzers[$i]}")
+    if [ "${#pids[@]}" = 2 ] || [ "$i" = $((${#fuzzers[@]} - 1)) ]; then
+      for j in "${!pids[@]}"; do
+        wait "${pids[$j]}" || failures+=("fuzzer ${names[$j]}")
+      done
+      pids=()
+      names=()
+    fi
+  done
+
+  # pthreadpool is not instrumented: runtime/thread_pool.cc tells TSan its hand-over
+  # contract (see there) instead of suppressing anything.
+  local tsan_tests='^(ThreadsTest|GoldenTest|CApi|AttentionRecord)|^convert_stories260K$'
+  stage "TSan build of the threading tests (clang-14, $tsan)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$tsan" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=thread >/dev/null
+  cmake --build "$tsan" -j "$jobs" --target threads_test golden_test c_api_test \
+    attention_record_test ember_cli
+  stage "TSan tests (threads, golden thread counts, C API, attention record)"
+  if ! TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir "$tsan" -j "$jobs" --output-on-failure -R "$tsan_tests"; then
+    failures+=("TSan tests")
+  fi
+}
+
+if [ "$harden" != 0 ]; then
+  harden_stages
+fi
 
 # Builds tests for a toolchain and runs them once per emulated CPU.
 cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...

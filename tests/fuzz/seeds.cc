@@ -1,0 +1,149 @@
+// Writes the fuzzers' seed corpora from small models ember makes itself: run by the
+// build as `fuzz_seeds OUT_DIR`, it fills OUT_DIR/<fuzzer>/ for each harness.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "runtime/tensor_names.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tests/testing.h"
+
+namespace {
+
+using ember::fuzz::JoinParts;
+
+bool Write(const std::string& path, const std::string& bytes) {
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) {
+    perror(path.c_str());
+    return false;
+  }
+  const bool ok = fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return fclose(f) == 0 && ok;
+}
+
+std::string Str(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
+
+std::string Serialized(const ember::tools::ModelSpec& spec) {
+  std::vector<uint8_t> bytes;
+  const ember::Status s = ember::tools::SerializeModel(spec, &bytes);
+  if (!s.ok()) {
+    fprintf(stderr, "fuzz_seeds: %s\n", s.message());
+    exit(1);
+  }
+  return Str(bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: fuzz_seeds OUT_DIR\n");
+    return 2;
+  }
+  const std::string out = argv[1];
+  std::vector<std::pair<std::string, std::string>> files;  // path under out, bytes
+
+  // model: the small model, and one in a GPT-2-like configuration (LayerNorm, learned
+  // positions, biases, GELU, untied classifier). The writer stores f32 only; the fuzzer
+  // reaches the other dtypes by mutating the directory.
+  using ember::tools::ModelSpec;
+  const ModelSpec small = ember::fuzz::SmallModelSpec();
+  files.push_back({"model/small_f32.ember", Serialized(small)});
+  {
+    ModelSpec g = small;
+    ember::ModelConfig& c = g.config;
+    c.norm = ember::NormKind::kLayerNorm;
+    c.ffn = ember::FfnKind::kPlain;
+    c.activation = ember::Activation::kGeluTanh;
+    c.positions = ember::PositionKind::kLearned;
+    c.qkv_bias = c.out_bias = c.ffn_bias = true;
+    c.tied_classifier = false;
+    c.output_bias = true;
+    g.tensors.clear();
+    const uint64_t D = 8, F = 8, V = 260, T = 16;
+    auto add = [&](const std::string& n, std::vector<uint64_t> shape) {
+      uint64_t count = 1;
+      for (uint64_t d : shape) count *= d;
+      std::vector<float> v(count);
+      for (uint64_t i = 0; i < count; ++i)
+        v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+      g.tensors.push_back({n, shape, v, ember::DType::kF32});
+    };
+    namespace names = ember::names;
+    add(names::kTokEmbedding, {V, D});
+    add(names::kPosEmbedding, {T, D});
+    add(names::kOutputNorm, {D});
+    add(names::kOutputNormBias, {D});
+    add(names::kOutput, {V, D});
+    add(names::kOutputBias, {V});
+    c.n_kv_heads = 2;
+    for (const char* f : {names::kAttnNorm, names::kAttnNormBias, names::kFfnNorm,
+                          names::kFfnNormBias, names::kAttnOutBias, names::kFfnDownBias,
+                          names::kAttnQBias, names::kAttnKBias, names::kAttnVBias}) {
+      add(names::LayerName(f, 0), {D});
+    }
+    for (const char* f : {names::kAttnQ, names::kAttnK, names::kAttnV, names::kAttnOut}) {
+      add(names::LayerName(f, 0), {D, D});
+    }
+    add(names::LayerName(names::kFfnUp, 0), {F, D});
+    add(names::LayerName(names::kFfnUpBias, 0), {F});
+    add(names::LayerName(names::kFfnDown, 0), {D, F});
+    files.push_back({"model/small_gpt2_like.ember", Serialized(g)});
+  }
+
+  // tokenizer: byte 0 picks the vocabulary and BOS (see tokenizer_fuzzer.cc).
+  const char* texts[] = {
+      "Once upon a time, there was a little girl named Lily.",
+      " leading space and  double  spaces\n\ttabs",
+      "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+      "invalid \xc3 utf-8 \xff",
+      "1234567890 !?,.;:'\" don't I'm we'll",
+      ""};
+  int k = 0;
+  for (const char* text : texts) {
+    for (int vocab = 0; vocab < 4; ++vocab, ++k) {
+      const char selector = static_cast<char>(vocab | (k % 2 ? 0x80 : 0));
+      files.push_back(
+          {"tokenizer/text" + std::to_string(k), selector + std::string(text)});
+    }
+  }
+
+  // llama2c: checkpoint + tokenizer.bin, shared and separate classifiers.
+  files.push_back({"llama2c/small_shared",
+                   JoinParts({Str(ember::fuzz::Llama2cCheckpoint(small)),
+                              Str(ember::fuzz::Llama2cTokenizer(small.tokenizer))})});
+  {
+    ModelSpec untied = small;
+    untied.config.tied_classifier = false;
+    for (const auto& t : small.tensors) {
+      if (t.name == ember::names::kTokEmbedding) {
+        untied.tensors.push_back(t);
+        untied.tensors.back().name = ember::names::kOutput;
+      }
+    }
+    files.push_back({"llama2c/small_separate_classifier",
+                     JoinParts({Str(ember::fuzz::Llama2cCheckpoint(untied)),
+                                Str(ember::fuzz::Llama2cTokenizer(untied.tokenizer))})});
+  }
+
+  // safetensors and hf: a Llama directory, with vocab.json + merges.txt or
+  // tokenizer.json.
+  const std::vector<std::string> hf = ember::fuzz::HfLlamaFiles(false);
+  const std::vector<std::string> hf_json = ember::fuzz::HfLlamaFiles(true);
+  files.push_back({"safetensors/small_llama", hf[1]});
+  files.push_back({"hf/llama_vocab_merges", JoinParts(hf)});
+  files.push_back({"hf/llama_tokenizer_json", JoinParts(hf_json)});
+
+  for (const char* dir :
+       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf"}) {
+    mkdir((out + dir).c_str(), 0755);
+  }
+  for (const auto& [path, bytes] : files) {
+    if (!Write(out + "/" + path, bytes)) return 1;
+  }
+  printf("fuzz_seeds: wrote %zu seeds to %s\n", files.size(), out.c_str());
+  return 0;
+}

@@ -1,0 +1,147 @@
+// Fuzzes the tokenizer on arbitrary bytes, over real vocabularies in models ember wrote
+// itself: stories260K's and Llama 2's SentencePiece BPE (llama2.c tokenizer files) and
+// GPT-2's byte-level BPE (encoder.json + vocab.bpe), from $EMBER_MODELS (a small
+// byte-fallback vocabulary stands in when they are missing). Encoding must refuse invalid
+// UTF-8 with a status and round-trip valid text exactly; decoding any id must be safe.
+//
+// Input: byte 0 picks the vocabulary (low bits) and BOS (bit 7); the rest is the text.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/utf8.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tools/hf_tokenizer.h"
+#include "tools/llama2c_import.h"
+
+namespace {
+
+using ember::Model;
+using ember::Tokenizer;
+
+struct Loaded {
+  std::string name;
+  std::unique_ptr<ember::fuzz::AlignedCopy> bytes;
+  std::unique_ptr<Model> model;
+};
+
+std::vector<Loaded>* vocabularies = nullptr;
+
+void AddVocabulary(const std::string& name,
+                   const ember::tools::TokenizerSpec& tokenizer) {
+  std::vector<uint8_t> bytes;
+  ember::Status s =
+      ember::tools::SerializeModel(ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);
+  Loaded l;
+  l.name = name;
+  l.bytes = std::make_unique<ember::fuzz::AlignedCopy>(bytes.data(), bytes.size());
+  if (s.ok()) {
+    auto model = Model::FromMemory(l.bytes->data(), l.bytes->size());
+    if (model.ok()) {
+      l.model = std::move(*model);
+    } else {
+      s = model.status();
+    }
+  }
+  if (!s.ok()) {
+    fprintf(stderr, "tokenizer_fuzzer: %s: %s\n", name.c_str(), s.message());
+    abort();
+  }
+  vocabularies->push_back(std::move(l));
+}
+
+void LoadVocabularies() {
+  vocabularies = new std::vector<Loaded>();
+  const char* env = getenv("EMBER_MODELS");
+  const std::string dir = env && *env ? env : EMBER_DEFAULT_MODELS_DIR;
+  std::vector<uint8_t> bytes;
+  for (const auto& [file, vocab] :
+       {std::pair<const char*, uint32_t>{"llama2c/stories260K/tok512.bin", 512},
+        {"llama2c/tokenizer.bin", 32000}}) {
+    ember::tools::TokenizerSpec tok;
+    if (ember::tools::ReadFile(dir + "/" + file, &bytes).ok() &&
+        ember::tools::ParseLlama2cTokenizer(bytes, vocab, &tok).ok()) {
+      AddVocabulary(file, tok);
+    }
+  }
+  ember::tools::TokenizerSpec gpt2;
+  if (ember::tools::ReadVocabAndMerges(dir + "/gpt2-bpe/encoder.json",
+                                       dir + "/gpt2-bpe/vocab.bpe",
+                                       ember::tools::SpecialTokens(), &gpt2)
+          .ok()) {
+    AddVocabulary("gpt2-bpe", gpt2);
+  }
+  if (vocabularies->empty()) {
+    fprintf(stderr, "tokenizer_fuzzer: no vocabularies under %s; using a small one\n",
+            dir.c_str());
+  }
+  AddVocabulary("small", ember::fuzz::SmallModelSpec().tokenizer);
+  if (getenv("EMBER_FUZZ_VERBOSE")) {
+    for (const Loaded& l : *vocabularies) {
+      fprintf(stderr, "tokenizer_fuzzer: vocabulary %s (%u pieces)\n", l.name.c_str(),
+              l.model->config().vocab_size);
+    }
+  }
+}
+
+[[noreturn]] void Fail(const Loaded& l, const std::string& text, const char* what,
+                       const std::string& got) {
+  fprintf(stderr, "tokenizer_fuzzer: %s: %s\n  text (%zu bytes) and got (%zu bytes):\n",
+          l.name.c_str(), what, text.size(), got.size());
+  for (const std::string* s : {&text, &got}) {
+    for (unsigned char c : *s) fprintf(stderr, "%02x", c);
+    fprintf(stderr, "\n");
+  }
+  abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (!vocabularies) LoadVocabularies();
+  if (size == 0) return 0;
+  const Loaded& l = (*vocabularies)[(data[0] & 0x7F) % vocabularies->size()];
+  const Tokenizer& tok = l.model->tokenizer();
+  const bool add_bos = (data[0] & 0x80) != 0 && tok.bos_id() >= 0;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
+  size_t n = 0;
+  const ember::Status s = tok.Encode(text, add_bos, ids.data(), ids.size(), &n);
+  size_t bad = 0;
+  const bool valid = ember::ValidUtf8(text, &bad);
+  if (s.ok() != valid) Fail(l, text, s.ok() ? "invalid UTF-8 encoded" : s.message(), "");
+
+  if (s.ok()) {
+    // Decoding the ids gives the text back (SentencePiece: after its dummy-prefix space,
+    // which decoding drops only right after BOS).
+    std::string decoded;
+    int32_t prev = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (ids[i] < 0 || static_cast<uint32_t>(ids[i]) >= tok.vocab_size()) {
+        Fail(l, text, "id outside the vocabulary", std::to_string(ids[i]));
+      }
+      decoded += tok.Decode(prev, ids[i]);
+      prev = ids[i];
+    }
+    std::string expected = text;
+    if (tok.kind() == ember::TokenizerKind::kSentencePieceBpe &&
+        tok.tables().add_dummy_prefix && !add_bos && !text.empty()) {
+      expected = " " + text;
+    }
+    if (decoded != expected) Fail(l, text, "decode(encode(text)) != text", decoded);
+  }
+
+  // Any id sequence decodes safely: the text's bytes as little-endian 16-bit ids.
+  int32_t prev = -1;
+  for (size_t i = 1; i + 1 < size; i += 2) {
+    const int32_t id = (data[i] | (data[i + 1] << 8)) % tok.vocab_size();
+    const std::string_view piece = tok.Decode(prev, id);
+    if (piece.size() > 256) Fail(l, text, "a piece longer than 256 bytes", "");
+    prev = id;
+  }
+  return 0;
+}
