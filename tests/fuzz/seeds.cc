@@ -9,6 +9,7 @@
 #include "runtime/tensor_names.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/testing.h"
+#include "tools/dtype_policy.h"
 
 namespace {
 
@@ -46,12 +47,19 @@ int main(int argc, char** argv) {
   const std::string out = argv[1];
   std::vector<std::pair<std::string, std::string>> files;  // path under out, bytes
 
-  // model: the small model, and one in a GPT-2-like configuration (LayerNorm, learned
-  // positions, biases, GELU, untied classifier). The writer stores f32 only; the fuzzer
-  // reaches the other dtypes by mutating the directory.
+  // model: the small model in every weight type (the converter's dtype policy), and one
+  // in a GPT-2-like configuration (LayerNorm, learned positions, biases, GELU, untied
+  // classifier).
   using ember::tools::ModelSpec;
   const ModelSpec small = ember::fuzz::SmallModelSpec();
   files.push_back({"model/small_f32.ember", Serialized(small)});
+  for (ember::DType dtype : {ember::DType::kF16, ember::DType::kBF16, ember::DType::kQ8,
+                             ember::DType::kQ4}) {
+    ModelSpec typed = small;
+    if (!ember::tools::ChooseDTypes(dtype, {}, &typed).ok()) exit(1);
+    files.push_back({std::string("model/small_") + ember::DTypeName(dtype) + ".ember",
+                     Serialized(typed)});
+  }
   {
     ModelSpec g = small;
     ember::ModelConfig& c = g.config;
