@@ -218,6 +218,22 @@ void BM_ReadBandwidth(benchmark::State& state) {
       (end - begin) * 4e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// quantize_acts alone (its share of a q8/q4 call above). Args: cols, batch.
+void BM_QuantizeActs(benchmark::State& state) {
+  const size_t cols = state.range(0), batch = state.range(1);
+  const std::vector<float> x = RandomFloats(batch * cols, 5);
+  const size_t groups = QuantGroups(cols);
+  std::vector<int8_t> q(batch * groups * kQuantGroup);
+  std::vector<float> scales(batch * groups);
+  std::vector<int32_t> sums(batch * groups);
+  for (auto _ : state) {
+    Table().quantize_acts(x.data(), batch, cols, q.data(), scales.data(), sums.data());
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.counters["Gfloat/s"] = benchmark::Counter(
+      cols * batch * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void Shapes(benchmark::internal::Benchmark* b, int64_t batch) {
   // (rows, cols) = (out, in): 768->768, 768->2048, 2048->768, 768->32000.
   const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};
@@ -231,6 +247,10 @@ void Shapes(benchmark::internal::Benchmark* b, int64_t batch) {
 BENCHMARK(BM_ReadBandwidth)->ArgName("streams")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadBandwidth)->ArgName("streams")->Arg(1)->Arg(4)->Threads(2)->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QuantizeActs)
+    ->ArgNames({"cols", "batch"})
+    ->Args({768, 1})->Args({2048, 1})->Args({768, 128})->Args({2048, 128})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Linear)
     ->Apply([](benchmark::internal::Benchmark* b) { Shapes(b, 1); })
     ->ArgNames({"fmt", "rows", "cols", "batch"})
