@@ -48,12 +48,15 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "hwy/aligned_allocator.h"
+#include "hwy/targets.h"
 #include "kernels/half.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
@@ -67,8 +70,27 @@ const char* kFormatNames[] = {"f32", "f16", "bf16", "q8", "q4"};
 constexpr size_t kColdBytes = size_t{128} << 20;  // > L3: decode weights from DRAM
 constexpr size_t kPrefillBatch = 128;
 
+// EMBER_BENCH_DISABLE=AVX3_DL,AVX3 (Highway target names) measures what a CPU without
+// them would run, e.g. the portable int8 code on AVX2.
+KernelTable MakeTable() {
+  if (const char* names = getenv("EMBER_BENCH_DISABLE")) {
+    int64_t disabled = 0;
+    for (int64_t t = HWY_TARGETS; t != 0; t &= t - 1) {
+      const int64_t target = t & -t;
+      const std::string name = hwy::TargetName(target);
+      const std::string list = std::string(",") + names + ",";
+      if (list.find("," + name + ",") != std::string::npos) disabled |= target;
+    }
+    hwy::DisableTargets(disabled);
+  }
+  KernelTable table = ChooseKernels();
+  fprintf(stderr, "[ember] kernels: Highway target %s, int8 dot product %s\n",
+          table.target, table.int8_dot);
+  return table;
+}
+
 const KernelTable& Table() {
-  static const KernelTable table = ChooseKernels();
+  static const KernelTable table = MakeTable();
   return table;
 }
 
