@@ -44,6 +44,8 @@ KernelTable ChooseKernels() {
   FillElementwiseKernels(&table);
   FillRopeKernels(&table);
   FillAttentionKernels(&table);
+  FillQuantKernels(&table);
+  FillMatVec16Kernels(&table);
   return table;
 }
 

@@ -64,6 +64,29 @@ using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_h
 using AttendFn = void (*)(const float* q, const float* keys, const float* values,
                           size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
                           float* probs, float* out);
+// Activations quantized per group of kQuantGroup (32) inputs, for the int8 kernels:
+// for b < batch, row x + b * cols: s = absmax / 127 (0 for an all-zero group),
+// q = round-to-nearest(x / s) clamped to [-127, 127]; writes q[b * padded + i]
+// (padded = QuantGroups(cols) * 32; inputs past cols are 0), scales[b * groups + g] = s,
+// sums[b * groups + g] = sum of the group's q.
+// (Rounding is to nearest with ties to even, the default floating-point rounding.)
+using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_t* q,
+                                float* scales, int32_t* sums);
+// y[b * y_stride + r] = sum_g wscale(r, g) * xscale(b, g) * sum_i wq(r, 32g+i) xq(b, 32g+i)
+// for r < rows, b < batch. `w` points at the first panel of these rows (packed as in
+// quant_layout.h for a matrix with `cols` columns); rows need not be a multiple of 16:
+// only `rows` outputs per b are written. The runtime splits rows across threads in
+// multiples of 16.
+// The float part runs per group in order: acc += float(dot) * (wscale * xscale), fused
+// where the target has FMA; matvec and matmul of one table give bitwise-identical rows.
+using MatMulQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
+                               const int32_t* xsums, size_t batch, float* y,
+                               size_t y_stride, size_t rows, size_t cols);
+// Dense 16-bit weights (f16 or bf16 bit patterns), same contracts as the f32 kernels.
+using MatVec16Fn = void (*)(const uint16_t* w, const float* x, float* y, size_t rows,
+                            size_t cols);
+using MatMul16Fn = void (*)(const uint16_t* w, const float* x, size_t batch, float* y,
+                            size_t y_stride, size_t rows, size_t cols);
 
 struct KernelTable {
   const char* target = "";  // Highway target the pointers below were compiled for
@@ -91,6 +114,19 @@ struct KernelTable {
   RopeFn rope_interleaved = nullptr;
   RopeFn rope_half = nullptr;
   AttendFn attend = nullptr;
+  // Quantized (q8/q4) and 16-bit weights. matvec_q8/q4 are called with batch == 1.
+  QuantizeActsFn quantize_acts = nullptr;
+  MatMulQuantFn matvec_q8 = nullptr;
+  MatMulQuantFn matmul_q8 = nullptr;
+  MatMulQuantFn matvec_q4 = nullptr;
+  MatMulQuantFn matmul_q4 = nullptr;
+  MatVec16Fn matvec_f16 = nullptr;
+  MatMul16Fn matmul_f16 = nullptr;
+  MatVec16Fn matvec_bf16 = nullptr;
+  MatMul16Fn matmul_bf16 = nullptr;
+  // What the q8/q4 kernels' int8 products run on: "avx512-vnni", "neon-sdot" or
+  // "highway" (portable Highway code), for logs and benchmarks.
+  const char* int8_dot = "";
 };
 
 // The kernels for the best Highway target this CPU supports. Cheap; call once per
@@ -103,6 +139,8 @@ void FillNormKernels(KernelTable* table);
 void FillElementwiseKernels(KernelTable* table);
 void FillRopeKernels(KernelTable* table);
 void FillAttentionKernels(KernelTable* table);
+void FillQuantKernels(KernelTable* table);     // quantize_acts, q8/q4, int8_dot
+void FillMatVec16Kernels(KernelTable* table);  // f16/bf16
 
 }  // namespace ember::kernels
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "kernels/half.h"
+
 namespace ember::kernels::reference {
 
 void MatVecF32(const float* w, const float* x, float* y, size_t rows, size_t cols) {
@@ -131,6 +133,79 @@ void Attend(const float* q, const float* keys, const float* values, size_t kv_st
       sum += double(probs[t]) * values[t * kv_stride + i];
     out[i] = float(sum);
   }
+}
+
+void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* scales,
+                  int32_t* sums) {
+  const size_t groups = QuantGroups(cols);
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t begin = g * kQuantGroup;
+      float absmax = 0.0f;
+      for (size_t i = begin; i < begin + kQuantGroup && i < cols; ++i) {
+        absmax = std::fabs(x[b * cols + i]) > absmax ? std::fabs(x[b * cols + i]) : absmax;
+      }
+      const float scale = absmax / 127.0f;
+      int32_t sum = 0;
+      for (size_t i = begin; i < begin + kQuantGroup; ++i) {
+        int value = 0;
+        if (i < cols && scale != 0.0f) {
+          value = static_cast<int>(std::nearbyint(x[b * cols + i] / scale));
+          value = value < -127 ? -127 : (value > 127 ? 127 : value);
+        }
+        q[b * groups * kQuantGroup + i] = static_cast<int8_t>(value);
+        sum += value;
+      }
+      scales[b * groups + g] = scale;
+      sums[b * groups + g] = sum;
+    }
+  }
+}
+
+void MatMulQuant(QuantKind kind, const uint8_t* w, const int8_t* xq, const float* xscales,
+                 size_t batch, float* y, size_t y_stride, size_t rows, size_t cols) {
+  const size_t groups = QuantGroups(cols);
+  for (size_t b = 0; b < batch; ++b) {
+    const int8_t* xb = xq + b * groups * kQuantGroup;
+    for (size_t r = 0; r < rows; ++r) {
+      float acc = 0.0f;
+      for (size_t g = 0; g < groups; ++g) {
+        int32_t dot = 0;
+        for (size_t i = g * kQuantGroup; i < (g + 1) * kQuantGroup && i < cols; ++i) {
+          dot += QuantValue(kind, w, cols, r, i) * int32_t{xb[i]};
+        }
+        const float scale = QuantScale(kind, w, cols, r, g) * xscales[b * groups + g];
+        acc = acc + static_cast<float>(dot) * scale;
+      }
+      y[b * y_stride + r] = acc;
+    }
+  }
+}
+
+namespace {
+template <float (*kToFloat)(uint16_t)>
+void MatMul16(const uint16_t* w, const float* x, size_t batch, float* y, size_t y_stride,
+              size_t rows, size_t cols) {
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (size_t c = 0; c < cols; ++c) {
+        sum += double(kToFloat(w[r * cols + c])) * x[b * cols + c];
+      }
+      y[b * y_stride + r] = float(sum);
+    }
+  }
+}
+}  // namespace
+
+void MatMulF16(const uint16_t* w, const float* x, size_t batch, float* y, size_t y_stride,
+               size_t rows, size_t cols) {
+  MatMul16<HalfToFloat>(w, x, batch, y, y_stride, rows, cols);
+}
+
+void MatMulBF16(const uint16_t* w, const float* x, size_t batch, float* y,
+                size_t y_stride, size_t rows, size_t cols) {
+  MatMul16<BFloat16ToFloat>(w, x, batch, y, y_stride, rows, cols);
 }
 
 }  // namespace ember::kernels::reference

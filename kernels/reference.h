@@ -4,6 +4,9 @@
 #define EMBER_KERNELS_REFERENCE_H_
 
 #include <cstddef>
+#include <cstdint>
+
+#include "kernels/quant_layout.h"
 
 namespace ember::kernels::reference {
 
@@ -27,6 +30,23 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
               size_t head_dim);
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
             size_t n_pos, size_t head_dim, float scale, float* probs, float* out);
+
+
+// Activation quantization, as kernel_table.h's QuantizeActsFn: per group of 32,
+// s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127].
+void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* scales,
+                  int32_t* sums);
+// q8/q4 products, as MatMulQuantFn, decoding each weight with QuantValue/QuantScale (no
+// offsets, no xsums). Per group g in order: the exact integer dot d of the signed values,
+// then acc = acc + float(d) * (wscale * xscale) in float (the kernels fuse the last
+// multiply-add where they can: a difference of one rounding per group).
+void MatMulQuant(QuantKind kind, const uint8_t* w, const int8_t* xq, const float* xscales,
+                 size_t batch, float* y, size_t y_stride, size_t rows, size_t cols);
+// Dense f16 / bf16 weights (bit patterns), as the f32 kernels, accumulated in double.
+void MatMulF16(const uint16_t* w, const float* x, size_t batch, float* y, size_t y_stride,
+               size_t rows, size_t cols);
+void MatMulBF16(const uint16_t* w, const float* x, size_t batch, float* y,
+                size_t y_stride, size_t rows, size_t cols);
 
 }  // namespace ember::kernels::reference
 

@@ -1,0 +1,217 @@
+// Per-target int8 kernels over q8/q4 panels (quant_layout.h): activation quantization,
+// and the quantized matvec (decode) and matmul (prefill) in portable Highway code.
+// quant_vnni-inl.h replaces the products with AVX-512 VNNI on the AVX3_DL target.
+//
+// Every output y[b, r] takes the same operations in every kernel of one target: per
+// group g in order, the exact int32 dot d = sum_i u(r, i) xq(b, i) - offset * xsum(b, g)
+// (u = q + offset as stored), then acc = MulAdd(float(d), wscale(r, g) * xscale(b, g),
+// acc). So decode and prefill rows are bitwise identical, whatever the blocking.
+#if defined(EMBER_KERNELS_QUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EMBER_KERNELS_QUANT_INL_H_
+#undef EMBER_KERNELS_QUANT_INL_H_
+#else
+#define EMBER_KERNELS_QUANT_INL_H_
+#endif
+
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/kernel_table.h"
+#include "kernels/quant_layout.h"
+#include "kernels/quant_vnni-inl.h"
+#include "kernels/vec-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// ------------------------------ QuantizeActs (contract in kernel_table.h)
+
+// Rounds to the nearest integer, ties to even, for |v| < 2^23: adding and subtracting
+// 2^23 (with v's sign) leaves no fraction bits, and the FPU rounds the sum. The same on
+// every target (Highway 1.0.3's SCALAR NearestInt adds 0.5 and gets 0.49999997 wrong).
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> RoundToInt(DF df, hn::Vec<DF> v) {
+  const auto large = hn::CopySignToAbs(hn::Set(df, 8388608.0f), v);
+  return hn::ConvertTo(hn::RebindToSigned<DF>(), hn::Sub(hn::Add(v, large), large));
+}
+
+inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
+                         int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
+                         int32_t* HWY_RESTRICT sums) {
+  const hn::CappedTag<float, kQuantGroup> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<int8_t, decltype(df)> d8;
+  const size_t N = hn::Lanes(df);
+  const size_t groups = QuantGroups(cols);
+  const size_t padded = groups * kQuantGroup;
+  const auto lo = hn::Set(di, -127);
+  const auto hi = hn::Set(di, 127);
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t begin = g * kQuantGroup;
+      const size_t n = cols - begin < kQuantGroup ? cols - begin : kQuantGroup;
+      const float* xg = x + b * cols + begin;
+      HWY_ALIGN float buf[kQuantGroup];
+      if (n < kQuantGroup) {  // the last, partial group: zero padded
+        memset(buf, 0, sizeof(buf));
+        memcpy(buf, xg, n * sizeof(float));
+        xg = buf;
+      }
+      auto vmax = hn::Zero(df);
+      for (size_t i = 0; i < kQuantGroup; i += N) {
+        vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
+      }
+      const float scale = ReduceMax(df, vmax) / 127.0f;
+      int8_t* qg = q + b * padded + begin;
+      scales[b * groups + g] = scale;
+      if (!(scale != 0.0f)) {  // all zeros (or NaN): q = 0
+        memset(qg, 0, kQuantGroup);
+        sums[b * groups + g] = 0;
+        continue;
+      }
+      const auto vscale = hn::Set(df, scale);
+      auto vsum = hn::Zero(di);
+      for (size_t i = 0; i < kQuantGroup; i += N) {
+        // Division, not a multiply by 1/scale: the contract is round(x / s).
+        auto qi = RoundToInt(df, hn::Div(hn::LoadU(df, xg + i), vscale));
+        qi = hn::Min(hn::Max(qi, lo), hi);
+        vsum = hn::Add(vsum, qi);
+        hn::StoreU(hn::DemoteTo(d8, qi), d8, qg + i);
+      }
+      sums[b * groups + g] = hn::GetLane(hn::SumOfLanes(di, vsum));
+    }
+  }
+}
+
+// ------------------------------ Portable int8 products
+
+// acc += the four byte products of each u32 lane of `packed` (bytes = inputs 4c..4c+3 of
+// one row, each 0..255) with x4[0..3]. Lane-wise only, so any vector width works.
+template <class DI, class VU>
+HWY_INLINE hn::Vec<DI> AddByteDots(DI di, VU packed, const int8_t* HWY_RESTRICT x4,
+                                   hn::Vec<DI> acc) {
+  const hn::RebindToUnsigned<DI> du;
+  const auto mask = hn::Set(du, 0xFFu);
+  const auto b0 = hn::BitCast(di, hn::And(packed, mask));
+  const auto b1 = hn::BitCast(di, hn::And(hn::ShiftRight<8>(packed), mask));
+  const auto b2 = hn::BitCast(di, hn::And(hn::ShiftRight<16>(packed), mask));
+  const auto b3 = hn::BitCast(di, hn::ShiftRight<24>(packed));
+  acc = hn::Add(acc, hn::Mul(b0, hn::Set(di, x4[0])));
+  acc = hn::Add(acc, hn::Mul(b1, hn::Set(di, x4[1])));
+  acc = hn::Add(acc, hn::Mul(b2, hn::Set(di, x4[2])));
+  return hn::Add(acc, hn::Mul(b3, hn::Set(di, x4[3])));
+}
+
+// The int32 dots of rows [row0, row0 + Lanes) of one panel with group g of xq (offset
+// removed): the chunk bytes of a row are one u32 lane.
+template <QuantKind kKind, class DI>
+HWY_INLINE hn::Vec<DI> GroupDotsPortable(DI di, const uint8_t* HWY_RESTRICT values,
+                                         size_t row0, const int8_t* HWY_RESTRICT xg,
+                                         int32_t xsum) {
+  const hn::RebindToUnsigned<DI> du;
+  const uint8_t* base = values + row0 * 4;
+  auto dot = hn::Set(di, -(kKind == QuantKind::kQ8 ? 128 : 8) * xsum);
+  if (kKind == QuantKind::kQ8) {
+    for (size_t c = 0; c < kQuantGroup / 4; ++c) {
+      const auto v = hn::LoadU(
+          du, reinterpret_cast<const uint32_t*>(base + c * kQuantChunkBytes));
+      dot = AddByteDots(di, v, xg + 4 * c, dot);
+    }
+  } else {
+    const auto nibbles = hn::Set(du, 0x0F0F0F0Fu);
+    for (size_t j = 0; j < 4; ++j) {
+      const auto v = hn::LoadU(
+          du, reinterpret_cast<const uint32_t*>(base + j * kQuantChunkBytes));
+      dot = AddByteDots(di, hn::And(v, nibbles), xg + 4 * j, dot);
+      dot = AddByteDots(di, hn::And(hn::ShiftRight<4>(v), nibbles), xg + 4 * (j + 4),
+                        dot);
+    }
+  }
+  return dot;
+}
+
+// f32 of the 16-bit float scales scale_bits[0, Lanes).
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadHalfScales(DF df, const uint8_t* HWY_RESTRICT scale_bits) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(
+                                             scale_bits)));
+}
+
+// Stores the first n (<= Lanes) lanes of v to out.
+template <class DF>
+HWY_INLINE void StoreFirst(DF df, hn::Vec<DF> v, size_t n, float* HWY_RESTRICT out) {
+  if (n == hn::Lanes(df)) {
+    hn::StoreU(v, df, out);
+  } else {
+    HWY_ALIGN float buf[kQuantPanelRows];
+    hn::Store(v, df, buf);
+    memcpy(out, buf, n * sizeof(float));
+  }
+}
+
+template <QuantKind kKind>
+void MatMulQuantPortable(const uint8_t* HWY_RESTRICT w, const int8_t* HWY_RESTRICT xq,
+                         const float* HWY_RESTRICT xscales,
+                         const int32_t* HWY_RESTRICT xsums, size_t batch,
+                         float* HWY_RESTRICT y, size_t y_stride, size_t rows,
+                         size_t cols) {
+  const hn::CappedTag<float, kQuantPanelRows> df;  // divides 16 on every target
+  const hn::RebindToSigned<decltype(df)> di;
+  const size_t N = hn::Lanes(df);
+  const size_t groups = QuantGroups(cols);
+  const size_t padded = groups * kQuantGroup;
+  const size_t panel_bytes = QuantPanelBytes(kKind, cols);
+  const size_t scale_offset = QuantPanelScaleOffset(kKind, cols);
+  const size_t group_bytes = QuantGroupValueBytes(kKind);
+  for (size_t p = 0; p * kQuantPanelRows < rows; ++p) {
+    const uint8_t* panel = w + p * panel_bytes;
+    // The panel (a few tens of KiB) stays in cache across the batch.
+    for (size_t b = 0; b < batch; ++b) {
+      const int8_t* xb = xq + b * padded;
+      for (size_t r0 = 0; r0 < kQuantPanelRows; r0 += N) {
+        const size_t row = p * kQuantPanelRows + r0;
+        if (row >= rows) break;
+        auto acc = hn::Zero(df);
+        for (size_t g = 0; g < groups; ++g) {
+          const auto dot = GroupDotsPortable<kKind>(di, panel + g * group_bytes, r0,
+                                                    xb + g * kQuantGroup,
+                                                    xsums[b * groups + g]);
+          const auto ws = LoadHalfScales(
+              df, panel + scale_offset + (g * kQuantPanelRows + r0) * 2);
+          acc = hn::MulAdd(hn::ConvertTo(df, dot),
+                           hn::Mul(ws, hn::Set(df, xscales[b * groups + g])), acc);
+        }
+        const size_t n = rows - row < N ? rows - row : N;
+        StoreFirst(df, acc, n, y + b * y_stride + row);
+      }
+    }
+  }
+}
+
+// This target's entries of the table (quant.cc; the tests call it per target).
+inline void FillQuant(KernelTable* table) {
+  table->quantize_acts = &QuantizeActs;
+#if HWY_TARGET == HWY_AVX3_DL
+  // Decode streams 8 panels at once (independent dependency chains and 8 sequential
+  // read streams: 1, 2, 4 panels were slower); prefill blocks 2 panels x 4 tokens (8
+  // int32 + 8 f32 accumulators; 2x6, 3x4, 4x3 measured the same).
+  table->matvec_q8 = &MatMulQuantVnni<QuantKind::kQ8, 8, 1>;
+  table->matmul_q8 = &MatMulQuantVnni<QuantKind::kQ8, 2, 4>;
+  table->matvec_q4 = &MatMulQuantVnni<QuantKind::kQ4, 8, 1>;
+  table->matmul_q4 = &MatMulQuantVnni<QuantKind::kQ4, 2, 4>;
+  table->int8_dot = "avx512-vnni";
+#else
+  table->matvec_q8 = &MatMulQuantPortable<QuantKind::kQ8>;
+  table->matmul_q8 = &MatMulQuantPortable<QuantKind::kQ8>;
+  table->matvec_q4 = &MatMulQuantPortable<QuantKind::kQ4>;
+  table->matmul_q4 = &MatMulQuantPortable<QuantKind::kQ4>;
+  table->int8_dot = "highway";
+#endif
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // EMBER_KERNELS_QUANT_INL_H_

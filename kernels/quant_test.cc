@@ -1,0 +1,67 @@
+// Tests the q8/q4 kernels and activation quantization of every compiled target (the
+// portable Highway code, and AVX-512 VNNI on AVX3_DL) against the scalar reference.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/quant_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "kernels/quant-inl.h"
+#include "kernels/quant_test_util.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+
+KernelTable TargetTable() {
+  KernelTable table;
+  FillQuant(&table);
+  return table;
+}
+
+void TestQuantizeActs() { test::CheckQuantizeActs(TargetTable().quantize_acts, 1); }
+
+void TestQ8Exact() {
+  const KernelTable t = TargetTable();
+  test::CheckQuantKernels(QuantKind::kQ8, t.matvec_q8, t.matmul_q8, /*exact=*/true, 10);
+}
+void TestQ4Exact() {
+  const KernelTable t = TargetTable();
+  test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/true, 20);
+}
+void TestQ8Random() {
+  const KernelTable t = TargetTable();
+  test::CheckQuantKernels(QuantKind::kQ8, t.matvec_q8, t.matmul_q8, /*exact=*/false, 30);
+}
+void TestQ4Random() {
+  const KernelTable t = TargetTable();
+  test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/false, 40);
+}
+
+// On AVX3_DL the VNNI kernels must equal the portable ones bitwise (same integer dots,
+// same float operations); elsewhere the table holds the portable ones.
+void TestVnniMatchesPortable() {
+  const KernelTable t = TargetTable();
+#if HWY_TARGET == HWY_AVX3_DL
+  EXPECT_STREQ(t.int8_dot, "avx512-vnni");
+  test::CheckQuantKernels(QuantKind::kQ8, &MatMulQuantPortable<QuantKind::kQ8>,
+                          t.matmul_q8, /*exact=*/false, 50);
+  test::CheckQuantKernels(QuantKind::kQ4, &MatMulQuantPortable<QuantKind::kQ4>,
+                          t.matmul_q4, /*exact=*/false, 60);
+#else
+  EXPECT_STREQ(t.int8_dot, "highway");
+#endif
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_BEFORE_TEST(QuantTest);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQuantizeActs);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8Exact);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Exact);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8Random);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Random);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestVnniMatchesPortable);
+}  // namespace ember::kernels
+#endif

@@ -1,0 +1,185 @@
+// Shared checks of a set of q8/q4 kernels (quantize_acts, matvec, matmul) against the
+// scalar reference, used per Highway target (quant_test.cc) and for the table
+// ChooseKernels() builds, sdot included (dotprod_arm_test.cc).
+#ifndef EMBER_KERNELS_QUANT_TEST_UTIL_H_
+#define EMBER_KERNELS_QUANT_TEST_UTIL_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hwy/aligned_allocator.h"
+#include "kernels/kernel_table.h"
+#include "kernels/quant_layout.h"
+#include "kernels/reference.h"
+#include "kernels/test_util.h"
+
+namespace ember::kernels::test {
+
+inline std::vector<size_t> QuantRows() { return {1, 15, 16, 17, 33, 100}; }
+inline std::vector<size_t> QuantCols() { return {1, 31, 32, 33, 64, 100, 288}; }
+inline std::vector<size_t> QuantBatches() { return {1, 2, 3, 5, 17}; }
+
+// A (rows, cols) matrix. Exact: per group, integers in the quantizer's range times
+// 2^-exponent with one element at the range's end (-8 for q4, +-127 otherwise), so the
+// quantizer reproduces them exactly and every product and partial sum in the kernels is
+// exact too: results must then be bitwise equal whatever the float operation order.
+// Otherwise uniform in [-1, 1].
+inline std::vector<float> QuantTestMatrix(size_t rows, size_t cols, bool q4, bool exact,
+                                          int exponent, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> m(rows * cols);
+  if (!exact) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : m) v = dist(rng);
+    return m;
+  }
+  const int lo = q4 ? -8 : -127, hi = q4 ? 7 : 127;
+  std::uniform_int_distribution<int> value(lo, hi);
+  const float unit = std::ldexp(1.0f, -exponent);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t begin = 0; begin < cols; begin += kQuantGroup) {
+      const size_t n = cols - begin < kQuantGroup ? cols - begin : kQuantGroup;
+      for (size_t i = 0; i < n; ++i) m[r * cols + begin + i] = unit * value(rng);
+      const size_t at = begin + rng() % n;
+      m[r * cols + at] = unit * (q4 ? -8 : (rng() % 2 ? 127 : -127));
+    }
+  }
+  return m;
+}
+
+// Quantized weights in a 64-byte aligned buffer, as the model file maps them.
+inline hwy::AlignedFreeUniquePtr<uint8_t[]> PackForTest(QuantKind kind, const float* w,
+                                                         size_t rows, size_t cols) {
+  const size_t bytes = QuantPackedBytes(kind, rows, cols);
+  auto packed = hwy::AllocateAligned<uint8_t>(bytes);
+  PackQuant(kind, w, rows, cols, packed.get());
+  return packed;
+}
+
+// Runs matvec (batch 1, per token) and matmul against the reference for every test
+// shape, with inputs quantized by the reference quantizer, outputs at a misaligned,
+// padded stride whose padding must stay untouched, and a second call on the rows from
+// 16 on (a thread's share) that must give the same bits.
+inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantFn matmul,
+                              bool exact, uint32_t seed) {
+  const bool q4 = kind == QuantKind::kQ4;
+  const float kSentinel = -12345.0f;
+  for (size_t rows : QuantRows()) {
+    for (size_t cols : QuantCols()) {
+      const std::vector<float> wf = QuantTestMatrix(rows, cols, q4, exact, 7, seed++);
+      const auto w = PackForTest(kind, wf.data(), rows, cols);
+      const size_t groups = QuantGroups(cols), padded = groups * kQuantGroup;
+      for (size_t batch : QuantBatches()) {
+        const std::vector<float> x = QuantTestMatrix(batch, cols, false, exact, 5, seed++);
+        std::vector<int8_t> xq_storage(batch * padded + 3);
+        int8_t* xq = xq_storage.data() + seed % 4;  // misaligned
+        Buffer xs(batch * groups, seed % 3 + 1, seed);
+        std::vector<int32_t> sums(batch * groups);
+        reference::QuantizeActs(x.data(), batch, cols, xq, xs.data(), sums.data());
+
+        const size_t y_stride = rows + 3;
+        std::vector<float> expected(batch * y_stride, kSentinel);
+        reference::MatMulQuant(kind, w.get(), xq, xs.data(), batch, expected.data(),
+                               y_stride, rows, cols);
+        Buffer y(batch * y_stride, (seed + 1) % 4, seed);
+        for (size_t i = 0; i < batch * y_stride; ++i) y[i] = kSentinel;
+        matmul(w.get(), xq, xs.data(), sums.data(), batch, y.data(), y_stride, rows, cols);
+        for (size_t b = 0; b < batch; ++b) {
+          const float* got = y.data() + b * y_stride;
+          const float* want = expected.data() + b * y_stride;
+          SCOPED_TRACE(testing::Message() << "rows " << rows << " cols " << cols
+                                          << " batch " << batch << " token " << b);
+          if (exact) {
+            for (size_t r = 0; r < rows; ++r) ASSERT_EQ(got[r], want[r]) << "row " << r;
+          } else {
+            ExpectClose(got, want, rows, 1e-6f * cols, 1e-5f, "matmul");
+          }
+          for (size_t r = rows; r < y_stride; ++r) ASSERT_EQ(got[r], kSentinel) << r;
+          // Decode of the same token: the same bits, and nothing past `rows` written.
+          Buffer single(rows + 1, b % 4, seed);
+          single[rows] = kSentinel;
+          matvec(w.get(), xq + b * padded, xs.data() + b * groups, sums.data() + b * groups,
+                 1, single.data(), rows, rows, cols);
+          for (size_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], got[r]) << "decode row " << r;
+          ASSERT_EQ(single[rows], kSentinel);
+        }
+        if (rows > kQuantPanelRows) {  // rows from 16 on, from the second panel
+          std::vector<float> part(batch * y_stride, kSentinel);
+          matmul(w.get() + QuantPanelBytes(kind, cols), xq, xs.data(), sums.data(), batch,
+                 part.data(), y_stride, rows - kQuantPanelRows, cols);
+          for (size_t b = 0; b < batch; ++b) {
+            for (size_t r = kQuantPanelRows; r < rows; ++r) {
+              ASSERT_EQ(part[b * y_stride + r - kQuantPanelRows], y[b * y_stride + r])
+                  << "split at 16: row " << r << " token " << b;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// quantize_acts against the reference, bitwise: random rows of several magnitudes,
+// exact ties (absmax 127 makes s = 1, so x = k + 0.5 is a tie), all-zero groups, tiny
+// groups, and the zero padding of a partial last group.
+inline void CheckQuantizeActs(QuantizeActsFn quantize, uint32_t seed) {
+  for (size_t cols : {1, 5, 31, 32, 33, 64, 100, 288}) {
+    for (size_t batch : {1, 2, 5}) {
+      std::mt19937 rng(seed++);
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<float> x(batch * cols);
+      for (size_t b = 0; b < batch; ++b) {
+        const float magnitude = std::ldexp(1.0f, static_cast<int>(b * 7) - 6);
+        for (size_t i = 0; i < cols; ++i) x[b * cols + i] = magnitude * dist(rng);
+      }
+      if (cols >= 32) {
+        // absmax 127: s = 1, and every x = k + 0.5 is a tie (to even: 2.5 -> 2).
+        x[0] = 127.0f;
+        for (size_t i = 1; i < 32; ++i) x[i] = static_cast<float>(static_cast<int>(i) - 16) + 0.5f;
+      }
+      if (cols > 64) {
+        for (size_t i = 32; i < 64; ++i) x[i] = 0.0f;  // an all-zero group
+      }
+      if (batch > 1) {
+        // Tiny but normal: armv7 NEON flushes subnormals to zero (not IEEE).
+        for (size_t i = 0; i < cols && i < 32; ++i) x[cols + i] = 1e-30f * dist(rng);
+      }
+      const size_t groups = QuantGroups(cols), padded = groups * kQuantGroup;
+      std::vector<int8_t> want_q(batch * padded), got_storage(batch * padded + 3, 0x55);
+      int8_t* got_q = got_storage.data() + 1 + seed % 3;
+      std::vector<float> want_s(batch * groups);
+      Buffer got_s(batch * groups, seed % 4, seed);
+      std::vector<int32_t> want_sum(batch * groups), got_sum(batch * groups, 777);
+      Buffer xin(batch * cols, seed % 4, seed);
+      memcpy(xin.data(), x.data(), x.size() * sizeof(float));
+      reference::QuantizeActs(x.data(), batch, cols, want_q.data(), want_s.data(),
+                              want_sum.data());
+      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data());
+      if (cols >= 32) {  // the reference itself rounds ties to even: x[i] = i - 15.5
+        ASSERT_EQ(want_q[18], 2);    // 2.5
+        ASSERT_EQ(want_q[13], -2);   // -2.5
+        ASSERT_EQ(want_q[12], -4);   // -3.5
+        ASSERT_EQ(want_q[16], 0);    // 0.5
+        ASSERT_EQ(want_s[0], 1.0f);
+      }
+      for (size_t i = 0; i < batch * padded; ++i) {
+        ASSERT_EQ(got_q[i], want_q[i]) << "q at " << i << " cols " << cols;
+      }
+      for (size_t i = 0; i < batch * groups; ++i) {
+        uint32_t got_bits, want_bits;
+        memcpy(&got_bits, &got_s[i], 4);
+        memcpy(&want_bits, &want_s[i], 4);
+        ASSERT_EQ(got_bits, want_bits) << "scale " << i << " cols " << cols;
+        ASSERT_EQ(got_sum[i], want_sum[i]) << "sum " << i << " cols " << cols;
+      }
+    }
+  }
+}
+
+}  // namespace ember::kernels::test
+
+#endif  // EMBER_KERNELS_QUANT_TEST_UTIL_H_
