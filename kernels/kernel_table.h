@@ -18,26 +18,6 @@ using MatVecF32Fn = void (*)(const float* w, const float* x, float* y, size_t ro
 // y[b * y_stride + r] = sum_c w[r * cols + c] * x[b * cols + c], b in [0, batch).
 using MatMulF32Fn = void (*)(const float* w, const float* x, size_t batch, float* y,
                              size_t y_stride, size_t rows, size_t cols);
-// Activations quantized per group of kQuantGroup (32) inputs, for the int8 kernels:
-// for b < batch, row x + b * cols: s = absmax / 127 (0 for an all-zero group),
-// q = round-to-nearest(x / s) clamped to [-127, 127]; writes q[b * padded + i]
-// (padded = QuantGroups(cols) * 32; inputs past cols are 0), scales[b * groups + g] = s,
-// sums[b * groups + g] = sum of the group's q.
-using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_t* q,
-                                float* scales, int32_t* sums);
-// y[b * y_stride + r] = sum_g wscale(r, g) * xscale(b, g) * sum_i wq(r, 32g+i) xq(b, 32g+i)
-// for r < rows, b < batch. `w` points at the first panel of these rows (packed as in
-// quant_layout.h for a matrix with `cols` columns); rows need not be a multiple of 16:
-// only `rows` outputs per b are written. The runtime splits rows across threads in
-// multiples of 16.
-using MatMulQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
-                               const int32_t* xsums, size_t batch, float* y,
-                               size_t y_stride, size_t rows, size_t cols);
-// Dense 16-bit weights (f16 or bf16 bit patterns), same contracts as the f32 kernels.
-using MatVec16Fn = void (*)(const uint16_t* w, const float* x, float* y, size_t rows,
-                            size_t cols);
-using MatMul16Fn = void (*)(const uint16_t* w, const float* x, size_t batch, float* y,
-                            size_t y_stride, size_t rows, size_t cols);
 // out = x / sqrt(mean(x^2) + eps) * weight
 using RmsNormFn = void (*)(const float* x, const float* weight, float eps, float* out,
                            size_t n);
@@ -92,15 +72,6 @@ struct KernelTable {
   const char* target = "";  // Highway target the pointers below were compiled for
   MatVecF32Fn matvec_f32 = nullptr;
   MatMulF32Fn matmul_f32 = nullptr;
-  QuantizeActsFn quantize_acts = nullptr;
-  MatMulQuantFn matvec_q8 = nullptr;  // called with batch == 1
-  MatMulQuantFn matmul_q8 = nullptr;
-  MatMulQuantFn matvec_q4 = nullptr;  // called with batch == 1
-  MatMulQuantFn matmul_q4 = nullptr;
-  MatVec16Fn matvec_f16 = nullptr;
-  MatMul16Fn matmul_f16 = nullptr;
-  MatVec16Fn matvec_bf16 = nullptr;
-  MatMul16Fn matmul_bf16 = nullptr;
   RmsNormFn rms_norm = nullptr;
   LayerNormFn layer_norm = nullptr;
   SoftmaxFn softmax = nullptr;
