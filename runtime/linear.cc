@@ -119,7 +119,10 @@ void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batc
   if (ctx.pool) {
     ctx.pool->ParallelTiles(rows, tile, &RunRows, &task);
   } else {
-    RunRows(&task, 0, rows);
+    // The same tiles on this thread: a batch's outputs for a tile of rows stay in cache.
+    for (size_t begin = 0; begin < rows; begin += tile) {
+      RunRows(&task, begin, rows - begin < tile ? rows - begin : tile);
+    }
   }
 }
 
