@@ -88,8 +88,8 @@ const Layer& GetLayer(const Shape& shape) {
   }
   layer.packed_f32_bytes = Allocator().live_bytes() - before;
   before = Allocator().live_bytes();
-  if (XnnHasF16() &&
-      layer.xnn_f16.CreateF16(layer.w16.data(), shape.rows, shape.cols) == XnnStatus::kOk) {
+  if (XnnHasF16() && layer.xnn_f16.CreateF16(layer.w16.data(), shape.rows, shape.cols) ==
+                         XnnStatus::kOk) {
     layer.has_f16 = true;
     layer.packed_f16_bytes = Allocator().live_bytes() - before;
   }
@@ -114,18 +114,20 @@ std::vector<T> Activations(size_t n) {
 
 void SetCounters(benchmark::State& state, const Layer& layer, size_t batch,
                  size_t packed_bytes, size_t weight_bytes) {
-  state.counters["GFLOPS"] = benchmark::Counter(
-      2.0 * layer.rows * layer.cols * batch * 1e-9,
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * layer.rows * layer.cols * batch * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
   if (packed_bytes) {
     state.counters["packed_per_weight_byte"] =
         static_cast<double>(packed_bytes) / static_cast<double>(weight_bytes);
   }
 }
 
-// ember's Highway kernels with the row split of runtime/linear.cc (kernels/ may not
-// include runtime/, so its tile rule is repeated here): tiles of about 64K multiply-adds,
-// a multiple of 8 rows, over pthreadpool.
+// ember's Highway kernels with the row split of runtime/linear.cc and ThreadPool (kernels/
+// may not include runtime/, so the rule is repeated here): tiles of about 64K
+// multiply-adds, a multiple of 8 rows, over pthreadpool; on one thread the same tiles run
+// in order on the caller (ThreadPool::ParallelTiles without workers), which also keeps a
+// tile's weights in cache while the batch streams past them.
 struct EmberTask {
   const KernelTable* table;
   const float* w;
@@ -155,14 +157,17 @@ void BM_EmberHighwayF32(benchmark::State& state, Shape shape, size_t batch, int 
   const Layer& layer = GetLayer(shape);
   std::vector<float> x = Activations<float>(batch * layer.cols);
   std::vector<float> y(batch * layer.rows);
-  EmberTask task{&table, layer.w.data(), x.data(), batch, layer.rows, layer.cols, y.data()};
+  EmberTask task{&table,     layer.w.data(), x.data(), batch,
+                 layer.rows, layer.cols,     y.data()};
   const size_t tile = EmberRowTile(layer.cols, batch);
   pthreadpool_t pool = Pool(threads);
   for (auto _ : state) {
     if (pool && layer.rows > tile) {
       pthreadpool_parallelize_1d_tile_1d(pool, &EmberRows, &task, layer.rows, tile, 0);
     } else {
-      EmberRows(&task, 0, layer.rows);
+      for (size_t begin = 0; begin < layer.rows; begin += tile) {
+        EmberRows(&task, begin, layer.rows - begin < tile ? layer.rows - begin : tile);
+      }
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -189,7 +194,8 @@ void BM_XnnF32(benchmark::State& state, Shape shape, size_t batch, int threads) 
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  SetCounters(state, layer, batch, layer.packed_f32_bytes, layer.w.size() * sizeof(float));
+  SetCounters(state, layer, batch, layer.packed_f32_bytes,
+              layer.w.size() * sizeof(float));
 }
 
 void BM_XnnF16(benchmark::State& state, Shape shape, size_t batch, int threads) {
@@ -239,18 +245,21 @@ int main(int argc, char** argv) {
   for (const Shape& shape : kShapes) {
     for (size_t batch : kBatches) {
       for (int threads : kThreadCounts) {
-        const std::string suffix = std::string(shape.name) + "/batch:" +
-                                   std::to_string(batch) + "/threads:" +
-                                   std::to_string(threads);
+        const std::string suffix = std::string(shape.name) +
+                                   "/batch:" + std::to_string(batch) +
+                                   "/threads:" + std::to_string(threads);
         benchmark::RegisterBenchmark(("ember_hwy_f32/" + suffix).c_str(),
                                      BM_EmberHighwayF32, shape, batch, threads)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
         benchmark::RegisterBenchmark(("xnn_f32/" + suffix).c_str(), BM_XnnF32, shape,
                                      batch, threads)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
         benchmark::RegisterBenchmark(("xnn_f16/" + suffix).c_str(), BM_XnnF16, shape,
                                      batch, threads)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
       }
     }
   }

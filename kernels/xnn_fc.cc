@@ -93,7 +93,8 @@ void XnnFullyConnected::Reset() {
   rows_ = cols_ = 0;
 }
 
-XnnStatus XnnFullyConnected::CheckShape(size_t rows, size_t cols, size_t* y_stride) const {
+XnnStatus XnnFullyConnected::CheckShape(size_t rows, size_t cols,
+                                        size_t* y_stride) const {
   if (*y_stride == 0) *y_stride = rows;
   if (rows == 0 || cols == 0 || *y_stride < rows) return XnnStatus::kInvalidParameter;
   return XnnStatus::kOk;
@@ -222,7 +223,8 @@ void XnnCountingAllocator::Deallocate(void* context, void* pointer) {
   static_cast<XnnCountingAllocator*>(context)->Free(pointer);
 }
 
-void* XnnCountingAllocator::AlignedAllocate(void* context, size_t alignment, size_t size) {
+void* XnnCountingAllocator::AlignedAllocate(void* context, size_t alignment,
+                                            size_t size) {
   return static_cast<XnnCountingAllocator*>(context)->AllocateAligned(alignment, size);
 }
 

@@ -1,14 +1,14 @@
 // XnnFullyConnected: a thin wrapper over XNNPACK's f32 and f16 fully-connected operators
-// (Debian's 2022-02 snapshot: create with the weights at load, then setup + run per call),
-// and a counting xnn_allocator that tells how many bytes XNNPACK asks for.
+// (Debian's 2022-02 snapshot: create with the weights at load, then setup + run per
+// call), and a counting xnn_allocator that tells how many bytes XNNPACK asks for.
 #ifndef EMBER_KERNELS_XNN_FC_H_
 #define EMBER_KERNELS_XNN_FC_H_
+
+#include <xnnpack.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-
-#include <xnnpack.h>
 
 namespace ember::kernels {
 
@@ -77,9 +77,9 @@ class XnnFullyConnected {
 };
 
 // An xnn_allocator over libc that counts what XNNPACK asks for: the bytes and requests of
-// every allocation so far and the bytes still live. Installed with XnnInitialize, it tells
-// how much an operator's creation needs (packed weights + the operator itself), which is
-// what a planner learns in a dry run; tests and benches report it. Thread-safe.
+// every allocation so far and the bytes still live. Installed with XnnInitialize, it
+// tells how much an operator's creation needs (packed weights + the operator itself),
+// which is what a planner learns in a dry run; tests and benches report it. Thread-safe.
 class XnnCountingAllocator {
  public:
   XnnCountingAllocator();

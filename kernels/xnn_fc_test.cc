@@ -96,6 +96,29 @@ TEST_F(XnnFcTest, F32SameBitsForOneAndTwoThreads) {
   pthreadpool_destroy(pool);
 }
 
+// A token's output row has the same bits whether it runs alone (decode) or inside a
+// batch (prefill), at any position in the batch: what ember's bitwise prefill/decode
+// agreement needs if XNNPACK ran both. Also the f32 Highway kernels' order differs, so
+// XNNPACK and Highway do not agree bitwise (only within the reference tolerance).
+TEST_F(XnnFcTest, F32DecodeRowEqualsPrefillRow) {
+  for (size_t cols : {7, 64, 257, 768}) {
+    const size_t rows = 45, batch = 29;
+    test::Buffer w(rows * cols, 0, 11);
+    test::Buffer x(batch * cols, 0, 12);
+    XnnFullyConnected fc;
+    ASSERT_EQ(fc.CreateF32(w.data(), rows, cols), XnnStatus::kOk);
+    std::vector<float> all(batch * rows), one(rows);
+    ASSERT_EQ(fc.RunF32(x.data(), batch, all.data(), nullptr), XnnStatus::kOk);
+    for (size_t b = 0; b < batch; ++b) {
+      ASSERT_EQ(fc.RunF32(x.data() + b * cols, 1, one.data(), nullptr), XnnStatus::kOk);
+      for (size_t r = 0; r < rows; ++r) {
+        ASSERT_EQ(one[r], all[b * rows + r])
+            << "cols " << cols << " token " << b << " row " << r;
+      }
+    }
+  }
+}
+
 // f16 weights and activations; the reference runs in double on the same f16 values.
 // Bound: XNNPACK may round every partial sum to f16 (unit roundoff u = 2^-11), so
 // |error| <= gamma(cols + 1) * sum_c |w_c x_c| with gamma(n) = n u / (1 - n u) (Higham,
