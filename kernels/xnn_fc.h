@@ -28,9 +28,10 @@ const char* XnnStatusName(XnnStatus status);
 size_t XnnExtraBytes();
 
 // xnn_initialize(allocator); null means libc. XNNPACK keeps one allocator for the whole
-// process and a later call replaces it, so every operator must be deleted through the
-// allocator that created it: initialise once, before the first Create, and keep the
-// allocator alive as long as any operator lives.
+// process: the first successful call's, which later calls do not replace (xnn_fc_test
+// checks this), so it must outlive every operator. A runtime with one arena per session
+// therefore needs one process-wide allocator that routes each request to the arena of
+// the session being loaded.
 XnnStatus XnnInitialize(const xnn_allocator* allocator);
 
 // Whether XNNPACK has f16 fully-connected kernels for this CPU (after XnnInitialize).

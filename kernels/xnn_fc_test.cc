@@ -220,5 +220,18 @@ TEST_F(XnnFcTest, CreateTakesPackedWeightsFromTheAllocator) {
   EXPECT_EQ(Allocator().live_bytes(), live_before);
 }
 
+// XNNPACK keeps the first allocator it was given: a second xnn_initialize does not
+// redirect later operators (what any arena-backed allocator has to be designed around).
+TEST_F(XnnFcTest, SecondInitializeKeepsTheFirstAllocator) {
+  XnnCountingAllocator other;
+  ASSERT_EQ(XnnInitialize(other.allocator()), XnnStatus::kOk);
+  const size_t requests = Allocator().num_requests();
+  const float w[4] = {1, 2, 3, 4};
+  XnnFullyConnected fc;
+  ASSERT_EQ(fc.CreateF32(w, 2, 2), XnnStatus::kOk);
+  EXPECT_GT(Allocator().num_requests(), requests);
+  EXPECT_EQ(other.num_requests(), 0u);
+}
+
 }  // namespace
 }  // namespace ember::kernels
