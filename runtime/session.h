@@ -88,6 +88,8 @@ class Session {
   const Model& model() const { return model_; }
   const ArenaPlan& plan() const { return plan_; }
   const char* kernel_target() const { return kernels_.target; }
+  // What q8/q4 products run on: "avx512-vnni", "neon-sdot" or "highway".
+  const char* kernel_int8_dot() const { return kernels_.int8_dot; }
   void* sampler_scratch() const;
 
  private:

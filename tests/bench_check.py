@@ -17,7 +17,7 @@ FIELDS = [
     "build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size",
     "model_n_params", "n_batch", "n_threads", "type_k", "type_v", "use_mmap", "n_prompt",
     "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
-    "samples_ts", "test", "dtype_mix", "hwy_target", "ttft_ns", "load_ns",
+    "samples_ts", "test", "dtype_mix", "hwy_target", "int8_dot", "ttft_ns", "load_ns",
     "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
     "effective_gbps", "measured_gbps", "probe_bytes", "roofline_pct",
 ]
@@ -26,7 +26,7 @@ PROFILE_FIELDS = [
     "profile_activations_pct", "profile_sampling_pct", "profile_other_pct",
 ]
 STRINGS = {"build_commit", "cpu_info", "backends", "model_filename", "model_type",
-           "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target"}
+           "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target", "int8_dot"}
 LISTS = {"samples_ns", "samples_ts"}
 POSITIVE = ["model_size", "model_n_params", "n_batch", "n_threads", "avg_ns", "avg_ts",
             "ttft_ns", "load_ns", "peak_rss_bytes", "arena_bytes",

@@ -57,6 +57,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["test"] = r.test();
   j["dtype_mix"] = r.dtype_mix;
   j["hwy_target"] = r.hwy_target;
+  j["int8_dot"] = r.int8_dot;
   j["ttft_ns"] = static_cast<uint64_t>(std::llround(r.ttft_ns));
   j["load_ns"] = r.load_ns;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
@@ -159,9 +160,10 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
   fprintf(out,
-          "ember bench: build %s, CPU %s, backend CPU, kernels %s, KV cache %s, mmap, "
-          "%s\n\n",
+          "ember bench: build %s, CPU %s, backend CPU, kernels %s (int8: %s), KV cache %s, "
+          "mmap, %s\n\n",
           first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
+          first.int8_dot.c_str(),
           first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {

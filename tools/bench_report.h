@@ -38,6 +38,7 @@ struct BenchResult {
   // ember's own.
   std::string dtype_mix;   // stored weight types, e.g. "f32:57"
   std::string hwy_target;  // Highway target of the kernels
+  std::string int8_dot;    // what the q8/q4 products run on (avx512-vnni, neon-sdot, highway)
   double ttft_ns = 0;      // time to first token: prefill (pp) or a decode step (tg),
                            // plus sampling the token
   uint64_t load_ns = 0;    // model open + verify + bind, thread pool, session arena

@@ -323,6 +323,7 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   base.n_threads = threads;
   base.dtype_mix = DTypeMix(**model);
   base.hwy_target = b.session->kernel_target();
+  base.int8_dot = b.session->kernel_int8_dot();
   base.load_ns = load_ns;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
