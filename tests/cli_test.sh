@@ -75,5 +75,26 @@ fi
 expect 0 "generated 5 tokens" -- "$ember" run -m "$model" -p "" -n 5 -s 1
 expect 0 "generated 16 tokens" -- "$ember" run -m "$model" -c 16 --temp 0
 
+# Weight types: every --dtype converts and runs; q8 keeps the golden's opening, and
+# --keep overrides one tensor (inspect shows its type).
+for dtype in f16 bf16 q8 q4; do
+  expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+    --dtype "$dtype" -o "$tmp/$dtype.ember"
+  expect 0 "generated 20 tokens" -- "$ember" run -m "$tmp/$dtype.ember" --temp 0 -n 20
+  if ! grep -q "^Once upon a time" "$tmp/stdout"; then
+    echo "FAIL: $dtype greedy run printed: $(cat "$tmp/stdout")"
+    failures=$((failures + 1))
+  fi
+done
+expect 0 "blk.2.ffn_down.weight        q8" -- "$ember" convert --llama2c "$bin" \
+  --tokenizer "$tok" --dtype q4 --keep 'blk.2.ffn_*=f32' --keep 'blk.2.ffn_down.weight=q8' \
+  -o "$tmp/mixed.ember"
+expect 1 "--dtype q5 is not a weight type" -- "$ember" convert --llama2c "$bin" \
+  --tokenizer "$tok" --dtype q5 -o "$tmp/x.ember"
+expect 1 "--keep blk.9.*=q8 matches no tensor" -- "$ember" convert --llama2c "$bin" \
+  --tokenizer "$tok" --keep 'blk.9.*=q8' -o "$tmp/x.ember"
+expect 1 "is not a matrix" -- "$ember" convert --llama2c "$bin" \
+  --tokenizer "$tok" --keep '*norm*=q4' -o "$tmp/x.ember"
+
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all CLI checks passed"
