@@ -142,22 +142,27 @@ namespace {
 
 struct AttentionTask {
   const kernels::KernelTable* k;
-  const float* q;     // this token's queries (q_dim)
+  const float* q;     // (batch, q_dim): the step's queries
   const float* keys;  // layer cache
   const float* values;
-  float* out;    // this token's output (q_dim)
-  float* probs;  // (n_heads, max_context)
-  size_t max_context, kv_stride, n_pos, head_dim, group;
+  float* out;    // (batch, q_dim): heads concatenated
+  float* probs;  // (kAttentionChunk, n_heads, max_context): one row per work item
+  size_t first;  // token (index in the step) of work item 0
+  size_t pos0, batch, n_heads, q_dim, max_context, kv_stride, head_dim, group;
+  bool causal;
   float scale;
 };
 
-void AttendHeads(void* context, size_t begin, size_t count) {
+// Work item j is head j % n_heads of token first + j / n_heads.
+void AttendItems(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
-  for (size_t h = begin; h < begin + count; ++h) {
+  for (size_t j = begin; j < begin + count; ++j) {
+    const size_t token = t.first + j / t.n_heads, h = j % t.n_heads;
     const size_t kv_head = h / t.group;
-    t.k->attend(t.q + h * t.head_dim, t.keys + kv_head * t.head_dim,
-                t.values + kv_head * t.head_dim, t.kv_stride, t.n_pos, t.head_dim,
-                t.scale, t.probs + h * t.max_context, t.out + h * t.head_dim);
+    const size_t n_pos = t.causal ? t.pos0 + token + 1 : t.pos0 + t.batch;
+    t.k->attend(t.q + token * t.q_dim + h * t.head_dim, t.keys + kv_head * t.head_dim,
+                t.values + kv_head * t.head_dim, t.kv_stride, n_pos, t.head_dim, t.scale,
+                t.probs + j * t.max_context, t.out + token * t.q_dim + h * t.head_dim);
   }
 }
 
@@ -165,36 +170,38 @@ void AttendHeads(void* context, size_t begin, size_t count) {
 
 // For each token, each query head attends over the cached positions it may see: up to
 // its own (causal) or every position of the input (bidirectional). Heads sharing a KV
-// head (GQA/MQA) read the same cache columns.
+// head (GQA/MQA) read the same cache columns. The (token, head) pairs of up to
+// AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
+// hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
-  const size_t hd = c_.head_dim;
-  AttentionTask task{&k_,
-                     nullptr,
-                     keys(layer),
-                     values(layer),
-                     nullptr,
-                     s_.Buffer(kBufProbs),
-                     s_.max_context_,
-                     c_.kv_dim(),
-                     0,
-                     hd,
-                     c_.n_heads / c_.n_kv_heads,
+  const size_t hd = c_.head_dim, heads = c_.n_heads;
+  AttentionTask task{&k_,          s_.Buffer(kBufQ),   keys(layer),
+                     values(layer), s_.Buffer(kBufAttnOut), s_.Buffer(kBufProbs),
+                     0,            pos0,               batch,
+                     heads,        c_.q_dim(),         s_.max_context_,
+                     c_.kv_dim(),  hd,                 heads / c_.n_kv_heads,
+                     c_.mask == AttentionMask::kCausal,
                      1.0f / std::sqrt(static_cast<float>(hd))};
-  for (size_t i = 0; i < batch; ++i) {
-    task.q = s_.Buffer(kBufQ) + i * c_.q_dim();
-    task.out = s_.Buffer(kBufAttnOut) + i * c_.q_dim();
-    task.n_pos = c_.mask == AttentionMask::kCausal ? pos0 + i + 1 : pos0 + batch;
-    // Heads per task: enough work (~16K multiply-adds) to be worth a thread.
-    size_t tile = 16384 / (task.n_pos * hd) + 1;
+  const size_t chunk = AttentionChunk(s_.options_.max_batch);
+  for (size_t first = 0; first < batch; first += chunk) {
+    const size_t tokens = batch - first < chunk ? batch - first : chunk;
+    task.first = first;
+    // Items per task: enough work (~16K multiply-adds) to be worth a thread.
+    const size_t last_pos = task.causal ? pos0 + first + tokens : pos0 + batch;
+    const size_t tile = 16384 / (last_pos * hd) + 1;
     if (ctx_.pool) {
-      ctx_.pool->ParallelTiles(c_.n_heads, tile, &AttendHeads, &task);
+      ctx_.pool->ParallelTiles(tokens * heads, tile, &AttendItems, &task);
     } else {
-      AttendHeads(&task, 0, c_.n_heads);
+      AttendItems(&task, 0, tokens * heads);
     }
     if (s_.attention_record_.weights) {
-      RecordAttentionRow(s_.attention_record_, layer, pos0 + i, task.probs,
-                         task.max_context, task.n_pos);
+      for (size_t i = 0; i < tokens; ++i) {
+        const size_t n_pos = task.causal ? pos0 + first + i + 1 : pos0 + batch;
+        RecordAttentionRow(s_.attention_record_, layer, pos0 + first + i,
+                           task.probs + i * heads * task.max_context, task.max_context,
+                           n_pos);
+      }
     }
   }
 }

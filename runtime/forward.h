@@ -23,7 +23,7 @@ enum SessionBuffer : size_t {
   kBufRopeSin,  // (batch, head_dim)
   kBufQ,        // (batch, q_dim)
   kBufAttnOut,  // (batch, q_dim): heads concatenated
-  kBufProbs,    // (n_heads, max_context): attention weights of one token
+  kBufProbs,    // (AttentionChunk(max_batch), n_heads, max_context): attention weights
   kBufProj,     // (batch, d_model): output of the attention or FFN projection
   kBufFfnA,     // (batch, ffn_dim): gate, or up for a plain FFN
   kBufFfnB,     // (batch, ffn_dim): up of a gated FFN
@@ -33,6 +33,11 @@ enum SessionBuffer : size_t {
   kBufActSums,    // (batch, groups) int32
   kNumSessionBuffers,
 };
+
+// Tokens whose attention runs as one parallel step; kBufProbs holds their rows.
+inline size_t AttentionChunk(size_t max_batch) {
+  return max_batch < 1 ? 1 : (max_batch < 4 ? max_batch : 4);
+}
 
 class Forward {
  public:

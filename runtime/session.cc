@@ -85,7 +85,8 @@ Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   plan.Add("rope_sin", b * c.head_dim * f, kStepEmbed, kStepFeedForward);
   plan.Add("q", b * c.q_dim() * f, kStepAttention, kStepAttention);
   plan.Add("attn_out", b * c.q_dim() * f, kStepAttention, kStepAttention);
-  plan.Add("attn_probs", size_t{c.n_heads} * T * f, kStepAttention, kStepAttention);
+  plan.Add("attn_probs", AttentionChunk(b) * c.n_heads * T * f, kStepAttention,
+           kStepAttention);
   plan.Add("proj", b * c.d_model * f, kStepAttention, kStepFeedForward);
   plan.Add("ffn_a", b * c.ffn_dim * f, kStepFeedForward, kStepFeedForward);
   plan.Add("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim * f : 0, kStepFeedForward,
