@@ -65,7 +65,7 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
       const float scale = ReduceMax(df, vmax) / 127.0f;
       int8_t* qg = q + b * padded + begin;
       scales[b * groups + g] = scale;
-      if (!(scale != 0.0f)) {  // all zeros (or NaN): q = 0
+      if (!(scale > 0.0f)) {  // all zeros (or a NaN input): q = 0
         memset(qg, 0, kQuantGroup);
         sums[b * groups + g] = 0;
         continue;
