@@ -149,7 +149,7 @@ void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* s
       int32_t sum = 0;
       for (size_t i = begin; i < begin + kQuantGroup; ++i) {
         int value = 0;
-        if (i < cols && scale != 0.0f) {
+        if (i < cols && scale > 0.0f) {  // not for zeros (or a NaN input)
           value = static_cast<int>(std::nearbyint(x[b * cols + i] / scale));
           value = value < -127 ? -127 : (value > 127 ? 127 : value);
         }
