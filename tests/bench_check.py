@@ -70,8 +70,11 @@ def check_result(r, args, where):
         check(isinstance(r[key], str) and r[key] != "", f"{where}: {key} is empty")
     for key in POSITIVE:
         check(r[key] > 0, f"{where}: {key} = {r[key]} is not positive")
-    for key in ["stddev_ns", "stddev_ts", "heap_allocs"]:
+    for key in ["stddev_ns", "stddev_ts"]:
         check(r[key] >= 0, f"{where}: {key} = {r[key]} is negative")
+    # -1: not counted (a sanitizer build keeps its own allocator).
+    check(float(r["heap_allocs"]).is_integer() and r["heap_allocs"] >= -1,
+          f"{where}: heap_allocs = {r['heap_allocs']}")
     check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["test_time"]) is not None,
           f"{where}: test_time {r['test_time']!r} is not ISO 8601 UTC")
     check(r["type_k"] == "f32" and r["type_v"] == "f32" and r["use_mmap"] is True,

@@ -1,7 +1,9 @@
 // Heap-allocation counter (see alloc_count.h): the C allocation functions and every form
 // of operator new/delete, defined in the executable so they replace glibc's and libstdc++'s,
 // counting while armed and forwarding to glibc's __libc_* entry points (glibc 2.34 removed
-// the malloc hooks; these entry points remain).
+// the malloc hooks; these entry points remain). A sanitizer build
+// (EMBER_ALLOC_COUNT_OFF) keeps the sanitizer's own allocator: nothing is replaced and
+// AllocCounterActive() says so.
 #include "tools/alloc_count.h"
 
 #include <unistd.h>
@@ -77,6 +79,9 @@ uint64_t AllocCounterDisarm() {
 uint64_t AllocCounterCount() { return g_count.load(std::memory_order_seq_cst); }
 
 bool AllocCounterActive() {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  return false;
+#endif
   const uint64_t before = g_total.load(std::memory_order_seq_cst);
   // Through a volatile pointer, so the compiler cannot drop the malloc/free pair.
   void* (*volatile allocate)(size_t) = &malloc;
@@ -85,6 +90,8 @@ bool AllocCounterActive() {
 }
 
 }  // namespace ember::tools
+
+#ifndef EMBER_ALLOC_COUNT_OFF
 
 using ember::tools::Count;
 using ember::tools::IsPowerOfTwo;
@@ -196,3 +203,5 @@ void operator delete(void* ptr, std::align_val_t, const std::nothrow_t&) noexcep
 void operator delete[](void* ptr, std::align_val_t, const std::nothrow_t&) noexcept {
   __libc_free(ptr);
 }
+
+#endif  // EMBER_ALLOC_COUNT_OFF

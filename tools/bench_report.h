@@ -44,7 +44,7 @@ struct BenchResult {
   uint64_t load_ns = 0;    // model open + verify + bind, thread pool, session arena
   uint64_t peak_rss_bytes = 0;
   uint64_t arena_bytes = 0;
-  uint64_t heap_allocs = 0;  // allocations during the timed repetitions
+  int64_t heap_allocs = 0;  // allocations during the timed repetitions; -1: not counted
   double weight_bytes_per_token = 0;
   double measured_gbps = 0;  // the bandwidth probe at n_threads
   uint64_t probe_bytes = 0;

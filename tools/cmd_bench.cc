@@ -181,6 +181,7 @@ struct Bench {
   ForwardProfile profile;
   uint64_t sampling_ns = 0;
   Progress* progress;
+  bool counting = true;  // AllocCounterActive(): heap_allocs is -1 when not
 };
 
 // Samples the next token, timing it when profiling.
@@ -253,7 +254,8 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
                      rep + 1, o.repetitions);
     AllocCounterArm();
     const Status status = RunOnce(b, n_prompt, n_gen, &ns, &ttft_ns);
-    r->heap_allocs += AllocCounterDisarm();
+    const uint64_t allocations = AllocCounterDisarm();
+    r->heap_allocs = b.counting ? r->heap_allocs + static_cast<int64_t>(allocations) : -1;
     EMBER_RETURN_IF_ERROR(status);
     r->samples_ns.push_back(ns);
     ttft_sum += static_cast<double>(ttft_ns);
@@ -291,6 +293,7 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   b.options = &o;
   b.model = model->get();
   b.progress = progress;
+  b.counting = AllocCounterActive();
   auto pool = ThreadPool::Create(threads);
   if (!pool.ok()) return pool.status();
   b.pool = std::move(*pool);
@@ -352,7 +355,7 @@ Status RunBench(const ArgParser& args) {
   }
   if (!AllocCounterActive()) {
     fprintf(stderr, "ember bench: warning: the allocation counter is not active (another "
-                    "allocator came first); heap_allocs will read 0\n");
+                    "allocator came first); heap_allocs reads -1\n");
   }
   Progress progress;
   std::vector<BenchResult> results;
