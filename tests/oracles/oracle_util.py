@@ -87,9 +87,9 @@ class Ember:
             raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
         return r.stdout
 
-    def convert(self, hf_dir, name):
+    def convert(self, hf_dir, name, dtype="f32"):
         out = self.path(name + ".ember")
-        self.run("convert", "--hf", hf_dir, "-o", out)
+        self.run("convert", "--hf", hf_dir, "-o", out, "--dtype", dtype)
         return out
 
     def logits(self, model, tokens, attn=False, threads=1):
@@ -252,6 +252,24 @@ class Report:
               f"max |ref| {scale:.3g}, {ref.size} values")
         if not ok:
             self.failures += 1
+
+    def rms(self, what, got, ref, max_rel_rms):
+        """rms(ember - ref) / rms(ref): the typical error, where compare() bounds the worst."""
+        import numpy as np
+        got = np.asarray(got, dtype=np.float64)
+        ref = np.asarray(ref, dtype=np.float64)
+        rel = float(np.sqrt(np.mean((got - ref) ** 2) / np.mean(ref ** 2)))
+        worst = float(np.abs(got - ref).max()) / float(np.abs(ref).max())
+        self.check(f"{what}: rms error {rel:.3e} of the logits' rms (tol {max_rel_rms:.0e}); "
+                   f"worst {worst:.3e} of max |ref|", rel <= max_rel_rms and
+                   np.isfinite(got).all())
+
+    def top1(self, what, got, ref, min_agreement):
+        """The share of positions whose most likely next token is the same."""
+        import numpy as np
+        same = float(np.mean(np.argmax(got, axis=-1) == np.argmax(ref, axis=-1)))
+        self.check(f"{what}: same top-1 token at {100 * same:.1f} % of positions "
+                   f"(at least {100 * min_agreement:.0f} %)", same >= min_agreement)
 
     def check(self, what, condition, detail=""):
         print(f"{'ok  ' if condition else 'FAIL'} {self.name}: {what} {detail}")
