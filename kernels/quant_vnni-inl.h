@@ -192,9 +192,13 @@ EMBER_VNNI void MatMulQuantVnni(const uint8_t* HWY_RESTRICT w, const int8_t* HWY
     VnniPanels<kKind, kP, kB>(w + p * panel_bytes, panel_bytes, groups, xq, xscales, xsums,
                               batch, y, y_stride, p * kQuantPanelRows, rows);
   }
-  for (; p < panels; ++p) {
-    VnniPanels<kKind, 1, kB>(w + p * panel_bytes, panel_bytes, groups, xq, xscales, xsums,
-                             batch, y, y_stride, p * kQuantPanelRows, rows);
+  // The rest in halving blocks (e.g. 6 panels: 4 + 2), not one panel at a time.
+  if constexpr (kP > 1) {
+    if (p < panels) {
+      MatMulQuantVnni<kKind, kP / 2, kB>(w + p * panel_bytes, xq, xscales, xsums, batch,
+                                         y + p * kQuantPanelRows,
+                                         y_stride, rows - p * kQuantPanelRows, cols);
+    }
   }
 }
 

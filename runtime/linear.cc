@@ -69,13 +69,17 @@ void RunRows(void* context, size_t begin, size_t count) {
 }
 
 // Rows per task: enough multiply-adds (about 64K) that a task outweighs its scheduling,
-// a multiple of 16 (a quantized panel; the f32 kernel's 8-row block divides it).
-// Depends only on the shape.
-size_t RowTile(size_t cols, size_t batch) {
+// in whole blocks of the kernel's preferred width: 8 panels (128 rows) for a q8/q4
+// matrix-vector product, which streams 8 panels at once, 2 panels for a q8/q4
+// matrix-matrix product, else one panel (16 rows; the f32 and 16-bit kernels' 8-row
+// blocks divide it). Depends only on the shape, never on the thread count.
+size_t RowTile(DType dtype, size_t cols, size_t batch) {
+  const size_t block = !IsQuantized(dtype) ? kQuantPanelRows
+                       : batch == 1        ? 8 * kQuantPanelRows
+                                           : 2 * kQuantPanelRows;
   const size_t work_per_row = cols * batch;
-  size_t tile = (size_t{1} << 16) / (work_per_row ? work_per_row : 1);
-  tile = (tile + kQuantPanelRows - 1) / kQuantPanelRows * kQuantPanelRows;
-  return tile < kQuantPanelRows ? kQuantPanelRows : tile;
+  const size_t tile = (size_t{1} << 16) / (work_per_row ? work_per_row : 1);
+  return tile <= block ? block : (tile + block - 1) / block * block;
 }
 
 }  // namespace
@@ -115,7 +119,7 @@ void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batc
   }
   LinearTask task{&ctx, &w, x, batch, y};
   const size_t rows = w.rows();
-  const size_t tile = RowTile(w.cols(), batch);
+  const size_t tile = RowTile(w.dtype, w.cols(), batch);
   if (ctx.pool) {
     ctx.pool->ParallelTiles(rows, tile, &RunRows, &task);
   } else {
