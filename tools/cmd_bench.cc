@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -239,6 +238,13 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   r->n_prompt = n_prompt;
   r->n_gen = n_gen;
   r->test_time = UtcNow();
+  // The read bandwidth right before and right after the test, with its threads: a shared
+  // machine's bandwidth drifts over minutes, so the roofline compares like with like.
+  // Its buffer is freed before the peak RSS is reset.
+  b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
+                   r->n_threads, r->n_threads == 1 ? "" : "s");
+  BandwidthResult before, after;
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
   ResetPeakRss();
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
@@ -263,6 +269,9 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.session->set_profile(nullptr);
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &after));
+  r->measured_gbps = std::max(before.gbps, after.gbps);
+  r->probe_bytes = before.buffer_bytes;
   if (o.profile) {
     r->has_profile = true;
     r->profile = Shares(b.profile, b.sampling_ns);
@@ -365,23 +374,7 @@ Status RunBench(const ArgParser& args) {
                                        &results));
     }
   }
-  // The probe runs after the tests so its buffer never counts in their peak RSS.
-  std::map<int, BandwidthResult> bandwidth;
-  for (int64_t threads : o.threads) {
-    if (bandwidth.count(static_cast<int>(threads))) continue;
-    progress.Show("bandwidth probe: %llu MiB, %lld thread%s",
-                  static_cast<unsigned long long>(o.probe_bytes >> 20),
-                  static_cast<long long>(threads), threads == 1 ? "" : "s");
-    auto pool = ThreadPool::Create(static_cast<int>(threads));
-    if (!pool.ok()) return pool.status();
-    EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, pool->get(), 5,
-                                               &bandwidth[static_cast<int>(threads)]));
-  }
   progress.Done();
-  for (BenchResult& r : results) {
-    r.measured_gbps = bandwidth[r.n_threads].gbps;
-    r.probe_bytes = bandwidth[r.n_threads].buffer_bytes;
-  }
   WriteBenchReport(results, o.format, stdout);
   return Status::Ok();
 }
