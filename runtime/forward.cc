@@ -78,9 +78,9 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
     Norm(w.attn_norm, w.attn_norm_bias, x, h, batch);
     in = h;
   }
-  Linear(ctx_, *w.wq, in, batch, q);
-  Linear(ctx_, *w.wk, in, batch, k_new);
-  Linear(ctx_, *w.wv, in, batch, v_new);
+  const Tensor* qkv[] = {w.wq, w.wk, w.wv};
+  float* qkv_out[] = {q, k_new, v_new};
+  LinearGroup(ctx_, qkv, qkv_out, 3, in, batch);
   AddBias(w.bq, q, batch);
   AddBias(w.bk, k_new, batch);
   AddBias(w.bv, v_new, batch);
@@ -118,8 +118,9 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   }
   if (c_.ffn == FfnKind::kGated) {
     float* b = s_.Buffer(kBufFfnB);
-    Linear(ctx_, *w.ffn_gate, in, batch, a);
-    Linear(ctx_, *w.ffn_up, in, batch, b);
+    const Tensor* gate_up[] = {w.ffn_gate, w.ffn_up};
+    float* gate_up_out[] = {a, b};
+    LinearGroup(ctx_, gate_up, gate_up_out, 2, in, batch);
     AddBias(w.ffn_gate_bias, a, batch);
     AddBias(w.ffn_up_bias, b, batch);
     Activate(a, b, batch * f);

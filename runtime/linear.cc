@@ -82,6 +82,25 @@ size_t RowTile(DType dtype, size_t cols, size_t batch) {
   return tile <= block ? block : (tile + block - 1) / block * block;
 }
 
+// The row tiles of up to kMaxLinearGroup products, numbered matrix after matrix.
+struct GroupTask {
+  LinearTask tasks[kMaxLinearGroup];
+  size_t tile[kMaxLinearGroup];
+  size_t first_tile[kMaxLinearGroup + 1];  // tile numbers where each matrix starts
+  size_t n;
+};
+
+void RunGroupTiles(void* context, size_t begin, size_t count) {
+  GroupTask& g = *static_cast<GroupTask*>(context);
+  for (size_t t = begin; t < begin + count; ++t) {
+    size_t i = 0;
+    while (t >= g.first_tile[i + 1]) ++i;
+    const size_t row0 = (t - g.first_tile[i]) * g.tile[i];
+    const size_t rows = g.tasks[i].w->rows();
+    RunRows(&g.tasks[i], row0, rows - row0 < g.tile[i] ? rows - row0 : g.tile[i]);
+  }
+}
+
 }  // namespace
 
 bool LinearSupports(DType dtype, Layout layout) {
@@ -111,22 +130,37 @@ void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
 
 void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
             float* y) {
+  const Tensor* ws[1] = {&w};
+  float* ys[1] = {y};
+  LinearGroup(ctx, ws, ys, 1, x, batch);
+}
+
+void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y,
+                 size_t n, const float* x, size_t batch) {
   ProfileScope scope(ctx.profile, KernelKind::kMatMul);
-  if (IsQuantized(w.dtype)) {
-    // Once per product, before the row split: every task reads the same int8 input.
-    ctx.kernels->quantize_acts(x, batch, w.cols(), ctx.quant.values, ctx.quant.scales,
-                               ctx.quant.sums);
+  GroupTask group;
+  group.n = n;
+  group.first_tile[0] = 0;
+  bool quantized = false;
+  for (size_t i = 0; i < n; ++i) {
+    group.tasks[i] = LinearTask{&ctx, w[i], x, batch, y[i]};
+    group.tile[i] = RowTile(w[i]->dtype, w[i]->cols(), batch);
+    group.first_tile[i + 1] =
+        group.first_tile[i] + (w[i]->rows() + group.tile[i] - 1) / group.tile[i];
+    quantized = quantized || IsQuantized(w[i]->dtype);
   }
-  LinearTask task{&ctx, &w, x, batch, y};
-  const size_t rows = w.rows();
-  const size_t tile = RowTile(w.dtype, w.cols(), batch);
+  if (quantized) {
+    // Once for the group, before the row split: every task reads the same int8 input.
+    ctx.kernels->quantize_acts(x, batch, w[0]->cols(), ctx.quant.values,
+                               ctx.quant.scales, ctx.quant.sums);
+  }
+  // Tiles run on this thread too without a pool: a batch's outputs for a tile of rows
+  // stay in cache.
+  const size_t tiles = group.first_tile[n];
   if (ctx.pool) {
-    ctx.pool->ParallelTiles(rows, tile, &RunRows, &task);
+    ctx.pool->ParallelTiles(tiles, 1, &RunGroupTiles, &group);
   } else {
-    // The same tiles on this thread: a batch's outputs for a tile of rows stay in cache.
-    for (size_t begin = 0; begin < rows; begin += tile) {
-      RunRows(&task, begin, rows - begin < tile ? rows - begin : tile);
-    }
+    RunGroupTiles(&group, 0, tiles);
   }
 }
 
