@@ -75,6 +75,21 @@ HWY_INLINE void DotRows8(const float* HWY_RESTRICT w, size_t cols,
   y[7] = DotTail(ReduceSum(d, a7), w7, x, body, cols);
 }
 
+HWY_INLINE void DotRows16(const float* HWY_RESTRICT w, size_t cols,
+                          const float* HWY_RESTRICT x, float* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  using V = decltype(hn::Zero(d));
+  V a[16];
+  for (int i = 0; i < 16; ++i) a[i] = hn::Zero(d);
+  for (size_t c = 0; c < body; c += N) {
+    const auto xv = hn::LoadU(d, x + c);
+    for (int i = 0; i < 16; ++i) a[i] = hn::MulAdd(hn::LoadU(d, w + i * cols + c), xv, a[i]);
+  }
+  for (int i = 0; i < 16; ++i) y[i] = DotTail(ReduceSum(d, a[i]), w + i * cols, x, body, cols);
+}
+
 // Four rows times four vectors: each weight load feeds four FMAs (prefill).
 HWY_INLINE void DotBlock4x4(const float* HWY_RESTRICT w, size_t cols,
                             const float* HWY_RESTRICT x, float* HWY_RESTRICT y,
@@ -142,6 +157,7 @@ HWY_INLINE void DotBlock4x4(const float* HWY_RESTRICT w, size_t cols,
 inline void MatVecF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
                       float* HWY_RESTRICT y, size_t rows, size_t cols) {
   size_t r = 0;
+  for (; r + 16 <= rows; r += 16) DotRows16(w + r * cols, cols, x, y + r);
   for (; r + 8 <= rows; r += 8) DotRows8(w + r * cols, cols, x, y + r);
   for (; r < rows; ++r) y[r] = DotRow(w + r * cols, x, cols);
 }
