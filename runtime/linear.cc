@@ -68,7 +68,10 @@ void RunRows(void* context, size_t begin, size_t count) {
   }
 }
 
-// Rows per task: enough multiply-adds (about 64K) that a task outweighs its scheduling,
+// Multiply-adds that make a task worth handing to another thread.
+constexpr size_t kTileWork = size_t{1} << 16;
+
+// Rows per task: enough multiply-adds (kTileWork) that a task outweighs its scheduling,
 // in whole blocks of the kernel's preferred width: 8 panels (128 rows) for a q8/q4
 // matrix-vector product, which streams 8 panels at once, 2 panels for a q8/q4
 // matrix-matrix product, else one panel (16 rows; the f32 and 16-bit kernels' 8-row
@@ -78,7 +81,7 @@ size_t RowTile(DType dtype, size_t cols, size_t batch) {
                        : batch == 1        ? 8 * kQuantPanelRows
                                            : 2 * kQuantPanelRows;
   const size_t work_per_row = cols * batch;
-  const size_t tile = (size_t{1} << 16) / (work_per_row ? work_per_row : 1);
+  const size_t tile = kTileWork / (work_per_row ? work_per_row : 1);
   return tile <= block ? block : (tile + block - 1) / block * block;
 }
 
@@ -154,10 +157,13 @@ void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y
     ctx.kernels->quantize_acts(x, batch, w[0]->cols(), ctx.quant.values,
                                ctx.quant.scales, ctx.quant.sums);
   }
-  // Tiles run on this thread too without a pool: a batch's outputs for a tile of rows
-  // stay in cache.
+  // Tiles run on this thread too without a pool (a batch's outputs for a tile of rows
+  // stay in cache), and when the whole group is less work than one tile is meant to
+  // be: waking threads would cost more than it saves.
   const size_t tiles = group.first_tile[n];
-  if (ctx.pool) {
+  size_t work = 0;
+  for (size_t i = 0; i < n; ++i) work += w[i]->rows() * w[i]->cols() * batch;
+  if (ctx.pool && tiles > 1 && work > kTileWork) {
     ctx.pool->ParallelTiles(tiles, 1, &RunGroupTiles, &group);
   } else {
     RunGroupTiles(&group, 0, tiles);
