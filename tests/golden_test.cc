@@ -6,46 +6,18 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/generate.h"
 #include "runtime/model.h"
-#include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
 
 namespace ember {
 namespace {
 
-struct Collected {
-  std::vector<int32_t> ids;
-  std::string text;
-};
-
-bool Collect(void* user, int32_t id, std::string_view text) {
-  auto* c = static_cast<Collected*>(user);
-  c->ids.push_back(id);
-  c->text.append(text);
-  return true;
-}
-
-Collected GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n) {
-  auto session = Session::Create(model, SessionOptions(), pool);
-  EXPECT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions greedy;
-  greedy.temperature = 0.0f;
-  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
-  const int32_t bos = model.tokenizer().bos_id();
-  Collected out;
-  GenerateResult result;
-  Status s = Generate(**session, sampler, &bos, 1, n, &Collect, &out, &result);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
-}
-
 TEST(GoldenTest, Stories260KGreedyMatchesLlama2c) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   auto model = Model::Open(testing::Stories260KPath().c_str());
   ASSERT_TRUE(model.ok()) << model.status().message();
-  const Collected out = GenerateGreedy(**model, nullptr, 256);
+  const testing::Generated out = testing::GenerateGreedy(**model, nullptr, 256);
   const std::vector<int32_t>& golden = testing::Stories260KGolden();
   ASSERT_EQ(out.ids.size(), golden.size());
   for (size_t i = 0; i < golden.size(); ++i) {
@@ -66,7 +38,7 @@ TEST(GoldenTest, GoldenHoldsWithThreads) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto pool = ThreadPool::Create(2);
   ASSERT_TRUE(pool.ok());
-  const Collected out = GenerateGreedy(**model, pool->get(), 64);
+  const testing::Generated out = testing::GenerateGreedy(**model, pool->get(), 64);
   const std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
                                     testing::Stories260KGolden().begin() + 64);
   EXPECT_EQ(out.ids, golden);

@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/generate.h"
 #include "runtime/model.h"
-#include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
 #include "tools/dtype_policy.h"
@@ -161,32 +159,6 @@ TEST(QuantAccuracyTest, NextTokenDistributionsStayCloseToF32) {
   }
 }
 
-struct Collected {
-  std::vector<int32_t> ids;
-  std::string text;
-};
-
-bool Collect(void* user, int32_t id, std::string_view text) {
-  auto* c = static_cast<Collected*>(user);
-  c->ids.push_back(id);
-  c->text.append(text);
-  return true;
-}
-
-Collected Greedy(const Model& model, const ThreadPool* pool, size_t n) {
-  auto session = Session::Create(model, SessionOptions(), pool);
-  EXPECT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions greedy;
-  greedy.temperature = 0.0f;
-  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
-  const int32_t bos = model.tokenizer().bos_id();
-  Collected out;
-  GenerateResult result;
-  Status s = Generate(**session, sampler, &bos, 1, n, &Collect, &out, &result);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
-}
-
 size_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
@@ -197,7 +169,7 @@ TEST(QuantAccuracyTest, Q8GreedyFollowsTheGoldenForAtLeast100Tokens) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   Loaded q8 = LoadAs(DType::kQ8);
   ASSERT_TRUE(q8.model);
-  const Collected out = Greedy(*q8.model, nullptr, 256);
+  const testing::Generated out = testing::GenerateGreedy(*q8.model, nullptr, 256);
   const size_t same = CommonPrefix(out.ids, testing::Stories260KGolden());
   printf("[ember] q8 greedy equals llama2.c's golden for %zu of 256 tokens\n", same);
   EXPECT_GE(same, 100u) << out.text;
@@ -222,7 +194,7 @@ TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
   Loaded f32 = LoadAs(DType::kF32);
   Loaded q4 = LoadAs(DType::kQ4);
   ASSERT_TRUE(f32.model && q4.model);
-  const Collected story = Greedy(*q4.model, nullptr, 200);
+  const testing::Generated story = testing::GenerateGreedy(*q4.model, nullptr, 200);
   std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
                               testing::Stories260KGolden().begin() + 200);
   const double q4_nll = MeanNll(*f32.model, story.ids);

@@ -8,10 +8,39 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
 #include "runtime/tensor_names.h"
 #include "tools/llama2c_import.h"
 
 namespace ember::testing {
+namespace {
+
+bool CollectToken(void* user, int32_t id, std::string_view text) {
+  auto* out = static_cast<Generated*>(user);
+  out->ids.push_back(id);
+  out->text.append(text);
+  return true;
+}
+
+}  // namespace
+
+Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n) {
+  Generated out;
+  auto session = Session::Create(model, SessionOptions(), pool);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  if (!session.ok()) return out;
+  SamplerOptions greedy;
+  greedy.temperature = 0.0f;
+  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  const int32_t bos = model.tokenizer().bos_id();
+  GenerateResult result;
+  Status s = Generate(**session, sampler, &bos, 1, n, &CollectToken, &out, &result);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
 
 std::string ModelsDir() {
   const char* env = getenv("EMBER_MODELS");

@@ -10,6 +10,11 @@
 #include "runtime/config.h"
 #include "tools/model_writer.h"
 
+namespace ember {
+class Model;
+class ThreadPool;
+}  // namespace ember
+
 namespace ember::testing {
 
 // $EMBER_MODELS, else the directory CMake was told (../shared/models).
@@ -23,6 +28,13 @@ bool HaveModel(const std::string& relative);
 
 // Path of stories260K converted to .ember (f32), made once per process in the temp dir.
 std::string Stories260KPath();
+
+// Greedy generation of n tokens from BOS (pool may be null): the ids and their text.
+struct Generated {
+  std::vector<int32_t> ids;
+  std::string text;
+};
+Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n);
 
 // llama2.c's published greedy output for stories260K from an empty prompt (256 ids).
 const std::vector<int32_t>& Stories260KGolden();
