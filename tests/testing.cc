@@ -14,6 +14,7 @@
 #include "runtime/session.h"
 #include "runtime/tensor_names.h"
 #include "tools/llama2c_import.h"
+#include "tools/synthetic.h"
 
 namespace ember::testing {
 namespace {
@@ -148,29 +149,7 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_h
   }
   add(names::kOutputNorm, {D}, 0.1f, 1.0f);
 
-  tools::TokenizerSpec& tok = spec.tokenizer;
-  tok.pieces = {"<unk>", "<s>", "</s>"};
-  tok.types = {TokenType::kUnknown, TokenType::kControl, TokenType::kControl};
-  for (int b = 0; b < 256; ++b) {
-    char piece[8];
-    snprintf(piece, sizeof(piece), "<0x%02X>", b);
-    tok.pieces.push_back(piece);
-    tok.types.push_back(TokenType::kByte);
-  }
-  for (uint32_t i = 259; i < vocab; ++i) {
-    // Printable ASCII singles first (so text encodes), then pairs.
-    const uint32_t k = i - 259;
-    std::string piece =
-        k < 95 ? std::string(1, static_cast<char>(' ' + k))
-               : std::string(1, 'a' + k % 26) + std::string(1, 'a' + (k / 26) % 26);
-    tok.pieces.push_back(piece + (k >= 95 + 676 ? std::to_string(k) : ""));
-    tok.types.push_back(TokenType::kNormal);
-  }
-  tok.scores.assign(vocab, 0.0f);
-  for (uint32_t i = 259; i < vocab; ++i) tok.scores[i] = -static_cast<float>(i - 259);
-  tok.unk_id = 0;
-  tok.bos_id = 1;
-  tok.eos_id = 2;
+  spec.tokenizer = tools::SyntheticTokenizer(vocab);  // byte fallback, then filler
   spec.description = "tiny random test model";
   return spec;
 }

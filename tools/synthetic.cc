@@ -154,14 +154,8 @@ Status MakeSyntheticModel(const SyntheticShape& shape_in, uint64_t seed,
   c.ffn_dim = s.hidden;
   c.vocab_size = s.vocab;
   c.max_context = s.ctx;
-  c.norm = NormKind::kRmsNorm;
-  c.norm_eps = 1e-5f;
-  c.ffn = FfnKind::kGated;
-  c.activation = Activation::kSiLU;
-  c.positions = PositionKind::kRope;
-  c.rope_theta = 10000.0f;
-  c.rope_pairing = RopePairing::kInterleaved;
-  c.tied_classifier = true;
+  // The rest are ModelConfig's defaults, llama2.c's architecture: pre-RMSNorm (eps 1e-5),
+  // SwiGLU, interleaved RoPE (theta 10000), classifier tied to the embedding.
   spec->tokenizer = SyntheticTokenizer(s.vocab);
   spec->tensors.clear();
 
