@@ -144,6 +144,12 @@ Status ReadTensors(const fb::Model& fm, const uint8_t* data, uint64_t file_size,
       return InvalidModel("tensor '%s': %u dimensions (1 to %u allowed)", t.name,
                           ft->shape()->size(), kMaxTensorDims);
     }
+    // The verifier checks a vector's length word (4-byte alignment), not its 8-byte
+    // elements; a writer always aligns them, so a misaligned shape is a corrupt file (and
+    // reading it would be an unaligned 64-bit load).
+    if (reinterpret_cast<uintptr_t>(ft->shape()->Data()) % alignof(uint64_t) != 0) {
+      return InvalidModel("tensor '%s': shape vector is not 8-byte aligned", t.name);
+    }
     t.n_dims = ft->shape()->size();
     for (uint32_t d = 0; d < t.n_dims; ++d) t.shape[d] = ft->shape()->Get(d);
     uint64_t expected = 0;
