@@ -89,15 +89,14 @@ template <QuantKind kKind, int kB>
 EMBER_DOTPROD void PanelTokens(const uint8_t* panel, size_t groups, const int8_t* xq,
                                size_t padded, const float* xscales, const int32_t* xsums,
                                float* y, size_t y_stride, size_t row0, size_t rows) {
-  const size_t scale_offset = groups * QuantGroupValueBytes(kKind);
   float32x4_t acc[kB][4];
   for (int b = 0; b < kB; ++b) {
     for (int q = 0; q < 4; ++q) acc[b][q] = vdupq_n_f32(0.0f);
   }
   for (size_t g = 0; g < groups; ++g) {
-    const uint8_t* values = panel + g * QuantGroupValueBytes(kKind);
+    const uint8_t* values = panel + g * QuantGroupBytes(kKind);
     const uint16_t* scale_bits =
-        reinterpret_cast<const uint16_t*>(panel + scale_offset) + g * kQuantPanelRows;
+        reinterpret_cast<const uint16_t*>(values + QuantGroupValueBytes(kKind));
     float32x4_t ws[4];
     for (int q = 0; q < 4; ++q) {
       ws[q] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(scale_bits + 4 * q)));

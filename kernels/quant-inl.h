@@ -162,13 +162,15 @@ HWY_INLINE void MatVecPanelBytewise(const uint8_t* HWY_RESTRICT panel, size_t gr
   const hn::CappedTag<float, kQuantPanelRows> df;  // divides 16 on every target
   const hn::RebindToSigned<decltype(df)> di;
   const size_t N = hn::Lanes(df);
-  const size_t scale_offset = groups * QuantGroupValueBytes(kKind);
+  constexpr size_t kGroupBytes = QuantGroupBytes(kKind);
+  constexpr size_t kScales = QuantGroupValueBytes(kKind);  // within a group
   for (size_t r0 = 0; r0 < n; r0 += N) {
     auto acc = hn::Zero(df);
     for (size_t g = 0; g < groups; ++g) {
-      const auto dot = GroupDotsPortable<kKind>(di, panel + g * QuantGroupValueBytes(kKind),
-                                                r0, xb + g * kQuantGroup, xsums[g]);
-      const auto ws = LoadHalfScales(df, panel + scale_offset + (g * kQuantPanelRows + r0) * 2);
+      const uint8_t* group = panel + g * kGroupBytes;
+      const auto dot =
+          GroupDotsPortable<kKind>(di, group, r0, xb + g * kQuantGroup, xsums[g]);
+      const auto ws = LoadHalfScales(df, group + kScales + r0 * 2);
       acc = hn::MulAdd(hn::ConvertTo(df, dot), hn::Mul(ws, hn::Set(df, xscales[g])), acc);
     }
     StoreFirst(df, acc, n - r0 < N ? n - r0 : N, y + r0);
@@ -200,8 +202,8 @@ HWY_INLINE void PanelsTokenPortable(const uint8_t* HWY_RESTRICT panel, size_t pa
   const hn::Repartition<uint32_t, decltype(d8)> du32;
   const size_t N = hn::Lanes(df);
   constexpr int32_t kOffset = kKind == QuantKind::kQ8 ? 128 : 8;
-  constexpr size_t kGroupBytes = QuantGroupValueBytes(kKind);
-  const size_t scale_offset = groups * kGroupBytes;
+  constexpr size_t kGroupBytes = QuantGroupBytes(kKind);
+  constexpr size_t kScales = QuantGroupValueBytes(kKind);  // within a group
   // Per chunk c, the 4 activations 4c..4c+3 repeated over 2N int16 lanes.
   HWY_ALIGN int16_t pattern[8 * 2 * kQuantPanelRows];
   for (size_t r = 0; r < kPortablePanels * kQuantPanelRows; ++r) acc[r] = 0.0f;
@@ -253,8 +255,7 @@ HWY_INLINE void PanelsTokenPortable(const uint8_t* HWY_RESTRICT panel, size_t pa
       const auto pb = hn::RearrangeToOddPlusEven(b0, b1);
       const auto dot = hn::Add(start, hn::Add(hn::ConcatEven(d32, pb, pa),
                                               hn::ConcatOdd(d32, pb, pa)));
-      const auto ws =
-          LoadHalfScales(df, this_panel + scale_offset + (g * kQuantPanelRows + r0) * 2);
+      const auto ws = LoadHalfScales(df, values + kScales + r0 * 2);
       hn::Store(hn::MulAdd(hn::ConvertTo(df, dot), hn::Mul(ws, xs), hn::Load(df, acc + row)),
                 df, acc + row);
     }

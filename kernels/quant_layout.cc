@@ -31,14 +31,14 @@ const uint8_t* PanelOf(QuantKind kind, const uint8_t* packed, size_t cols, size_
 void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t* out) {
   const size_t groups = QuantGroups(cols);
   const size_t panel_bytes = QuantPanelBytes(kind, cols);
-  const size_t group_bytes = QuantGroupValueBytes(kind);
+  const size_t group_bytes = QuantGroupBytes(kind);
   const uint8_t offset = kind == QuantKind::kQ8 ? 128 : 8;
   memset(out, 0, QuantPackedBytes(kind, rows, cols));
   for (size_t p = 0; p < QuantPanels(rows); ++p) {
     uint8_t* panel = out + p * panel_bytes;
-    uint8_t* scales = panel + QuantPanelScaleOffset(kind, cols);
     for (size_t g = 0; g < groups; ++g) {
       uint8_t* values = panel + g * group_bytes;
+      uint8_t* scales = values + QuantGroupValueBytes(kind);
       for (size_t r = 0; r < kQuantPanelRows; ++r) {
         const size_t row = p * kQuantPanelRows + r;
         const size_t begin = g * kQuantGroup;
@@ -54,7 +54,7 @@ void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t
           scale = kind == QuantKind::kQ8 ? std::fabs(extreme) / 127.0f : extreme / -8.0f;
         }
         const uint16_t scale_bits = FloatToHalf(scale);
-        memcpy(scales + (g * kQuantPanelRows + r) * 2, &scale_bits, 2);
+        memcpy(scales + r * 2, &scale_bits, 2);
         const float stored = HalfToFloat(scale_bits);
         const float inverse = stored != 0.0f ? 1.0f / stored : 0.0f;
         for (size_t i = 0; i < kQuantGroup; ++i) {
@@ -81,7 +81,7 @@ void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t
 int QuantValue(QuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                size_t col) {
   const uint8_t* values = PanelOf(kind, packed, cols, row) +
-                          (col / kQuantGroup) * QuantGroupValueBytes(kind);
+                          (col / kQuantGroup) * QuantGroupBytes(kind);
   const ValuePos pos = PositionInGroup(kind, row % kQuantPanelRows, col % kQuantGroup);
   const uint8_t byte = values[pos.byte];
   if (kind == QuantKind::kQ8) return static_cast<int>(byte) - 128;
@@ -90,10 +90,10 @@ int QuantValue(QuantKind kind, const uint8_t* packed, size_t cols, size_t row,
 
 float QuantScale(QuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                  size_t group) {
-  const uint8_t* scales =
-      PanelOf(kind, packed, cols, row) + QuantPanelScaleOffset(kind, cols);
+  const uint8_t* scales = PanelOf(kind, packed, cols, row) +
+                          group * QuantGroupBytes(kind) + QuantGroupValueBytes(kind);
   uint16_t bits;
-  memcpy(&bits, scales + (group * kQuantPanelRows + row % kQuantPanelRows) * 2, 2);
+  memcpy(&bits, scales + (row % kQuantPanelRows) * 2, 2);
   return HalfToFloat(bits);
 }
 

@@ -58,8 +58,8 @@ EMBER_VNNI HWY_INLINE void VnniBlock(const uint8_t* HWY_RESTRICT panel,
                                      float* HWY_RESTRICT y, size_t y_stride, size_t row0,
                                      size_t rows) {
   constexpr int32_t kOffset = kKind == QuantKind::kQ8 ? 128 : 8;
-  constexpr size_t kGroupBytes = QuantGroupValueBytes(kKind);
-  const size_t scale_offset = groups * kGroupBytes;  // QuantPanelScaleOffset
+  constexpr size_t kGroupBytes = QuantGroupBytes(kKind);
+  constexpr size_t kScales = QuantGroupValueBytes(kKind);  // within a group
   __m512 acc[kB][kP];
   for (int b = 0; b < kB; ++b) {
     for (int p = 0; p < kP; ++p) acc[b][p] = _mm512_setzero_ps();
@@ -121,8 +121,8 @@ EMBER_VNNI HWY_INLINE void VnniBlock(const uint8_t* HWY_RESTRICT panel,
     }
     // acc += float(dot) * (wscale * xscale), as MulAdd(ConvertTo(dot), Mul(ws, xs), acc).
     for (int p = 0; p < kP; ++p) {
-      const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-          panel + p * panel_bytes + scale_offset + g * kQuantPanelRows * 2)));
+      const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(values + p * panel_bytes + kScales)));
       for (int b = 0; b < kB; ++b) {
         const __m512 scale = _mm512_mul_ps(ws, _mm512_set1_ps(xscales[b * groups + g]));
         acc[b][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[b][p]), scale, acc[b][p]);

@@ -10,8 +10,14 @@ namespace ember {
 
 // Values equal the schema's (schema/model.fbs); static_asserts in model.cc keep them so.
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kQ8 = 3, kQ4 = 4 };
-// kQuantRows is reserved (never written, rejected); kQuantPanels: kernels/quant_layout.h.
-enum class Layout : uint8_t { kRowMajor = 0, kQuantRows = 1, kQuantPanels = 2 };
+// kQuantRows (never written) and kQuantPanelsV1 (retired) are rejected; kQuantPanels:
+// kernels/quant_layout.h.
+enum class Layout : uint8_t {
+  kRowMajor = 0,
+  kQuantRows = 1,
+  kQuantPanelsV1 = 2,
+  kQuantPanels = 3
+};
 enum class NormKind : uint8_t { kRmsNorm = 0, kLayerNorm = 1 };
 enum class NormPlacement : uint8_t { kPre = 0, kPost = 1 };
 enum class Activation : uint8_t { kSiLU = 0, kReLU = 1, kGeluTanh = 2, kGeluErf = 3 };

@@ -19,6 +19,9 @@ static_assert(static_cast<int>(fb::DType::Q4) == static_cast<int>(DType::kQ4), "
 static_assert(static_cast<int>(fb::Layout::QuantPanels) ==
                   static_cast<int>(Layout::kQuantPanels),
               "enums");
+static_assert(static_cast<int>(fb::Layout::QuantPanelsV1) ==
+                  static_cast<int>(Layout::kQuantPanelsV1),
+              "enums");
 static_assert(static_cast<int>(fb::TokenType::UserDefined) ==
                   static_cast<int>(TokenType::kUserDefined),
               "enums");

@@ -197,6 +197,13 @@ void AddTensor(tools::ModelSpec& spec, const std::string& name,
   Reshape(spec, name, shape);
 }
 
+// Makes the first layer's W_q a q8 tensor (the writer packs it in the QuantPanels layout).
+void QuantizeQ(tools::ModelSpec& spec) {
+  for (tools::TensorSpec& t : spec.tensors) {
+    if (t.name == kQ) t.dtype = DType::kQ8;
+  }
+}
+
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
 fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 
@@ -394,6 +401,21 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"dense_dtype_with_quantized_layout",
                    [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantRows); },
                    "tensor 'blk.0.attn_q.weight': f32 tensors must be row-major"},
+        Corruption{"retired_quant_layout",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantPanelsV1); },
+                   "tensor 'blk.0.attn_q.weight': q8 tensor in the retired QuantPanelsV1 "
+                   "layout (an earlier ember wrote it): convert the model again",
+                   QuantizeQ},
+        Corruption{"quantized_row_major",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::RowMajor); },
+                   "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
+                   "QuantPanels layout",
+                   QuantizeQ},
+        Corruption{"quantized_reserved_layout",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantRows); },
+                   "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
+                   "QuantPanels layout",
+                   QuantizeQ},
         Corruption{"empty_tensor_name",
                    [](Bytes& b) {
                      // The verifier wants the terminating NUL right after the length.

@@ -48,6 +48,11 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
   if (dtype != DType::kQ8 && dtype != DType::kQ4) {
     return InvalidModel("unknown dtype %u", static_cast<unsigned>(dtype));
   }
+  if (layout == Layout::kQuantPanelsV1) {
+    return InvalidModel("%s tensor in the retired QuantPanelsV1 layout (an earlier ember "
+                        "wrote it): convert the model again",
+                        DTypeName(dtype));
+  }
   if (layout != Layout::kQuantPanels || n_dims != 2) {
     return InvalidModel("%s tensors must be 2-D with the QuantPanels layout",
                         DTypeName(dtype));
