@@ -35,6 +35,7 @@ class Model {
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const char* description() const { return description_; }
   uint64_t file_bytes() const { return size_; }
+  const uint8_t* file_data() const { return data_; }  // the whole file, as mapped or given
   // Number of weight elements (parameters), counting a tied classifier once.
   uint64_t parameter_count() const;
 

@@ -23,11 +23,18 @@ struct BandwidthResult {
 // on a smaller device (at least 16 MiB).
 uint64_t DefaultProbeBytes();
 
-// Fills a buffer of `buffer_bytes` once (so every page is resident), then reads all of it
+// Fills a buffer of `buffer_bytes` once (so every page is resident; transparent huge
+// pages requested where available), then reads all of it
 // `min_passes` times or more (until ~0.25 s have passed), split evenly over the pool's
 // threads (pool may be null: one thread).
 Status MeasureReadBandwidth(uint64_t buffer_bytes, const ThreadPool* pool, int min_passes,
                             BandwidthResult* result);
+
+// The same, reading `bytes` of existing memory (8-byte aligned) instead: `ember bench`
+// reads the model's mapped file with it, so decode is compared with a plain read of the
+// very pages its weights are in (the same page sizes, the same cache residency).
+Status MeasureReadBandwidthOf(const void* data, uint64_t bytes, const ThreadPool* pool,
+                              int min_passes, BandwidthResult* result);
 
 }  // namespace ember::tools
 

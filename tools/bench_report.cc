@@ -67,6 +67,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["effective_gbps"] = r.effective_gbps();
   j["measured_gbps"] = r.measured_gbps;
   j["probe_bytes"] = r.probe_bytes;
+  j["weights_read_gbps"] = r.weights_read_gbps;
   j["roofline_pct"] = r.roofline_pct();
   if (r.has_profile) {
     const ProfileShares& p = r.profile;
@@ -170,11 +171,11 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
     rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
                     std::to_string(r.n_threads), r.test(), Rate(r.avg_ts(), r.stddev_ts()),
                     Format("%.2f", r.effective_gbps()), Format("%.2f", r.measured_gbps),
-                    Format("%.1f %%", r.roofline_pct())});
+                    Format("%.2f", r.weights_read_gbps), Format("%.1f %%", r.roofline_pct())});
   }
   WriteTable({"model", "size", "params", "th", "test", "t/s", "eff GB/s", "mem GB/s",
-              "roofline"},
-             {false, true, true, true, false, true, true, true, true}, rows, out);
+              "file GB/s", "roofline"},
+             {false, true, true, true, false, true, true, true, true, true}, rows, out);
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();

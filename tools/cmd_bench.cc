@@ -243,8 +243,10 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   // Its buffer is freed before the peak RSS is reset.
   b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
                    r->n_threads, r->n_threads == 1 ? "" : "s");
-  BandwidthResult before, after;
+  BandwidthResult before, after, file_before, file_after;
   EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(b.model->file_data(), b.model->file_bytes(),
+                                               b.pool.get(), 5, &file_before));
   ResetPeakRss();
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
@@ -269,8 +271,11 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.session->set_profile(nullptr);
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(b.model->file_data(), b.model->file_bytes(),
+                                               b.pool.get(), 5, &file_after));
   EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &after));
   r->measured_gbps = std::max(before.gbps, after.gbps);
+  r->weights_read_gbps = std::max(file_before.gbps, file_after.gbps);
   r->probe_bytes = before.buffer_bytes;
   if (o.profile) {
     r->has_profile = true;
