@@ -88,7 +88,19 @@ HWY_INLINE void DotRows16(const float* HWY_RESTRICT w, size_t cols,
   auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
   auto a8 = hn::Zero(d), a9 = hn::Zero(d), a10 = hn::Zero(d), a11 = hn::Zero(d);
   auto a12 = hn::Zero(d), a13 = hn::Zero(d), a14 = hn::Zero(d), a15 = hn::Zero(d);
+  // While the first 16 vectors of each row are read, the first 512 bytes of the next 16
+  // rows are prefetched to L2, one row per iteration: their 16 streams then start warm
+  // instead of each waiting for the hardware prefetcher to notice it. Single-thread f32
+  // decode 8 to 11 % faster, 2 threads 7 to 9 % (A/B in one process). The address may lie
+  // past the matrix: integer arithmetic, and a prefetch never faults.
+  const uintptr_t next = reinterpret_cast<uintptr_t>(w + 16 * cols);
   for (size_t c = 0; c < body; c += N) {
+    if (c < 16 * N) {
+      const uintptr_t row = next + c / N * cols * sizeof(float);
+      for (uintptr_t line = 0; line < 512; line += 64) {
+        __builtin_prefetch(reinterpret_cast<const void*>(row + line), 0, 2);
+      }
+    }
     const auto xv = hn::LoadU(d, x + c);
     a0 = hn::MulAdd(hn::LoadU(d, w + 0 * cols + c), xv, a0);
     a1 = hn::MulAdd(hn::LoadU(d, w + 1 * cols + c), xv, a1);

@@ -23,6 +23,7 @@
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
 
+#include <cstdint>
 #include <cstring>
 
 HWY_BEFORE_NAMESPACE();
@@ -74,6 +75,22 @@ EMBER_VNNI HWY_INLINE void VnniBlock(const uint8_t* HWY_RESTRICT panel,
     }
     const uint8_t* values = panel + g * kGroupBytes;
     const int8_t* xg = xq + g * kQuantGroup;
+    if constexpr (kB == 1) {
+      // Decode: one L2 prefetch per panel, kPrefetchGroups groups ahead (past the last
+      // group: the same panel of the next block, which the next tile usually is). With
+      // the hardware's stream prefetchers this keeps more of the 8 streams in flight:
+      // single-thread q8 decode 3 to 4 %, q4 8 % faster (A/B in one process). Loading
+      // every line ahead instead costs more than it saves (tried: about 30 % slower).
+      constexpr size_t kPrefetchGroups = 8;
+      const size_t ahead = g + kPrefetchGroups < groups
+                               ? (g + kPrefetchGroups) * kGroupBytes
+                               : kP * panel_bytes + (g + kPrefetchGroups - groups) * kGroupBytes;
+      // Integer arithmetic: the address may lie past the matrix (a prefetch never faults).
+      const uintptr_t base = reinterpret_cast<uintptr_t>(panel) + ahead;
+      for (int p = 0; p < kP; ++p) {
+        _mm_prefetch(reinterpret_cast<const char*>(base + p * panel_bytes), _MM_HINT_T1);
+      }
+    }
     if (kKind == QuantKind::kQ8) {
       for (size_t c = 0; c < kQuantGroup / 4; ++c) {
         __m512i wv[kP];
