@@ -19,6 +19,7 @@ FIELDS = [
     "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
     "samples_ts", "test", "dtype_mix", "hwy_target", "int8_dot", "ttft_ns", "load_ns",
     "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
+    "kv_bytes_per_token",
     "effective_gbps", "measured_gbps", "probe_bytes", "weights_read_gbps", "roofline_pct",
 ]
 PROFILE_FIELDS = [
@@ -107,8 +108,11 @@ def check_result(r, args, where):
         m = sum(ns) / len(ns)
         sd = math.sqrt(sum((x - m) ** 2 for x in ns) / (len(ns) - 1))
         check(abs(r["stddev_ns"] - sd) <= 1, f"{where}: stddev_ns {r['stddev_ns']} != {sd}")
-    check(close(r["effective_gbps"], r["weight_bytes_per_token"] * r["avg_ts"] / 1e9,
-                rel=1e-4), f"{where}: effective_gbps != weight bytes x t/s")
+    check(close(r["effective_gbps"],
+                (r["weight_bytes_per_token"] + r["kv_bytes_per_token"]) * r["avg_ts"] / 1e9,
+                rel=1e-4), f"{where}: effective_gbps != (weight + KV bytes) x t/s")
+    check((r["kv_bytes_per_token"] > 0) == (n_gen > 0),
+          f"{where}: kv_bytes_per_token {r['kv_bytes_per_token']} (decode only)")
     check(close(r["roofline_pct"], 100 * r["effective_gbps"] / r["weights_read_gbps"],
                 rel=1e-4), f"{where}: roofline_pct != effective / weights_read")
     if n_gen == 0:

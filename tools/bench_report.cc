@@ -64,6 +64,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["arena_bytes"] = r.arena_bytes;
   j["heap_allocs"] = r.heap_allocs;
   j["weight_bytes_per_token"] = r.weight_bytes_per_token;
+  j["kv_bytes_per_token"] = r.kv_bytes_per_token;
   j["effective_gbps"] = r.effective_gbps();
   j["measured_gbps"] = r.measured_gbps;
   j["probe_bytes"] = r.probe_bytes;
@@ -200,11 +201,12 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
     rows.push_back({r.model_filename, std::to_string(r.n_threads), r.test(), r.model_type,
                     r.dtype_mix, Bytes(r.peak_rss_bytes), Bytes(r.arena_bytes),
                     std::to_string(r.heap_allocs), Bytes(r.weight_bytes_per_token),
-                    Bytes(r.probe_bytes), std::to_string(r.n_batch)});
+                    Bytes(r.kv_bytes_per_token), Bytes(r.probe_bytes),
+                    std::to_string(r.n_batch)});
   }
   WriteTable({"model", "th", "test", "type", "dtypes", "peak RSS", "arena", "allocs",
-              "weights/tok", "probe", "batch"},
-             {false, true, false, false, false, true, true, true, true, true, true}, rows,
+              "weights/tok", "KV/tok", "probe", "batch"},
+             {false, true, false, false, false, true, true, true, true, true, true, true}, rows,
              out);
 
   if (!first.has_profile) return;

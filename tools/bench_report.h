@@ -46,6 +46,7 @@ struct BenchResult {
   uint64_t arena_bytes = 0;
   int64_t heap_allocs = 0;  // allocations during the timed repetitions; -1: not counted
   double weight_bytes_per_token = 0;
+  double kv_bytes_per_token = 0;  // KV cache bytes attention reads per decode step (mean)
   double measured_gbps = 0;  // the bandwidth probe at n_threads (its own buffer)
   uint64_t probe_bytes = 0;
   double weights_read_gbps = 0;  // a plain read of the model file's own pages, n_threads
@@ -60,7 +61,10 @@ struct BenchResult {
   std::vector<double> samples_ts() const;  // n_tokens * 1e9 / samples_ns
   double avg_ts() const;                   // mean of samples_ts (as llama-bench)
   double stddev_ts() const;
-  double effective_gbps() const { return weight_bytes_per_token * avg_ts() / 1e9; }
+  // Every byte a token must read: the weights and (decode) the cached keys and values.
+  double effective_gbps() const {
+    return (weight_bytes_per_token + kv_bytes_per_token) * avg_ts() / 1e9;
+  }
   // Decode against a plain read of the same pages (weights_read_gbps); the buffer probe
   // when that is missing. The pages matter: a file in the page cache may sit in huge
   // folios or in 4 KiB pages, and one core reads the two at rates 15-25 % apart.

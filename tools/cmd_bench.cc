@@ -353,6 +353,10 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   for (int64_t n : o.gens) {
     BenchResult r = base;
     r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
+    // Step i (from position 0) reads the f32 keys and values of positions 0..i.
+    const ModelConfig& c = (*model)->config();
+    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() * sizeof(float) *
+                           static_cast<double>(n + 1) / 2;
     EMBER_RETURN_IF_ERROR(RunTest(b, 0, static_cast<int>(n), &r));
     results->push_back(r);
   }
