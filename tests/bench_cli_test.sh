@@ -87,6 +87,14 @@ expect 0 "bandwidth probe" -- "${ember[@]}" bench -m "$small" -m "$tmp/other.emb
   -n 4 -r 2 --probe-mib 16 -o jsonl
 "$python" "$here/bench_check.py" jsonl "$tmp/stdout" --reps 2 --tests pp8,tg4 --threads 1 \
   --models 2 || fail "bench with two models"
+# A file too small for the file read at this thread count (under 64 words a thread): the
+# roofline falls back to the buffer probe (bench_check.py checks which applies).
+expect 0 "wrote" -- "${ember[@]}" convert --synthetic custom --dim 16 --hidden 32 \
+  --layers 1 --heads 2 --kv-heads 1 --vocab 260 --ctx 16 --seed 7 -o "$tmp/tiny.ember"
+expect 0 "tg2" -- "${ember[@]}" bench -m "$tmp/tiny.ember" -p 4 -n 2 -t 1,128 -r 1 \
+  --probe-mib 16 -o json
+"$python" "$here/bench_check.py" json "$tmp/stdout" --reps 1 --tests pp4,tg2 \
+  --threads 1,128 || fail "bench on a file smaller than the threads' file read"
 # The preset itself, as the demo runs it.
 expect 0 "tg4" -- "${ember[@]}" bench -m "$s15" -p 16 -n 4 -r 2 --probe-mib 16 --profile
 "$python" "$here/bench_check.py" md "$tmp/stdout" --reps 2 --tests pp16,tg4 --threads 1 \
