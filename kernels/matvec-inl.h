@@ -201,8 +201,42 @@ HWY_INLINE void DotBlock4x4(const float* HWY_RESTRICT w, size_t cols,
   y[3 + 3 * y_stride] = DotTail(ReduceSum(d, a33), w3, x3, body, cols);
 }
 
+// One row at a time, each row's sum as in DotRow, with an L2 prefetch every 256 bytes
+// kStreamPrefetchBytes ahead: the matrix is read as one sequential stream. On x86 this
+// reads faster than 16 interleaved row streams (single-thread 110M f32 decode kernels
+// about 18 % faster, side by side), and the deep out-of-order window overlaps the rows'
+// FMA chains. The address may lie past the matrix: integer arithmetic, and a prefetch
+// never faults.
+HWY_INLINE void DotRowsStream(const float* HWY_RESTRICT w, size_t rows, size_t cols,
+                              const float* HWY_RESTRICT x, float* HWY_RESTRICT y) {
+  constexpr uintptr_t kStreamPrefetchBytes = 4096;
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* HWY_RESTRICT row = w + r * cols;
+    auto acc = hn::Zero(d);
+    for (size_t c = 0; c < body; c += N) {
+      if ((c * sizeof(float)) % 256 < N * sizeof(float)) {
+        __builtin_prefetch(
+            reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row + c) +
+                                          kStreamPrefetchBytes),
+            0, 2);
+      }
+      acc = hn::MulAdd(hn::LoadU(d, row + c), hn::LoadU(d, x + c), acc);
+    }
+    y[r] = DotTail(ReduceSum(d, acc), row, x, body, cols);
+  }
+}
+
 inline void MatVecF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
                       float* HWY_RESTRICT y, size_t rows, size_t cols) {
+  if (HWY_ARCH_X86) {
+    // Measured on x86 only; Arm keeps the row blocks below until measured on a device
+    // (an in-order core needs the independent chains of several rows).
+    DotRowsStream(w, rows, cols, x, y);
+    return;
+  }
   size_t r = 0;
   // armv7 has 16 vector registers, too few for 16 accumulators: it keeps 8 rows.
   if (!HWY_ARCH_ARM_V7) {

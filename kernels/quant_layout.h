@@ -12,10 +12,10 @@
 // each group g, at g * QuantGroupBytes(kind):
 //   values: QuantGroupValueBytes(kind) bytes (below);
 //   scales: 16 f16 bit patterns, one per row (row 16p + r at [r]);
-// then zero padding up to a multiple of 64 bytes. A panel is one sequential stream:
-// with the scales beside their values a kernel reading 8 panels follows 8 streams, not
-// 16, and single-thread decode was 9 to 11 % faster (q8 and q4 on stories110M, side by
-// side) than with all of a panel's scales after its values.
+// then zero padding up to a multiple of 64 bytes. A panel is one sequential stream, and
+// panels follow each other, so decode reading one panel after the next reads a matrix
+// front to back (with the scales after all of a panel's values, each panel was two
+// streams; with 8 panels at a time, 16: single-thread decode was 9 to 11 % slower).
 // Values of one group are 8 chunks; chunk c covers inputs 4c .. 4c+3 of the group and
 // holds, for row r and input 4c+i, byte [r * 4 + i] (64 bytes per chunk).
 //   q8: the chunks in order (512 bytes), each byte q + 128 (an unsigned byte, 1..255).

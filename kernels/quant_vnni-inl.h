@@ -31,6 +31,8 @@ namespace ember::kernels::HWY_NAMESPACE {
 
 #define EMBER_VNNI __attribute__((target("avx512vnni")))
 
+// How far ahead of the values it reads decode prefetches (see VnniBlock).
+constexpr uintptr_t kDecodePrefetchBytes = 16384;
 
 // The 4 activation bytes x4[0..3] as one int32 broadcast to all lanes.
 EMBER_VNNI HWY_INLINE __m512i BroadcastX4(const int8_t* HWY_RESTRICT x4) {
@@ -76,20 +78,15 @@ EMBER_VNNI HWY_INLINE void VnniBlock(const uint8_t* HWY_RESTRICT panel,
     const uint8_t* values = panel + g * kGroupBytes;
     const int8_t* xg = xq + g * kQuantGroup;
     if constexpr (kB == 1) {
-      // Decode: one L2 prefetch per panel, kPrefetchGroups groups ahead (past the last
-      // group: the same panel of the next block, which the next tile usually is). With
-      // the hardware's stream prefetchers this keeps more of the 8 streams in flight:
-      // single-thread q8 decode 3 to 4 %, q4 8 % faster (A/B in one process). Loading
-      // every line ahead instead costs more than it saves (tried: about 30 % slower).
-      constexpr size_t kPrefetchGroups = 8;
-      const size_t g_ahead = g + kPrefetchGroups;
-      const size_t ahead = g_ahead < groups
-                               ? g_ahead * kGroupBytes
-                               : kP * panel_bytes + (g_ahead - groups) * kGroupBytes;
+      // Decode reads one panel at a time, so the matrix (and a thread's run of row tiles)
+      // is one sequential stream. One L2 prefetch per group, kDecodePrefetchBytes ahead,
+      // keeps the hardware prefetcher running across 4 KiB pages, into the next tile and,
+      // as the file stores matrices in the order decode reads them, the next matrix.
       // Integer arithmetic: the address may lie past the matrix (prefetches never fault).
-      const uintptr_t base = reinterpret_cast<uintptr_t>(panel) + ahead;
       for (int p = 0; p < kP; ++p) {
-        _mm_prefetch(reinterpret_cast<const char*>(base + p * panel_bytes), _MM_HINT_T1);
+        const uintptr_t ahead =
+            reinterpret_cast<uintptr_t>(values) + p * panel_bytes + kDecodePrefetchBytes;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T1);
       }
     }
     if (kKind == QuantKind::kQ8) {

@@ -73,9 +73,11 @@ constexpr size_t kTileWork = size_t{1} << 16;
 
 // Rows per task: enough multiply-adds (kTileWork) that a task outweighs its scheduling,
 // in whole blocks of the kernel's preferred width: 8 panels (128 rows) for a q8/q4
-// matrix-vector product, which streams 8 panels at once, 2 panels for a q8/q4
-// matrix-matrix product, else one panel (16 rows: the f32 kernel's 16-row and the 16-bit
-// kernels' 8-row blocks divide it). Depends only on the shape, never on the thread count.
+// matrix-vector product (the VNNI and sdot kernels read them one after the other, as
+// one stream; the portable kernel 4 at a time), 2 panels for a q8/q4 matrix-matrix
+// product, else one panel (16 rows: the f32 kernel's 16-row and the 16-bit kernels'
+// 8-row blocks divide it). A thread takes a run of consecutive tiles, which lie back to
+// back in memory. Depends only on the shape, never on the thread count.
 size_t RowTile(DType dtype, size_t cols, size_t batch) {
   const size_t block = !IsQuantized(dtype) ? kQuantPanelRows
                        : batch == 1        ? 8 * kQuantPanelRows
