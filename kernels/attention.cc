@@ -8,7 +8,7 @@
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
-void FillAttention(KernelTable* table) { table->attend = &Attend; }
+void FillAttention(KernelTable* table) { table->attend_heads = &AttendHeads; }
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -39,11 +39,16 @@ using AddBiasFn = void (*)(float* x, const float* bias, size_t rows, size_t n);
 // pairs; sin_x carries the sign, so each pair (a, b) -> (a cos - b sin, b cos + a sin).
 using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_heads,
                         size_t head_dim);
-// One query head over n_pos cached positions (keys/values at stride kv_stride floats):
-//   p = softmax(scale * K q); out = sum_t p[t] V[t]. `probs` receives p (n_pos floats).
-using AttendFn = void (*)(const float* q, const float* keys, const float* values,
-                          size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
-                          float* probs, float* out);
+// Query heads h in [first_head, first_head + num_heads) of one token over n_pos cached
+// positions. q and out hold the token's heads at stride head_dim; head h reads KV head
+// h / group, at keys + t * kv_stride + (h / group) * head_dim (values alike):
+//   p = softmax(scale * K q); out = sum_t p[t] V[t].
+// Head first_head + i writes its p (n_pos floats) at probs + i * probs_stride.
+using AttendHeadsFn = void (*)(const float* q, const float* keys, const float* values,
+                               size_t kv_stride, size_t n_pos, size_t head_dim,
+                               size_t group, size_t first_head, size_t num_heads,
+                               float scale, float* probs, size_t probs_stride,
+                               float* out);
 // Activations quantized per group of kQuantGroup (32) inputs, for the int8 kernels:
 // for b < batch, row x + b * cols: s = absmax / 127 (0 for an all-zero group),
 // q = round-to-nearest(x / s) clamped to [-127, 127]; writes q[b * padded + i]
@@ -84,7 +89,7 @@ struct KernelTable {
   AddBiasFn add_bias = nullptr;
   RopeFn rope_interleaved = nullptr;
   RopeFn rope_half = nullptr;
-  AttendFn attend = nullptr;
+  AttendHeadsFn attend_heads = nullptr;
   // Quantized (q8/q4) and 16-bit weights. matvec_q8/q4 are called with batch == 1.
   QuantizeActsFn quantize_acts = nullptr;
   MatMulQuantFn matvec_q8 = nullptr;

@@ -147,23 +147,28 @@ struct AttentionTask {
   const float* keys;  // layer cache
   const float* values;
   float* out;    // (batch, q_dim): heads concatenated
-  float* probs;  // (kAttentionChunk, n_heads, max_context): one row per work item
+  float* probs;  // (kAttentionChunk, n_heads, max_context): one row per (token, head)
   size_t first;  // token (index in the step) of work item 0
-  size_t pos0, batch, n_heads, q_dim, max_context, kv_stride, head_dim, group;
+  size_t pos0, batch, n_heads, head_block, blocks, q_dim, max_context, kv_stride,
+      head_dim, group;
   bool causal;
   float scale;
 };
 
-// Work item j is head j % n_heads of token first + j / n_heads.
+// Work item j is head block j % blocks (heads [b * head_block, ...)) of token
+// first + j / blocks.
 void AttendItems(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
   for (size_t j = begin; j < begin + count; ++j) {
-    const size_t token = t.first + j / t.n_heads, h = j % t.n_heads;
-    const size_t kv_head = h / t.group;
+    const size_t token = t.first + j / t.blocks, head0 = j % t.blocks * t.head_block;
+    const size_t heads =
+        t.n_heads - head0 < t.head_block ? t.n_heads - head0 : t.head_block;
     const size_t n_pos = t.causal ? t.pos0 + token + 1 : t.pos0 + t.batch;
-    t.k->attend(t.q + token * t.q_dim + h * t.head_dim, t.keys + kv_head * t.head_dim,
-                t.values + kv_head * t.head_dim, t.kv_stride, n_pos, t.head_dim, t.scale,
-                t.probs + j * t.max_context, t.out + token * t.q_dim + h * t.head_dim);
+    const size_t row = (token - t.first) * t.n_heads + head0;  // first probs row
+    t.k->attend_heads(t.q + token * t.q_dim, t.keys, t.values, t.kv_stride, n_pos,
+                      t.head_dim, t.group, head0, heads, t.scale,
+                      t.probs + row * t.max_context, t.max_context,
+                      t.out + token * t.q_dim);
   }
 }
 
@@ -171,30 +176,46 @@ void AttendItems(void* context, size_t begin, size_t count) {
 
 // For each token, each query head attends over the cached positions it may see: up to
 // its own (causal) or every position of the input (bidirectional). Heads sharing a KV
-// head (GQA/MQA) read the same cache columns. The (token, head) pairs of up to
-// AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
-// hand-over per token.
+// head (GQA/MQA) read the same cache columns. A token's heads are split into one block
+// per thread (each block reads the cache as one forward stream; a head's result does
+// not depend on its block, so this split does not change any result), and the blocks
+// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a
+// thread hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim, heads = c_.n_heads;
-  AttentionTask task{&k_,          s_.Buffer(kBufQ),   keys(layer),
-                     values(layer), s_.Buffer(kBufAttnOut), s_.Buffer(kBufProbs),
-                     0,            pos0,               batch,
-                     heads,        c_.q_dim(),         s_.max_context_,
-                     c_.kv_dim(),  hd,                 heads / c_.n_kv_heads,
+  const size_t threads = ctx_.pool ? static_cast<size_t>(ctx_.pool->num_threads()) : 1;
+  const size_t head_block = (heads + threads - 1) / threads;
+  AttentionTask task{&k_,
+                     s_.Buffer(kBufQ),
+                     keys(layer),
+                     values(layer),
+                     s_.Buffer(kBufAttnOut),
+                     s_.Buffer(kBufProbs),
+                     0,
+                     pos0,
+                     batch,
+                     heads,
+                     head_block,
+                     (heads + head_block - 1) / head_block,
+                     c_.q_dim(),
+                     s_.max_context_,
+                     c_.kv_dim(),
+                     hd,
+                     heads / c_.n_kv_heads,
                      c_.mask == AttentionMask::kCausal,
                      1.0f / std::sqrt(static_cast<float>(hd))};
   const size_t chunk = AttentionChunk(s_.options_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {
     const size_t tokens = batch - first < chunk ? batch - first : chunk;
     task.first = first;
-    // Items per task: enough work (~16K multiply-adds) to be worth a thread.
+    const size_t items = tokens * task.blocks;
+    // Below ~16K multiply-adds in all, a thread hand-over costs more than it saves.
     const size_t last_pos = task.causal ? pos0 + first + tokens : pos0 + batch;
-    const size_t tile = 16384 / (last_pos * hd) + 1;
-    if (ctx_.pool) {
-      ctx_.pool->ParallelTiles(tokens * heads, tile, &AttendItems, &task);
+    if (ctx_.pool && items > 1 && tokens * heads * last_pos * hd > 16384) {
+      ctx_.pool->ParallelTiles(items, 1, &AttendItems, &task);
     } else {
-      AttendItems(&task, 0, tokens * heads);
+      AttendItems(&task, 0, items);
     }
     if (s_.attention_record_.weights) {
       for (size_t i = 0; i < tokens; ++i) {
