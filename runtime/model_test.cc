@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -78,6 +79,51 @@ TEST(ModelTest, ValidModelLoadsFromMemoryAndFile) {
   EXPECT_EQ((*mapped)->parameter_count(), (*model)->parameter_count());
 }
 
+// The writer stores tensor segments (and lists them in the directory) in the order a
+// forward pass reads them, whatever order the importer gave: decode then streams the
+// file front to back. A tied classifier (the token embedding) is read last.
+TEST(ModelTest, WriterStoresSegmentsInForwardOrder) {
+  for (const bool tied : {true, false}) {
+    tools::ModelSpec spec = testing::TinyModelSpec();
+    if (!tied) {
+      spec.config.tied_classifier = false;
+      tools::TensorSpec out;
+      out.name = names::kOutput;
+      out.shape = {spec.config.vocab_size, spec.config.d_model};
+      out.values.assign(spec.config.vocab_size * spec.config.d_model, 0.01f);
+      spec.tensors.insert(spec.tensors.begin(), std::move(out));
+    }
+    std::reverse(spec.tensors.begin(), spec.tensors.end());  // any importer order
+    std::vector<uint8_t> raw;
+    ASSERT_TRUE(tools::SerializeModel(spec, &raw).ok());
+    Bytes bytes(raw);
+    auto model = Model::FromMemory(bytes.data(), bytes.size());
+    ASSERT_TRUE(model.ok()) << model.status().message();
+
+    std::vector<std::string> expected;
+    if (!tied) expected.push_back(names::kTokEmbedding);
+    for (unsigned i = 0; i < spec.config.n_layers; ++i) {
+      for (const char* format : {names::kAttnNorm, names::kAttnQ, names::kAttnK,
+                                 names::kAttnV, names::kAttnOut, names::kFfnNorm,
+                                 names::kFfnGate, names::kFfnUp, names::kFfnDown}) {
+        expected.push_back(names::LayerName(format, i));
+      }
+    }
+    expected.push_back(names::kOutputNorm);
+    expected.push_back(tied ? names::kTokEmbedding : names::kOutput);
+
+    const auto* tensors = bytes.root()->tensors();
+    ASSERT_EQ(tensors->size(), expected.size());
+    uint64_t previous_end = 0;
+    for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
+      const fb::Tensor* t = tensors->Get(i);
+      EXPECT_EQ(t->name()->str(), expected[i]) << "tied " << tied << ", segment " << i;
+      EXPECT_GE(t->offset(), previous_end) << t->name()->str();
+      previous_end = t->offset() + t->size();
+    }
+  }
+}
+
 TEST(ModelTest, OpenReportsMissingAndNonRegularFiles) {
   auto missing = Model::Open("/nonexistent/model.ember");
   ASSERT_FALSE(missing.ok());
@@ -125,9 +171,12 @@ TEST(ModelTest, TruncationAtEverySectionBoundaryNamesTheSection) {
       {11, "too short to be a model"},  // identifier cut
       {12, "truncated: the directory says"},
       {directory_end - 1, "truncated: the directory says"},
-      {directory_end, "tensor 'token_embd.weight': offset"}};
+  };
   Bytes whole(raw);
   const auto* tensors = whole.root()->tensors();
+  // The directory lists the tensors in the order of their segments.
+  cases.push_back(
+      {directory_end, "tensor '" + tensors->Get(0)->name()->str() + "': offset"});
   for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
     const fb::Tensor* t = tensors->Get(i);
     const std::string expected = "tensor '" + t->name()->str() + "': offset";
@@ -423,7 +472,7 @@ INSTANTIATE_TEST_SUITE_P(
                      const_cast<char*>(name->c_str())[0] = '\0';
                      SetLength(name, 0);
                    },
-                   "tensor 2: empty name or a NUL inside it"},
+                   "tensor 1: empty name or a NUL inside it"},
         Corruption{"nul_in_tensor_name",
                    [](Bytes& b) {
                      auto* name = const_cast<flatbuffers::String*>(b.tensor(kQ)->name());
@@ -436,21 +485,24 @@ INSTANTIATE_TEST_SUITE_P(
                    "is not a multiple of 64"},
         Corruption{"tensors_overlap_partly",
                    [](Bytes& b) {
-                     // q (32 x 32 f32 = 4096 bytes) now starts inside token_embd's last
-                     // 64 bytes.
-                     fb::Tensor* emb = b.tensor("token_embd.weight");
-                     b.tensor(kQ)->mutate_offset(emb->offset() + emb->size() - 64);
+                     // q now starts inside the last 64 bytes of the segment before it.
+                     fb::Tensor* norm = b.tensor("blk.0.attn_norm.weight");
+                     b.tensor(kQ)->mutate_offset(norm->offset() + norm->size() - 64);
                    },
-                   "tensors 'token_embd.weight' and 'blk.0.attn_q.weight' overlap"},
+                   "tensors 'blk.0.attn_norm.weight' and 'blk.0.attn_q.weight' overlap"},
+        // The writer puts a tied classifier's segment (the token embedding) last.
         Corruption{"last_tensor_one_byte_past_end",
-                   [](Bytes& b) { b.Truncate(b.tensor("output_norm.weight")->offset() + 127); },
-                   "tensor 'output_norm.weight': offset"},
+                   [](Bytes& b) {
+                     const fb::Tensor* last = b.tensor("token_embd.weight");
+                     b.Truncate(last->offset() + last->size() - 1);
+                   },
+                   "tensor 'token_embd.weight': offset"},
         // Tensor count and names against the config.
         Corruption{"tensor_count_short_by_one",
                    [](Bytes& b) {
                      SetLength(b.root()->tensors(), b.root()->tensors()->size() - 1);
                    },
-                   "missing tensor 'output_norm.weight'"},
+                   "missing tensor 'token_embd.weight'"},  // the last in the directory
         Corruption{"no_tensors", [](Bytes& b) { SetLength(b.root()->tensors(), 0); },
                    "missing tensor 'token_embd.weight'"},
         Corruption{"extra_unknown_tensor", nullptr, "unexpected tensor 'blk.0.extra.weight'",

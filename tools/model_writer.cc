@@ -6,11 +6,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
 #include "kernels/half.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/tensor.h"
+#include "runtime/tensor_names.h"
 
 namespace ember::tools {
 namespace {
@@ -90,10 +93,58 @@ struct Encoded {
   std::vector<uint8_t> bytes;
 };
 
-// The directory (padded to the first tensor's offset) and each tensor's encoded bytes;
-// the file is their concatenation, each tensor padded to kTensorAlignment.
+// Where a tensor goes among the segments: in the order one forward pass reads them, so
+// decode streams the file front to back and each matrix's stream runs on into the next
+// (the matvec kernels prefetch past a matrix's end): the embeddings looked up per token,
+// then each layer's tensors in the order of its steps, then the final norm and the
+// classifier, which is the token embedding itself when tied. Other names come last.
+// Returns (group, position within the group); ties keep the importer's order.
+std::pair<uint64_t, uint64_t> ForwardRank(const std::string& name, bool tied) {
+  static const char* const kLayerOrder[] = {
+      "attn_norm.weight",   "attn_norm.bias",   "attn_q.weight",   "attn_q.bias",
+      "attn_k.weight",      "attn_k.bias",      "attn_v.weight",   "attn_v.bias",
+      "attn_output.weight", "attn_output.bias", "ffn_norm.weight", "ffn_norm.bias",
+      "ffn_gate.weight",    "ffn_gate.bias",    "ffn_up.weight",   "ffn_up.bias",
+      "ffn_down.weight",    "ffn_down.bias"};
+  static const char* const kOutputOrder[] = {names::kOutputNorm, names::kOutputNormBias,
+                                             names::kOutput, names::kOutputBias,
+                                             names::kTokEmbedding};
+  constexpr uint64_t kLayers = 1, kOutputs = uint64_t{1} << 32, kOthers = kOutputs + 1;
+  if (name == names::kPosEmbedding) return {0, 0};
+  if (name == names::kTokEmbedding && !tied) return {0, 1};
+  unsigned layer = 0;
+  int prefix = 0;
+  if (sscanf(name.c_str(), "blk.%u.%n", &layer, &prefix) == 1 && prefix > 0) {
+    const std::string rest = name.substr(static_cast<size_t>(prefix));
+    for (uint64_t i = 0; i < std::size(kLayerOrder); ++i) {
+      if (rest == kLayerOrder[i]) return {kLayers + layer, i};
+    }
+    return {kLayers + layer, std::size(kLayerOrder)};
+  }
+  for (uint64_t i = 0; i < std::size(kOutputOrder); ++i) {
+    if (name == kOutputOrder[i]) return {kOutputs, i};
+  }
+  return {kOthers, 0};
+}
+
+// Indices of spec.tensors in the order their segments are written (ForwardRank).
+std::vector<size_t> SegmentOrder(const ModelSpec& spec) {
+  std::vector<size_t> order(spec.tensors.size());
+  std::vector<std::pair<uint64_t, uint64_t>> rank(spec.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    rank[i] = ForwardRank(spec.tensors[i].name, spec.config.tied_classifier);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+  return order;
+}
+
+// The directory (padded to the first tensor's offset), each tensor's encoded bytes and
+// the order of their segments: the file is the directory, then the tensors in `order`,
+// each padded to kTensorAlignment. The directory lists the tensors in that order too.
 Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
-                   std::vector<Encoded>* encoded_tensors) {
+                   std::vector<Encoded>* encoded_tensors, std::vector<size_t>* order) {
   const ModelConfig& c = spec.config;
   const TokenizerSpec& tok = spec.tokenizer;
   if (tok.pieces.size() != c.vocab_size || tok.types.size() != c.vocab_size) {
@@ -101,6 +152,7 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         "tokenizer has %zu pieces and %zu types for a vocabulary of %u",
         tok.pieces.size(), tok.types.size(), c.vocab_size);
   }
+  *order = SegmentOrder(spec);
   // Encode every tensor first: sizes decide the offsets.
   std::vector<Encoded>& encoded = *encoded_tensors;
   encoded.assign(spec.tensors.size(), Encoded());
@@ -151,7 +203,7 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;
-    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    for (size_t i : *order) {
       const TensorSpec& t = spec.tensors[i];
       tensors.push_back(fb::CreateTensor(
           b, b.CreateString(t.name), static_cast<fb::DType>(t.dtype),
@@ -180,8 +232,10 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
 
 Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
   std::vector<Encoded> encoded;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded));
-  for (const Encoded& e : encoded) {
+  std::vector<size_t> order;
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded, &order));
+  for (size_t i : order) {
+    const Encoded& e = encoded[i];
     out->insert(out->end(), e.bytes.begin(), e.bytes.end());
     out->resize(AlignUp(out->size()), 0);
   }
@@ -194,12 +248,14 @@ Status WriteModel(const ModelSpec& spec, const std::string& path,
   // (a 110M-parameter f32 model is 440 MB).
   std::vector<uint8_t> directory;
   std::vector<Encoded> encoded;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded));
+  std::vector<size_t> order;
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded, &order));
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
   static const uint8_t kZeros[kTensorAlignment] = {};
   uint64_t expected = directory.size(), written = fwrite(directory.data(), 1, directory.size(), f);
-  for (const Encoded& e : encoded) {
+  for (size_t i : order) {
+    const Encoded& e = encoded[i];
     const uint64_t padding = AlignUp(e.bytes.size()) - e.bytes.size();
     expected += e.bytes.size() + padding;
     written += fwrite(e.bytes.data(), 1, e.bytes.size(), f);
