@@ -1,10 +1,13 @@
-// Per-target elementwise kernels: softmax, activations, residual add, gating multiply.
+// Per-target elementwise kernels: softmax, argmax, activations, residual add, gating
+// multiply.
 #if defined(EMBER_KERNELS_ELEMENTWISE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EMBER_KERNELS_ELEMENTWISE_INL_H_
 #undef EMBER_KERNELS_ELEMENTWISE_INL_H_
 #else
 #define EMBER_KERNELS_ELEMENTWISE_INL_H_
 #endif
+
+#include <limits>
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -32,6 +35,40 @@ inline void Softmax(float* HWY_RESTRICT x, size_t n) {
   const float sum = SumTransformed(d, x, n, [](auto v) { return v; });
   const auto inv = hn::Set(d, 1.0f / sum);
   TransformInPlace(d, x, n, [&](auto v) { return hn::Mul(v, inv); });
+}
+
+// *index = the first position of the largest value in x[0, n), n >= 1, NaNs skipped (0
+// when every value is NaN). A pass for the maximum, then one for its first position.
+inline void ArgMax(const float* HWY_RESTRICT x, size_t n, size_t* HWY_RESTRICT index) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const float lowest = -std::numeric_limits<float>::infinity();
+  float max = lowest;
+  size_t i = 0;
+  if (n >= N) {
+    auto vmax = hn::Set(d, lowest);
+    for (; i + N <= n; i += N) {
+      const auto v = hn::LoadU(d, x + i);
+      vmax = hn::Max(vmax, hn::IfThenElse(hn::IsNaN(v), vmax, v));
+    }
+    max = ReduceMax(d, vmax);
+  }
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  const auto target = hn::Set(d, max);
+  for (i = 0; i + N <= n; i += N) {
+    const intptr_t lane = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, x + i), target));
+    if (lane >= 0) {
+      *index = i + static_cast<size_t>(lane);
+      return;
+    }
+  }
+  for (; i < n; ++i) {
+    if (x[i] == max) {
+      *index = i;
+      return;
+    }
+  }
+  *index = 0;
 }
 
 // silu(x) = x / (1 + exp(-x))

@@ -10,6 +10,7 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 void FillElementwise(KernelTable* table) {
   table->softmax = &Softmax;
+  table->argmax = &ArgMax;
   table->silu = &Silu;
   table->relu = &Relu;
   table->gelu_tanh = &GeluTanh;

@@ -36,6 +36,37 @@ void TestSoftmax() {
   EXPECT_NEAR(sum, 1.0, 1e-5);
 }
 
+void TestArgMax() {
+  uint32_t seed = 70;
+  for (size_t n : test::OddSizes()) {
+    test::Buffer x(n, seed % 4, seed, 10.0f);
+    ++seed;
+    size_t index = n;
+    ArgMax(x.data(), n, &index);
+    EXPECT_EQ(index, reference::ArgMax(x.data(), n)) << "n " << n;
+    // Ties go to the first position; NaNs are skipped wherever they are.
+    if (n >= 3) {
+      x[n - 1] = 50.0f;
+      x[n / 2] = 50.0f;
+      x[0] = std::nanf("");
+      ArgMax(x.data(), n, &index);
+      EXPECT_EQ(index, n / 2) << "n " << n;
+      EXPECT_EQ(reference::ArgMax(x.data(), n), n / 2);
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> all_nan(37, std::nanf("")), lowest(37, -inf);
+  size_t index = 99;
+  ArgMax(all_nan.data(), all_nan.size(), &index);
+  EXPECT_EQ(index, 0u);
+  lowest[20] = std::nanf("");
+  ArgMax(lowest.data(), lowest.size(), &index);
+  EXPECT_EQ(index, 0u);
+  lowest[33] = inf;
+  ArgMax(lowest.data(), lowest.size(), &index);
+  EXPECT_EQ(index, 33u);
+}
+
 void TestActivations() {
   CheckInPlace(&Silu, &reference::Silu, 8.0f, 1e-6f, 1e-5f, "silu");
   CheckInPlace(&Relu, &reference::Relu, 8.0f, 0.0f, 0.0f, "relu");
@@ -73,6 +104,7 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_BEFORE_TEST(ElementwiseTest);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestSoftmax);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestArgMax);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestActivations);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestBinary);
 }  // namespace ember::kernels

@@ -26,6 +26,9 @@ using LayerNormFn = void (*)(const float* x, const float* weight, const float* b
                              float eps, float* out, size_t n);
 // In place: x = exp(x - max) / sum(exp(x - max))
 using SoftmaxFn = void (*)(float* x, size_t n);
+// *index = the first position of the largest of x[0, n), n >= 1; NaNs are skipped (0 when
+// all are NaN). Greedy sampling.
+using ArgMaxFn = void (*)(const float* x, size_t n, size_t* index);
 // In place, elementwise activation.
 using ActivationFn = void (*)(float* x, size_t n);
 // In place: a[i] = a[i] (op) b[i]
@@ -80,6 +83,7 @@ struct KernelTable {
   RmsNormFn rms_norm = nullptr;
   LayerNormFn layer_norm = nullptr;
   SoftmaxFn softmax = nullptr;
+  ArgMaxFn argmax = nullptr;
   ActivationFn silu = nullptr;
   ActivationFn relu = nullptr;
   ActivationFn gelu_tanh = nullptr;

@@ -52,6 +52,14 @@ void Softmax(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - max) / sum);
 }
 
+size_t ArgMax(const float* x, size_t n) {
+  size_t best = n;  // none yet: every value so far was NaN
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isnan(x[i]) && (best == n || x[i] > x[best])) best = i;
+  }
+  return best == n ? 0 : best;
+}
+
 void Silu(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = float(x[i] / (1.0 + std::exp(-double(x[i]))));
 }

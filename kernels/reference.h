@@ -17,6 +17,7 @@ void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t 
 void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
                float* out, size_t n);
 void Softmax(float* x, size_t n);
+size_t ArgMax(const float* x, size_t n);
 void Silu(float* x, size_t n);
 void Relu(float* x, size_t n);
 void GeluTanh(float* x, size_t n);

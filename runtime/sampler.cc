@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/kernel_table.h"
+
 namespace ember {
 
 size_t Sampler::ScratchBytes(size_t vocab_size) { return vocab_size * sizeof(Candidate); }
@@ -12,6 +14,7 @@ Sampler::Sampler(const SamplerOptions& options, size_t vocab_size, void* scratch
     : options_(options),
       vocab_size_(vocab_size),
       candidates_(static_cast<Candidate*>(scratch)),
+      argmax_(kernels::ChooseKernels().argmax),
       state_(options.seed) {}
 
 float Sampler::RandomFloat() {
@@ -22,11 +25,11 @@ float Sampler::RandomFloat() {
   return static_cast<float>(bits >> 8) / 16777216.0f;
 }
 
+// The first maximum wins ties; NaN logits are skipped. Vectorized: a scalar scan of a
+// 32000-token vocabulary took about 1 % of a stories110M q4 decode step.
 int32_t Sampler::Greedy(const float* logits) const {
   size_t best = 0;
-  for (size_t i = 1; i < vocab_size_; ++i) {
-    if (logits[i] > logits[best]) best = i;  // first maximum wins ties
-  }
+  if (vocab_size_ > 0) argmax_(logits, vocab_size_, &best);
   return static_cast<int32_t>(best);
 }
 

@@ -39,6 +39,7 @@ class Sampler {
   SamplerOptions options_;
   size_t vocab_size_;
   Candidate* candidates_;
+  void (*argmax_)(const float* x, size_t n, size_t* index);  // KernelTable::argmax
   uint64_t state_;
 };
 
