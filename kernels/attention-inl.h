@@ -28,7 +28,7 @@ inline void AttendHeads(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k
                         size_t probs_stride, float* HWY_RESTRICT out) {
   const size_t last_head = first_head + num_heads;
   const size_t first_kv = first_head / group, last_kv = (last_head - 1) / group;
-  // Query heads [HeadBegin(kv), HeadEnd(kv)) of the range read KV head kv.
+  // Query heads [head_begin(kv), head_end(kv)) of the range read KV head kv.
   const auto head_begin = [&](size_t kv) { return HWY_MAX(first_head, kv * group); };
   const auto head_end = [&](size_t kv) { return HWY_MIN(last_head, (kv + 1) * group); };
 
