@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/kernel_table.h"
-
 namespace ember {
 
 size_t Sampler::ScratchBytes(size_t vocab_size) { return vocab_size * sizeof(Candidate); }

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/kernel_table.h"
+
 namespace ember {
 
 struct SamplerOptions {
@@ -39,7 +41,7 @@ class Sampler {
   SamplerOptions options_;
   size_t vocab_size_;
   Candidate* candidates_;
-  void (*argmax_)(const float* x, size_t n, size_t* index);  // KernelTable::argmax
+  kernels::ArgMaxFn argmax_;
   uint64_t state_;
 };
 

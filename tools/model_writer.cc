@@ -140,11 +140,11 @@ std::vector<size_t> SegmentOrder(const ModelSpec& spec) {
   return order;
 }
 
-// The directory (padded to the first tensor's offset), each tensor's encoded bytes and
-// the order of their segments: the file is the directory, then the tensors in `order`,
-// each padded to kTensorAlignment. The directory lists the tensors in that order too.
+// The directory (padded to the first tensor's offset) and each tensor's encoded bytes,
+// in segment order (SegmentOrder), which the directory lists them in too; the file is
+// their concatenation, each tensor padded to kTensorAlignment.
 Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
-                   std::vector<Encoded>* encoded_tensors, std::vector<size_t>* order) {
+                   std::vector<Encoded>* encoded_tensors) {
   const ModelConfig& c = spec.config;
   const TokenizerSpec& tok = spec.tokenizer;
   if (tok.pieces.size() != c.vocab_size || tok.types.size() != c.vocab_size) {
@@ -152,12 +152,12 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         "tokenizer has %zu pieces and %zu types for a vocabulary of %u",
         tok.pieces.size(), tok.types.size(), c.vocab_size);
   }
-  *order = SegmentOrder(spec);
+  const std::vector<size_t> order = SegmentOrder(spec);
   // Encode every tensor first: sizes decide the offsets.
   std::vector<Encoded>& encoded = *encoded_tensors;
   encoded.assign(spec.tensors.size(), Encoded());
-  for (size_t i = 0; i < spec.tensors.size(); ++i) {
-    EMBER_RETURN_IF_ERROR(EncodeTensor(spec.tensors[i], &encoded[i].layout,
+  for (size_t i = 0; i < order.size(); ++i) {
+    EMBER_RETURN_IF_ERROR(EncodeTensor(spec.tensors[order[i]], &encoded[i].layout,
                                        &encoded[i].group_size, &encoded[i].bytes));
   }
 
@@ -203,8 +203,8 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;
-    for (size_t i : *order) {
-      const TensorSpec& t = spec.tensors[i];
+    for (size_t i = 0; i < order.size(); ++i) {
+      const TensorSpec& t = spec.tensors[order[i]];
       tensors.push_back(fb::CreateTensor(
           b, b.CreateString(t.name), static_cast<fb::DType>(t.dtype),
           static_cast<fb::Layout>(encoded[i].layout), b.CreateVector(t.shape),
@@ -232,10 +232,8 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
 
 Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
   std::vector<Encoded> encoded;
-  std::vector<size_t> order;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded, &order));
-  for (size_t i : order) {
-    const Encoded& e = encoded[i];
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded));
+  for (const Encoded& e : encoded) {
     out->insert(out->end(), e.bytes.begin(), e.bytes.end());
     out->resize(AlignUp(out->size()), 0);
   }
@@ -248,14 +246,12 @@ Status WriteModel(const ModelSpec& spec, const std::string& path,
   // (a 110M-parameter f32 model is 440 MB).
   std::vector<uint8_t> directory;
   std::vector<Encoded> encoded;
-  std::vector<size_t> order;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded, &order));
+  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded));
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
   static const uint8_t kZeros[kTensorAlignment] = {};
   uint64_t expected = directory.size(), written = fwrite(directory.data(), 1, directory.size(), f);
-  for (size_t i : order) {
-    const Encoded& e = encoded[i];
+  for (const Encoded& e : encoded) {
     const uint64_t padding = AlignUp(e.bytes.size()) - e.bytes.size();
     expected += e.bytes.size() + padding;
     written += fwrite(e.bytes.data(), 1, e.bytes.size(), f);
