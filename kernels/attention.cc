@@ -8,7 +8,10 @@
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
-void FillAttention(KernelTable* table) { table->attend_heads = &AttendHeads; }
+void FillAttention(KernelTable* table) {
+  table->attend_spans = &AttendSpans;
+  table->attend_merge = &AttendMerge;
+}
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -17,6 +17,15 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// x = exp(x - max) in place; returns the sum of the new x. A softmax without its
+// division (attention merges spans of positions with it).
+inline float ExpMinusSum(float* HWY_RESTRICT x, size_t n, float max) {
+  const hn::ScalableTag<float> d;
+  const auto vmax = hn::Set(d, max);
+  TransformInPlace(d, x, n, [&](auto v) { return hn::Exp(d, hn::Sub(v, vmax)); });
+  return SumTransformed(d, x, n, [](auto v) { return v; });
+}
+
 // x = exp(x - max) / sum(exp(x - max)), in place.
 inline void Softmax(float* HWY_RESTRICT x, size_t n) {
   if (n == 0) return;
@@ -30,9 +39,7 @@ inline void Softmax(float* HWY_RESTRICT x, size_t n) {
     max = ReduceMax(d, vmax);
   }
   for (; i < n; ++i) max = x[i] > max ? x[i] : max;
-  const auto vmax = hn::Set(d, max);
-  TransformInPlace(d, x, n, [&](auto v) { return hn::Exp(d, hn::Sub(v, vmax)); });
-  const float sum = SumTransformed(d, x, n, [](auto v) { return v; });
+  const float sum = ExpMinusSum(x, n, max);
   const auto inv = hn::Set(d, 1.0f / sum);
   TransformInPlace(d, x, n, [&](auto v) { return hn::Mul(v, inv); });
 }

@@ -42,16 +42,43 @@ using AddBiasFn = void (*)(float* x, const float* bias, size_t rows, size_t n);
 // pairs; sin_x carries the sign, so each pair (a, b) -> (a cos - b sin, b cos + a sin).
 using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_heads,
                         size_t head_dim);
-// Query heads h in [first_head, first_head + num_heads) of one token over n_pos cached
-// positions. q and out hold the token's heads at stride head_dim; head h reads KV head
-// h / group, at keys + t * kv_stride + (h / group) * head_dim (values alike):
-//   p = softmax(scale * K q); out = sum_t p[t] V[t].
-// Head first_head + i writes its p (n_pos floats) at probs + i * probs_stride.
-using AttendHeadsFn = void (*)(const float* q, const float* keys, const float* values,
-                               size_t kv_stride, size_t n_pos, size_t head_dim,
-                               size_t group, size_t first_head, size_t num_heads,
-                               float scale, float* probs, size_t probs_stride,
-                               float* out);
+// Attention of one token's n_heads query heads over n_pos cached positions, computed
+// in spans of positions and then merged (so threads can take spans: each reads whole
+// cache rows). q and out hold the heads at stride head_dim; head h reads KV head
+// h / group at keys + t * kv_stride + (h / group) * head_dim (values alike).
+//
+// AttendSpansFn: spans [first_span, first_span + num_spans) of `span` positions each
+// (the last one ends at n_pos), every head h; for the positions
+// t of span c:
+//   s[t] = scale * dot(K[t], q_h);  m = max s;  p[t] = exp(s[t] - m);
+//   probs[h * probs_stride + t] = p[t];  partial + (c * n_heads + h) *
+//   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
+//   then l = sum_t p[t].
+// A span's results are the same whatever range of spans it is computed in.
+// prefetch_values: a hint that the cache is not in the CPU caches (decode); the kernel
+// then prefetches values while it reads keys. It does not change any result.
+using AttendSpansFn = void (*)(const float* q, const float* keys, const float* values,
+                               size_t kv_stride, size_t n_pos, size_t span,
+                               size_t first_span, size_t num_spans, size_t head_dim,
+                               size_t n_heads, size_t group, float scale, float* probs,
+                               size_t probs_stride, float* partial, bool prefetch_values);
+// AttendMergeFn: n_spans (<= kMaxAttentionSpans) spans of `span` positions (the last
+// may be shorter) covering [0, n_pos), span c's partials at
+// partial + c * n_heads * AttentionPartialFloats(head_dim). For each head, with
+// M = max_c m_c, w_c = exp(m_c - M), L = sum_c w_c l_c: out_h = sum_c w_c o_c / L, and
+// (unless probs is null) span c's probs scaled by w_c / L: the softmax.
+using AttendMergeFn = void (*)(const float* partial, size_t n_spans, size_t span,
+                               size_t n_pos, size_t head_dim, size_t n_heads,
+                               float* probs, size_t probs_stride, float* out);
+inline size_t AttentionPartialFloats(size_t head_dim) { return head_dim + 2; }
+// The span a token with n_pos positions is split into: a multiple of 16 positions (whole
+// vectors of every target), at most kMaxAttentionSpans spans. It depends on n_pos alone,
+// so results never depend on the thread count or on prefill against decode.
+constexpr size_t kMaxAttentionSpans = 16;
+inline size_t AttentionSpan(size_t n_pos) {
+  const size_t per_span = (n_pos + kMaxAttentionSpans - 1) / kMaxAttentionSpans;
+  return per_span <= 16 ? 16 : (per_span + 15) / 16 * 16;
+}
 // Activations quantized per group of kQuantGroup (32) inputs, for the int8 kernels:
 // for b < batch, row x + b * cols: s = absmax / 127 (0 for an all-zero group),
 // q = round-to-nearest(x / s) clamped to [-127, 127]; writes q[b * padded + i]
@@ -93,7 +120,8 @@ struct KernelTable {
   AddBiasFn add_bias = nullptr;
   RopeFn rope_interleaved = nullptr;
   RopeFn rope_half = nullptr;
-  AttendHeadsFn attend_heads = nullptr;
+  AttendSpansFn attend_spans = nullptr;
+  AttendMergeFn attend_merge = nullptr;
   // Quantized (q8/q4) and 16-bit weights. matvec_q8/q4 are called with batch == 1.
   QuantizeActsFn quantize_acts = nullptr;
   MatMulQuantFn matvec_q8 = nullptr;

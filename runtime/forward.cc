@@ -146,29 +146,49 @@ struct AttentionTask {
   const float* q;     // (batch, q_dim): the step's queries
   const float* keys;  // layer cache
   const float* values;
-  float* out;    // (batch, q_dim): heads concatenated
-  float* probs;  // (kAttentionChunk, n_heads, max_context): one row per (token, head)
-  size_t first;  // token (index in the step) of work item 0
-  size_t pos0, batch, n_heads, head_block, blocks, q_dim, max_context, kv_stride,
-      head_dim, group;
-  bool causal;
+  float* out;      // (batch, q_dim): heads concatenated
+  float* probs;    // (AttentionChunk, n_heads, max_context): one row per (token, head)
+  float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
+  size_t first;    // token (index in the step) of the chunk's token 0
+  size_t tokens;   // in the chunk (at most AttentionChunk)
+  size_t n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
+  size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
+  size_t n_heads, q_dim, max_context, kv_stride, head_dim, group;
   float scale;
+  bool record;  // the merge turns probs into the softmax only for an attention record
+  bool decode;  // one token: its cache rows come from DRAM (a prefill's are in cache)
+
+  float* token_probs(size_t i) const { return probs + i * n_heads * max_context; }
+  float* token_partial(size_t i) const {
+    return partial + i * kernels::kMaxAttentionSpans * n_heads *
+                         kernels::AttentionPartialFloats(head_dim);
+  }
 };
 
-// Work item j is head block j % blocks (heads [b * head_block, ...)) of token
-// first + j / blocks.
-void AttendItems(void* context, size_t begin, size_t count) {
+// Work item j is one span of positions of one token of the chunk; a call takes a run
+// of them, each token's part as one kernel call (keys, then values, read as one stream).
+void AttendSpans(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
-  for (size_t j = begin; j < begin + count; ++j) {
-    const size_t token = t.first + j / t.blocks, head0 = j % t.blocks * t.head_block;
-    const size_t heads =
-        t.n_heads - head0 < t.head_block ? t.n_heads - head0 : t.head_block;
-    const size_t n_pos = t.causal ? t.pos0 + token + 1 : t.pos0 + t.batch;
-    const size_t row = (token - t.first) * t.n_heads + head0;  // first probs row
-    t.k->attend_heads(t.q + token * t.q_dim, t.keys, t.values, t.kv_stride, n_pos,
-                      t.head_dim, t.group, head0, heads, t.scale,
-                      t.probs + row * t.max_context, t.max_context,
-                      t.out + token * t.q_dim);
+  for (size_t i = 0; i < t.tokens; ++i) {
+    const size_t first = begin > t.first_item[i] ? begin : t.first_item[i];
+    const size_t end =
+        begin + count < t.first_item[i + 1] ? begin + count : t.first_item[i + 1];
+    if (first >= end) continue;
+    t.k->attend_spans(t.q + (t.first + i) * t.q_dim, t.keys, t.values, t.kv_stride,
+                      t.n_pos[i], t.span[i], first - t.first_item[i], end - first,
+                      t.head_dim, t.n_heads, t.group, t.scale, t.token_probs(i),
+                      t.max_context, t.token_partial(i), t.decode);
+  }
+}
+
+// Work item i merges token i's spans.
+void MergeSpans(void* context, size_t begin, size_t count) {
+  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
+  for (size_t i = begin; i < begin + count; ++i) {
+    t.k->attend_merge(t.token_partial(i), t.first_item[i + 1] - t.first_item[i],
+                      t.span[i], t.n_pos[i], t.head_dim, t.n_heads,
+                      t.record ? t.token_probs(i) : nullptr, t.max_context,
+                      t.out + (t.first + i) * t.q_dim);
   }
 }
 
@@ -176,53 +196,67 @@ void AttendItems(void* context, size_t begin, size_t count) {
 
 // For each token, each query head attends over the cached positions it may see: up to
 // its own (causal) or every position of the input (bidirectional). Heads sharing a KV
-// head (GQA/MQA) read the same cache columns. A token's heads are split into one block
-// per thread (each block reads the cache as one forward stream; a head's result does
-// not depend on its block, so this split does not change any result), and the blocks
-// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a
-// thread hand-over per token.
+// head (GQA/MQA) read the same cache columns. A token's positions are split into spans
+// (kernels::AttentionSpan: by the position count alone, so no result depends on the
+// thread count or on prefill against decode); each thread takes one run of consecutive
+// spans and reads their whole cache rows, keys then values, as forward streams; then a
+// merge per token combines the spans' partial softmaxes. (Splitting the heads instead
+// made each thread read part of every row: two threads were slower than one.) The
+// spans of up to AttentionChunk() tokens are one parallel step: a prefill does not pay
+// a thread hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim, heads = c_.n_heads;
-  const size_t threads = ctx_.pool ? static_cast<size_t>(ctx_.pool->num_threads()) : 1;
-  const size_t head_block = (heads + threads - 1) / threads;
-  AttentionTask task{&k_,
-                     s_.Buffer(kBufQ),
-                     keys(layer),
-                     values(layer),
-                     s_.Buffer(kBufAttnOut),
-                     s_.Buffer(kBufProbs),
-                     0,
-                     pos0,
-                     batch,
-                     heads,
-                     head_block,
-                     (heads + head_block - 1) / head_block,
-                     c_.q_dim(),
-                     s_.max_context_,
-                     c_.kv_dim(),
-                     hd,
-                     heads / c_.n_kv_heads,
-                     c_.mask == AttentionMask::kCausal,
-                     1.0f / std::sqrt(static_cast<float>(hd))};
+  const bool causal = c_.mask == AttentionMask::kCausal;
+  AttentionTask task{};
+  task.k = &k_;
+  task.q = s_.Buffer(kBufQ);
+  task.keys = keys(layer);
+  task.values = values(layer);
+  task.out = s_.Buffer(kBufAttnOut);
+  task.probs = s_.Buffer(kBufProbs);
+  task.partial = s_.Buffer(kBufSpans);
+  task.n_heads = heads;
+  task.q_dim = c_.q_dim();
+  task.max_context = s_.max_context_;
+  task.kv_stride = c_.kv_dim();
+  task.head_dim = hd;
+  task.group = heads / c_.n_kv_heads;
+  task.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  task.record = s_.attention_record_.weights != nullptr;
+  task.decode = batch == 1;
   const size_t chunk = AttentionChunk(s_.options_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {
-    const size_t tokens = batch - first < chunk ? batch - first : chunk;
     task.first = first;
-    const size_t items = tokens * task.blocks;
-    // Below ~16K multiply-adds in all, a thread hand-over costs more than it saves.
-    const size_t last_pos = task.causal ? pos0 + first + tokens : pos0 + batch;
-    if (ctx_.pool && items > 1 && tokens * heads * last_pos * hd > 16384) {
-      ctx_.pool->ParallelTiles(items, 1, &AttendItems, &task);
-    } else {
-      AttendItems(&task, 0, items);
+    task.tokens = batch - first < chunk ? batch - first : chunk;
+    size_t work = 0;  // multiply-adds
+    for (size_t i = 0; i < task.tokens; ++i) {
+      task.n_pos[i] = causal ? pos0 + first + i + 1 : pos0 + batch;
+      task.span[i] = kernels::AttentionSpan(task.n_pos[i]);
+      task.first_item[i + 1] =
+          task.first_item[i] + (task.n_pos[i] + task.span[i] - 1) / task.span[i];
+      work += 2 * heads * task.n_pos[i] * hd;
     }
-    if (s_.attention_record_.weights) {
-      for (size_t i = 0; i < tokens; ++i) {
-        const size_t n_pos = task.causal ? pos0 + first + i + 1 : pos0 + batch;
+    const size_t items = task.first_item[task.tokens];
+    // Below ~32K multiply-adds in all, a thread hand-over costs more than it saves.
+    const bool parallel = ctx_.pool && work > 32768;
+    if (parallel && items > 1) {
+      // One run of spans per thread: a span's result does not depend on its run.
+      const size_t threads = static_cast<size_t>(ctx_.pool->num_threads());
+      ctx_.pool->ParallelTiles(items, (items + threads - 1) / threads, &AttendSpans,
+                               &task);
+    } else {
+      AttendSpans(&task, 0, items);
+    }
+    if (parallel && task.tokens > 1) {
+      ctx_.pool->ParallelTiles(task.tokens, 1, &MergeSpans, &task);
+    } else {
+      MergeSpans(&task, 0, task.tokens);
+    }
+    if (task.record) {
+      for (size_t i = 0; i < task.tokens; ++i) {
         RecordAttentionRow(s_.attention_record_, layer, pos0 + first + i,
-                           task.probs + i * heads * task.max_context, task.max_context,
-                           n_pos);
+                           task.token_probs(i), task.max_context, task.n_pos[i]);
       }
     }
   }

@@ -24,6 +24,7 @@ enum SessionBuffer : size_t {
   kBufQ,        // (batch, q_dim)
   kBufAttnOut,  // (batch, q_dim): heads concatenated
   kBufProbs,    // (AttentionChunk(max_batch), n_heads, max_context): attention weights
+  kBufSpans,    // (AttentionChunk(max_batch), 16 spans, n_heads, head_dim + 2): partials
   kBufProj,     // (batch, d_model): output of the attention or FFN projection
   kBufFfnA,     // (batch, ffn_dim): gate, or up for a plain FFN
   kBufFfnB,     // (batch, ffn_dim): up of a gated FFN
@@ -35,8 +36,10 @@ enum SessionBuffer : size_t {
 };
 
 // Tokens whose attention runs as one parallel step; kBufProbs holds their rows.
+constexpr size_t kMaxAttentionChunk = 4;
 inline size_t AttentionChunk(size_t max_batch) {
-  return max_batch < 1 ? 1 : (max_batch < 4 ? max_batch : 4);
+  if (max_batch < 1) return 1;
+  return max_batch < kMaxAttentionChunk ? max_batch : kMaxAttentionChunk;
 }
 
 class Forward {

@@ -87,6 +87,10 @@ Result<ArenaPlan> PlanArena(const Model& model, const SessionOptions& options) {
   plan.Add("attn_out", b * c.q_dim() * f, kStepAttention, kStepAttention);
   plan.Add("attn_probs", AttentionChunk(b) * c.n_heads * T * f, kStepAttention,
            kStepAttention);
+  plan.Add("attn_spans",
+           AttentionChunk(b) * kernels::kMaxAttentionSpans * c.n_heads *
+               kernels::AttentionPartialFloats(c.head_dim) * f,
+           kStepAttention, kStepAttention);
   plan.Add("proj", b * c.d_model * f, kStepAttention, kStepFeedForward);
   plan.Add("ffn_a", b * c.ffn_dim * f, kStepFeedForward, kStepFeedForward);
   plan.Add("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim * f : 0, kStepFeedForward,
