@@ -116,8 +116,9 @@ void TestAttentionSpan() {
     ASSERT_EQ(span % 16, 0u) << n_pos;
     ASSERT_LE((n_pos + span - 1) / span, kMaxAttentionSpans) << n_pos;
     // The smallest such span: one 16 positions shorter would need too many spans.
-    if (span > 16)
+    if (span > 16) {
       ASSERT_GT((n_pos + span - 17) / (span - 16), kMaxAttentionSpans) << n_pos;
+    }
   }
 }
 
