@@ -48,8 +48,7 @@ using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_h
 // h / group at keys + t * kv_stride + (h / group) * head_dim (values alike).
 //
 // AttendSpansFn: spans [first_span, first_span + num_spans) of `span` positions each
-// (the last one ends at n_pos), every head h; for the positions
-// t of span c:
+// (the last one ends at n_pos), every head h; for the positions t of span c:
 //   s[t] = scale * dot(K[t], q_h);  m = max s;  p[t] = exp(s[t] - m);
 //   probs[h * probs_stride + t] = p[t];  partial + (c * n_heads + h) *
 //   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
