@@ -244,12 +244,12 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
       // One run of spans per thread: a span's result does not depend on its run.
       const size_t threads = static_cast<size_t>(ctx_.pool->num_threads());
       ctx_.pool->ParallelTiles(items, (items + threads - 1) / threads, &AttendSpans,
-                               &task);
+                               &task, ctx_.profile);
     } else {
       AttendSpans(&task, 0, items);
     }
     if (parallel && task.tokens > 1) {
-      ctx_.pool->ParallelTiles(task.tokens, 1, &MergeSpans, &task);
+      ctx_.pool->ParallelTiles(task.tokens, 1, &MergeSpans, &task, ctx_.profile);
     } else {
       MergeSpans(&task, 0, task.tokens);
     }

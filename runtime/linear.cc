@@ -166,7 +166,7 @@ void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y
   size_t work = 0;
   for (size_t i = 0; i < n; ++i) work += w[i]->rows() * w[i]->cols() * batch;
   if (ctx.pool && tiles > 1 && work > kTileWork) {
-    ctx.pool->ParallelTiles(tiles, 1, &RunGroupTiles, &group);
+    ctx.pool->ParallelTiles(tiles, 1, &RunGroupTiles, &group, ctx.profile);
   } else {
     RunGroupTiles(&group, 0, tiles);
   }

@@ -23,6 +23,13 @@ enum class KernelKind : int {
 struct ForwardProfile {
   uint64_t ns[static_cast<int>(KernelKind::kNumKinds)] = {};
   uint64_t passes = 0;
+  // Regions that ran on more than one thread (ThreadPool::ParallelTiles): their wall
+  // time, that time times the pool's thread count, and the part of the latter the
+  // threads spent running tiles. The rest is waking the workers, waiting for the last
+  // tile and handing back: what a thread count loses to the pool, not to the kernels.
+  uint64_t region_ns = 0;
+  uint64_t region_thread_ns = 0;
+  uint64_t tile_ns = 0;  // added to by every thread (atomically)
 
   uint64_t& operator[](KernelKind kind) { return ns[static_cast<int>(kind)]; }
   void Reset() { *this = ForwardProfile(); }

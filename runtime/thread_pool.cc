@@ -1,6 +1,10 @@
 // ThreadPool over pthreadpool, or inline when built without threads (firmware).
 #include "runtime/thread_pool.h"
 
+#include <chrono>
+
+#include "runtime/profile.h"
+
 #ifdef EMBER_WITH_THREADS
 #include <pthreadpool.h>
 #endif
@@ -46,8 +50,20 @@ ThreadPool::~ThreadPool() {
 #endif
 }
 
-void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task,
-                               void* context) const {
+#ifdef EMBER_WITH_THREADS
+namespace {
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+#endif
+
+void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
+                               ForwardProfile* profile) const {
   if (n == 0) return;
   if (pool_ == nullptr || n <= tile) {
     for (size_t begin = 0; begin < n; begin += tile) {
@@ -55,7 +71,35 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task,
     }
     return;
   }
-#if defined(EMBER_TSAN) && defined(EMBER_WITH_THREADS)
+#ifdef EMBER_WITH_THREADS
+  if (profile == nullptr) {
+    Parallelize(n, tile, task, context);
+    return;
+  }
+  struct Timed {
+    TileTask task;
+    void* context;
+    uint64_t* tile_ns;
+  } timed{task, context, &profile->tile_ns};
+  const TileTask run = [](void* p, size_t begin, size_t count) {
+    auto* t = static_cast<Timed*>(p);
+    const uint64_t start = NowNs();
+    t->task(t->context, begin, count);
+    __atomic_fetch_add(t->tile_ns, NowNs() - start, __ATOMIC_RELAXED);
+  };
+  const uint64_t start = NowNs();
+  Parallelize(n, tile, run, &timed);
+  const uint64_t wall = NowNs() - start;
+  profile->region_ns += wall;
+  profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);
+#else
+  (void)profile;  // no pool_ without threads: every call ran inline above
+#endif
+}
+
+#ifdef EMBER_WITH_THREADS
+void ThreadPool::Parallelize(size_t n, size_t tile, TileTask task, void* context) const {
+#if defined(EMBER_TSAN)
   struct Annotated {
     TileTask task;
     void* context;
@@ -70,9 +114,10 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task,
   __tsan_release(&annotated.start);
   pthreadpool_parallelize_1d_tile_1d(pool_, run, &annotated, n, tile, /*flags=*/0);
   __tsan_acquire(&annotated.done);
-#elif defined(EMBER_WITH_THREADS)
+#else
   pthreadpool_parallelize_1d_tile_1d(pool_, task, context, n, tile, /*flags=*/0);
 #endif
 }
+#endif  // EMBER_WITH_THREADS
 
 }  // namespace ember

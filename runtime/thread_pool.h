@@ -12,6 +12,8 @@ struct pthreadpool;
 
 namespace ember {
 
+struct ForwardProfile;
+
 class ThreadPool {
  public:
   // Most threads a pool may have; more is an error, not a silent clamp.
@@ -29,11 +31,16 @@ class ThreadPool {
 
   // Calls task(context, begin, count) over [0, n) in tiles of `tile` items (the last may
   // be shorter). The split depends only on n and tile, never on the thread count.
+  // With a profile, a call that runs on more than one thread adds its wall time and its
+  // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
   using TileTask = void (*)(void* context, size_t begin, size_t count);
-  void ParallelTiles(size_t n, size_t tile, TileTask task, void* context) const;
+  void ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
+                     ForwardProfile* profile = nullptr) const;
 
  private:
   explicit ThreadPool(int num_threads) : num_threads_(num_threads) {}
+  // The tiles on the pool's threads (n > tile, pool_ set).
+  void Parallelize(size_t n, size_t tile, TileTask task, void* context) const;
   int num_threads_;
   pthreadpool* pool_ = nullptr;
 };

@@ -26,6 +26,9 @@ PROFILE_FIELDS = [
     "profile_matmul_pct", "profile_attention_pct", "profile_norms_pct", "profile_rope_pct",
     "profile_activations_pct", "profile_sampling_pct", "profile_other_pct",
 ]
+# Not shares of the step (they are not in its 100 %): time in regions that ran on more
+# than one thread, and how busy the threads were in them (null: no such region).
+THREAD_FIELDS = ["profile_parallel_pct", "profile_threads_busy_pct"]
 STRINGS = {"build_commit", "cpu_info", "backends", "model_filename", "model_type",
            "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target", "int8_dot"}
 LISTS = {"samples_ns", "samples_ts"}
@@ -57,13 +60,15 @@ def from_csv(row):
             out[key] = [float(v) for v in text.split(",")]
         elif key == "use_mmap":
             out[key] = {"true": True, "false": False}[text]
+        elif text == "":
+            out[key] = None
         else:
             out[key] = float(text)
     return out
 
 
 def check_result(r, args, where):
-    want = FIELDS + (PROFILE_FIELDS if args.profile else [])
+    want = FIELDS + (PROFILE_FIELDS + THREAD_FIELDS if args.profile else [])
     if not check(list(r.keys()) == want,
                  f"{where}: fields {list(r.keys())}, want {want}"):
         return
@@ -134,6 +139,17 @@ def check_result(r, args, where):
             check(r["profile_sampling_pct"] == 0, f"{where}: sampling inside a prefill")
         else:
             check(r["profile_sampling_pct"] > 0, f"{where}: no sampling in decode")
+        parallel, busy = r["profile_parallel_pct"], r["profile_threads_busy_pct"]
+        check(0 <= parallel <= 100, f"{where}: profile_parallel_pct {parallel}")
+        # One thread runs no region; with more, a small model's steps may not have one.
+        if r["n_threads"] == 1:
+            check(parallel == 0 and busy is None, f"{where}: a region on one thread")
+        else:
+            check((busy is None) == (parallel == 0),
+                  f"{where}: threads busy {busy} with {parallel} % in regions")
+            check(busy is None or 0 < busy <= 100.5, f"{where}: threads busy {busy} %")
+            if args.regions:
+                check(busy is not None, f"{where}: no region ran on {r['n_threads']} threads")
 
 
 def expected_tests(args):
@@ -171,6 +187,8 @@ def main():
     p.add_argument("--threads", required=True)
     p.add_argument("--models", type=int, default=1)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--regions", action="store_true",
+                   help="every test above one thread ran regions on several threads")
     args = p.parse_args()
     text = open(args.file, encoding="utf-8").read()
     if args.format == "md":
@@ -183,7 +201,8 @@ def main():
             results = [json.loads(line) for line in text.splitlines()]
         else:
             reader = csv.DictReader(text.splitlines())
-            check(reader.fieldnames == FIELDS + (PROFILE_FIELDS if args.profile else []),
+            check(reader.fieldnames ==
+                  FIELDS + (PROFILE_FIELDS + THREAD_FIELDS if args.profile else []),
                   f"csv: header {reader.fieldnames}")
             results = [from_csv(row) for row in reader]
         got = [(int(r.get("n_threads", 0)), r.get("test")) for r in results]

@@ -100,6 +100,11 @@ expect 0 "tg1" -- "${ember[@]}" bench -m "$tmp/tiny.ember" -p 0 -n 1 -t 1,64 -r 
 expect 0 "tg4" -- "${ember[@]}" bench -m "$s15" -p 16 -n 4 -r 2 --probe-mib 16 --profile
 "$python" "$here/bench_check.py" md "$tmp/stdout" --reps 2 --tests pp16,tg4 --threads 1 \
   --profile || fail "bench on stories15M"
+# stories15M's matrices split across 2 threads: the profile's thread columns are filled.
+expect 0 "tg4" -- "${ember[@]}" bench -m "$s15" -p 16 -n 4 -t 2 -r 2 --probe-mib 16 \
+  --profile -o json
+"$python" "$here/bench_check.py" json "$tmp/stdout" --reps 2 --tests pp16,tg4 --threads 2 \
+  --profile --regions || fail "bench --profile on 2 threads"
 
 # Bad input.
 expect 1 "-o xml: unknown output format (md, json, jsonl or csv)" -- \

@@ -1,5 +1,6 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
-// the golden run; a pool whose work is done sleeps instead of spinning.
+// the golden run; a pool whose work is done sleeps instead of spinning; a profile
+// accounts for the pool's regions.
 #include <time.h>
 
 #include <chrono>
@@ -9,7 +10,9 @@
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
+#include "runtime/profile.h"
 #include "runtime/session.h"
+#include "runtime/thread_pool.h"
 #include "tests/testing.h"
 
 namespace ember {
@@ -59,6 +62,8 @@ double ProcessCpuSeconds() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+constexpr std::chrono::microseconds kTileTime(200);
+
 // After a forward pass that used the workers, a second of idling costs (almost) no CPU:
 // the workers park rather than spin.
 TEST(ThreadsTest, IdleWorkersDoNotSpin) {
@@ -87,6 +92,43 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   // Spinning workers would burn ~3 CPU-seconds here.
   EXPECT_LT(idle_cpu, 0.05) << "CPU seconds used by an idle pool of 4 threads";
   printf("idle pool of 4 threads used %.4f CPU seconds in 1 s\n", idle_cpu);
+}
+
+// With a profile, ParallelTiles accounts for the regions it ran on several threads: their
+// wall time, times the thread count, and the tiles' time inside it. Inline runs (one
+// thread, or one tile) are not regions and add nothing.
+TEST(ThreadsTest, ProfileAccountsRegionsAndTiles) {
+  // Each item of a tile busy-waits 200 us, so the tiles' time has a known floor.
+  const ThreadPool::TileTask spin = [](void*, size_t, size_t count) {
+    const auto until = std::chrono::steady_clock::now() + count * kTileTime;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  auto pool = ThreadPool::Create(2);
+  ASSERT_TRUE(pool.ok());
+  ForwardProfile profile;
+  (*pool)->ParallelTiles(1, 1, spin, nullptr, &profile);  // one tile: inline
+  EXPECT_EQ(profile.region_ns, 0u);
+  EXPECT_EQ(profile.tile_ns, 0u);
+
+  (*pool)->ParallelTiles(16, 1, spin, nullptr, &profile);
+  (*pool)->ParallelTiles(8, 2, spin, nullptr, &profile);
+  const uint64_t floor_ns = 24 * std::chrono::nanoseconds(kTileTime).count();  // items
+  EXPECT_GE(profile.tile_ns, floor_ns);
+  EXPECT_EQ(profile.region_thread_ns, 2 * profile.region_ns);
+  // Each thread's tiles lie inside the regions' wall time.
+  EXPECT_LE(profile.tile_ns, profile.region_thread_ns);
+  // Two threads share the 24 items: the regions take at least half their time.
+  EXPECT_GE(profile.region_ns, floor_ns / 2);
+  printf("2 threads, 24 items of 200 us: regions %.3f ms, threads busy %.1f %%\n",
+         profile.region_ns / 1e6, 100.0 * profile.tile_ns / profile.region_thread_ns);
+
+  auto single = ThreadPool::Create(1);
+  ASSERT_TRUE(single.ok());
+  ForwardProfile none;
+  (*single)->ParallelTiles(16, 1, spin, nullptr, &none);
+  EXPECT_EQ(none.region_ns, 0u);
+  EXPECT_EQ(none.tile_ns, 0u);
 }
 
 }  // namespace

@@ -79,6 +79,9 @@ OrderedJson Fields(const BenchResult& r) {
     j["profile_activations_pct"] = p.activations;
     j["profile_sampling_pct"] = p.sampling;
     j["profile_other_pct"] = p.other;
+    j["profile_parallel_pct"] = p.parallel;
+    j["profile_threads_busy_pct"] =
+        p.threads_busy < 0 ? OrderedJson(nullptr) : OrderedJson(p.threads_busy);
   }
   return j;
 }
@@ -86,6 +89,7 @@ OrderedJson Fields(const BenchResult& r) {
 // A CSV cell: arrays joined with ',', quoted when needed (RFC 4180).
 std::string CsvCell(const OrderedJson& value) {
   std::string text;
+  if (value.is_null()) return text;  // not measured
   if (value.is_string()) {
     text = value.get<std::string>();
   } else if (value.is_array()) {
@@ -219,10 +223,17 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
                          p.other}) {
       rows.back().push_back(Format("%.1f", share));
     }
+    rows.back().push_back(Format("%.1f", p.parallel));
+    rows.back().push_back(p.threads_busy < 0 ? "-" : Format("%.1f", p.threads_busy));
   }
   WriteTable({"model", "th", "test", "matmul", "attention", "norms", "rope",
-              "activations", "sampling", "other"},
-             {false, true, false, true, true, true, true, true, true, true}, rows, out);
+              "activations", "sampling", "other", "in regions", "threads busy"},
+             {false, true, false, true, true, true, true, true, true, true, true, true},
+             rows, out);
+  fprintf(out,
+          "\nin regions: %% of the step in regions that ran on more than one thread. "
+          "threads busy: %% of\nthose regions' wall time x threads spent running tiles "
+          "(the rest is hand-overs and waiting).\n");
 }
 
 }  // namespace

@@ -16,6 +16,11 @@ namespace ember::tools {
 struct ProfileShares {
   double matmul = 0, attention = 0, norms = 0, rope = 0, activations = 0, sampling = 0,
          other = 0;
+  // Not part of the 100: the share of the step spent in regions that ran on more than
+  // one thread, and how busy the threads were in them: their time running tiles, in
+  // percent of the regions' wall time times the thread count (negative: no region ran
+  // on more than one thread).
+  double parallel = 0, threads_busy = -1;
 };
 
 // One test (pp N or tg N) of one model at one thread count.

@@ -229,6 +229,11 @@ ProfileShares Shares(const ForwardProfile& p, uint64_t sampling_ns) {
   shares.sampling = pct(sampling_ns);
   shares.other = std::max(0.0, 100.0 - shares.matmul - shares.attention - shares.norms -
                                    shares.rope - shares.activations - shares.sampling);
+  shares.parallel = pct(profile.region_ns);
+  if (profile.region_thread_ns > 0) {
+    shares.threads_busy = 100.0 * static_cast<double>(profile.tile_ns) /
+                          static_cast<double>(profile.region_thread_ns);
+  }
   return shares;
 }
 
