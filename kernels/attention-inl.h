@@ -67,7 +67,8 @@ inline void AttendSpanRun(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
 
   // o: blocks of up to kBlock positions within a span, each head's partial sums kept in
   // registers over a block and in `partial` between blocks (the same chain of MulAdds
-  // as one loop over the span).
+  // as one loop over the span). Four vectors of a head at a time: four independent
+  // chains per position, where one would wait out each MulAdd's latency.
   constexpr size_t kBlock = 8;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
@@ -81,7 +82,26 @@ inline void AttendSpanRun(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
       for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
         const float* HWY_RESTRICT p = probs + h * probs_stride;
         float* HWY_RESTRICT o = partial + (c * n_heads + h) * stride;
-        for (size_t i = 0; i < body; i += N) {
+        size_t i = 0;
+        for (; i + 4 * N <= body; i += 4 * N) {
+          auto a0 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i);
+          auto a1 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i + N);
+          auto a2 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i + 2 * N);
+          auto a3 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i + 3 * N);
+          for (size_t t = b0; t < b1; ++t) {
+            const auto pt = hn::Set(d, p[t]);
+            const float* HWY_RESTRICT vt = v + t * kv_stride + i;
+            a0 = hn::MulAdd(pt, hn::LoadU(d, vt), a0);
+            a1 = hn::MulAdd(pt, hn::LoadU(d, vt + N), a1);
+            a2 = hn::MulAdd(pt, hn::LoadU(d, vt + 2 * N), a2);
+            a3 = hn::MulAdd(pt, hn::LoadU(d, vt + 3 * N), a3);
+          }
+          hn::StoreU(a0, d, o + i);
+          hn::StoreU(a1, d, o + i + N);
+          hn::StoreU(a2, d, o + i + 2 * N);
+          hn::StoreU(a3, d, o + i + 3 * N);
+        }
+        for (; i < body; i += N) {
           auto acc = first_block ? hn::Zero(d) : hn::LoadU(d, o + i);
           for (size_t t = b0; t < b1; ++t) {
             acc = hn::MulAdd(hn::Set(d, p[t]), hn::LoadU(d, v + t * kv_stride + i), acc);
