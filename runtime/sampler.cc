@@ -31,32 +31,71 @@ int32_t Sampler::Greedy(const float* logits) const {
   return static_cast<int32_t>(best);
 }
 
+namespace {
+
+// Ranks a before b: higher value first, then lower id.
+struct Ranks {
+  template <class C>
+  bool operator()(const C& a, const C& b) const {
+    return a.prob > b.prob || (a.prob == b.prob && a.id < b.id);
+  }
+};
+
+}  // namespace
+
+// The k highest logits (NaN skipped) into candidates_[0, n), n <= k, ranked: one pass
+// over the vocabulary with a heap whose front is the worst kept. Returns n.
+size_t Sampler::TopKLogits(const float* logits, size_t k) {
+  Candidate* heap = candidates_;
+  size_t n = 0;
+  for (size_t i = 0; i < vocab_size_; ++i) {
+    const float v = logits[i];
+    if (n == k ? !(v > heap[0].prob) : v != v) continue;  // not better, or NaN
+    const Candidate c{v, static_cast<int32_t>(i)};
+    if (n < k) {
+      heap[n++] = c;
+      std::push_heap(heap, heap + n, Ranks());
+    } else {
+      std::pop_heap(heap, heap + n, Ranks());
+      heap[n - 1] = c;
+      std::push_heap(heap, heap + n, Ranks());
+    }
+  }
+  std::sort_heap(heap, heap + n, Ranks());
+  return n;
+}
+
 int32_t Sampler::Sample(const float* logits) {
   if (options_.temperature <= 0.0f) return Greedy(logits);
-
-  // probs = softmax(logits / T), as llama2.c computes it.
-  float max = logits[0];
-  for (size_t i = 1; i < vocab_size_; ++i) max = logits[i] > max ? logits[i] : max;
   const float inv_t = 1.0f / options_.temperature;
-  float sum = 0.0f;
-  for (size_t i = 0; i < vocab_size_; ++i) {
-    const float p = std::exp((logits[i] - max) * inv_t);
-    candidates_[i] = {p, static_cast<int32_t>(i)};
-    sum += p;
-  }
-  for (size_t i = 0; i < vocab_size_; ++i) candidates_[i].prob /= sum;
-
-  const auto by_prob = [](const Candidate& a, const Candidate& b) {
-    return a.prob > b.prob || (a.prob == b.prob && a.id < b.id);
-  };
+  const auto by_prob = Ranks();
   size_t n = vocab_size_;
   float mass = 1.0f;
   if (options_.top_k > 0 && options_.top_k < n) {
-    std::partial_sort(candidates_, candidates_ + options_.top_k, candidates_ + n,
-                      by_prob);
-    n = options_.top_k;
+    // Top-k first, by logit (exp is monotonic): only the k kept tokens need their
+    // exp, and no sort of the vocabulary. Their weights exp((l - max) / T) are left
+    // unnormalized (mass is their sum), since sampling and top-p only compare them
+    // with fractions of the mass. A scan of all 32000 Llama tokens with an exp each
+    // cost a stories110M q4 decode step about 11 %.
+    n = TopKLogits(logits, options_.top_k);
+    if (n == 0) return Greedy(logits);  // every logit NaN
+    const float max = candidates_[0].prob;
     mass = 0.0f;
-    for (size_t i = 0; i < n; ++i) mass += candidates_[i].prob;
+    for (size_t i = 0; i < n; ++i) {
+      candidates_[i].prob = std::exp((candidates_[i].prob - max) * inv_t);
+      mass += candidates_[i].prob;
+    }
+  } else {
+    // probs = softmax(logits / T), as llama2.c computes it.
+    float max = logits[0];
+    for (size_t i = 1; i < vocab_size_; ++i) max = logits[i] > max ? logits[i] : max;
+    float sum = 0.0f;
+    for (size_t i = 0; i < vocab_size_; ++i) {
+      const float p = std::exp((logits[i] - max) * inv_t);
+      candidates_[i] = {p, static_cast<int32_t>(i)};
+      sum += p;
+    }
+    for (size_t i = 0; i < vocab_size_; ++i) candidates_[i].prob /= sum;
   }
   const bool top_p = options_.top_p > 0.0f && options_.top_p < 1.0f;
   const float coin = RandomFloat();

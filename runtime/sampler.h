@@ -37,6 +37,7 @@ class Sampler {
     int32_t id;
   };
   int32_t Greedy(const float* logits) const;
+  size_t TopKLogits(const float* logits, size_t k);
 
   SamplerOptions options_;
   size_t vocab_size_;

@@ -1,7 +1,9 @@
 // Sampler: greedy picks the first maximum; seeded sampling is reproducible and follows
-// the distribution; top-k and top-p keep only the tokens they should.
+// the distribution; top-k and top-p keep only the tokens they should, top-k with the
+// distribution renormalized over them, lowest ids first among ties, never a NaN.
 #include "runtime/sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -73,6 +75,67 @@ TEST(SamplerTest, TopKAndTopPRestrictTheCandidates) {
   p.top_p = 0.3f;  // the first token alone holds ~35% of the mass
   Sampler top_p(p, logits.size(), scratch.data());
   for (int i = 0; i < 500; ++i) EXPECT_EQ(top_p.Sample(logits.data()), 0);
+}
+
+// Top-k keeps the k highest logits and samples them in proportion to
+// exp(logit / T): frequencies over a 1000-token vocabulary, with top-p on top of it.
+TEST(SamplerTest, TopKFollowsTheRenormalizedDistribution) {
+  std::vector<float> logits(1000);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(i * 0.7f) * 2.0f;
+  // The five highest logits, in rank order, by a full sort.
+  std::vector<size_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return logits[a] > logits[b]; });
+  logits[order[0]] = 3.0f;  // a clear first, so top-p below keeps it alone
+  SamplerOptions o;
+  o.temperature = 0.7f;
+  o.top_k = 5;
+  o.top_p = 1.0f;
+  o.seed = 11;
+  auto scratch = Scratch(logits.size());
+  Sampler s(o, logits.size(), scratch.data());
+  std::vector<int> counts(logits.size(), 0);
+  const int draws = 40000;
+  for (int i = 0; i < draws; ++i) counts[s.Sample(logits.data())]++;
+  double z = 0;
+  for (size_t r = 0; r < 5; ++r) z += std::exp(logits[order[r]] / o.temperature);
+  int kept = 0;
+  for (size_t r = 0; r < 5; ++r) {
+    const double p = std::exp(logits[order[r]] / o.temperature) / z;
+    const double sigma = std::sqrt(p * (1 - p) / draws);
+    EXPECT_NEAR(counts[order[r]] / double(draws), p, 5 * sigma) << "rank " << r;
+    kept += counts[order[r]];
+  }
+  EXPECT_EQ(kept, draws) << "a token outside the top 5 was sampled";
+
+  // The first token holds more than half of the top-5 mass: top-p 0.5 keeps it alone.
+  ASSERT_GT(std::exp(logits[order[0]] / o.temperature) / z, 0.5);
+  o.top_p = 0.5f;
+  Sampler nucleus(o, logits.size(), scratch.data());
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(nucleus.Sample(logits.data()), int(order[0]));
+}
+
+// Among equal logits top-k keeps the lowest ids; NaN logits are never candidates, and
+// all-NaN logits fall back to greedy (token 0).
+TEST(SamplerTest, TopKTiesAndNaN) {
+  const float nan = std::nanf("");
+  std::vector<float> logits(50, 1.0f);
+  logits[0] = nan;
+  logits[7] = nan;
+  SamplerOptions o;
+  o.temperature = 1.0f;
+  o.top_k = 3;
+  o.top_p = 1.0f;
+  auto scratch = Scratch(logits.size());
+  Sampler s(o, logits.size(), scratch.data());
+  std::vector<int> counts(logits.size(), 0);
+  for (int i = 0; i < 3000; ++i) counts[s.Sample(logits.data())]++;
+  EXPECT_EQ(counts[1] + counts[2] + counts[3], 3000);
+  for (int id : {1, 2, 3}) EXPECT_GT(counts[id], 800) << id;
+
+  std::vector<float> all_nan(50, nan);
+  EXPECT_EQ(s.Sample(all_nan.data()), 0);
 }
 
 TEST(SamplerTest, RandomFloatIsInUnitInterval) {
