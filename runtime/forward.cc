@@ -109,7 +109,6 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   float* x = s_.Buffer(kBufX);
   float* h = s_.Buffer(kBufXNorm);
   float* a = s_.Buffer(kBufFfnA);
-  const size_t f = c_.ffn_dim;
 
   const float* in = x;
   if (pre) {
@@ -123,11 +122,11 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
     LinearGroup(ctx_, gate_up, gate_up_out, 2, in, batch);
     AddBias(w.ffn_gate_bias, a, batch);
     AddBias(w.ffn_up_bias, b, batch);
-    Activate(a, b, batch * f);
+    Activate(a, b, batch);
   } else {
     Linear(ctx_, *w.ffn_up, in, batch, a);
     AddBias(w.ffn_up_bias, a, batch);
-    Activate(a, nullptr, batch * f);
+    Activate(a, nullptr, batch);
   }
   float* proj = s_.Buffer(kBufProj);
   Linear(ctx_, *w.ffn_down, a, batch, proj);
@@ -267,48 +266,59 @@ void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
   const size_t hd = c_.head_dim;
   const auto rope =
       c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
-  for (size_t i = 0; i < batch; ++i) {
-    rope(x + i * stride, s_.Buffer(kBufRopeCos) + i * hd, s_.Buffer(kBufRopeSin) + i * hd,
-         n_heads, hd);
-  }
+  const float* cos = s_.Buffer(kBufRopeCos);
+  const float* sin = s_.Buffer(kBufRopeSin);
+  ParallelRows(ctx_, batch, n_heads * hd, [&](size_t i0, size_t count) {
+    for (size_t i = i0; i < i0 + count; ++i) {
+      rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
+    }
+  });
 }
 
 void Forward::Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
                    size_t rows) {
   ProfileScope scope(ctx_.profile, KernelKind::kNorm);
   const size_t d = c_.d_model;
-  for (size_t i = 0; i < rows; ++i) {
-    if (c_.norm == NormKind::kRmsNorm) {
-      k_.rms_norm(in + i * d, weight->f32(), c_.norm_eps, out + i * d, d);
-    } else {
-      k_.layer_norm(in + i * d, weight->f32(), bias ? bias->f32() : nullptr, c_.norm_eps,
-                    out + i * d, d);
+  ParallelRows(ctx_, rows, d, [&](size_t i0, size_t count) {
+    for (size_t i = i0; i < i0 + count; ++i) {
+      if (c_.norm == NormKind::kRmsNorm) {
+        k_.rms_norm(in + i * d, weight->f32(), c_.norm_eps, out + i * d, d);
+      } else {
+        k_.layer_norm(in + i * d, weight->f32(), bias ? bias->f32() : nullptr,
+                      c_.norm_eps, out + i * d, d);
+      }
     }
-  }
+  });
 }
 
 void Forward::AddBias(const Tensor* bias, float* x, size_t rows) {
   if (bias) k_.add_bias(x, bias->f32(), rows, bias->cols());
 }
 
-// x = act(x), times `up` elementwise for a gated FFN (up non-null).
-void Forward::Activate(float* x, const float* up, size_t n) {
+// x = act(x), times `up` elementwise for a gated FFN (up non-null), over `rows` rows of
+// ffn_dim (a prefill's across the pool).
+void Forward::Activate(float* x, const float* up, size_t rows) {
   ProfileScope scope(ctx_.profile, KernelKind::kActivation);
-  switch (c_.activation) {
-    case Activation::kSiLU:
-      k_.silu(x, n);
-      break;
-    case Activation::kReLU:
-      k_.relu(x, n);
-      break;
-    case Activation::kGeluTanh:
-      k_.gelu_tanh(x, n);
-      break;
-    case Activation::kGeluErf:
-      k_.gelu_erf(x, n);
-      break;
-  }
-  if (up) k_.mul(x, up, n);
+  const size_t f = c_.ffn_dim;
+  ParallelRows(ctx_, rows, f, [&](size_t r0, size_t count) {
+    float* xr = x + r0 * f;
+    const size_t n = count * f;
+    switch (c_.activation) {
+      case Activation::kSiLU:
+        k_.silu(xr, n);
+        break;
+      case Activation::kReLU:
+        k_.relu(xr, n);
+        break;
+      case Activation::kGeluTanh:
+        k_.gelu_tanh(xr, n);
+        break;
+      case Activation::kGeluErf:
+        k_.gelu_erf(xr, n);
+        break;
+    }
+    if (up) k_.mul(xr, up + r0 * f, n);
+  });
 }
 
 // logits = W_out norm(x) (+ b_out): for the last token, or every token with all_logits.

@@ -58,7 +58,7 @@ class Forward {
   void Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
             size_t rows);
   void AddBias(const Tensor* bias, float* x, size_t rows);
-  void Activate(float* x, const float* up, size_t n);
+  void Activate(float* x, const float* up, size_t rows);
   void Logits(size_t batch);
 
   float* keys(size_t layer) const;

@@ -156,8 +156,14 @@ void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y
   }
   if (quantized) {
     // Once for the group, before the row split: every task reads the same int8 input.
-    ctx.kernels->quantize_acts(x, batch, w[0]->cols(), ctx.quant.values,
-                               ctx.quant.scales, ctx.quant.sums);
+    // A prefill's rows are quantized across the pool too.
+    const size_t cols = w[0]->cols(), groups = kernels::QuantGroups(cols);
+    const QuantScratch& q = ctx.quant;
+    ParallelRows(ctx, batch, cols, [&](size_t r0, size_t rows) {
+      ctx.kernels->quantize_acts(x + r0 * cols, rows, cols,
+                                 q.values + r0 * groups * kernels::kQuantGroup,
+                                 q.scales + r0 * groups, q.sums + r0 * groups);
+    });
   }
   // Tiles run on this thread too without a pool (a batch's outputs for a tile of rows
   // stay in cache), and when the whole group is less work than one tile is meant to

@@ -30,6 +30,25 @@ struct ExecContext {
   QuantScratch quant;                 // needed when any matrix is q8/q4
 };
 
+// f(begin, count) over rows [0, rows) of `row_elems` elements each, in tiles of at
+// least ~32K elements: on the pool when that makes more than one tile (a prefill's
+// elementwise steps), else on this thread (a decode step's row). Rows are independent,
+// so results do not depend on the split.
+template <class F>
+void ParallelRows(const ExecContext& ctx, size_t rows, size_t row_elems, const F& f) {
+  constexpr size_t kTileElems = size_t{1} << 15;
+  const size_t tile =
+      row_elems >= kTileElems ? 1 : kTileElems / (row_elems ? row_elems : 1);
+  if (ctx.pool == nullptr || rows <= tile) {
+    f(size_t{0}, rows);
+    return;
+  }
+  const ThreadPool::TileTask run = [](void* p, size_t begin, size_t count) {
+    (*static_cast<const F*>(p))(begin, count);
+  };
+  ctx.pool->ParallelTiles(rows, tile, run, const_cast<F*>(&f), ctx.profile);
+}
+
 // Whether this build has kernels for a weight matrix (or embedding) of this type.
 bool LinearSupports(DType dtype, Layout layout);
 bool EmbeddingSupports(DType dtype, Layout layout);
