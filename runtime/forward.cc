@@ -300,24 +300,14 @@ void Forward::AddBias(const Tensor* bias, float* x, size_t rows) {
 void Forward::Activate(float* x, const float* up, size_t rows) {
   ProfileScope scope(ctx_.profile, KernelKind::kActivation);
   const size_t f = c_.ffn_dim;
+  const kernels::ActivationFn act = c_.activation == Activation::kSiLU   ? k_.silu
+                                    : c_.activation == Activation::kReLU ? k_.relu
+                                    : c_.activation == Activation::kGeluTanh
+                                        ? k_.gelu_tanh
+                                        : k_.gelu_erf;
   ParallelRows(ctx_, rows, f, [&](size_t r0, size_t count) {
-    float* xr = x + r0 * f;
-    const size_t n = count * f;
-    switch (c_.activation) {
-      case Activation::kSiLU:
-        k_.silu(xr, n);
-        break;
-      case Activation::kReLU:
-        k_.relu(xr, n);
-        break;
-      case Activation::kGeluTanh:
-        k_.gelu_tanh(xr, n);
-        break;
-      case Activation::kGeluErf:
-        k_.gelu_erf(xr, n);
-        break;
-    }
-    if (up) k_.mul(xr, up + r0 * f, n);
+    act(x + r0 * f, count * f);
+    if (up) k_.mul(x + r0 * f, up + r0 * f, count * f);
   });
 }
 

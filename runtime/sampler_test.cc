@@ -16,6 +16,25 @@ std::vector<uint8_t> Scratch(size_t vocab) {
   return std::vector<uint8_t>(Sampler::ScratchBytes(vocab) + 8);
 }
 
+SamplerOptions Options(float temperature, uint32_t top_k, float top_p, uint64_t seed) {
+  SamplerOptions o;
+  o.temperature = temperature;
+  o.top_k = top_k;
+  o.top_p = top_p;
+  o.seed = seed;
+  return o;
+}
+
+// How often each token is drawn in `draws` samples of one sampler.
+std::vector<int> Counts(const SamplerOptions& o, const std::vector<float>& logits,
+                        int draws) {
+  auto scratch = Scratch(logits.size());
+  Sampler s(o, logits.size(), scratch.data());
+  std::vector<int> counts(logits.size(), 0);
+  for (int i = 0; i < draws; ++i) counts[s.Sample(logits.data())]++;
+  return counts;
+}
+
 TEST(SamplerTest, GreedyPicksTheFirstMaximum) {
   SamplerOptions o;
   o.temperature = 0.0f;
@@ -40,16 +59,8 @@ TEST(SamplerTest, SameSeedSameTokens) {
 // Frequencies over many draws match softmax(logits / T) within statistical noise.
 TEST(SamplerTest, FollowsTheDistribution) {
   const std::vector<float> logits = {2.0f, 1.0f, 0.0f, -1.0f};
-  SamplerOptions o;
-  o.temperature = 1.0f;
-  o.top_k = 0;
-  o.top_p = 1.0f;
-  o.seed = 7;
-  auto scratch = Scratch(4);
-  Sampler s(o, 4, scratch.data());
-  std::vector<int> counts(4, 0);
   const int draws = 40000;
-  for (int i = 0; i < draws; ++i) counts[s.Sample(logits.data())]++;
+  const std::vector<int> counts = Counts(Options(1.0f, 0, 1.0f, 7), logits, draws);
   double z = 0;
   for (float l : logits) z += std::exp(l);
   for (int i = 0; i < 4; ++i) {
@@ -88,16 +99,9 @@ TEST(SamplerTest, TopKFollowsTheRenormalizedDistribution) {
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return logits[a] > logits[b]; });
   logits[order[0]] = 3.0f;  // a clear first, so top-p below keeps it alone
-  SamplerOptions o;
-  o.temperature = 0.7f;
-  o.top_k = 5;
-  o.top_p = 1.0f;
-  o.seed = 11;
-  auto scratch = Scratch(logits.size());
-  Sampler s(o, logits.size(), scratch.data());
-  std::vector<int> counts(logits.size(), 0);
+  SamplerOptions o = Options(0.7f, 5, 1.0f, 11);
   const int draws = 40000;
-  for (int i = 0; i < draws; ++i) counts[s.Sample(logits.data())]++;
+  const std::vector<int> counts = Counts(o, logits, draws);
   double z = 0;
   for (size_t r = 0; r < 5; ++r) z += std::exp(logits[order[r]] / o.temperature);
   int kept = 0;
@@ -112,8 +116,7 @@ TEST(SamplerTest, TopKFollowsTheRenormalizedDistribution) {
   // The first token holds more than half of the top-5 mass: top-p 0.5 keeps it alone.
   ASSERT_GT(std::exp(logits[order[0]] / o.temperature) / z, 0.5);
   o.top_p = 0.5f;
-  Sampler nucleus(o, logits.size(), scratch.data());
-  for (int i = 0; i < 500; ++i) ASSERT_EQ(nucleus.Sample(logits.data()), int(order[0]));
+  EXPECT_EQ(Counts(o, logits, 500)[order[0]], 500);
 }
 
 // Among equal logits top-k keeps the lowest ids; NaN logits are never candidates, and
@@ -123,19 +126,12 @@ TEST(SamplerTest, TopKTiesAndNaN) {
   std::vector<float> logits(50, 1.0f);
   logits[0] = nan;
   logits[7] = nan;
-  SamplerOptions o;
-  o.temperature = 1.0f;
-  o.top_k = 3;
-  o.top_p = 1.0f;
-  auto scratch = Scratch(logits.size());
-  Sampler s(o, logits.size(), scratch.data());
-  std::vector<int> counts(logits.size(), 0);
-  for (int i = 0; i < 3000; ++i) counts[s.Sample(logits.data())]++;
+  const SamplerOptions o = Options(1.0f, 3, 1.0f, 42);
+  const std::vector<int> counts = Counts(o, logits, 3000);
   EXPECT_EQ(counts[1] + counts[2] + counts[3], 3000);
   for (int id : {1, 2, 3}) EXPECT_GT(counts[id], 800) << id;
 
-  std::vector<float> all_nan(50, nan);
-  EXPECT_EQ(s.Sample(all_nan.data()), 0);
+  EXPECT_EQ(Counts(o, std::vector<float>(50, nan), 10)[0], 10);
 }
 
 TEST(SamplerTest, RandomFloatIsInUnitInterval) {
