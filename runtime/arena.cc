@@ -1,7 +1,5 @@
-// ArenaPlan: greedy-by-size offset assignment (see arena.h).
+// ArenaPlan: greedy-by-size offset assignment (see arena.h), on fixed-size tables.
 #include "runtime/arena.h"
-
-#include <algorithm>
 
 namespace ember {
 
@@ -19,42 +17,76 @@ const char* BufferKindName(BufferKind kind) {
   return "unknown";
 }
 
-size_t ArenaPlan::Add(const char* name, size_t bytes, int first_step, int last_step,
-                      BufferKind kind) {
-  const size_t padded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  buffers_.push_back({name, padded, first_step, last_step, kind, 0});
-  return buffers_.size() - 1;
+uint16_t ArenaPlan::AddBytes(const char* name, size_t bytes, int first_step,
+                             int last_step, BufferKind kind) {
+  if (num_buffers_ == kMaxBuffers) {
+    too_many_ = true;
+    return ArenaBuffer<uint8_t>::kNone;
+  }
+  if (bytes > kMaxBytes) {
+    if (too_large_ == nullptr) too_large_ = name;
+    bytes = 0;
+  }
+  Buffer& b = buffers_[num_buffers_];
+  b.name = name;
+  b.bytes = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  b.first_step = first_step;
+  b.last_step = last_step;
+  b.kind = kind;
+  b.offset = 0;
+  return static_cast<uint16_t>(num_buffers_++);
 }
 
-void ArenaPlan::Plan() {
-  std::vector<size_t> order(buffers_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return buffers_[a].bytes > buffers_[b].bytes;
-  });
-  std::vector<size_t> placed;
+Status ArenaPlan::Plan() {
   total_bytes_ = 0;
-  for (size_t id : order) {
-    Buffer& buf = buffers_[id];
-    // Candidate offsets: 0 and the end of every placed buffer live at the same time;
-    // take the lowest where the buffer fits between them.
-    std::vector<const Buffer*> live;
-    for (size_t other : placed) {
-      const Buffer& o = buffers_[other];
-      if (o.first_step <= buf.last_step && buf.first_step <= o.last_step)
-        live.push_back(&o);
+  if (too_many_) {
+    return Internal("arena plan: more than %zu buffers", kMaxBuffers);
+  }
+  if (too_large_ != nullptr) {
+    return ResourceExhausted("arena buffer %s is too large to address", too_large_);
+  }
+  // Largest first; ties keep the order of Add (an insertion sort is stable and needs no
+  // memory beyond this table).
+  uint16_t order[kMaxBuffers];
+  for (size_t i = 0; i < num_buffers_; ++i) {
+    size_t j = i;
+    while (j > 0 && buffers_[order[j - 1]].bytes < buffers_[i].bytes) {
+      order[j] = order[j - 1];
+      --j;
     }
-    std::sort(live.begin(), live.end(),
-              [](const Buffer* a, const Buffer* b) { return a->offset < b->offset; });
+    order[j] = static_cast<uint16_t>(i);
+  }
+  for (size_t placed = 0; placed < num_buffers_; ++placed) {
+    Buffer& buf = buffers_[order[placed]];
+    // The placed buffers live at the same time, by offset: the candidates are 0 and the
+    // end of each; take the lowest where the buffer fits before the next one.
+    const Buffer* live[kMaxBuffers];
+    size_t num_live = 0;
+    for (size_t p = 0; p < placed; ++p) {
+      const Buffer& o = buffers_[order[p]];
+      if (o.first_step > buf.last_step || buf.first_step > o.last_step) continue;
+      size_t j = num_live++;
+      while (j > 0 && live[j - 1]->offset > o.offset) {
+        live[j] = live[j - 1];
+        --j;
+      }
+      live[j] = &o;
+    }
     size_t offset = 0;
-    for (const Buffer* o : live) {
-      if (o->offset >= offset + buf.bytes) break;  // fits in the gap before o
-      offset = std::max(offset, o->offset + o->bytes);
+    for (size_t i = 0; i < num_live; ++i) {
+      const Buffer* o = live[i];
+      if (o->offset >= offset && o->offset - offset >= buf.bytes) break;  // gap before o
+      const size_t end = o->offset + o->bytes;  // placed ends never overflow (below)
+      if (end > offset) offset = end;
+    }
+    if (buf.bytes > SIZE_MAX - offset) {
+      return ResourceExhausted("the arena plan is too large to address (at buffer %s)",
+                               buf.name);
     }
     buf.offset = offset;
-    placed.push_back(id);
-    total_bytes_ = std::max(total_bytes_, offset + buf.bytes);
+    if (offset + buf.bytes > total_bytes_) total_bytes_ = offset + buf.bytes;
   }
+  return Status::Ok();
 }
 
 }  // namespace ember

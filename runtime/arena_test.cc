@@ -2,7 +2,9 @@
 // together share bytes; the session plan for a real model satisfies both.
 #include "runtime/arena.h"
 
+#include <cstdint>
 #include <random>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "runtime/session.h"
@@ -29,13 +31,42 @@ void ExpectNoLiveOverlap(const ArenaPlan& plan) {
 
 TEST(ArenaTest, DisjointLifetimesShareBytes) {
   ArenaPlan plan;
-  plan.Add("a", 1000, 0, 1);
-  plan.Add("b", 1000, 2, 3);
-  plan.Add("c", 64, 0, 3);
-  plan.Plan();
+  const ArenaBuffer<uint8_t> a = plan.Add<uint8_t>("a", 1000, 0, 1);
+  const ArenaBuffer<float> b = plan.Add<float>("b", 250, 2, 3);
+  const ArenaBuffer<int32_t> c = plan.Add<int32_t>("c", 16, 0, 3);
+  const ArenaBuffer<float> empty = plan.Add<float>("empty", 0, 0, 3);
+  ASSERT_TRUE(plan.Plan().ok());
   EXPECT_EQ(plan.buffer(0).offset, plan.buffer(1).offset);
   EXPECT_EQ(plan.total_bytes(), 1024u + 64u);
   ExpectNoLiveOverlap(plan);
+
+  // Bind: each id's memory at its offset, typed; an empty buffer is null.
+  alignas(kArenaAlignment) static uint8_t arena[1024 + 64];
+  EXPECT_EQ(static_cast<void*>(plan.Bind(a, arena)), arena + plan.buffer(0).offset);
+  EXPECT_EQ(static_cast<void*>(plan.Bind(b, arena)), arena + plan.buffer(1).offset);
+  EXPECT_EQ(static_cast<void*>(plan.Bind(c, arena)), arena + plan.buffer(2).offset);
+  EXPECT_EQ(plan.Bind(empty, arena), nullptr);
+  EXPECT_EQ(plan.Bind(ArenaBuffer<float>(), arena), nullptr);  // never added
+}
+
+TEST(ArenaTest, RefusesTooManyOrTooLargeBuffers) {
+  ArenaPlan many;
+  for (size_t i = 0; i <= ArenaPlan::kMaxBuffers; ++i) many.Add<float>("buf", 1, 0, 0);
+  EXPECT_EQ(many.Plan().code(), StatusCode::kInternal);
+
+  ArenaPlan huge;
+  huge.Add<float>("small", 10, 0, 0);
+  huge.Add<double>("huge", SIZE_MAX / 4, 0, 0);  // SIZE_MAX / 4 * 8 bytes overflow
+  Status s = huge.Plan();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(s.message()).find("huge"), std::string::npos) << s.message();
+
+  // Each fits, the sum does not.
+  ArenaPlan sum;
+  sum.Add<uint8_t>("first", SIZE_MAX / 2 - 64, 0, 0);
+  sum.Add<uint8_t>("second", SIZE_MAX / 2 - 64, 0, 0);
+  sum.Add<uint8_t>("third", SIZE_MAX / 2 - 64, 0, 0);
+  EXPECT_EQ(sum.Plan().code(), StatusCode::kResourceExhausted);
 }
 
 TEST(ArenaTest, RandomPlansNeverOverlapLiveBuffers) {
@@ -48,10 +79,10 @@ TEST(ArenaTest, RandomPlansNeverOverlapLiveBuffers) {
       const int first = rng() % 6;
       const int last = first + rng() % 3;
       const size_t bytes = rng() % 5000;
-      plan.Add("buf", bytes, first, last);
+      plan.Add<uint8_t>("buf", bytes, first, last);
       sum += (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
     }
-    plan.Plan();
+    ASSERT_TRUE(plan.Plan().ok());
     ExpectNoLiveOverlap(plan);
     EXPECT_LE(plan.total_bytes(), sum);
   }
@@ -62,11 +93,11 @@ TEST(ArenaTest, SessionPlanIsConsistentAndExact) {
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok()) << model.status().message();
   SessionOptions options;
-  auto plan = PlanArena(**model, options);
+  auto plan = PlanSession(**model, options);
   ASSERT_TRUE(plan.ok());
-  ExpectNoLiveOverlap(*plan);
+  ExpectNoLiveOverlap(plan->arena);
   const size_t needed = RequiredArenaBytes(**model, options);
-  EXPECT_EQ(needed, plan->total_bytes() + kArenaAlignment - 1);
+  EXPECT_EQ(needed, plan->arena.total_bytes() + kArenaAlignment - 1);
 
   // The exact number works with a caller buffer at any alignment; one byte less fails.
   std::vector<uint8_t> arena(needed + 3);
@@ -75,7 +106,7 @@ TEST(ArenaTest, SessionPlanIsConsistentAndExact) {
         Session::Create(**model, options, nullptr, arena.data() + shift, needed);
     ASSERT_TRUE(session.ok()) << session.status().message();
     const int32_t tokens[] = {1, 299, 298};
-    Status s = (*session)->Prefill(tokens, 3);
+    Status s = session->Prefill(tokens, 3);
     EXPECT_TRUE(s.ok()) << s.message();
   }
   auto small = Session::Create(**model, options, nullptr, arena.data(), needed - 1);

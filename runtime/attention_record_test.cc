@@ -55,9 +55,9 @@ std::vector<float> RecordInArena(const Model& model, AttentionRecordOptions what
   auto session = Session::Create(model, options, pool);
   EXPECT_TRUE(session.ok()) << session.status().message();
   if (!session.ok()) return {};
-  EXPECT_EQ((*session)->attention_record().rows, 0u);
-  EXPECT_TRUE((*session)->Prefill(kTokens.data(), kTokens.size()).ok());
-  const AttentionRecord r = (*session)->attention_record();
+  EXPECT_EQ(session->attention_record().rows, 0u);
+  EXPECT_TRUE(session->Prefill(kTokens.data(), kTokens.size()).ok());
+  const AttentionRecord r = session->attention_record();
   if (layout) *layout = r;
   EXPECT_NE(r.weights, nullptr);
   return std::vector<float>(r.weights, r.weights + r.num_floats());
@@ -134,12 +134,12 @@ TEST(AttentionRecordTest, CallerMemoryEqualsArenaAndStaysInBounds) {
   options.max_context = static_cast<uint32_t>(kTokens.size());
   auto session = Session::Create(*l.model, options);
   ASSERT_TRUE(session.ok());
-  EXPECT_EQ((*session)->attention_record().weights, nullptr);
+  EXPECT_EQ(session->attention_record().weights, nullptr);
   // Guard floats on both sides catch writes out of bounds.
   const size_t n = arena.size(), guard = 64;
   std::vector<float> memory(n + 2 * guard, -7.0f);
-  ASSERT_TRUE((*session)->RecordAttention(All(), memory.data() + guard, n).ok());
-  ASSERT_TRUE((*session)->Prefill(kTokens.data(), kTokens.size()).ok());
+  ASSERT_TRUE(session->RecordAttention(All(), memory.data() + guard, n).ok());
+  ASSERT_TRUE(session->Prefill(kTokens.data(), kTokens.size()).ok());
   EXPECT_EQ(std::vector<float>(memory.begin() + guard, memory.end() - guard), arena);
   for (size_t i = 0; i < guard; ++i) {
     EXPECT_EQ(memory[i], -7.0f);
@@ -148,16 +148,16 @@ TEST(AttentionRecordTest, CallerMemoryEqualsArenaAndStaysInBounds) {
   // Recording does not change the logits.
   auto plain = Session::Create(*l.model, options);
   ASSERT_TRUE(plain.ok());
-  ASSERT_TRUE((*plain)->Prefill(kTokens.data(), kTokens.size()).ok());
-  EXPECT_EQ(memcmp((*plain)->logits(), (*session)->logits(),
+  ASSERT_TRUE(plain->Prefill(kTokens.data(), kTokens.size()).ok());
+  EXPECT_EQ(memcmp(plain->logits(), session->logits(),
                    l.model->config().vocab_size * sizeof(float)),
             0);
   // Stopping: later passes leave the memory alone.
-  (*session)->Reset();
+  session->Reset();
   std::vector<float> before = memory;
-  ASSERT_TRUE((*session)->RecordAttention(AttentionRecordOptions(), nullptr, 0).ok());
-  EXPECT_EQ((*session)->attention_record().weights, nullptr);
-  ASSERT_TRUE((*session)->Prefill(kTokens.data(), 5).ok());
+  ASSERT_TRUE(session->RecordAttention(AttentionRecordOptions(), nullptr, 0).ok());
+  EXPECT_EQ(session->attention_record().weights, nullptr);
+  ASSERT_TRUE(session->Prefill(kTokens.data(), 5).ok());
   EXPECT_EQ(memory, before);
 }
 
@@ -201,9 +201,11 @@ TEST(AttentionRecordTest, PlannerSizesTheBufferOnlyWhenAsked) {
   on.record_attention = All();
   on.record_attention.num_layers = 1;
   on.record_attention.max_positions = 20;
-  auto plan_off = PlanArena(*l.model, off);
-  auto plan_on = PlanArena(*l.model, on);
-  ASSERT_TRUE(plan_off.ok() && plan_on.ok());
+  auto session_plan_off = PlanSession(*l.model, off);
+  auto session_plan_on = PlanSession(*l.model, on);
+  ASSERT_TRUE(session_plan_off.ok() && session_plan_on.ok());
+  const ArenaPlan* plan_off = &session_plan_off->arena;
+  const ArenaPlan* plan_on = &session_plan_on->arena;
   bool found = false;
   for (size_t i = 0; i < plan_on->num_buffers(); ++i) {
     const ArenaPlan::Buffer& b = plan_on->buffer(i);
@@ -247,7 +249,7 @@ TEST(AttentionRecordTest, BadSelectionsAreRefused) {
     SessionOptions options;
     options.max_context = 64;
     options.record_attention = o;
-    EXPECT_FALSE(PlanArena(*l.model, options).ok());
+    EXPECT_FALSE(PlanSession(*l.model, options).ok());
     EXPECT_EQ(RequiredArenaBytes(*l.model, options), 0u);
     EXPECT_FALSE(Session::Create(*l.model, options).ok());
   }
@@ -264,12 +266,12 @@ TEST(AttentionRecordTest, BadSelectionsAreRefused) {
   auto session = Session::Create(*l.model, options);
   ASSERT_TRUE(session.ok());
   std::vector<float> memory(3 * 4 * 16 * 16);
-  Status s = (*session)->RecordAttention(All(), memory.data(), memory.size() - 1);
+  Status s = session->RecordAttention(All(), memory.data(), memory.size() - 1);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.message();
-  s = (*session)->RecordAttention(All(), nullptr, memory.size());
+  s = session->RecordAttention(All(), nullptr, memory.size());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
-  ASSERT_TRUE((*session)->Prefill(kTokens.data(), 2).ok());
-  s = (*session)->RecordAttention(All(), memory.data(), memory.size());
+  ASSERT_TRUE(session->Prefill(kTokens.data(), 2).ok());
+  s = session->RecordAttention(All(), memory.data(), memory.size());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
   EXPECT_NE(strstr(s.message(), "position 0"), nullptr) << s.message();
 }

@@ -1,5 +1,6 @@
 // The C API (ember.h) over the C++ runtime: opaque handles, statuses, and a per-thread
 // last-error message. No call here allocates after ember_session_create.
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -21,11 +22,25 @@ struct ember_threadpool {
   std::unique_ptr<ember::ThreadPool> pool;
 };
 
+// One heap object per session (the promise of ember.h): the Session lives inside it.
 struct ember_session {
   const ember_model* model;
-  std::unique_ptr<ember::Session> session;
+  ember::Session session;
   std::optional<ember::Sampler> sampler;
 };
+
+#define EMBER_SAME_CODE(c_name, cpp_name) \
+  static_assert(static_cast<int>(c_name) == static_cast<int>(ember::StatusCode::cpp_name))
+EMBER_SAME_CODE(EMBER_OK, kOk);
+EMBER_SAME_CODE(EMBER_INVALID_ARGUMENT, kInvalidArgument);
+EMBER_SAME_CODE(EMBER_INVALID_MODEL, kInvalidModel);
+EMBER_SAME_CODE(EMBER_NOT_FOUND, kNotFound);
+EMBER_SAME_CODE(EMBER_IO_ERROR, kIoError);
+EMBER_SAME_CODE(EMBER_OUT_OF_RANGE, kOutOfRange);
+EMBER_SAME_CODE(EMBER_RESOURCE_EXHAUSTED, kResourceExhausted);
+EMBER_SAME_CODE(EMBER_UNIMPLEMENTED, kUnimplemented);
+EMBER_SAME_CODE(EMBER_INTERNAL, kInternal);
+#undef EMBER_SAME_CODE
 
 namespace {
 
@@ -41,24 +56,48 @@ ember_status NullArgument(const char* what) {
   return Report(ember::InvalidArgument("%s is NULL", what));
 }
 
-ember::SessionOptions ToSessionOptions(const ember_session_options* o) {
-  ember::SessionOptions options;
-  if (o) {
-    options.max_context = o->max_context;
-    if (o->max_batch) options.max_batch = o->max_batch;
-    options.max_prompt_bytes = o->max_prompt_bytes;
-    options.all_logits = o->all_logits != 0;
+// Checks an option struct's struct_size: at least the first version's size (v1_size),
+// at most what this library knows.
+template <class T>
+ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size) {
+  if (struct_size < v1_size) {
+    return ember::InvalidArgument(
+        "%s: struct_size %u is not a valid size (fill the struct with %s_default first)",
+        what, struct_size, what);
   }
-  return options;
+  if (struct_size > sizeof(T)) {
+    return ember::Unimplemented(
+        "%s: struct_size %u is larger than this library's %zu (a newer ember.h)", what,
+        struct_size, sizeof(T));
+  }
+  return ember::Status::Ok();
 }
 
-ember::SamplerOptions ToSamplerOptions(const ember_sampler_options* o) {
-  ember::SamplerOptions options;
-  options.temperature = o->temperature;
-  options.top_k = o->top_k;
-  options.top_p = o->top_p;
-  options.seed = o->seed;
-  return options;
+ember::Status ToSessionOptions(const ember_session_options* o,
+                               ember::SessionOptions* options) {
+  *options = ember::SessionOptions();
+  if (o == nullptr) return ember::Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_session_options>(
+      "ember_session_options", o->struct_size,
+      offsetof(ember_session_options, all_logits) + sizeof(o->all_logits)));
+  options->max_context = o->max_context;
+  if (o->max_batch) options->max_batch = o->max_batch;
+  options->max_prompt_bytes = o->max_prompt_bytes;
+  options->all_logits = o->all_logits != 0;
+  return ember::Status::Ok();
+}
+
+ember::Status ToSamplerOptions(const ember_sampler_options* o,
+                               ember::SamplerOptions* options) {
+  *options = ember::SamplerOptions();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
+      "ember_sampler_options", o->struct_size,
+      offsetof(ember_sampler_options, seed) + sizeof(o->seed)));
+  options->temperature = o->temperature;
+  options->top_k = o->top_k;
+  options->top_p = o->top_p;
+  options->seed = o->seed;
+  return ember::Status::Ok();
 }
 
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
@@ -82,7 +121,12 @@ bool CallBack(void* user, int32_t id, std::string_view text) {
 
 extern "C" {
 
-const char* ember_version(void) { return "0.1.0"; }
+#define EMBER_STRINGIFY_(x) #x
+#define EMBER_STRINGIFY(x) EMBER_STRINGIFY_(x)
+const char* ember_version(void) {
+  return EMBER_STRINGIFY(EMBER_VERSION_MAJOR) "." EMBER_STRINGIFY(
+      EMBER_VERSION_MINOR) "." EMBER_STRINGIFY(EMBER_VERSION_PATCH);
+}
 
 const char* ember_status_string(ember_status status) {
   return ember::StatusCodeName(static_cast<ember::StatusCode>(status));
@@ -92,6 +136,8 @@ const char* ember_last_error(void) { return last_error; }
 
 void ember_session_options_default(ember_session_options* options) {
   const ember::SessionOptions d;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
   options->max_context = d.max_context;
   options->max_batch = d.max_batch;
   options->max_prompt_bytes = d.max_prompt_bytes;
@@ -100,6 +146,8 @@ void ember_session_options_default(ember_session_options* options) {
 
 void ember_sampler_options_default(ember_sampler_options* options) {
   const ember::SamplerOptions d;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
   options->temperature = d.temperature;
   options->top_k = d.top_k;
   options->top_p = d.top_p;
@@ -150,12 +198,18 @@ size_t ember_arena_bytes(const ember_model* model, const ember_session_options* 
     NullArgument("model");
     return 0;
   }
-  auto plan = ember::PlanArena(*model->model, ToSessionOptions(options));
+  ember::SessionOptions session_options;
+  const ember::Status status = ToSessionOptions(options, &session_options);
+  if (!status.ok()) {
+    Report(status);
+    return 0;
+  }
+  auto plan = ember::PlanSession(*model->model, session_options);
   if (!plan.ok()) {
     Report(plan.status());
     return 0;
   }
-  return ember::RequiredArenaBytes(*model->model, ToSessionOptions(options));
+  return plan->arena_bytes();
 }
 
 ember_status ember_session_create(const ember_model* model,
@@ -165,12 +219,15 @@ ember_status ember_session_create(const ember_model* model,
   if (!model) return NullArgument("model");
   if (!session) return NullArgument("session");
   *session = nullptr;
+  ember::SessionOptions session_options;
+  const ember::Status status = ToSessionOptions(options, &session_options);
+  if (!status.ok()) return Report(status);
   auto result =
-      ember::Session::Create(*model->model, ToSessionOptions(options),
+      ember::Session::Create(*model->model, session_options,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
   auto* s = new (std::nothrow) ember_session{model, std::move(*result), std::nullopt};
-  if (!s) return Report(ember::Internal("out of memory"));
+  if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   ember_sampler_options greedy;
   ember_sampler_options_default(&greedy);
   greedy.temperature = 0.0f;
@@ -182,11 +239,11 @@ ember_status ember_session_create(const ember_model* model,
 void ember_session_free(ember_session* session) { delete session; }
 
 void ember_session_reset(ember_session* session) {
-  if (session) session->session->Reset();
+  if (session) session->session.Reset();
 }
 
 size_t ember_session_position(const ember_session* session) {
-  return session ? session->session->position() : 0;
+  return session ? session->session.position() : 0;
 }
 
 ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
@@ -198,7 +255,7 @@ ember_status ember_tokenize(ember_session* session, const char* text, size_t len
   const int32_t* tokens = nullptr;
   size_t n = 0;
   ember_status status = Report(
-      session->session->Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
+      session->session.Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
   if (status != EMBER_OK) return status;
   *n_ids = n;
   if (n > capacity || (n && !ids)) {
@@ -230,33 +287,37 @@ ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int3
 ember_status ember_prefill(ember_session* session, const int32_t* ids, size_t n_ids) {
   if (!session) return NullArgument("session");
   if (!ids && n_ids) return NullArgument("ids");
-  return Report(session->session->Prefill(ids, n_ids));
+  return Report(session->session.Prefill(ids, n_ids));
 }
 
 ember_status ember_decode(ember_session* session, int32_t token) {
   if (!session) return NullArgument("session");
-  return Report(session->session->Decode(token));
+  return Report(session->session.Decode(token));
 }
 
 const float* ember_logits(const ember_session* session) {
-  return session ? session->session->logits() : nullptr;
+  return session ? session->session.logits() : nullptr;
 }
 
-void ember_session_set_sampler(ember_session* session,
-                               const ember_sampler_options* options) {
-  if (!session || !options) return;
-  session->sampler.emplace(ToSamplerOptions(options),
-                           session->model->model->config().vocab_size,
-                           session->session->sampler_scratch());
+ember_status ember_session_set_sampler(ember_session* session,
+                                       const ember_sampler_options* options) {
+  if (!session) return NullArgument("session");
+  if (!options) return NullArgument("options");
+  ember::SamplerOptions sampler_options;
+  const ember::Status status = ToSamplerOptions(options, &sampler_options);
+  if (!status.ok()) return Report(status);
+  session->sampler.emplace(sampler_options, session->model->model->config().vocab_size,
+                           session->session.sampler_scratch());
+  return EMBER_OK;
 }
 
 ember_status ember_sample(ember_session* session, int32_t* token) {
   if (!session) return NullArgument("session");
   if (!token) return NullArgument("token");
-  if (session->session->position() == 0) {
+  if (session->session.position() == 0) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
-  *token = session->sampler->Sample(session->session->logits());
+  *token = session->sampler->Sample(session->session.logits());
   return EMBER_OK;
 }
 
@@ -270,13 +331,13 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   GenerateTrampoline trampoline{callback, user};
   ember::GenerateResult result;
   const ember::Status status =
-      ember::Generate(*session->session, *session->sampler, prompt, n_prompt, max_new,
+      ember::Generate(session->session, *session->sampler, prompt, n_prompt, max_new,
                       &CallBack, &trampoline, &result);
   if (n_generated) *n_generated = result.generated;
   if (status.ok() && result.stop == ember::StopReason::kContextFull) {
     return Report(ember::OutOfRange("context full after %zu of %zu tokens (context %zu)",
                                     result.generated, max_new,
-                                    session->session->max_context()));
+                                    session->session.max_context()));
   }
   return Report(status);
 }

@@ -16,10 +16,12 @@
 extern "C" {
 #endif
 
+/* The one place the version is stated: CMakeLists.txt reads it from here. */
 #define EMBER_VERSION_MAJOR 0
-#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_MINOR 2
 #define EMBER_VERSION_PATCH 0
 
+/* The values equal ember::StatusCode's (c_api.cc checks it at compile time). */
 typedef enum ember_status {
   EMBER_OK = 0,
   EMBER_INVALID_ARGUMENT = 1, /* unusable argument: token id, size, option */
@@ -36,7 +38,12 @@ typedef struct ember_model ember_model;
 typedef struct ember_session ember_session;
 typedef struct ember_threadpool ember_threadpool;
 
+/* Option structs start with their own size, so they can grow without breaking the ABI:
+ * fill one with its _default function (which sets struct_size to the size this header
+ * declares), then change fields. A library reads only the fields inside struct_size and
+ * refuses a struct_size larger than it knows (EMBER_UNIMPLEMENTED: a newer header). */
 typedef struct ember_session_options {
+  uint32_t struct_size;      /* sizeof(ember_session_options) */
   uint32_t max_context;      /* positions the KV cache holds; 0: the model's */
   uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
   uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context */
@@ -44,7 +51,8 @@ typedef struct ember_session_options {
 } ember_session_options;
 
 typedef struct ember_sampler_options {
-  float temperature; /* 0: greedy */
+  uint32_t struct_size; /* sizeof(ember_sampler_options) */
+  float temperature;    /* 0: greedy */
   uint32_t top_k;    /* 0: off */
   float top_p;       /* >= 1: off */
   uint64_t seed;
@@ -55,7 +63,7 @@ typedef struct ember_sampler_options {
 typedef int (*ember_token_callback)(void* user, int32_t token, const char* bytes,
                                     size_t length);
 
-/* "0.1.0" */
+/* "MAJOR.MINOR.PATCH" of the library (EMBER_VERSION_* are the header's). */
 const char* ember_version(void);
 /* A short name for a status ("invalid model", ...). */
 const char* ember_status_string(ember_status status);
@@ -112,8 +120,8 @@ ember_status ember_decode(ember_session* session, int32_t token);
 const float* ember_logits(const ember_session* session);
 
 /* Sets how ember_sample and ember_generate pick tokens (default: greedy). */
-void ember_session_set_sampler(ember_session* session,
-                               const ember_sampler_options* options);
+ember_status ember_session_set_sampler(ember_session* session,
+                                       const ember_sampler_options* options);
 /* Samples the next token from the current logits. */
 ember_status ember_sample(ember_session* session, int32_t* token);
 

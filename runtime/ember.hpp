@@ -83,8 +83,8 @@ class Session {
   }
   ember_status Decode(int32_t token) { return ember_decode(handle_, token); }
   const float* logits() const { return ember_logits(handle_); }
-  void SetSampler(const ember_sampler_options& options) {
-    ember_session_set_sampler(handle_, &options);
+  ember_status SetSampler(const ember_sampler_options& options) {
+    return ember_session_set_sampler(handle_, &options);
   }
   ember_status Sample(int32_t* token) { return ember_sample(handle_, token); }
   // Generates up to max_new tokens after `prompt`, calling on_token(id, text) for each;

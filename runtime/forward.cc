@@ -4,28 +4,25 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/dcheck.h"
 #include "kernels/rope.h"
 
 namespace ember {
 
-Forward::Forward(Session& session)
-    : s_(session),
-      c_(session.model().config()),
-      w_(session.model().weights()),
-      k_(session.kernels_),
-      ctx_{&session.kernels_, session.pool_, session.profile_,
-           QuantScratch{reinterpret_cast<int8_t*>(session.Buffer(kBufActQ)),
-                        session.Buffer(kBufActScales),
-                        reinterpret_cast<int32_t*>(session.Buffer(kBufActSums))}} {}
+Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& act,
+                 const KvCache& kv, const AttentionRecord& record)
+    : c_(model.config()),
+      w_(model.weights()),
+      k_(*ctx.kernels),
+      ctx_(ctx),
+      act_(act),
+      kv_(kv),
+      record_(record) {}
 
-float* Forward::keys(size_t layer) const {
-  return s_.Buffer(kBufKvCache) + (2 * layer) * s_.max_context_ * c_.kv_dim();
-}
-float* Forward::values(size_t layer) const {
-  return s_.Buffer(kBufKvCache) + (2 * layer + 1) * s_.max_context_ * c_.kv_dim();
-}
-
-void Forward::Run(const int32_t* tokens, size_t batch, size_t pos0) {
+size_t Forward::Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
+                    float* logits) {
+  EMBER_DCHECK(batch >= 1 && batch <= act_.max_batch);
+  EMBER_DCHECK(pos0 + batch <= kv_.max_context);
   ProfileScope pass(ctx_.profile, KernelKind::kPass);
   if (ctx_.profile) ++ctx_.profile->passes;
   Embed(tokens, batch, pos0);
@@ -34,17 +31,17 @@ void Forward::Run(const int32_t* tokens, size_t batch, size_t pos0) {
     AttentionBlock(layer, batch, pos0);
     FeedForwardBlock(layer, batch);
   }
-  Logits(batch);
+  return Logits(batch, all_logits, logits);
 }
 
 // x[i] = token_embd[token_i] (+ position_embd[pos0 + i])
 void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
-  float* x = s_.Buffer(kBufX);
+  float* x = act_.x;
   const size_t d = c_.d_model;
   for (size_t i = 0; i < batch; ++i) {
     EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
     if (w_.pos_embedding) {
-      float* pos = s_.Buffer(kBufXNorm);
+      float* pos = act_.x_norm;
       EmbeddingRow(*w_.pos_embedding, pos0 + i, pos);
       k_.add(x + i * d, pos, d);
     }
@@ -57,7 +54,7 @@ void Forward::RopeTables(size_t batch, size_t pos0) {
   for (size_t i = 0; i < batch; ++i) {
     kernels::RopeTables(pos0 + i, c_.rope_theta, hd,
                         c_.rope_pairing == RopePairing::kInterleaved,
-                        s_.Buffer(kBufRopeCos) + i * hd, s_.Buffer(kBufRopeSin) + i * hd);
+                        act_.rope_cos + i * hd, act_.rope_sin + i * hd);
   }
 }
 
@@ -66,12 +63,12 @@ void Forward::RopeTables(size_t batch, size_t pos0) {
 void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   const LayerWeights& w = w_.layers[layer];
   const bool pre = c_.norm_placement == NormPlacement::kPre;
-  float* x = s_.Buffer(kBufX);
-  float* h = s_.Buffer(kBufXNorm);
-  float* q = s_.Buffer(kBufQ);
+  float* x = act_.x;
+  float* h = act_.x_norm;
+  float* q = act_.q;
   const size_t kv = c_.kv_dim();
-  float* k_new = keys(layer) + pos0 * kv;
-  float* v_new = values(layer) + pos0 * kv;
+  float* k_new = kv_.keys(layer) + pos0 * kv;
+  float* v_new = kv_.values(layer) + pos0 * kv;
 
   const float* in = x;
   if (pre) {
@@ -80,7 +77,7 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   }
   const Tensor* qkv[] = {w.wq, w.wk, w.wv};
   float* qkv_out[] = {q, k_new, v_new};
-  LinearGroup(ctx_, qkv, qkv_out, 3, in, batch);
+  LinearGroup(ctx_, act_.quant, qkv, qkv_out, 3, in, batch);
   AddBias(w.bq, q, batch);
   AddBias(w.bk, k_new, batch);
   AddBias(w.bv, v_new, batch);
@@ -89,8 +86,8 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
     Rope(k_new, c_.n_kv_heads, batch, kv);
   }
   Attention(layer, batch, pos0);
-  float* proj = s_.Buffer(kBufProj);
-  Linear(ctx_, *w.wo, s_.Buffer(kBufAttnOut), batch, proj);
+  float* proj = act_.proj;
+  Linear(ctx_, act_.quant, *w.wo, act_.attn_out, batch, proj);
   AddBias(w.bo, proj, batch);
   k_.add(x, proj, batch * c_.d_model);
   if (!pre) {
@@ -99,16 +96,15 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   }
 }
 
-// Pre-LN:  x = x + W_down act(W_gate h) * (W_up h),  h = norm(x)   (gated; plain drops
-// the
-//          gate: W_down act(W_up h))
+// Pre-LN:  x = x + W_down act(W_gate h) * (W_up h),  h = norm(x)   (gated; a plain
+//          FFN drops the gate: x + W_down act(W_up h))
 // Post-LN: x = norm(x + FFN(x))
 void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   const LayerWeights& w = w_.layers[layer];
   const bool pre = c_.norm_placement == NormPlacement::kPre;
-  float* x = s_.Buffer(kBufX);
-  float* h = s_.Buffer(kBufXNorm);
-  float* a = s_.Buffer(kBufFfnA);
+  float* x = act_.x;
+  float* h = act_.x_norm;
+  float* a = act_.ffn_a;
 
   const float* in = x;
   if (pre) {
@@ -116,20 +112,20 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
     in = h;
   }
   if (c_.ffn == FfnKind::kGated) {
-    float* b = s_.Buffer(kBufFfnB);
+    float* b = act_.ffn_b;
     const Tensor* gate_up[] = {w.ffn_gate, w.ffn_up};
     float* gate_up_out[] = {a, b};
-    LinearGroup(ctx_, gate_up, gate_up_out, 2, in, batch);
+    LinearGroup(ctx_, act_.quant, gate_up, gate_up_out, 2, in, batch);
     AddBias(w.ffn_gate_bias, a, batch);
     AddBias(w.ffn_up_bias, b, batch);
     Activate(a, b, batch);
   } else {
-    Linear(ctx_, *w.ffn_up, in, batch, a);
+    Linear(ctx_, act_.quant, *w.ffn_up, in, batch, a);
     AddBias(w.ffn_up_bias, a, batch);
     Activate(a, nullptr, batch);
   }
-  float* proj = s_.Buffer(kBufProj);
-  Linear(ctx_, *w.ffn_down, a, batch, proj);
+  float* proj = act_.proj;
+  Linear(ctx_, act_.quant, *w.ffn_down, a, batch, proj);
   AddBias(w.ffn_down_bias, proj, batch);
   k_.add(x, proj, batch * c_.d_model);
   if (!pre) {
@@ -209,22 +205,22 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   const bool causal = c_.mask == AttentionMask::kCausal;
   AttentionTask task{};
   task.k = &k_;
-  task.q = s_.Buffer(kBufQ);
-  task.keys = keys(layer);
-  task.values = values(layer);
-  task.out = s_.Buffer(kBufAttnOut);
-  task.probs = s_.Buffer(kBufProbs);
-  task.partial = s_.Buffer(kBufSpans);
+  task.q = act_.q;
+  task.keys = kv_.keys(layer);
+  task.values = kv_.values(layer);
+  task.out = act_.attn_out;
+  task.probs = act_.probs;
+  task.partial = act_.spans;
   task.n_heads = heads;
   task.q_dim = c_.q_dim();
-  task.max_context = s_.max_context_;
+  task.max_context = kv_.max_context;
   task.kv_stride = c_.kv_dim();
   task.head_dim = hd;
   task.group = heads / c_.n_kv_heads;
   task.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  task.record = s_.attention_record_.weights != nullptr;
+  task.record = record_.weights != nullptr;
   task.decode = batch == 1;
-  const size_t chunk = AttentionChunk(s_.options_.max_batch);
+  const size_t chunk = AttentionChunk(act_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {
     task.first = first;
     task.tokens = batch - first < chunk ? batch - first : chunk;
@@ -254,7 +250,7 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     }
     if (task.record) {
       for (size_t i = 0; i < task.tokens; ++i) {
-        RecordAttentionRow(s_.attention_record_, layer, pos0 + first + i,
+        RecordAttentionRow(record_, layer, pos0 + first + i,
                            task.token_probs(i), task.max_context, task.n_pos[i]);
       }
     }
@@ -266,8 +262,8 @@ void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
   const size_t hd = c_.head_dim;
   const auto rope =
       c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
-  const float* cos = s_.Buffer(kBufRopeCos);
-  const float* sin = s_.Buffer(kBufRopeSin);
+  const float* cos = act_.rope_cos;
+  const float* sin = act_.rope_sin;
   ParallelRows(ctx_, batch, n_heads * hd, [&](size_t i0, size_t count) {
     for (size_t i = i0; i < i0 + count; ++i) {
       rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
@@ -312,21 +308,19 @@ void Forward::Activate(float* x, const float* up, size_t rows) {
 }
 
 // logits = W_out norm(x) (+ b_out): for the last token, or every token with all_logits.
-void Forward::Logits(size_t batch) {
+size_t Forward::Logits(size_t batch, bool all_logits, float* logits) {
   const size_t d = c_.d_model;
-  const size_t first = s_.options_.all_logits ? 0 : batch - 1;
+  const size_t first = all_logits ? 0 : batch - 1;
   const size_t rows = batch - first;
-  const float* x = s_.Buffer(kBufX) + first * d;
-  float* h = s_.Buffer(kBufXNorm);
+  const float* x = act_.x + first * d;
+  float* h = act_.x_norm;
   if (c_.final_norm) {
     Norm(w_.output_norm, w_.output_norm_bias, x, h, rows);
     x = h;
   }
-  float* logits = s_.Buffer(kBufLogits);
-  Linear(ctx_, *w_.output, x, rows, logits);
+  Linear(ctx_, act_.quant, *w_.output, x, rows, logits);
   AddBias(w_.output_bias, logits, rows);
-  s_.num_logits_ = rows;
-  s_.logits_last_ = logits + (rows - 1) * c_.vocab_size;
+  return rows;
 }
 
 }  // namespace ember

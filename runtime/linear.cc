@@ -19,6 +19,7 @@ bool IsQuantized(DType dtype) { return dtype == DType::kQ8 || dtype == DType::kQ
 
 struct LinearTask {
   const ExecContext* ctx;
+  const QuantScratch* quant;
   const Tensor* w;
   const float* x;
   size_t batch;
@@ -44,7 +45,7 @@ void RunRows(void* context, size_t begin, size_t count) {
     }
     case DType::kF16:
     case DType::kBF16: {
-      const uint16_t* w = reinterpret_cast<const uint16_t*>(t.w->data) + begin * cols;
+      const uint16_t* w = t.w->u16() + begin * cols;
       const bool f16 = t.w->dtype == DType::kF16;
       if (one) {
         (f16 ? k.matvec_f16 : k.matvec_bf16)(w, t.x, y, count, cols);
@@ -61,7 +62,7 @@ void RunRows(void* context, size_t begin, size_t count) {
       const bool q8 = kind == kernels::QuantKind::kQ8;
       const kernels::MatMulQuantFn fn =
           one ? (q8 ? k.matvec_q8 : k.matvec_q4) : (q8 ? k.matmul_q8 : k.matmul_q4);
-      const QuantScratch& a = t.ctx->quant;
+      const QuantScratch& a = *t.quant;
       fn(w, a.values, a.scales, a.sums, t.batch, y, rows, count, cols);
       return;
     }
@@ -125,30 +126,26 @@ bool EmbeddingSupports(DType dtype, Layout layout) {
   return LinearSupports(dtype, layout);
 }
 
-void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
-                       size_t* scales_bytes, size_t* sums_bytes) {
-  const size_t groups = kernels::QuantGroups(max_cols);
-  *values_bytes = batch * groups * kernels::kQuantGroup;
-  *scales_bytes = batch * groups * sizeof(float);
-  *sums_bytes = batch * groups * sizeof(int32_t);
+size_t QuantScratchGroups(size_t batch, size_t max_cols) {
+  return batch * kernels::QuantGroups(max_cols);
 }
 
-void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
-            float* y) {
+void Linear(const ExecContext& ctx, const QuantScratch& quant, const Tensor& w,
+            const float* x, size_t batch, float* y) {
   const Tensor* ws[1] = {&w};
   float* ys[1] = {y};
-  LinearGroup(ctx, ws, ys, 1, x, batch);
+  LinearGroup(ctx, quant, ws, ys, 1, x, batch);
 }
 
-void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y,
-                 size_t n, const float* x, size_t batch) {
+void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor* const* w,
+                 float* const* y, size_t n, const float* x, size_t batch) {
   ProfileScope scope(ctx.profile, KernelKind::kMatMul);
   GroupTask group;
   group.n = n;
   group.first_tile[0] = 0;
   bool quantized = false;
   for (size_t i = 0; i < n; ++i) {
-    group.tasks[i] = LinearTask{&ctx, w[i], x, batch, y[i]};
+    group.tasks[i] = LinearTask{&ctx, &quant, w[i], x, batch, y[i]};
     group.tile[i] = RowTile(w[i]->dtype, w[i]->cols(), batch);
     group.first_tile[i + 1] =
         group.first_tile[i] + (w[i]->rows() + group.tile[i] - 1) / group.tile[i];
@@ -158,7 +155,7 @@ void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y
     // Once for the group, before the row split: every task reads the same int8 input.
     // A prefill's rows are quantized across the pool too.
     const size_t cols = w[0]->cols(), groups = kernels::QuantGroups(cols);
-    const QuantScratch& q = ctx.quant;
+    const QuantScratch& q = quant;
     ParallelRows(ctx, batch, cols, [&](size_t r0, size_t rows) {
       ctx.kernels->quantize_acts(x + r0 * cols, rows, cols,
                                  q.values + r0 * groups * kernels::kQuantGroup,

@@ -25,9 +25,8 @@ struct QuantScratch {
 // What the forward pass computes with: the kernels for this CPU and the thread pool.
 struct ExecContext {
   const kernels::KernelTable* kernels = nullptr;
-  const ThreadPool* pool = nullptr;  // may be null: single-threaded
+  const ThreadPool* pool = nullptr;   // may be null: single-threaded
   ForwardProfile* profile = nullptr;  // time per kernel kind, when profiling
-  QuantScratch quant;                 // needed when any matrix is q8/q4
 };
 
 // f(begin, count) over rows [0, rows) of `row_elems` elements each, in tiles of at
@@ -53,25 +52,25 @@ void ParallelRows(const ExecContext& ctx, size_t rows, size_t row_elems, const F
 bool LinearSupports(DType dtype, Layout layout);
 bool EmbeddingSupports(DType dtype, Layout layout);
 
-// The scratch bytes a model's q8/q4 matrices need for `batch` input rows of at most
-// `max_cols` values: int8 values, f32 scales, int32 sums (0, 0, 0 when none is
-// quantized: pass max_cols 0).
-void QuantScratchBytes(size_t batch, size_t max_cols, size_t* values_bytes,
-                       size_t* scales_bytes, size_t* sums_bytes);
+// The quantization groups a model's q8/q4 matrices need for `batch` input rows of at
+// most `max_cols` values (0 when none is quantized: pass max_cols 0). QuantScratch holds
+// kernels::kQuantGroup int8 values, one f32 scale and one int32 sum per group.
+size_t QuantScratchGroups(size_t batch, size_t max_cols);
 
 // y[b, r] = sum_c w[r, c] x[b, c] for b < batch: x is (batch, w.cols()) and y is
 // (batch, w.rows()), both contiguous. One token is a matrix-vector product (decode);
 // more are a matrix-matrix product (prefill). Rows are split across threads in tiles
 // that do not depend on the thread count, so results are bitwise identical for any.
-void Linear(const ExecContext& ctx, const Tensor& w, const float* x, size_t batch,
-            float* y);
+// `quant` is the scratch for a q8/q4 matrix's quantized input (unused otherwise).
+void Linear(const ExecContext& ctx, const QuantScratch& quant, const Tensor& w,
+            const float* x, size_t batch, float* y);
 
 // Several products of one input, y[i] = w[i] x for i < n <= kMaxLinearGroup, every w[i]
 // with x's width (Q, K and V; gate and up): x is quantized once (for q8/q4) and all
 // their row tiles run as one parallel step. Bitwise equal to n calls of Linear.
 inline constexpr size_t kMaxLinearGroup = 3;
-void LinearGroup(const ExecContext& ctx, const Tensor* const* w, float* const* y,
-                 size_t n, const float* x, size_t batch);
+void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor* const* w,
+                 float* const* y, size_t n, const float* x, size_t batch);
 
 // out[0, cols) = row `row` of an embedding table, as f32.
 void EmbeddingRow(const Tensor& table, uint64_t row, float* out);

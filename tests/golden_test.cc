@@ -63,13 +63,13 @@ TEST(GoldenTest, PrefillDecodeAndThreadsAgreeBitwise) {
     options.max_batch = 32;  // several prefill steps
     auto batched = Session::Create(**model, options, pool->get());
     ASSERT_TRUE(batched.ok());
-    ASSERT_TRUE((*batched)->Prefill(tokens.data(), tokens.size()).ok());
-    results.emplace_back((*batched)->logits(), (*batched)->logits() + vocab);
+    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back(batched->logits(), batched->logits() + vocab);
 
     auto stepped = Session::Create(**model, options, pool->get());
     ASSERT_TRUE(stepped.ok());
-    for (int32_t t : tokens) ASSERT_TRUE((*stepped)->Decode(t).ok());
-    results.emplace_back((*stepped)->logits(), (*stepped)->logits() + vocab);
+    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
   }
   for (size_t i = 1; i < results.size(); ++i) {
     ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))

@@ -1,12 +1,14 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads.
+// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
+// in a caller's arena make none either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ember/ember.h"
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
@@ -61,7 +63,7 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   ASSERT_TRUE(session.ok()) << session.status().message();
   SamplerOptions sampling;  // temperature, top-k and top-p all on
   sampling.seed = 7;
-  Sampler sampler(sampling, (*model)->config().vocab_size, (*session)->sampler_scratch());
+  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   FixedText text;
 
   // Run: nothing may.
@@ -69,18 +71,75 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
   const int32_t* ids = nullptr;
   size_t n = 0;
-  Status s = (*session)->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
+  Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
   GenerateResult result;
-  if (s.ok()) s = Generate(**session, sampler, ids, n, 40, &Append, &text, &result);
+  if (s.ok()) s = Generate(*session, sampler, ids, n, 40, &Append, &text, &result);
   // A second conversation in the same session.
   if (s.ok()) {
-    (*session)->Reset();
-    s = Generate(**session, sampler, ids, n, 20, &Append, &text, &result);
+    session->Reset();
+    s = Generate(*session, sampler, ids, n, 20, &Append, &text, &result);
   }
   const uint64_t allocations = tools::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GT(text.tokens, 0u);
   EXPECT_EQ(allocations, 0u) << DTypeName(dtype) << ", " << threads << " threads";
+}
+
+// Planning and creating a session in the caller's memory: no heap call at all from C++,
+// and only the session object from the C API (its promise in ember.h).
+TEST(NoAllocTest, SessionCreationWithACallerArena) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  tools::ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  ASSERT_TRUE(tools::ChooseDTypes(DType::kQ8, {}, &spec).ok());
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(tools::SerializeModel(spec, &bytes).ok());
+  testing::AlignedBytes aligned(bytes);
+  auto model = Model::FromMemory(aligned.data(), aligned.size());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SessionOptions options;
+  options.max_batch = 16;
+  options.record_attention.enabled = true;
+  const size_t arena_bytes = RequiredArenaBytes(**model, options);
+  ASSERT_GT(arena_bytes, 0u);
+  std::vector<uint8_t> arena(arena_bytes);
+  ember_model* c_model = nullptr;
+  ASSERT_EQ(ember_model_from_memory(aligned.data(), aligned.size(), &c_model), EMBER_OK);
+  ember_session_options c_options;
+  ember_session_options_default(&c_options);
+
+  tools::AllocCounterArm();
+  Result<SessionPlan> plan = PlanSession(**model, options);
+  const size_t required = RequiredArenaBytes(**model, options);
+  const uint64_t planning = tools::AllocCounterDisarm();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(required, arena_bytes);
+  EXPECT_EQ(planning, 0u) << "planning allocated";
+
+  tools::AllocCounterArm();
+  {
+    Result<Session> session =
+        Session::Create(**model, options, nullptr, arena.data(), arena.size());
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    const int32_t tokens[] = {1, 5, 7};
+    ASSERT_TRUE(session->Prefill(tokens, 3).ok());
+  }
+  const uint64_t creating = tools::AllocCounterDisarm();
+  EXPECT_EQ(creating, 0u) << "Session::Create with a caller arena allocated";
+
+  std::vector<uint8_t> c_arena(ember_arena_bytes(c_model, &c_options));
+  ember_session* c_session = nullptr;
+  tools::AllocCounterArm();
+  const size_t c_bytes = ember_arena_bytes(c_model, &c_options);
+  const ember_status status = ember_session_create(c_model, &c_options, nullptr,
+                                                   c_arena.data(), c_arena.size(), &c_session);
+  const uint64_t c_creating = tools::AllocCounterDisarm();
+  EXPECT_EQ(c_bytes, c_arena.size());
+  ASSERT_EQ(status, EMBER_OK) << ember_last_error();
+  EXPECT_EQ(c_creating, 1u) << "ember_session_create: the session object only";
+  ember_session_free(c_session);
+  ember_model_free(c_model);
 }
 
 TEST(NoAllocTest, TheCounterCounts) {

@@ -68,12 +68,12 @@ std::vector<float> AllLogits(const Model& model, const std::vector<int32_t>& tok
   options.max_batch = static_cast<uint32_t>(tokens.size());
   auto session = Session::Create(model, options, nullptr);
   EXPECT_TRUE(session.ok()) << session.status().message();
-  Status s = (*session)->Prefill(tokens.data(), tokens.size());
+  Status s = session->Prefill(tokens.data(), tokens.size());
   EXPECT_TRUE(s.ok()) << s.message();
   const size_t vocab = model.config().vocab_size;
   std::vector<float> out(tokens.size() * vocab);
   for (size_t i = 0; i < tokens.size(); ++i) {
-    memcpy(out.data() + i * vocab, (*session)->logits_at(i), vocab * sizeof(float));
+    memcpy(out.data() + i * vocab, session->logits_at(i), vocab * sizeof(float));
   }
   return out;
 }
@@ -227,12 +227,12 @@ TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
       options.max_batch = 16;
       auto batched = Session::Create(*m.model, options, pool->get());
       ASSERT_TRUE(batched.ok());
-      ASSERT_TRUE((*batched)->Prefill(tokens.data(), tokens.size()).ok());
-      results.emplace_back((*batched)->logits(), (*batched)->logits() + vocab);
+      ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+      results.emplace_back(batched->logits(), batched->logits() + vocab);
       auto stepped = Session::Create(*m.model, options, pool->get());
       ASSERT_TRUE(stepped.ok());
-      for (int32_t t : tokens) ASSERT_TRUE((*stepped)->Decode(t).ok());
-      results.emplace_back((*stepped)->logits(), (*stepped)->logits() + vocab);
+      for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+      results.emplace_back(stepped->logits(), stepped->logits() + vocab);
     }
     for (size_t i = 1; i < results.size(); ++i) {
       EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))

@@ -35,10 +35,10 @@ Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n) {
   if (!session.ok()) return out;
   SamplerOptions greedy;
   greedy.temperature = 0.0f;
-  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  Sampler sampler(greedy, model.config().vocab_size, session->sampler_scratch());
   const int32_t bos = model.tokenizer().bos_id();
   GenerateResult result;
-  Status s = Generate(**session, sampler, &bos, 1, n, &CollectToken, &out, &result);
+  Status s = Generate(*session, sampler, &bos, 1, n, &CollectToken, &out, &result);
   EXPECT_TRUE(s.ok()) << s.message();
   return out;
 }

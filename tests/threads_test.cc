@@ -23,7 +23,7 @@ std::vector<int32_t> Greedy(const Model& model, const ThreadPool* pool, size_t n
   if (!session.ok()) return {};
   SamplerOptions greedy;
   greedy.temperature = 0.0f;
-  Sampler sampler(greedy, model.config().vocab_size, (*session)->sampler_scratch());
+  Sampler sampler(greedy, model.config().vocab_size, session->sampler_scratch());
   std::vector<int32_t> ids;
   const int32_t bos = model.tokenizer().bos_id();
   GenerateResult result;
@@ -31,7 +31,7 @@ std::vector<int32_t> Greedy(const Model& model, const ThreadPool* pool, size_t n
     static_cast<std::vector<int32_t>*>(user)->push_back(id);
     return true;
   };
-  if (!Generate(**session, sampler, &bos, 1, n, collect, &ids, &result).ok()) return {};
+  if (!Generate(*session, sampler, &bos, 1, n, collect, &ids, &result).ok()) return {};
   return ids;
 }
 
@@ -82,8 +82,8 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   auto session = Session::Create(**model, SessionOptions(), pool->get());
   ASSERT_TRUE(session.ok());
   const int32_t tokens[] = {1, 300, 301, 302};
-  ASSERT_TRUE((*session)->Prefill(tokens, 4).ok());
-  ASSERT_TRUE((*session)->Decode(303).ok());
+  ASSERT_TRUE(session->Prefill(tokens, 4).ok());
+  ASSERT_TRUE(session->Decode(303).ok());
 
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let spinning end
   const double before = ProcessCpuSeconds();

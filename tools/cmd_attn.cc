@@ -177,7 +177,7 @@ Status Attn(const ArgParser& args) {
   options.record_attention = what;
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
-  Session& s = **session;
+  Session& s = *session;
   EMBER_RETURN_IF_ERROR(s.Prefill(tokens.data(), tokens.size()));
   const AttentionRecord record = s.attention_record();
   const size_t n = tokens.size();

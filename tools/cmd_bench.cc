@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -174,7 +175,7 @@ struct Bench {
   const Options* options;
   const Model* model;
   std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<Session> session;
+  std::optional<Session> session;
   std::unique_ptr<Sampler> sampler;
   std::vector<int32_t> prompt;  // random tokens, as llama-bench prompts
   ForwardProfile profile;
@@ -329,7 +330,7 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
-  b.session = std::move(*session);
+  b.session.emplace(std::move(*session));
   const uint64_t load_ns = ElapsedNs(load_start);
   SamplerOptions greedy;
   greedy.temperature = 0;

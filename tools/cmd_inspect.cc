@@ -96,8 +96,9 @@ Status Inspect(const ArgParser& args) {
   SessionOptions options;
   options.max_context = static_cast<uint32_t>(ctx);
   options.max_batch = static_cast<uint32_t>(batch);
-  auto plan = PlanArena(**model, options);
-  if (!plan.ok()) return plan.status();
+  auto session_plan = PlanSession(**model, options);
+  if (!session_plan.ok()) return session_plan.status();
+  const ArenaPlan* plan = &session_plan->arena;
   printf("\narena plan   context %u, batch %lld, %lld thread%s\n",
          ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context,
          static_cast<long long>(batch), static_cast<long long>(threads),
@@ -112,7 +113,7 @@ Status Inspect(const ArgParser& args) {
            ArenaStepName(b.last_step));
     by_kind[static_cast<int>(b.kind)] += b.bytes;
   }
-  const size_t arena = RequiredArenaBytes(**model, options);
+  const size_t arena = session_plan->arena_bytes();
   printf("\ntotals\n");
   printf("  %-22s %s (mapped read-only, not copied)\n", "weights (file)",
          Bytes((*model)->file_bytes()).c_str());

@@ -73,7 +73,7 @@ Status Logits(const ArgParser& args) {
   options.max_batch = 64;
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
-  Session& s = **session;
+  Session& s = *session;
 
   // Every layer and head, recorded by the forward pass into this vector.
   std::vector<float> attention;

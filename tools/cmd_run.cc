@@ -112,7 +112,7 @@ Status Run(const ArgParser& args) {
   options.max_context = static_cast<uint32_t>(ctx);
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
-  Session& s = **session;
+  Session& s = *session;
 
   const std::string prompt = args.Get("-p");
   const Tokenizer& tokenizer = (*model)->tokenizer();

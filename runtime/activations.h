@@ -1,0 +1,52 @@
+// What a forward pass reads and writes besides the weights: the KV cache and the
+// activation buffers, as typed views into a session's arena (PlanSession places them).
+#ifndef EMBER_RUNTIME_ACTIVATIONS_H_
+#define EMBER_RUNTIME_ACTIVATIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/linear.h"
+
+namespace ember {
+
+// Keys and values of every layer: (n_layers, 2, max_context, kv_dim), keys then values.
+struct KvCache {
+  float* data = nullptr;
+  size_t max_context = 0;
+  size_t kv_dim = 0;
+
+  float* keys(size_t layer) const { return data + (2 * layer) * max_context * kv_dim; }
+  float* values(size_t layer) const {
+    return data + (2 * layer + 1) * max_context * kv_dim;
+  }
+};
+
+// Tokens whose attention runs as one parallel step; Activations::probs holds their rows.
+inline constexpr size_t kMaxAttentionChunk = 4;
+inline size_t AttentionChunk(size_t max_batch) {
+  if (max_batch < 1) return 1;
+  return max_batch < kMaxAttentionChunk ? max_batch : kMaxAttentionChunk;
+}
+
+// Working memory of one forward pass over up to max_batch tokens. Shapes name the
+// model's dimensions; `chunk` is AttentionChunk(max_batch).
+struct Activations {
+  size_t max_batch = 0;
+  float* x = nullptr;         // (max_batch, d_model): the residual stream
+  float* x_norm = nullptr;    // (max_batch, d_model): normalized input of a sub-block
+  float* rope_cos = nullptr;  // (max_batch, head_dim)
+  float* rope_sin = nullptr;  // (max_batch, head_dim)
+  float* q = nullptr;         // (max_batch, q_dim)
+  float* attn_out = nullptr;  // (max_batch, q_dim): heads concatenated
+  float* probs = nullptr;     // (chunk, n_heads, max_context): attention weights
+  float* spans = nullptr;     // (chunk, kMaxAttentionSpans, n_heads, head_dim + 2)
+  float* proj = nullptr;      // (max_batch, d_model): attention or FFN projection
+  float* ffn_a = nullptr;     // (max_batch, ffn_dim): gate, or up for a plain FFN
+  float* ffn_b = nullptr;     // (max_batch, ffn_dim): up of a gated FFN (else null)
+  QuantScratch quant;         // int8 copy of a q8/q4 product's input (null if none)
+};
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_ACTIVATIONS_H_

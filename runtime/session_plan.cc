@@ -1,0 +1,135 @@
+// PlanSession: the sizes and the arena layout of a session (see session_plan.h).
+#include "runtime/session_plan.h"
+
+#include "kernels/kernel_table.h"
+#include "kernels/quant_layout.h"
+#include "runtime/sampler.h"
+#include "runtime/tokenizer.h"
+
+namespace ember {
+namespace {
+
+// The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
+// int8 copy of the activations the quantized products read.
+size_t MaxQuantizedInput(const Weights& w) {
+  size_t widest = 0;
+  auto consider = [&](const Tensor* t) {
+    if (t && (t->dtype == DType::kQ8 || t->dtype == DType::kQ4) && t->cols() > widest) {
+      widest = t->cols();
+    }
+  };
+  consider(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
+      consider(t);
+    }
+  }
+  return widest;
+}
+
+// Fills the sizes of `plan` from the options.
+Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* plan) {
+  plan->max_context = o.max_context ? o.max_context : c.max_context;
+  if (plan->max_context > c.max_context) {
+    return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,
+                           c.max_context);
+  }
+  if (o.max_batch == 0) return InvalidArgument("max_batch must be at least 1");
+  plan->max_batch = o.max_batch < plan->max_context ? o.max_batch : plan->max_context;
+  // A bidirectional model sees its whole input at once: one prefill step holds it all.
+  if (c.mask == AttentionMask::kBidirectional) plan->max_batch = plan->max_context;
+  plan->max_prompt_bytes = o.max_prompt_bytes ? o.max_prompt_bytes : 8 * plan->max_context;
+  plan->all_logits = o.all_logits;
+  plan->logit_rows = o.all_logits ? plan->max_batch : 1;
+  plan->token_capacity = Tokenizer::EncodeCapacity(plan->max_prompt_bytes);
+  return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
+}
+
+}  // namespace
+
+const char* ArenaStepName(int step) {
+  static const char* const kNames[] = {"session", "embed", "attention", "ffn", "logits"};
+  return step >= kStepSession && step <= kStepLogits ? kNames[step] : "?";
+}
+
+Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options) {
+  const ModelConfig& c = model.config();
+  SessionPlan plan;
+  EMBER_RETURN_IF_ERROR(ResolveSizes(c, options, &plan));
+  const size_t b = plan.max_batch, T = plan.max_context, chunk = AttentionChunk(b);
+  ArenaPlan& a = plan.arena;
+  SessionPlan::Ids& id = plan.ids;
+  // Between passes: the cache, what the caller reads after a pass, and the scratch of
+  // the calls between passes (sampling, tokenizing).
+  id.kv_cache = a.Add<float>("kv_cache", size_t{c.n_layers} * 2 * T * c.kv_dim(),
+                             kStepSession, kStepLogits, BufferKind::kKvCache);
+  id.logits = a.Add<float>("logits", plan.logit_rows * c.vocab_size, kStepSession,
+                           kStepLogits);
+  id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
+                              kStepSession, kStepLogits, BufferKind::kScratch);
+  id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
+                             BufferKind::kScratch);
+  // One pass.
+  id.x = a.Add<float>("x", b * c.d_model, kStepEmbed, kStepLogits);
+  id.x_norm = a.Add<float>("x_norm", b * c.d_model, kStepEmbed, kStepLogits);
+  id.rope_cos = a.Add<float>("rope_cos", b * c.head_dim, kStepEmbed, kStepFeedForward);
+  id.rope_sin = a.Add<float>("rope_sin", b * c.head_dim, kStepEmbed, kStepFeedForward);
+  id.q = a.Add<float>("q", b * c.q_dim(), kStepAttention, kStepAttention);
+  id.attn_out = a.Add<float>("attn_out", b * c.q_dim(), kStepAttention, kStepAttention);
+  id.probs = a.Add<float>("attn_probs", chunk * c.n_heads * T, kStepAttention,
+                          kStepAttention);
+  id.spans = a.Add<float>("attn_spans",
+                          chunk * kernels::kMaxAttentionSpans * c.n_heads *
+                              kernels::AttentionPartialFloats(c.head_dim),
+                          kStepAttention, kStepAttention);
+  id.proj = a.Add<float>("proj", b * c.d_model, kStepAttention, kStepFeedForward);
+  id.ffn_a = a.Add<float>("ffn_a", b * c.ffn_dim, kStepFeedForward, kStepFeedForward);
+  id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim : 0,
+                          kStepFeedForward, kStepFeedForward);
+  id.attention_record = a.Add<float>("attn_record", plan.record.num_floats(),
+                                     kStepSession, kStepLogits);
+  const size_t groups = QuantScratchGroups(b, MaxQuantizedInput(model.weights()));
+  id.act_q = a.Add<int8_t>("act_q", groups * kernels::kQuantGroup, kStepEmbed,
+                           kStepLogits, BufferKind::kScratch);
+  id.act_scales = a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits,
+                               BufferKind::kScratch);
+  id.act_sums = a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits,
+                               BufferKind::kScratch);
+  EMBER_RETURN_IF_ERROR(a.Plan());
+  return plan;
+}
+
+SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const {
+  SessionBuffers s;
+  s.kv.data = arena.Bind(ids.kv_cache, base);
+  s.kv.max_context = max_context;
+  s.kv.kv_dim = config.kv_dim();
+  s.logits = arena.Bind(ids.logits, base);
+  s.sampler = arena.Bind(ids.sampler, base);
+  s.tokens = arena.Bind(ids.tokens, base);
+  s.attention_record = arena.Bind(ids.attention_record, base);
+  Activations& act = s.act;
+  act.max_batch = max_batch;
+  act.x = arena.Bind(ids.x, base);
+  act.x_norm = arena.Bind(ids.x_norm, base);
+  act.rope_cos = arena.Bind(ids.rope_cos, base);
+  act.rope_sin = arena.Bind(ids.rope_sin, base);
+  act.q = arena.Bind(ids.q, base);
+  act.attn_out = arena.Bind(ids.attn_out, base);
+  act.probs = arena.Bind(ids.probs, base);
+  act.spans = arena.Bind(ids.spans, base);
+  act.proj = arena.Bind(ids.proj, base);
+  act.ffn_a = arena.Bind(ids.ffn_a, base);
+  act.ffn_b = arena.Bind(ids.ffn_b, base);
+  act.quant.values = arena.Bind(ids.act_q, base);
+  act.quant.scales = arena.Bind(ids.act_scales, base);
+  act.quant.sums = arena.Bind(ids.act_sums, base);
+  return s;
+}
+
+size_t RequiredArenaBytes(const Model& model, const SessionOptions& options) {
+  Result<SessionPlan> plan = PlanSession(model, options);
+  return plan.ok() ? plan->arena_bytes() : 0;
+}
+
+}  // namespace ember

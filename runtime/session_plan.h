@@ -1,0 +1,90 @@
+// Session planning: the options of a session, the buffers they need and where in the
+// arena each one lives. PlanSession makes no heap allocation; SessionPlan::Bind turns
+// an arena into typed buffers.
+#ifndef EMBER_RUNTIME_SESSION_PLAN_H_
+#define EMBER_RUNTIME_SESSION_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/activations.h"
+#include "runtime/arena.h"
+#include "runtime/attention_record.h"
+#include "runtime/model.h"
+#include "runtime/status.h"
+
+namespace ember {
+
+struct SessionOptions {
+  uint32_t max_context = 0;  // positions the KV cache holds; 0: the model's
+  uint32_t max_batch = 64;   // tokens per prefill step (a bidirectional model's whole
+                             // input must fit in one)
+  bool all_logits = false;   // keep the logits of every position of a prefill step
+  uint32_t max_prompt_bytes = 0;  // longest text Tokenize accepts; 0: 8 x max_context
+  // Attention weights to record into an arena buffer the planner sizes for them (none
+  // when not enabled); Session::attention_record() reads them.
+  AttentionRecordOptions record_attention;
+};
+
+// Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
+// of them. The attention and feed-forward steps repeat once per layer, so a buffer read
+// by every layer's attention (the rope tables) must live through the feed-forward step.
+enum ArenaStep : int {
+  kStepSession = 0,  // between forward passes: KV cache, logits, sampler, tokens
+  kStepEmbed = 1,
+  kStepAttention = 2,
+  kStepFeedForward = 3,
+  kStepLogits = 4,
+};
+// "session", "embed", "attention", "ffn", "logits".
+const char* ArenaStepName(int step);
+
+// Every buffer of a session, typed, in its arena.
+struct SessionBuffers {
+  KvCache kv;
+  Activations act;
+  float* logits = nullptr;            // (SessionPlan::logit_rows, vocab)
+  uint8_t* sampler = nullptr;         // Sampler::ScratchBytes(vocab)
+  int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
+  float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
+};
+
+// The session's sizes, resolved from the options and the model, and its arena layout.
+struct SessionPlan {
+  size_t max_context = 0;
+  size_t max_batch = 0;  // tokens per forward pass
+  size_t max_prompt_bytes = 0;
+  size_t logit_rows = 0;      // max_batch with all_logits, else 1
+  size_t token_capacity = 0;  // Tokenizer::EncodeCapacity(max_prompt_bytes)
+  bool all_logits = false;
+  AttentionRecord record;  // the layout options.record_attention asks for (weights null)
+  ArenaPlan arena;
+
+  // Where each buffer went (ids from ArenaPlan::Add).
+  struct Ids {
+    ArenaBuffer<float> kv_cache, logits, attention_record;
+    ArenaBuffer<uint8_t> sampler;
+    ArenaBuffer<int32_t> tokens;
+    ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
+        ffn_a, ffn_b;
+    ArenaBuffer<int8_t> act_q;
+    ArenaBuffer<float> act_scales;
+    ArenaBuffer<int32_t> act_sums;
+  } ids;
+
+  // Bytes a caller's arena must have: the plan plus the slack to align any address.
+  size_t arena_bytes() const { return arena.total_bytes() + kArenaAlignment - 1; }
+  // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment).
+  SessionBuffers Bind(const ModelConfig& config, uint8_t* base) const;
+};
+
+// Checks the options against the model and plans the arena.
+Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options);
+
+// SessionPlan::arena_bytes() for these options (0 when they are invalid: PlanSession
+// says why).
+size_t RequiredArenaBytes(const Model& model, const SessionOptions& options);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_SESSION_PLAN_H_
