@@ -22,12 +22,12 @@ struct Loaded {
 };
 
 Loaded Load(AttentionMask mask) {
-  tools::ModelSpec spec = testing::TinyModelSpec(/*d_model=*/32, /*n_layers=*/3,
+  ModelSpec spec = testing::TinyModelSpec(/*d_model=*/32, /*n_layers=*/3,
                                                  /*n_heads=*/4, /*n_kv_heads=*/2);
   spec.config.mask = mask;
   Loaded l;
   std::vector<uint8_t> raw;
-  Status s = tools::SerializeModel(spec, &raw);
+  Status s = SerializeModel(spec, &raw);
   EXPECT_TRUE(s.ok()) << s.message();
   l.bytes = testing::AlignedBytes(raw);
   auto model = Model::FromMemory(l.bytes.data(), l.bytes.size());

@@ -14,9 +14,9 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
+#include "runtime/model_writer.h"
 #include "runtime/tensor_names.h"
 #include "tests/testing.h"
-#include "tools/model_writer.h"
 
 namespace ember {
 namespace {
@@ -84,10 +84,10 @@ TEST(ModelTest, ValidModelLoadsFromMemoryAndFile) {
 // file front to back. A tied classifier (the token embedding) is read last.
 TEST(ModelTest, WriterStoresSegmentsInForwardOrder) {
   for (const bool tied : {true, false}) {
-    tools::ModelSpec spec = testing::TinyModelSpec();
+    ModelSpec spec = testing::TinyModelSpec();
     if (!tied) {
       spec.config.tied_classifier = false;
-      tools::TensorSpec out;
+      TensorSpec out;
       out.name = names::kOutput;
       out.shape = {spec.config.vocab_size, spec.config.d_model};
       out.values.assign(spec.config.vocab_size * spec.config.d_model, 0.01f);
@@ -95,7 +95,7 @@ TEST(ModelTest, WriterStoresSegmentsInForwardOrder) {
     }
     std::reverse(spec.tensors.begin(), spec.tensors.end());  // any importer order
     std::vector<uint8_t> raw;
-    ASSERT_TRUE(tools::SerializeModel(spec, &raw).ok());
+    ASSERT_TRUE(SerializeModel(spec, &raw).ok());
     Bytes bytes(raw);
     auto model = Model::FromMemory(bytes.data(), bytes.size());
     ASSERT_TRUE(model.ok()) << model.status().message();
@@ -196,7 +196,7 @@ struct Corruption {
   const char* name;
   std::function<void(Bytes&)> mutate;
   const char* expected_message;  // a fragment of the error
-  std::function<void(tools::ModelSpec&)> spec = nullptr;
+  std::function<void(ModelSpec&)> spec = nullptr;
 };
 
 void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
@@ -204,10 +204,10 @@ void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
 class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
 
 TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) {
-  tools::ModelSpec spec = testing::TinyModelSpec();
+  ModelSpec spec = testing::TinyModelSpec();
   if (GetParam().spec) GetParam().spec(spec);
   std::vector<uint8_t> raw;
-  const Status written = tools::SerializeModel(spec, &raw);
+  const Status written = SerializeModel(spec, &raw);
   ASSERT_TRUE(written.ok()) << written.message();
   Bytes bytes(raw);
   if (GetParam().mutate) GetParam().mutate(bytes);
@@ -229,9 +229,9 @@ void SetLength(const V* vector, uint32_t length) {
 }
 
 // Changes the shape of tensor `name` in the spec, resizing its values to match.
-void Reshape(tools::ModelSpec& spec, const std::string& name,
+void Reshape(ModelSpec& spec, const std::string& name,
              std::vector<uint64_t> shape) {
-  for (tools::TensorSpec& t : spec.tensors) {
+  for (TensorSpec& t : spec.tensors) {
     if (t.name != name) continue;
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
@@ -240,15 +240,15 @@ void Reshape(tools::ModelSpec& spec, const std::string& name,
   }
 }
 
-void AddTensor(tools::ModelSpec& spec, const std::string& name,
+void AddTensor(ModelSpec& spec, const std::string& name,
                std::vector<uint64_t> shape) {
-  spec.tensors.push_back(tools::TensorSpec{name, {}, {}, DType::kF32});
+  spec.tensors.push_back(TensorSpec{name, {}, {}, DType::kF32});
   Reshape(spec, name, shape);
 }
 
 // Makes the first layer's W_q a q8 tensor (the writer packs it in the QuantPanels layout).
-void QuantizeQ(tools::ModelSpec& spec) {
-  for (tools::TensorSpec& t : spec.tensors) {
+void QuantizeQ(ModelSpec& spec) {
+  for (TensorSpec& t : spec.tensors) {
     if (t.name == kQ) t.dtype = DType::kQ8;
   }
 }
@@ -506,13 +506,13 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"no_tensors", [](Bytes& b) { SetLength(b.root()->tensors(), 0); },
                    "missing tensor 'token_embd.weight'"},
         Corruption{"extra_unknown_tensor", nullptr, "unexpected tensor 'blk.0.extra.weight'",
-                   [](tools::ModelSpec& s) { AddTensor(s, "blk.0.extra.weight", {4}); }},
+                   [](ModelSpec& s) { AddTensor(s, "blk.0.extra.weight", {4}); }},
         Corruption{"classifier_with_tied_config", nullptr,
                    "unexpected tensor 'output.weight': the config does not use it",
-                   [](tools::ModelSpec& s) { AddTensor(s, "output.weight", {300, 32}); }},
+                   [](ModelSpec& s) { AddTensor(s, "output.weight", {300, 32}); }},
         Corruption{"duplicate_tensor_name", nullptr,
                    "two tensors are named 'blk.1.ffn_up.weight'",
-                   [](tools::ModelSpec& s) {
+                   [](ModelSpec& s) {
                      s.tensors.push_back(s.tensors[s.tensors.size() - 3]);
                    }},
         Corruption{"missing_untied_classifier",
@@ -524,14 +524,14 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"embedding_rows_disagree_with_vocab", nullptr,
                    "tensor 'token_embd.weight' has shape (299, 32) with 2 dims; expected "
                    "(300, 32)",
-                   [](tools::ModelSpec& s) { Reshape(s, "token_embd.weight", {299, 32}); }},
+                   [](ModelSpec& s) { Reshape(s, "token_embd.weight", {299, 32}); }},
         Corruption{"matrix_shape_transposed", nullptr,
                    "tensor 'blk.0.ffn_up.weight' has shape (32, 48) with 2 dims; expected "
                    "(48, 32)",
-                   [](tools::ModelSpec& s) { Reshape(s, "blk.0.ffn_up.weight", {32, 48}); }},
+                   [](ModelSpec& s) { Reshape(s, "blk.0.ffn_up.weight", {32, 48}); }},
         Corruption{"norm_weight_is_a_matrix", nullptr,
                    "tensor 'blk.0.attn_norm.weight' has 2 dims (32, ...); expected (32)",
-                   [](tools::ModelSpec& s) {
+                   [](ModelSpec& s) {
                      Reshape(s, "blk.0.attn_norm.weight", {32, 1});
                    }},
         // Tokenizer tables.

@@ -22,7 +22,7 @@ import zlib
 
 SKIP = 77
 PROMPT = 'Tom & "Lily" <3 中!'
-DARKEST = (0x08, 0x28, 0x64)  # the colour of weight 1 (tools/heatmap_svg.cc)
+DARKEST = (0x08, 0x28, 0x64)  # the colour of weight 1 (tools/viz/heatmap_svg.cc)
 
 
 def read_png(path):
@@ -92,7 +92,7 @@ def main():
     args = p.parse_args()
     if not os.access(args.chromium, os.X_OK):
         if os.environ.get("EMBER_REQUIRE_MODELS") == "1":
-            print(f"FAIL: {args.chromium} is missing (tools/setup.sh all installs chromium)")
+            print(f"FAIL: {args.chromium} is missing (tools/scripts/setup.sh all installs chromium)")
             return 1
         print(f"SKIP: {args.chromium} is missing")
         return SKIP

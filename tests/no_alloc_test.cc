@@ -15,8 +15,8 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
-#include "tools/alloc_count.h"
-#include "tools/dtype_policy.h"
+#include "tools/bench/alloc_count.h"
+#include "tools/convert/dtype_policy.h"
 
 namespace ember {
 namespace {
@@ -46,10 +46,10 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   ASSERT_TRUE(tools::AllocCounterActive());
   const DType dtype = std::get<0>(GetParam());
   const int threads = std::get<1>(GetParam());
-  tools::ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
-  ASSERT_TRUE(tools::SerializeModel(spec, &bytes).ok());
+  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
   testing::AlignedBytes aligned(bytes);
 
   // Load: everything may allocate here.
@@ -91,10 +91,10 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
 #ifdef EMBER_ALLOC_COUNT_OFF
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
 #endif
-  tools::ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(DType::kQ8, {}, &spec).ok());
   std::vector<uint8_t> bytes;
-  ASSERT_TRUE(tools::SerializeModel(spec, &bytes).ok());
+  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
   testing::AlignedBytes aligned(bytes);
   auto model = Model::FromMemory(aligned.data(), aligned.size());
   ASSERT_TRUE(model.ok()) << model.status().message();

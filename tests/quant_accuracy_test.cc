@@ -12,8 +12,8 @@
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
-#include "tools/dtype_policy.h"
-#include "tools/llama2c_import.h"
+#include "tools/convert/dtype_policy.h"
+#include "tools/convert/llama2c_import.h"
 
 namespace ember {
 namespace {
@@ -36,13 +36,13 @@ struct Loaded {
 // defaults: norms f32; with q4 the tied embedding/classifier is q8).
 Loaded LoadAs(DType dtype) {
   const std::string dir = testing::ModelsDir() + "/llama2c/stories260K/";
-  tools::ModelSpec spec;
+  ModelSpec spec;
   Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
   EXPECT_TRUE(s.ok()) << s.message();
   s = tools::ChooseDTypes(dtype, {}, &spec);
   EXPECT_TRUE(s.ok()) << s.message();
   std::vector<uint8_t> bytes;
-  s = tools::SerializeModel(spec, &bytes);
+  s = SerializeModel(spec, &bytes);
   EXPECT_TRUE(s.ok()) << s.message();
   Loaded out;
   out.bytes = testing::AlignedBytes(bytes);

@@ -13,8 +13,8 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/tensor_names.h"
-#include "tools/llama2c_import.h"
-#include "tools/synthetic.h"
+#include "tools/convert/llama2c_import.h"
+#include "tools/convert/synthetic.h"
 
 namespace ember::testing {
 namespace {
@@ -70,9 +70,9 @@ std::string Stories260KPath() {
     const char* tmp = getenv("TMPDIR");
     const std::string out = std::string(tmp && *tmp ? tmp : "/tmp") +
                             "/ember_stories260K_" + std::to_string(getpid()) + ".ember";
-    tools::ModelSpec spec;
+    ModelSpec spec;
     Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
-    if (s.ok()) s = tools::WriteModel(spec, out);
+    if (s.ok()) s = WriteModel(spec, out);
     if (!s.ok()) {
       ADD_FAILURE() << "converting stories260K: " << s.message();
       return std::string();
@@ -105,10 +105,10 @@ const std::vector<int32_t>& Stories260KGolden() {
   return ids;
 }
 
-tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
+ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
                                uint32_t n_kv_heads, uint32_t ffn_dim, uint32_t vocab,
                                uint32_t context, uint32_t seed) {
-  tools::ModelSpec spec;
+  ModelSpec spec;
   ModelConfig& c = spec.config;
   snprintf(c.architecture, sizeof(c.architecture), "llama");
   c.d_model = d_model;
@@ -123,7 +123,7 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_h
   std::mt19937 rng(seed);
   auto add = [&](const std::string& name, std::vector<uint64_t> shape, float scale,
                  float offset) {
-    tools::TensorSpec t;
+    TensorSpec t;
     t.name = name;
     t.shape = shape;
     uint64_t n = 1;
@@ -154,14 +154,14 @@ tools::ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_h
   return spec;
 }
 
-std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
                                       const std::string& name) {
-  tools::ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);
+  ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);
   // Resize the token embedding to the vocabulary; every other tensor keeps its shape.
   const uint32_t vocab = static_cast<uint32_t>(tokenizer.pieces.size());
   spec.config.vocab_size = vocab;
   spec.tokenizer = tokenizer;
-  for (tools::TensorSpec& t : spec.tensors) {
+  for (TensorSpec& t : spec.tensors) {
     if (t.name == names::kTokEmbedding) {
       t.shape[0] = vocab;
       t.values.assign(size_t{vocab} * t.shape[1], 0.01f);
@@ -170,7 +170,7 @@ std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
   const char* tmp = getenv("TMPDIR");
   const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_" + name +
                            "_" + std::to_string(getpid()) + ".ember";
-  const Status s = tools::WriteModel(spec, path);
+  const Status s = WriteModel(spec, path);
   if (!s.ok()) {
     ADD_FAILURE() << "writing " << path << ": " << s.message();
     return std::string();
@@ -188,7 +188,7 @@ std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
 
 std::vector<uint8_t> TinyModelBytes() {
   std::vector<uint8_t> bytes;
-  Status s = tools::SerializeModel(TinyModelSpec(), &bytes);
+  Status s = SerializeModel(TinyModelSpec(), &bytes);
   EXPECT_TRUE(s.ok()) << s.message();
   return bytes;
 }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/config.h"
-#include "tools/model_writer.h"
+#include "runtime/model_writer.h"
 
 namespace ember {
 class Model;
@@ -41,7 +41,7 @@ const std::vector<int32_t>& Stories260KGolden();
 
 // A small Llama-style model with seeded random weights and a byte-fallback tokenizer of
 // `vocab` pieces (vocab >= 259), for tests that need any valid model.
-tools::ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
+ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
                                uint32_t n_heads = 4, uint32_t n_kv_heads = 2,
                                uint32_t ffn_dim = 48, uint32_t vocab = 300,
                                uint32_t context = 64, uint32_t seed = 1);
@@ -70,7 +70,7 @@ class AlignedBytes {
 
 // A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
 // vocabulary: written to a temporary file (removed at exit) whose path is returned.
-std::string WriteModelAroundTokenizer(const tools::TokenizerSpec& tokenizer,
+std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
                                       const std::string& name);
 
 }  // namespace ember::testing

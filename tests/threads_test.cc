@@ -71,7 +71,7 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   const testing::AlignedBytes bytes([] {
     std::vector<uint8_t> b;
     Status s =
-        tools::SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
+        SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
     EXPECT_TRUE(s.ok()) << s.message();
     return b;
   }());

@@ -10,8 +10,9 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "tests/testing.h"
-#include "tools/hf_tokenizer.h"
-#include "tools/llama2c_import.h"
+#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/llama2c_import.h"
+#include "tools/util/files.h"
 
 namespace ember {
 namespace {
@@ -85,7 +86,7 @@ TEST(TokenizerVectorsTest, Gpt2MatchesLlamaCpp) {
   tools::SpecialTokens specials;
   specials.bos_id = specials.eos_id =
       50256;  // <|endoftext|>, as GPT-2's config.json says
-  tools::TokenizerSpec tok;
+  TokenizerSpec tok;
   const Status s = tools::ReadVocabAndMerges(dir + "/gpt2-bpe/encoder.json",
                                              dir + "/gpt2-bpe/vocab.bpe", specials, &tok);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -105,7 +106,7 @@ TEST(TokenizerVectorsTest, LlamaSentencePieceMatchesLlamaCpp) {
   const std::string dir = testing::ModelsDir();
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(tools::ReadFile(dir + "/llama2c/tokenizer.bin", &bytes).ok());
-  tools::TokenizerSpec tok;
+  TokenizerSpec tok;
   const Status s = tools::ParseLlama2cTokenizer(bytes, 32000, &tok);
   ASSERT_TRUE(s.ok()) << s.message();
   auto model =

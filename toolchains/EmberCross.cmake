@@ -4,7 +4,7 @@
 # Label for tests that need the build machine itself (the package test builds with the
 # host compiler): ember_native_only() below labels them and disables them in a cross
 # build. (The PyTorch oracle tests carry the label oracle instead: they can run the
-# cross-built ember under the emulator, and tools/test.sh leaves them out of the qemu
+# cross-built ember under the emulator, and tools/scripts/test.sh leaves them out of the qemu
 # runs only for time.)
 set(EMBER_NATIVE_ONLY_LABEL native-only)
 

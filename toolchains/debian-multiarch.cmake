@@ -10,7 +10,7 @@ set(CMAKE_CXX_COMPILER ${EMBER_TRIPLET}-g++)
 set(CMAKE_LIBRARY_ARCHITECTURE ${EMBER_TRIPLET})
 
 # XNNPACK and pthreadpool are not multi-arch in Debian 12 (installing the :arm64 package
-# removes the amd64 one), so tools/setup.sh unpacks them into $EMBER_DEPS/<arch>.
+# removes the amd64 one), so tools/scripts/setup.sh unpacks them into $EMBER_DEPS/<arch>.
 if(NOT DEFINED EMBER_DEPS_PREFIX)
   if(DEFINED ENV{EMBER_DEPS})
     set(_ember_deps "$ENV{EMBER_DEPS}")

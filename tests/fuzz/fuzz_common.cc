@@ -8,7 +8,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/tensor_names.h"
 #include "tests/testing.h"
-#include "tools/hf_tokenizer.h"
+#include "tools/convert/hf_tokenizer.h"
 
 namespace ember::fuzz {
 namespace {
@@ -20,12 +20,12 @@ void AppendBytes(std::vector<uint8_t>* out, const void* p, size_t n) {
   out->insert(out->end(), b, b + n);
 }
 
-const tools::TensorSpec& FindTensor(const tools::ModelSpec& spec,
+const TensorSpec& FindTensor(const ModelSpec& spec,
                                     const std::string& name) {
-  for (const tools::TensorSpec& t : spec.tensors) {
+  for (const TensorSpec& t : spec.tensors) {
     if (t.name == name) return t;
   }
-  static const tools::TensorSpec kMissing;
+  static const TensorSpec kMissing;
   return kMissing;  // an empty tensor: the seed is then simply malformed
 }
 
@@ -86,18 +86,18 @@ AlignedCopy::AlignedCopy(const void* data, size_t size) : size_(size) {
 
 AlignedCopy::~AlignedCopy() { free(data_); }
 
-tools::ModelSpec SmallModelSpec() {
+ModelSpec SmallModelSpec() {
   return testing::TinyModelSpec(/*d_model=*/8, /*n_layers=*/1, /*n_heads=*/2,
                                 /*n_kv_heads=*/1, /*ffn_dim=*/8, /*vocab=*/260,
                                 /*context=*/16, /*seed=*/7);
 }
 
-tools::ModelSpec ModelAroundTokenizer(const tools::TokenizerSpec& tokenizer) {
-  tools::ModelSpec spec = SmallModelSpec();
+ModelSpec ModelAroundTokenizer(const TokenizerSpec& tokenizer) {
+  ModelSpec spec = SmallModelSpec();
   const uint32_t vocab = static_cast<uint32_t>(tokenizer.pieces.size());
   spec.config.vocab_size = vocab;
   spec.tokenizer = tokenizer;
-  for (tools::TensorSpec& t : spec.tensors) {
+  for (TensorSpec& t : spec.tensors) {
     if (t.name == names::kTokEmbedding) {
       t.shape[0] = vocab;
       t.values.resize(size_t{vocab} * t.shape[1]);
@@ -107,7 +107,7 @@ tools::ModelSpec ModelAroundTokenizer(const tools::TokenizerSpec& tokenizer) {
   return spec;
 }
 
-std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec) {
+std::vector<uint8_t> Llama2cCheckpoint(const ModelSpec& spec) {
   const ModelConfig& c = spec.config;
   const int32_t header[7] = {
       static_cast<int32_t>(c.d_model),
@@ -120,7 +120,7 @@ std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec) {
   std::vector<uint8_t> out;
   AppendBytes(&out, header, sizeof(header));
   auto put = [&](const std::string& name) {
-    const tools::TensorSpec& t = FindTensor(spec, name);
+    const TensorSpec& t = FindTensor(spec, name);
     AppendBytes(&out, t.values.data(), t.values.size() * sizeof(float));
   };
   auto put_layers = [&](const char* format) {
@@ -140,7 +140,7 @@ std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec) {
   return out;
 }
 
-std::vector<uint8_t> Llama2cTokenizer(const tools::TokenizerSpec& tokenizer) {
+std::vector<uint8_t> Llama2cTokenizer(const TokenizerSpec& tokenizer) {
   std::vector<uint8_t> out;
   int32_t max_len = 0;
   for (const std::string& p : tokenizer.pieces) {
@@ -175,7 +175,7 @@ std::string Safetensors(const std::vector<NamedTensor>& tensors) {
 }
 
 std::vector<std::string> HfLlamaFiles(bool json_tokenizer) {
-  const tools::ModelSpec spec = SmallModelSpec();
+  const ModelSpec spec = SmallModelSpec();
   const ModelConfig& c = spec.config;
   // A byte-level vocabulary: the 256 bytes, two merges, end of text; padded by the
   // importer with control tokens up to vocab_size.
@@ -220,7 +220,7 @@ std::vector<std::string> HfLlamaFiles(bool json_tokenizer) {
           "model.layers." + std::to_string(i) + "." + hf_name;
     }
   }
-  for (const tools::TensorSpec& t : spec.tensors) {
+  for (const TensorSpec& t : spec.tensors) {
     tensors.push_back({hf_names.at(t.name), t.shape, &t.values});
   }
   std::vector<std::string> files(kNumHfFiles);

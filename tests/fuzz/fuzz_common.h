@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/model_writer.h"
+#include "runtime/model_writer.h"
 
 namespace ember::fuzz {
 
@@ -39,13 +39,13 @@ class AlignedCopy {
 
 // A tiny Llama-style model (d_model 8, one layer, 260 pieces, context 16): small seeds
 // make quick fuzzing.
-tools::ModelSpec SmallModelSpec();
+ModelSpec SmallModelSpec();
 // The same tensors and config around another tokenizer (the embedding resized).
-tools::ModelSpec ModelAroundTokenizer(const tools::TokenizerSpec& tokenizer);
+ModelSpec ModelAroundTokenizer(const TokenizerSpec& tokenizer);
 
 // The spec as llama2.c files: the legacy (version 0) checkpoint and tokenizer.bin.
-std::vector<uint8_t> Llama2cCheckpoint(const tools::ModelSpec& spec);
-std::vector<uint8_t> Llama2cTokenizer(const tools::TokenizerSpec& tokenizer);
+std::vector<uint8_t> Llama2cCheckpoint(const ModelSpec& spec);
+std::vector<uint8_t> Llama2cTokenizer(const TokenizerSpec& tokenizer);
 
 // A safetensors file of F32 tensors (name, shape, values).
 struct NamedTensor {

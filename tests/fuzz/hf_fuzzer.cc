@@ -12,7 +12,7 @@
 
 #include "runtime/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/hf_import.h"
+#include "tools/convert/hf_import.h"
 
 namespace {
 
@@ -51,11 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       abort();
     }
   }
-  ember::tools::ModelSpec spec;
+  ember::ModelSpec spec;
   if (!ember::tools::ImportHf(Directory(), &spec).ok()) return 0;
   if (!ember::tools::CheckSpecTensors(spec).ok()) return 0;
   std::vector<uint8_t> bytes;
-  if (!ember::tools::SerializeModel(spec, &bytes).ok()) return 0;
+  if (!ember::SerializeModel(spec, &bytes).ok()) return 0;
   const ember::fuzz::AlignedCopy copy(bytes.data(), bytes.size());
   auto model = ember::Model::FromMemory(copy.data(), copy.size());
   (void)model;

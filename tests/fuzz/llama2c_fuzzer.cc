@@ -6,14 +6,14 @@
 
 #include "runtime/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/hf_import.h"
-#include "tools/llama2c_import.h"
+#include "tools/convert/hf_import.h"
+#include "tools/convert/llama2c_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto parts = ember::fuzz::SplitParts(data, size, 2);
   const std::vector<uint8_t> checkpoint(parts[0].begin(), parts[0].end());
   const std::vector<uint8_t> tokenizer(parts[1].begin(), parts[1].end());
-  ember::tools::ModelSpec spec;
+  ember::ModelSpec spec;
   if (!ember::tools::ParseLlama2cCheckpoint(checkpoint, &spec).ok()) return 0;
   if (!ember::tools::ParseLlama2cTokenizer(tokenizer, spec.config.vocab_size,
                                            &spec.tokenizer)
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!ember::tools::CheckSpecTensors(spec).ok()) return 0;
   std::vector<uint8_t> bytes;
-  if (!ember::tools::SerializeModel(spec, &bytes).ok()) return 0;
+  if (!ember::SerializeModel(spec, &bytes).ok()) return 0;
   const ember::fuzz::AlignedCopy copy(bytes.data(), bytes.size());
   auto model = ember::Model::FromMemory(copy.data(), copy.size());
   (void)model;

@@ -9,7 +9,7 @@
 #include "runtime/tensor_names.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/testing.h"
-#include "tools/dtype_policy.h"
+#include "tools/convert/dtype_policy.h"
 
 namespace {
 
@@ -27,9 +27,9 @@ bool Write(const std::string& path, const std::string& bytes) {
 
 std::string Str(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
-std::string Serialized(const ember::tools::ModelSpec& spec) {
+std::string Serialized(const ember::ModelSpec& spec) {
   std::vector<uint8_t> bytes;
-  const ember::Status s = ember::tools::SerializeModel(spec, &bytes);
+  const ember::Status s = ember::SerializeModel(spec, &bytes);
   if (!s.ok()) {
     fprintf(stderr, "fuzz_seeds: %s\n", s.message());
     exit(1);
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   // model: the small model in every weight type (the converter's dtype policy), and one
   // in a GPT-2-like configuration (LayerNorm, learned positions, biases, GELU, untied
   // classifier).
-  using ember::tools::ModelSpec;
+  using ember::ModelSpec;
   const ModelSpec small = ember::fuzz::SmallModelSpec();
   files.push_back({"model/small_f32.ember", Serialized(small)});
   for (ember::DType dtype : {ember::DType::kF16, ember::DType::kBF16, ember::DType::kQ8,

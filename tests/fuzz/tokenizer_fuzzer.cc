@@ -14,8 +14,9 @@
 #include "runtime/model.h"
 #include "runtime/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/hf_tokenizer.h"
-#include "tools/llama2c_import.h"
+#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/llama2c_import.h"
+#include "tools/util/files.h"
 
 namespace {
 
@@ -31,10 +32,10 @@ struct Loaded {
 std::vector<Loaded>* vocabularies = nullptr;
 
 void AddVocabulary(const std::string& name,
-                   const ember::tools::TokenizerSpec& tokenizer) {
+                   const ember::TokenizerSpec& tokenizer) {
   std::vector<uint8_t> bytes;
   ember::Status s =
-      ember::tools::SerializeModel(ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);
+      ember::SerializeModel(ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);
   Loaded l;
   l.name = name;
   l.bytes = std::make_unique<ember::fuzz::AlignedCopy>(bytes.data(), bytes.size());
@@ -61,13 +62,13 @@ void LoadVocabularies() {
   for (const auto& [file, vocab] :
        {std::pair<const char*, uint32_t>{"llama2c/stories260K/tok512.bin", 512},
         {"llama2c/tokenizer.bin", 32000}}) {
-    ember::tools::TokenizerSpec tok;
+    ember::TokenizerSpec tok;
     if (ember::tools::ReadFile(dir + "/" + file, &bytes).ok() &&
         ember::tools::ParseLlama2cTokenizer(bytes, vocab, &tok).ok()) {
       AddVocabulary(file, tok);
     }
   }
-  ember::tools::TokenizerSpec gpt2;
+  ember::TokenizerSpec gpt2;
   if (ember::tools::ReadVocabAndMerges(dir + "/gpt2-bpe/encoder.json",
                                        dir + "/gpt2-bpe/vocab.bpe",
                                        ember::tools::SpecialTokens(), &gpt2)

@@ -4,12 +4,12 @@ files, and comparing ember's numbers with the oracle's.
 
 Each oracle script exits 0 when every comparison is within its tolerance, 1 otherwise,
 and 77 (CTest's skip code) when PyTorch is missing, unless EMBER_REQUIRE_MODELS=1
-(as tools/test.sh and CI set): then a missing PyTorch fails.
+(as tools/scripts/test.sh and CI set): then a missing PyTorch fails.
 
 FOLLOW-UP(q8), once the quant branch's encodings land (this is not a test yet): convert
 the GPT-2 and Llama directories again with `ember convert --hf DIR --dtype q8` and
 compare with a reference computed from the dequantized weights (quantize them here as
-tools/model_writer.cc does: symmetric int8 per group of group_size inputs, scale =
+runtime/model_writer.cc does: symmetric int8 per group of group_size inputs, scale =
 max|w| / 127, round half to even), so weight rounding is not counted as error; what
 remains is ember's on-the-fly int8 activation quantization, whose bound (expected near
 1e-2 of max |logit|) should be set from measured figures and justified there.
@@ -48,7 +48,7 @@ def import_torch():
     except ImportError as e:
         message = f"PyTorch/NumPy not importable by {sys.executable}: {e}"
         if os.environ.get("EMBER_REQUIRE_MODELS") == "1":
-            print(f"FAIL: {message} (EMBER_REQUIRE_MODELS=1; tools/setup.sh all installs "
+            print(f"FAIL: {message} (EMBER_REQUIRE_MODELS=1; tools/scripts/setup.sh all installs "
                   "python3-torch)")
             sys.exit(1)
         print(f"SKIP: {message}")

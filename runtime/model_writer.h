@@ -1,0 +1,56 @@
+// ModelWriter: builds a .ember file from a config, a tokenizer and f32 tensors,
+// converting each tensor to the dtype asked for. Every importer and `convert --synthetic`
+// ends here.
+#ifndef EMBER_RUNTIME_MODEL_WRITER_H_
+#define EMBER_RUNTIME_MODEL_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/config.h"
+#include "runtime/status.h"
+#include "runtime/tokenizer.h"
+
+namespace ember {
+
+struct TokenizerSpec {
+  TokenizerKind kind = TokenizerKind::kSentencePieceBpe;
+  std::vector<std::string> pieces;  // raw bytes as they decode
+  std::vector<float> scores;        // SentencePiece: one per piece; else empty
+  std::vector<TokenType> types;     // one per piece
+  struct Merge {
+    uint32_t left, right, result, rank;
+  };
+  std::vector<Merge> merges;  // byte-level BPE
+  int32_t bos_id = -1, eos_id = -1, unk_id = -1;
+  bool add_bos = true;
+  bool add_dummy_prefix = true;
+};
+
+struct TensorSpec {
+  std::string name;
+  std::vector<uint64_t> shape;  // PyTorch order
+  std::vector<float> values;    // row-major f32 source
+  DType dtype = DType::kF32;    // what to store
+};
+
+struct ModelSpec {
+  ModelConfig config;
+  TokenizerSpec tokenizer;
+  std::vector<TensorSpec> tensors;
+  std::string description;
+};
+
+// Serializes the model into `out` (the exact bytes of a .ember file).
+Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out);
+// Serializes and writes to `path`; *bytes_written (if given) receives the file size.
+Status WriteModel(const ModelSpec& spec, const std::string& path,
+                  uint64_t* bytes_written = nullptr);
+
+// The tokenizer's sorted_ids: ids of Normal/UserDefined pieces in byte order.
+std::vector<uint32_t> SortedPieceIds(const TokenizerSpec& tokenizer);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_MODEL_WRITER_H_

@@ -1,0 +1,58 @@
+// RunSubcommand and ReadPromptTokens (see cli_common.h).
+#include "tools/cli/cli_common.h"
+
+#include <cstdio>
+#include <string>
+
+namespace ember::tools {
+
+int RunSubcommand(const char* name, const char* usage, ArgParser parser, int argc,
+                  char** argv, CommandBody body) {
+  Status s = parser.Parse(argc, argv, 1);
+  if (s.ok() && parser.Has("-h")) {
+    printf("%s\n%s", usage, parser.Usage().c_str());
+    return 0;
+  }
+  if (s.ok()) s = body(parser);
+  if (!s.ok()) {
+    fprintf(stderr, "ember %s: %s\n", name, s.message());
+    return 1;
+  }
+  return 0;
+}
+
+Status CheckPromptOptions(const ArgParser& args) {
+  if (args.Has("-p") == args.Has("--tokens")) {
+    return InvalidArgument("give either -p PROMPT or --tokens 1,2,3");
+  }
+  return Status::Ok();
+}
+
+Status ReadPromptTokens(const ArgParser& args, const Model& model,
+                        std::vector<int32_t>* tokens) {
+  EMBER_RETURN_IF_ERROR(CheckPromptOptions(args));
+  const ModelConfig& c = model.config();
+  tokens->clear();
+  if (args.Has("--tokens")) {
+    std::vector<int64_t> list;
+    EMBER_RETURN_IF_ERROR(args.GetIntList("--tokens", {}, 0, c.vocab_size - 1, &list));
+    tokens->assign(list.begin(), list.end());
+  } else {
+    const Tokenizer& tokenizer = model.tokenizer();
+    const std::string text = args.Get("-p");
+    tokens->resize(Tokenizer::EncodeCapacity(text.size()));
+    size_t n = 0;
+    const bool add_bos = tokenizer.add_bos() && !args.Has("--no-bos");
+    EMBER_RETURN_IF_ERROR(
+        tokenizer.Encode(text, add_bos, tokens->data(), tokens->size(), &n));
+    tokens->resize(n);
+  }
+  if (tokens->empty()) return InvalidArgument("no tokens to run");
+  if (tokens->size() > c.max_context) {
+    return InvalidArgument("%zu tokens exceed the model's context of %u", tokens->size(),
+                           c.max_context);
+  }
+  return Status::Ok();
+}
+
+}  // namespace ember::tools

@@ -1,0 +1,34 @@
+// What every `ember` subcommand shares: the wrapper that parses its options, prints its
+// --help and reports its error, and reading a prompt's tokens from -p or --tokens.
+#ifndef EMBER_TOOLS_CLI_CLI_COMMON_H_
+#define EMBER_TOOLS_CLI_CLI_COMMON_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/status.h"
+#include "tools/cli/args.h"
+
+namespace ember::tools {
+
+// Parses argv[1, argc) with `parser`. With -h/--help prints `usage` (lines ending in a
+// newline) and the options to stdout and returns 0; otherwise runs `body` and returns
+// its exit code: 0, or 1 after printing "ember NAME: message" to stderr.
+using CommandBody = Status (*)(const ArgParser& args);
+int RunSubcommand(const char* name, const char* usage, ArgParser parser, int argc,
+                  char** argv, CommandBody body);
+
+// Exactly one of -p and --tokens was given (checked before loading anything).
+Status CheckPromptOptions(const ArgParser& args);
+
+// The tokens of the prompt the options give: -p TEXT (tokenized as `ember tokenize`
+// does; --no-bos leaves out the BOS the tokenizer would add) or --tokens 1,2,3 (each in
+// the vocabulary). Exactly one of the two; the result is never empty and fits the
+// model's context.
+Status ReadPromptTokens(const ArgParser& args, const Model& model,
+                        std::vector<int32_t>* tokens);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_CLI_CLI_COMMON_H_

@@ -1,0 +1,420 @@
+// `ember bench`: llama-bench's tests (pp N: prefill of an N-token prompt in one batch;
+// tg N: N decode steps) per model and thread count, with what llama-bench does not
+// measure: time to first token, load time, memory, heap allocations, and decode's
+// bandwidth against the machine's measured read bandwidth (the roofline %).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/profile.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tools/bench/alloc_count.h"
+#include "tools/bench/bandwidth_probe.h"
+#include "tools/bench/bench_report.h"
+#include "tools/bench/host_info.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/model_summary.h"
+
+#ifndef EMBER_BUILD_COMMIT
+#define EMBER_BUILD_COMMIT "unknown"
+#endif
+
+namespace ember::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t ElapsedNs(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
+      {{"-p", "--n-prompt"},
+       true,
+       "prompt lengths to prefill, comma-separated (default 128; 0: no pp test)"},
+      {{"-n", "--n-gen"},
+       true,
+       "tokens to decode, comma-separated (default 64; 0: no tg test)"},
+      {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
+      {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
+      {{"-o", "--output"}, true, "output format: md (default), json, jsonl or csv"},
+      {{"--profile"},
+       false,
+       "time per kernel kind as a share of a decode step and of prefill"},
+      {{"--probe-mib"},
+       true,
+       "bandwidth probe buffer in MiB (default 256, at most a quarter of the RAM)"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+struct Options {
+  std::vector<std::string> models;
+  std::vector<int64_t> prompts, gens, threads;
+  int repetitions = 5;
+  BenchFormat format = BenchFormat::kMarkdown;
+  bool profile = false;
+  uint64_t probe_bytes = 0;
+};
+
+Status ParseOptions(const ArgParser& args, Options* o) {
+  o->models = args.GetAll("-m");
+  if (o->models.empty()) return InvalidArgument("missing -m MODEL");
+  EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-t", {1}, 1, ThreadPool::kMaxThreads, &o->threads));
+  int64_t value;
+  EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
+  o->repetitions = static_cast<int>(value);
+  EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
+  o->probe_bytes = value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes();
+  o->profile = args.Has("--profile");
+  // 0 in -p or -n means no such test (as llama-bench).
+  o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0), o->prompts.end());
+  o->gens.erase(std::remove(o->gens.begin(), o->gens.end(), 0), o->gens.end());
+  if (o->prompts.empty() && o->gens.empty()) {
+    return InvalidArgument("nothing to run: -p and -n are both 0");
+  }
+  return Status::Ok();
+}
+
+// Weight bytes one forward pass reads: every tensor once (a tied classifier is the
+// embedding table, read whole by the logits) except the embedding tables, of which it
+// reads one row per token.
+struct WeightTraffic {
+  double per_pass = 0;  // matrices, norms, classifier
+  double per_row = 0;   // embedding rows per token
+};
+
+WeightTraffic Traffic(const Model& model) {
+  const Weights& w = model.weights();
+  WeightTraffic traffic;
+  for (const Tensor& t : model.tensors()) {
+    if (&t == w.tok_embedding || &t == w.pos_embedding) {
+      traffic.per_row += static_cast<double>(t.size_bytes) / t.rows();
+    } else {
+      traffic.per_pass += static_cast<double>(t.size_bytes);
+    }
+  }
+  if (w.output == w.tok_embedding) traffic.per_pass += w.tok_embedding->size_bytes;
+  return traffic;
+}
+
+std::string FileName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "llama 15M f32": architecture, parameters, main weight type (as llama-bench's model_type).
+std::string ModelType(const Model& model) {
+  const double n = static_cast<double>(model.parameter_count());
+  char size[32];
+  if (n >= 1e9) {
+    snprintf(size, sizeof(size), "%.1fB", n / 1e9);
+  } else if (n >= 1e6) {
+    snprintf(size, sizeof(size), "%.0fM", n / 1e6);
+  } else {
+    snprintf(size, sizeof(size), "%.0fK", n / 1e3);
+  }
+  const std::vector<DTypeCount> counts = DTypeCounts(model);
+  const DTypeCount* main = nullptr;
+  for (const DTypeCount& c : counts) {
+    if (!main || c.bytes > main->bytes) main = &c;
+  }
+  return std::string(model.config().architecture) + " " + size + " " +
+         (main ? DTypeName(main->dtype) : "");
+}
+
+// Shows which test runs, repetition k of r, on one stderr line (rewritten in place on a
+// terminal).
+class Progress {
+ public:
+  Progress() : tty_(isatty(fileno(stderr))) {}
+  ~Progress() { Done(); }
+  void Show(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    char line[256];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof(line), format, args);
+    va_end(args);
+    if (tty_) {
+      fprintf(stderr, "\r\033[Kember bench: %s", line);
+      shown_ = true;
+    } else {
+      fprintf(stderr, "ember bench: %s\n", line);
+    }
+    fflush(stderr);
+  }
+  void Done() {
+    if (shown_) fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+};
+
+// One loaded model at one thread count: pool, session (prefill in one batch of the
+// longest prompt) and a greedy sampler.
+struct Bench {
+  const Options* options;
+  const Model* model;
+  std::unique_ptr<ThreadPool> pool;
+  std::optional<Session> session;
+  std::unique_ptr<Sampler> sampler;
+  std::vector<int32_t> prompt;  // random tokens, as llama-bench prompts
+  ForwardProfile profile;
+  uint64_t sampling_ns = 0;
+  Progress* progress;
+  bool counting = true;  // AllocCounterActive(): heap_allocs is -1 when not
+};
+
+// Samples the next token, timing it when profiling.
+int32_t SampleNext(Bench& b) {
+  if (!b.options->profile) return b.sampler->Sample(b.session->logits());
+  const Clock::time_point start = Clock::now();
+  const int32_t next = b.sampler->Sample(b.session->logits());
+  b.sampling_ns += ElapsedNs(start);
+  return next;
+}
+
+// One repetition of pp n_prompt (timed: the prefill) or tg n_gen (timed: n_gen decode
+// steps, each sampling its token). *ttft_ns: until the first token is sampled.
+Status RunOnce(Bench& b, int n_prompt, int n_gen, uint64_t* ns, uint64_t* ttft_ns) {
+  Session& s = *b.session;
+  s.Reset();
+  const Clock::time_point start = Clock::now();
+  if (n_prompt > 0) {
+    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), n_prompt));
+    *ns = ElapsedNs(start);
+    b.sampler->Sample(s.logits());  // outside the profile: prefill has no sampling
+    *ttft_ns = ElapsedNs(start);
+    return Status::Ok();
+  }
+  int32_t token = b.model->tokenizer().bos_id() >= 0 ? b.model->tokenizer().bos_id() : 0;
+  for (int i = 0; i < n_gen; ++i) {
+    EMBER_RETURN_IF_ERROR(s.Decode(token));
+    token = SampleNext(b);
+    if (i == 0) *ttft_ns = ElapsedNs(start);
+  }
+  *ns = ElapsedNs(start);
+  return Status::Ok();
+}
+
+ProfileShares Shares(const ForwardProfile& p, uint64_t sampling_ns) {
+  ForwardProfile profile = p;
+  const double total = static_cast<double>(profile[KernelKind::kPass] + sampling_ns);
+  ProfileShares shares;
+  if (total <= 0) return shares;
+  auto pct = [&](uint64_t ns) { return 100.0 * static_cast<double>(ns) / total; };
+  shares.matmul = pct(profile[KernelKind::kMatMul]);
+  shares.attention = pct(profile[KernelKind::kAttention]);
+  shares.norms = pct(profile[KernelKind::kNorm]);
+  shares.rope = pct(profile[KernelKind::kRope]);
+  shares.activations = pct(profile[KernelKind::kActivation]);
+  shares.sampling = pct(sampling_ns);
+  shares.other = std::max(0.0, 100.0 - shares.matmul - shares.attention - shares.norms -
+                                   shares.rope - shares.activations - shares.sampling);
+  shares.parallel = pct(profile.region_ns);
+  if (profile.region_thread_ns > 0) {
+    shares.threads_busy = 100.0 * static_cast<double>(profile.tile_ns) /
+                          static_cast<double>(profile.region_thread_ns);
+  }
+  return shares;
+}
+
+// A test: a warm-up (one prefill, or one decode step), then the timed repetitions.
+Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
+  const Options& o = *b.options;
+  r->n_prompt = n_prompt;
+  r->n_gen = n_gen;
+  r->test_time = UtcNow();
+  // The read bandwidth right before and right after the test, with its threads: a shared
+  // machine's bandwidth drifts over minutes, so the roofline compares like with like.
+  // Its buffer is freed before the peak RSS is reset.
+  b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
+                   r->n_threads, r->n_threads == 1 ? "" : "s");
+  BandwidthResult before, after, file_before, file_after;
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
+  // The file read needs 64 words per thread; a smaller model (a test's) keeps the buffer
+  // probe as its roofline.
+  const bool read_file =
+      b.model->file_bytes() / sizeof(uint64_t) >= static_cast<uint64_t>(r->n_threads) * 64;
+  if (read_file) {
+    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
+        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_before));
+  }
+  ResetPeakRss();
+  b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
+                   r->n_threads == 1 ? "" : "s", r->test().c_str());
+  uint64_t ns, ttft_ns;
+  EMBER_RETURN_IF_ERROR(RunOnce(b, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
+  b.profile.Reset();
+  b.sampling_ns = 0;
+  b.session->set_profile(o.profile ? &b.profile : nullptr);
+  double ttft_sum = 0;
+  for (int rep = 0; rep < o.repetitions; ++rep) {
+    b.progress->Show("%s, %d thread%s: %s repetition %d of %d", r->model_filename.c_str(),
+                     r->n_threads, r->n_threads == 1 ? "" : "s", r->test().c_str(),
+                     rep + 1, o.repetitions);
+    AllocCounterArm();
+    const Status status = RunOnce(b, n_prompt, n_gen, &ns, &ttft_ns);
+    const uint64_t allocations = AllocCounterDisarm();
+    r->heap_allocs = b.counting ? r->heap_allocs + static_cast<int64_t>(allocations) : -1;
+    EMBER_RETURN_IF_ERROR(status);
+    r->samples_ns.push_back(ns);
+    ttft_sum += static_cast<double>(ttft_ns);
+  }
+  b.session->set_profile(nullptr);
+  r->ttft_ns = ttft_sum / o.repetitions;
+  r->peak_rss_bytes = PeakRssBytes();
+  if (read_file) {
+    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
+        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_after));
+  }
+  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &after));
+  r->measured_gbps = std::max(before.gbps, after.gbps);
+  r->weights_read_gbps = std::max(file_before.gbps, file_after.gbps);
+  r->probe_bytes = before.buffer_bytes;
+  if (o.profile) {
+    r->has_profile = true;
+    r->profile = Shares(b.profile, b.sampling_ns);
+  }
+  return Status::Ok();
+}
+
+// Every test of one model at one thread count, appended to *results.
+Status BenchModel(const Options& o, const std::string& path, int threads,
+                  Progress* progress, std::vector<BenchResult>* results) {
+  const int max_prompt = o.prompts.empty()
+                             ? 0
+                             : static_cast<int>(*std::max_element(o.prompts.begin(),
+                                                                  o.prompts.end()));
+  const int max_gen =
+      o.gens.empty() ? 0 : static_cast<int>(*std::max_element(o.gens.begin(), o.gens.end()));
+  ResetPeakRss();
+  const Clock::time_point load_start = Clock::now();
+  auto model = Model::Open(path.c_str());
+  if (!model.ok()) return model.status();
+  const ModelConfig& c = (*model)->config();
+  const int context = std::max(max_prompt, max_gen);
+  if (static_cast<uint32_t>(context) > c.max_context) {
+    return InvalidArgument("%s: a test of %d tokens needs a context of %d; the model holds %u",
+                           path.c_str(), context, context, c.max_context);
+  }
+  Bench b;
+  b.options = &o;
+  b.model = model->get();
+  b.progress = progress;
+  b.counting = AllocCounterActive();
+  auto pool = ThreadPool::Create(threads);
+  if (!pool.ok()) return pool.status();
+  b.pool = std::move(*pool);
+  SessionOptions session_options;
+  session_options.max_context = static_cast<uint32_t>(context);
+  session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
+  auto session = Session::Create(**model, session_options, b.pool.get());
+  if (!session.ok()) return session.status();
+  b.session.emplace(std::move(*session));
+  const uint64_t load_ns = ElapsedNs(load_start);
+  SamplerOptions greedy;
+  greedy.temperature = 0;
+  b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
+  // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
+  uint64_t state = 0x2545F4914F6CDD1Dull;
+  for (int i = 0; i < max_prompt; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    const uint32_t first = c.vocab_size > 3 ? 3 : 0;
+    b.prompt.push_back(static_cast<int32_t>(first + state % (c.vocab_size - first)));
+  }
+
+  BenchResult base;
+  base.build_commit = EMBER_BUILD_COMMIT;
+  base.cpu_info = CpuInfo();
+  base.model_filename = FileName(path);
+  base.model_type = ModelType(**model);
+  base.model_size = (*model)->file_bytes();
+  base.model_n_params = (*model)->parameter_count();
+  base.n_batch = static_cast<int>(session_options.max_batch);
+  base.n_threads = threads;
+  base.dtype_mix = DTypeMix(**model);
+  base.hwy_target = b.session->kernel_target();
+  base.int8_dot = b.session->kernel_int8_dot();
+  base.load_ns = load_ns;
+  base.arena_bytes = RequiredArenaBytes(**model, session_options);
+  const WeightTraffic traffic = Traffic(**model);
+  for (int64_t n : o.prompts) {
+    BenchResult r = base;
+    r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
+    EMBER_RETURN_IF_ERROR(RunTest(b, static_cast<int>(n), 0, &r));
+    results->push_back(r);
+  }
+  for (int64_t n : o.gens) {
+    BenchResult r = base;
+    r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
+    // Step i (from position 0) reads the f32 keys and values of positions 0..i.
+    const ModelConfig& c = (*model)->config();
+    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() * sizeof(float) *
+                           static_cast<double>(n + 1) / 2;
+    EMBER_RETURN_IF_ERROR(RunTest(b, 0, static_cast<int>(n), &r));
+    results->push_back(r);
+  }
+  return Status::Ok();
+}
+
+Status RunBench(const ArgParser& args) {
+  Options o;
+  EMBER_RETURN_IF_ERROR(ParseOptions(args, &o));
+  // Every model must open before anything runs: a typo fails now, not after minutes.
+  for (const std::string& path : o.models) {
+    auto model = Model::Open(path.c_str());
+    if (!model.ok()) return model.status();
+  }
+  if (!AllocCounterActive()) {
+    fprintf(stderr, "ember bench: warning: the allocation counter is not active (another "
+                    "allocator came first); heap_allocs reads -1\n");
+  }
+  Progress progress;
+  std::vector<BenchResult> results;
+  for (const std::string& path : o.models) {
+    for (int64_t threads : o.threads) {
+      EMBER_RETURN_IF_ERROR(BenchModel(o, path, static_cast<int>(threads), &progress,
+                                       &results));
+    }
+  }
+  progress.Done();
+  WriteBenchReport(results, o.format, stdout);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int BenchCommand(int argc, char** argv) {
+  return RunSubcommand(
+      "bench",
+      "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
+      "                   [-t 1,2,...] [-r 5] [-o md|json|jsonl|csv] [--profile]\n"
+      "                   [--probe-mib N]\n\n"
+      "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
+      "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
+      "Progress goes to stderr, results to stdout.\n",
+      MakeParser(), argc, argv, &RunBench);
+}
+
+}  // namespace ember::tools

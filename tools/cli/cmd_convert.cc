@@ -1,0 +1,162 @@
+// `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, from
+// a Hugging Face model directory, or a synthetic model of any shape with random weights.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/quant_layout.h"
+#include "runtime/model_writer.h"
+#include "runtime/tensor.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/convert/dtype_policy.h"
+#include "tools/convert/hf_import.h"
+#include "tools/convert/llama2c_import.h"
+#include "tools/convert/synthetic.h"
+
+namespace ember::tools {
+namespace {
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"--llama2c"}, true, "llama2.c checkpoint (legacy fp32 .bin)"},
+      {{"--tokenizer"}, true, "llama2.c tokenizer .bin (with --llama2c)"},
+      {{"--hf"},
+       true,
+       "Hugging Face model directory (config.json, safetensors, tokenizer)"},
+      {{"--synthetic"},
+       true,
+       "random-weight Llama model: stories15M, stories110M or custom (with the "
+       "shape options below)"},
+      {{"--dim"}, true, "synthetic: d_model (overrides the preset's)"},
+      {{"--hidden"}, true, "synthetic: feed-forward hidden size"},
+      {{"--layers"}, true, "synthetic: layers"},
+      {{"--heads"}, true, "synthetic: attention heads"},
+      {{"--kv-heads"}, true, "synthetic: key/value heads (default: --heads)"},
+      {{"--vocab"}, true, "synthetic: vocabulary size (at least 259)"},
+      {{"--ctx"}, true, "synthetic: max context"},
+      {{"--seed"}, true, "synthetic: random seed (default 1)"},
+      {{"-o", "--output"}, true, "output .ember file"},
+      {{"--dtype"},
+       true,
+       "weight matrices as f32 (default), f16, bf16, q8 or q4 (norms and biases stay "
+       "f32; with q4 the embedding/classifier is q8)"},
+      {{"--keep"},
+       true,
+       "PATTERN=DTYPE: store tensors matching the glob PATTERN as DTYPE (repeatable, "
+       "the last match wins), e.g. --keep 'blk.*.ffn_down.weight=q8'"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+// --synthetic NAME with the preset's shape, each dimension overridable; "custom" takes
+// them all from the options.
+Status Synthetic(const ArgParser& args, ModelSpec* spec) {
+  const std::string name = args.Get("--synthetic");
+  SyntheticShape shape;
+  if (name != "custom") EMBER_RETURN_IF_ERROR(SyntheticPreset(name, &shape));
+  const struct {
+    const char* flag;
+    uint32_t* value;
+  } dims[] = {{"--dim", &shape.dim},     {"--hidden", &shape.hidden},
+              {"--layers", &shape.layers}, {"--heads", &shape.heads},
+              {"--kv-heads", &shape.kv_heads}, {"--vocab", &shape.vocab},
+              {"--ctx", &shape.ctx}};
+  for (const auto& d : dims) {
+    if (!args.Has(d.flag)) {
+      if (name == "custom" && d.value != &shape.kv_heads) {
+        return InvalidArgument("--synthetic custom needs %s", d.flag);
+      }
+      continue;
+    }
+    int64_t value;
+    EMBER_RETURN_IF_ERROR(args.GetInt(d.flag, 0, 1, int64_t{1} << 22, &value));
+    *d.value = static_cast<uint32_t>(value);
+  }
+  // A preset's kv_heads follows its heads unless given.
+  if (args.Has("--heads") && !args.Has("--kv-heads")) shape.kv_heads = 0;
+  int64_t seed;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--seed", 1, 0, INT64_MAX, &seed));
+  return MakeSyntheticModel(shape, static_cast<uint64_t>(seed), name, spec);
+}
+
+Status Convert(const ArgParser& args) {
+  if (!args.Has("-o")) return InvalidArgument("missing -o OUT.ember");
+  const std::string out = args.Get("-o");
+  DType matrix_dtype;
+  const std::string dtype = args.Get("--dtype", "f32");
+  if (!ParseDTypeName(dtype, &matrix_dtype).ok()) {
+    return InvalidArgument("--dtype %s is not a weight type (f32, f16, bf16, q8, q4)",
+                           dtype.c_str());
+  }
+  std::vector<DTypeOverride> overrides;
+  for (const std::string& keep : args.GetAll("--keep")) {
+    overrides.emplace_back();
+    EMBER_RETURN_IF_ERROR(ParseDTypeOverride(keep, &overrides.back()));
+  }
+  ModelSpec spec;
+  if (!args.Has("--synthetic")) {
+    for (const char* flag :
+         {"--dim", "--hidden", "--layers", "--heads", "--kv-heads", "--vocab", "--ctx",
+          "--seed"}) {
+      if (args.Has(flag)) return InvalidArgument("%s needs --synthetic", flag);
+    }
+  }
+  if (args.Has("--llama2c")) {
+    if (!args.Has("--tokenizer"))
+      return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
+    EMBER_RETURN_IF_ERROR(
+        ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
+  } else if (args.Has("--hf")) {
+    EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
+  } else if (args.Has("--synthetic")) {
+    EMBER_RETURN_IF_ERROR(Synthetic(args, &spec));
+  } else {
+    return InvalidArgument(
+        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
+        "--synthetic NAME");
+  }
+  EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
+  uint64_t params = 0;
+  for (const TensorSpec& t : spec.tensors) params += t.values.size();
+  fprintf(stderr,
+          "ember convert: %s: %u layers, d_model %u, vocab %u, %zu tensors, %llu "
+          "parameters\n",
+          spec.config.architecture, spec.config.n_layers, spec.config.d_model,
+          spec.config.vocab_size, spec.tensors.size(),
+          static_cast<unsigned long long>(params));
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const TensorSpec& t = spec.tensors[i];
+    std::string shape;
+    for (uint64_t d : t.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+    const bool quant = t.dtype == DType::kQ8 || t.dtype == DType::kQ4;
+    uint64_t bytes = 0;
+    EMBER_RETURN_IF_ERROR(TensorBytes(
+        t.dtype, quant ? Layout::kQuantPanels : Layout::kRowMajor, t.shape.data(),
+        static_cast<uint32_t>(t.shape.size()), quant ? kernels::kQuantGroup : 0, &bytes));
+    fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes\n", i + 1,
+            spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
+            static_cast<unsigned long long>(bytes));
+  }
+  uint64_t written = 0;
+  EMBER_RETURN_IF_ERROR(WriteModel(spec, out, &written));
+  fprintf(stderr, "ember convert: wrote %s (%llu bytes)\n", out.c_str(),
+          static_cast<unsigned long long>(written));
+  return Status::Ok();
+}
+
+}  // namespace
+
+int ConvertCommand(int argc, char** argv) {
+  return RunSubcommand(
+      "convert",
+      "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n"
+      "       ember convert --hf DIR -o OUT.ember\n"
+      "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
+      "[--seed S] -o OUT.ember\n"
+      "Every form takes [--dtype f32|f16|bf16|q8|q4] [--keep PATTERN=DTYPE ...].\n",
+      MakeParser(), argc, argv, &Convert);
+}
+
+}  // namespace ember::tools

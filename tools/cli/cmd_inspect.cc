@@ -1,0 +1,139 @@
+// `ember inspect`: the model summary (config, parameters per kind, dtype mix, file size)
+// and the session arena map for a context and thread count, with its totals.
+#include <cstdio>
+#include <string>
+
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/model_summary.h"
+
+namespace ember::tools {
+namespace {
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"-m", "--model"}, true, "model file (.ember)"},
+      {{"-c", "--ctx"}, true, "context length to plan for (default: the model's)"},
+      {{"-b", "--batch"}, true, "prefill batch to plan for (default 64)"},
+      {{"-t", "--threads"}, true, "threads to plan for (default 1)"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+std::string Bytes(uint64_t n) {
+  char buf[32];
+  if (n >= (uint64_t{1} << 20)) {
+    snprintf(buf, sizeof(buf), "%.2f MiB", n / 1048576.0);
+  } else if (n >= 1024) {
+    snprintf(buf, sizeof(buf), "%.1f KiB", n / 1024.0);
+  } else {
+    snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(n));
+  }
+  return buf;
+}
+
+void PrintModel(const std::string& path, const Model& model) {
+  const ModelConfig& c = model.config();
+  printf("model        %s (%s, %llu bytes)\n", path.c_str(),
+         Bytes(model.file_bytes()).c_str(),
+         static_cast<unsigned long long>(model.file_bytes()));
+  if (*model.description()) printf("description  %s\n", model.description());
+  printf(
+      "architecture %s: %u layers, d_model %u, %u heads (%u kv heads, head_dim %u), "
+      "ffn %u, vocab %u, context %u\n",
+      c.architecture, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim,
+      c.ffn_dim, c.vocab_size, c.max_context);
+  printf("block        %s-%s (eps %g), %s %s FFN, positions %s", NormKindName(c.norm),
+         c.norm_placement == NormPlacement::kPre ? "pre" : "post", c.norm_eps,
+         c.ffn == FfnKind::kGated ? "gated" : "plain", ActivationName(c.activation),
+         PositionKindName(c.positions));
+  if (c.positions == PositionKind::kRope) {
+    printf(" (theta %g, %s pairs)", c.rope_theta,
+           c.rope_pairing == RopePairing::kInterleaved ? "interleaved" : "half");
+  }
+  printf(", %s attention%s%s%s, %s classifier\n",
+         c.mask == AttentionMask::kCausal ? "causal" : "bidirectional",
+         c.qkv_bias ? ", qkv bias" : "", c.out_bias ? ", out bias" : "",
+         c.ffn_bias ? ", ffn bias" : "", c.tied_classifier ? "tied" : "separate");
+  const Tokenizer& tok = model.tokenizer();
+  printf("tokenizer    %s, %u pieces, bos %d, eos %d\n",
+         tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"
+                                                        : "byte-level-bpe",
+         tok.vocab_size(), tok.bos_id(), tok.eos_id());
+
+  printf("\nparameters   %llu\n",
+         static_cast<unsigned long long>(model.parameter_count()));
+  for (const KindCount& k : ParametersByKind(model)) {
+    printf("  %-12s %12llu  (%llu tensor%s)\n", k.kind.c_str(),
+           static_cast<unsigned long long>(k.parameters),
+           static_cast<unsigned long long>(k.tensors), k.tensors == 1 ? "" : "s");
+  }
+  // A tied classifier is the token embedding: stored and counted once (as PyTorch's
+  // parameters() counts a shared tensor once).
+  if (c.tied_classifier)
+    printf("  %-12s %12s  (the token embedding)\n", "classifier", "tied");
+  printf("weights by type\n");
+  for (const DTypeCount& d : DTypeCounts(model)) {
+    printf("  %-12s %12llu parameters, %s in %llu tensors\n", DTypeName(d.dtype),
+           static_cast<unsigned long long>(d.parameters), Bytes(d.bytes).c_str(),
+           static_cast<unsigned long long>(d.tensors));
+  }
+}
+
+Status Inspect(const ArgParser& args) {
+  if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
+  int64_t ctx, batch, threads;
+  EMBER_RETURN_IF_ERROR(args.GetInt("-c", 0, 0, int64_t{1} << 24, &ctx));
+  EMBER_RETURN_IF_ERROR(args.GetInt("-b", 64, 1, int64_t{1} << 24, &batch));
+  EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
+  const std::string path = args.Get("-m");
+  auto model = Model::Open(path.c_str());
+  if (!model.ok()) return model.status();
+  PrintModel(path, **model);
+
+  SessionOptions options;
+  options.max_context = static_cast<uint32_t>(ctx);
+  options.max_batch = static_cast<uint32_t>(batch);
+  auto session_plan = PlanSession(**model, options);
+  if (!session_plan.ok()) return session_plan.status();
+  const ArenaPlan* plan = &session_plan->arena;
+  printf("\narena plan   context %u, batch %lld, %lld thread%s\n",
+         ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context,
+         static_cast<long long>(batch), static_cast<long long>(threads),
+         threads == 1 ? "" : "s");
+  printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
+         "lifetime");
+  uint64_t by_kind[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < plan->num_buffers(); ++i) {
+    const ArenaPlan::Buffer& b = plan->buffer(i);
+    printf("  %-12s %12zu %12zu  %-12s  %s..%s\n", b.name, b.offset, b.bytes,
+           BufferKindName(b.kind), ArenaStepName(b.first_step),
+           ArenaStepName(b.last_step));
+    by_kind[static_cast<int>(b.kind)] += b.bytes;
+  }
+  const size_t arena = session_plan->arena_bytes();
+  printf("\ntotals\n");
+  printf("  %-22s %s (mapped read-only, not copied)\n", "weights (file)",
+         Bytes((*model)->file_bytes()).c_str());
+  for (BufferKind k : {BufferKind::kKvCache, BufferKind::kActivations,
+                       BufferKind::kScratch, BufferKind::kXnnpack}) {
+    printf("  %-22s %s (sum of buffers; planned ones share bytes)\n", BufferKindName(k),
+           Bytes(by_kind[static_cast<int>(k)]).c_str());
+  }
+  printf("  %-22s %zu bytes (%s): RequiredArenaBytes, with alignment slack\n", "arena",
+         arena, Bytes(arena).c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+int InspectCommand(int argc, char** argv) {
+  return RunSubcommand("inspect",
+                       "usage: ember inspect -m MODEL [-c CTX] [-b BATCH] [-t THREADS]\n",
+                       MakeParser(), argc, argv, &Inspect);
+}
+
+}  // namespace ember::tools

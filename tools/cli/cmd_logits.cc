@@ -1,0 +1,108 @@
+// `ember logits`: runs a prompt (text or token ids) through the model and writes the
+// logits as a float32 NumPy file: [1, vocab] for the last position, or [positions,
+// vocab] with --all; --attn also writes every layer's attention weights.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/util/npy.h"
+
+namespace ember::tools {
+namespace {
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"-m", "--model"}, true, "model file (.ember)"},
+      {{"-p", "--prompt"}, true, "prompt text (tokenized as `ember tokenize` does)"},
+      {{"--tokens"}, true, "comma-separated token ids instead of a prompt"},
+      {{"--no-bos"}, false, "with -p: do not add BOS even if the tokenizer wants it"},
+      {{"--all"}, false, "logits of every position, not only the last"},
+      {{"-o", "--output"}, true, "output .npy file"},
+      {{"--attn"},
+       true,
+       "also write attention weights as .npy: [layers, heads, positions, positions] "
+       "(query, key; zero where masked)"},
+      {{"-t", "--threads"}, true, "threads (default 1)"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+Status Logits(const ArgParser& args) {
+  if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
+  if (!args.Has("-o")) return InvalidArgument("missing -o OUT.npy");
+  EMBER_RETURN_IF_ERROR(CheckPromptOptions(args));
+  int64_t threads;
+  EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
+  auto model = Model::Open(args.Get("-m").c_str());
+  if (!model.ok()) return model.status();
+  const ModelConfig& c = (*model)->config();
+  const Tokenizer& tokenizer = (*model)->tokenizer();
+
+  std::vector<int32_t> tokens;
+  EMBER_RETURN_IF_ERROR(ReadPromptTokens(args, **model, &tokens));
+
+  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  if (!pool.ok()) return pool.status();
+  SessionOptions options;
+  options.max_context = static_cast<uint32_t>(tokens.size());
+  options.all_logits = args.Has("--all");
+  options.max_batch = 64;
+  auto session = Session::Create(**model, options, pool->get());
+  if (!session.ok()) return session.status();
+  Session& s = *session;
+
+  // Every layer and head, recorded by the forward pass into this vector.
+  std::vector<float> attention;
+  if (args.Has("--attn")) {
+    AttentionRecordOptions all;
+    all.enabled = true;
+    attention.assign(size_t{c.n_layers} * c.n_heads * tokens.size() * tokens.size(),
+                     0.0f);
+    EMBER_RETURN_IF_ERROR(s.RecordAttention(all, attention.data(), attention.size()));
+  }
+
+  // A causal model runs in steps of max_batch tokens (all_logits keeps one step's rows);
+  // a bidirectional one sees its whole input in one step.
+  const size_t vocab = c.vocab_size;
+  const size_t step =
+      c.mask == AttentionMask::kBidirectional ? tokens.size() : options.max_batch;
+  std::vector<float> logits;
+  for (size_t done = 0; done < tokens.size(); done += step) {
+    const size_t count = std::min(step, tokens.size() - done);
+    EMBER_RETURN_IF_ERROR(s.Prefill(tokens.data() + done, count));
+    if (options.all_logits) {
+      for (size_t i = 0; i < s.num_logits(); ++i) {
+        logits.insert(logits.end(), s.logits_at(i), s.logits_at(i) + vocab);
+      }
+    }
+  }
+  if (!options.all_logits) logits.assign(s.logits(), s.logits() + vocab);
+  const size_t rows = logits.size() / vocab;
+  EMBER_RETURN_IF_ERROR(WriteNpyF32(args.Get("-o"), logits, {rows, vocab}));
+  if (args.Has("--attn")) {
+    EMBER_RETURN_IF_ERROR(
+        WriteNpyF32(args.Get("--attn"), attention,
+                    {c.n_layers, c.n_heads, tokens.size(), tokens.size()}));
+  }
+  fprintf(stderr, "ember logits: %zu tokens, wrote [%zu, %zu] to %s (%s)\n",
+          tokens.size(), rows, vocab, args.Get("-o").c_str(), s.kernel_target());
+  return Status::Ok();
+}
+
+}  // namespace
+
+int LogitsCommand(int argc, char** argv) {
+  return RunSubcommand(
+      "logits",
+      "usage: ember logits -m MODEL (-p PROMPT | --tokens 1,2,3) [--all] "
+      "-o OUT.npy\n",
+      MakeParser(), argc, argv, &Logits);
+}
+
+}  // namespace ember::tools

@@ -1,0 +1,196 @@
+// `ember run`: streams generated text to stdout and prompt/generation speed to stderr;
+// with --show-top N, one line per step with the N most likely next tokens instead.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/util/quote.h"
+
+namespace ember::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"-m", "--model"}, true, "model file (.ember)"},
+      {{"-p", "--prompt"}, true, "prompt text (default: empty, start from BOS)"},
+      {{"-n", "--n-predict"},
+       true,
+       "new tokens to generate (default: until end of text "
+       "or a full context)"},
+      {{"--temp"}, true, "temperature; 0 is greedy (default 0.8)"},
+      {{"--top-k"}, true, "sample from the K most likely tokens; 0 is off (default 40)"},
+      {{"--top-p"}, true, "nucleus sampling threshold; 1 is off (default 0.95)"},
+      {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
+      {{"-t", "--threads"}, true, "threads (default 1)"},
+      {{"-c", "--ctx"}, true, "context length (default: the model's)"},
+      {{"--show-top"},
+       true,
+       "print the N most likely next tokens and their logits at each step"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+struct StreamState {
+  Clock::time_point first_token;
+  bool seen_first = false;
+  const Session* session = nullptr;
+  size_t show_top = 0;
+  size_t step = 0;
+  std::vector<std::pair<float, int32_t>> top;  // (logit, id), best first
+};
+
+// The state's show_top best (logit, id) pairs of `logits`, best first (ties: lower id).
+void TopLogits(const float* logits, size_t vocab, StreamState* state) {
+  auto& top = state->top;
+  top.clear();
+  const auto better = [](const std::pair<float, int32_t>& a,
+                         const std::pair<float, int32_t>& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  for (size_t i = 0; i < vocab; ++i) {
+    const std::pair<float, int32_t> entry(logits[i], static_cast<int32_t>(i));
+    if (top.size() == state->show_top && !better(entry, top.back())) continue;
+    if (top.size() == state->show_top) top.pop_back();
+    top.insert(std::upper_bound(top.begin(), top.end(), entry, better), entry);
+  }
+}
+
+bool PrintToken(void* user, int32_t id, std::string_view text) {
+  auto* state = static_cast<StreamState*>(user);
+  if (!state->seen_first) {
+    state->first_token = Clock::now();
+    state->seen_first = true;
+  }
+  if (state->show_top == 0) {
+    fwrite(text.data(), 1, text.size(), stdout);
+    fflush(stdout);
+    return true;
+  }
+  // The session's logits are still those `id` was sampled from (Decode comes after).
+  const Session& s = *state->session;
+  const Tokenizer& tokenizer = s.model().tokenizer();
+  TopLogits(s.logits(), s.model().config().vocab_size, state);
+  printf("%4zu  %-14s |", state->step++, QuotePiece(tokenizer.piece(id)).c_str());
+  for (const auto& [logit, top_id] : state->top) {
+    printf(" %s %.3f", QuotePiece(tokenizer.piece(top_id)).c_str(), logit);
+  }
+  printf("\n");
+  fflush(stdout);
+  return true;
+}
+
+Status Run(const ArgParser& args) {
+  if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
+  int64_t threads, n_predict, seed, top_k, ctx, show_top;
+  double temp, top_p;
+  EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
+  EMBER_RETURN_IF_ERROR(args.GetInt("-n", -1, -1, int64_t{1} << 30, &n_predict));
+  EMBER_RETURN_IF_ERROR(args.GetInt(
+      "-s", Clock::now().time_since_epoch().count() & 0xFFFFFFFF, 0, INT64_MAX, &seed));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--top-k", 40, 0, int64_t{1} << 30, &top_k));
+  EMBER_RETURN_IF_ERROR(args.GetInt("-c", 0, 0, int64_t{1} << 24, &ctx));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--show-top", 0, 0, 1000, &show_top));
+  EMBER_RETURN_IF_ERROR(args.GetFloat("--temp", 0.8, 0.0, 100.0, &temp));
+  EMBER_RETURN_IF_ERROR(args.GetFloat("--top-p", 0.95, 0.0, 1.0, &top_p));
+
+  auto model = Model::Open(args.Get("-m").c_str());
+  if (!model.ok()) return model.status();
+  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  if (!pool.ok()) return pool.status();
+  SessionOptions options;
+  options.max_context = static_cast<uint32_t>(ctx);
+  auto session = Session::Create(**model, options, pool->get());
+  if (!session.ok()) return session.status();
+  Session& s = *session;
+
+  const std::string prompt = args.Get("-p");
+  const Tokenizer& tokenizer = (*model)->tokenizer();
+  const int32_t* ids = nullptr;
+  size_t n_ids = 0;
+  EMBER_RETURN_IF_ERROR(
+      s.Tokenize(prompt.data(), prompt.size(), tokenizer.add_bos(), &ids, &n_ids));
+  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it.
+  const int32_t bos = tokenizer.bos_id();
+  if (n_ids == 0 && bos >= 0) {
+    ids = &bos;
+    n_ids = 1;
+  }
+  if (n_ids == 0)
+    return InvalidArgument(
+        "the prompt encodes to no tokens and the model "
+        "has no BOS token to start from");
+  if (n_ids > s.max_context()) {
+    return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
+                           n_ids, s.max_context());
+  }
+  const size_t room = s.max_context() - n_ids + 1;  // the last sample needs no position
+  const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
+
+  SamplerOptions sampling;
+  sampling.temperature = static_cast<float>(temp);
+  sampling.top_k = static_cast<uint32_t>(top_k);
+  sampling.top_p = static_cast<float>(top_p);
+  sampling.seed = static_cast<uint64_t>(seed);
+  Sampler sampler(sampling, (*model)->config().vocab_size, s.sampler_scratch());
+  if (temp > 0) fprintf(stderr, "ember run: seed %lld\n", static_cast<long long>(seed));
+
+  // Echo the prompt as the model will continue it.
+  for (size_t i = 0; i < n_ids; ++i) {
+    const std::string_view piece = tokenizer.Decode(i ? ids[i - 1] : -1, ids[i]);
+    fwrite(piece.data(), 1, piece.size(), stdout);
+  }
+  StreamState state;
+  state.session = &s;
+  state.show_top = static_cast<size_t>(show_top);
+  if (show_top > 0) {
+    printf("\nstep  next token     | top %lld next tokens by logit\n",
+           static_cast<long long>(show_top));
+  }
+  GenerateResult result;
+  const Clock::time_point start = Clock::now();
+  EMBER_RETURN_IF_ERROR(
+      Generate(s, sampler, ids, n_ids, max_new, &PrintToken, &state, &result));
+  const Clock::time_point end = Clock::now();
+  printf("\n");
+  fflush(stdout);
+
+  const double prefill_s =
+      std::chrono::duration<double>((state.seen_first ? state.first_token : end) - start)
+          .count();
+  const double decode_s = std::chrono::duration<double>(end - state.first_token).count();
+  const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
+  fprintf(stderr,
+          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); generated %zu "
+          "tokens, %.1f tok/s (%s, %lld thread%s)\n",
+          n_ids, prefill_s * 1e3, n_ids / prefill_s, result.generated,
+          decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
+          static_cast<long long>(threads), threads == 1 ? "" : "s");
+  if (result.stop == StopReason::kContextFull && n_predict >= 0) {
+    return OutOfRange(
+        "context full after %zu of the %lld tokens asked for (context %zu); "
+        "use -c or a shorter prompt",
+        result.generated, static_cast<long long>(n_predict), s.max_context());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  return RunSubcommand("run", "usage: ember run -m MODEL [-p PROMPT] [-n N] [options]\n",
+                       MakeParser(), argc, argv, &Run);
+}
+
+}  // namespace ember::tools

@@ -1,0 +1,32 @@
+// Importer for Hugging Face model directories: config.json, safetensors weights (one
+// file, or shards listed in model.safetensors.index.json) and the tokenizer. Pickled
+// checkpoints (pytorch_model.bin) are never read.
+//
+// model_type "gpt2"  GPT2LMHeadModel / GPT2Model names (GPT-2, DistilGPT-2): Conv1D
+//                    weights stored (in, out) are transposed, c_attn is split into Q/K/V.
+// model_type "llama" LlamaForCausalLM names: RMSNorm, SwiGLU, GQA, rotate_half RoPE
+//                    (RopePairing::kHalf), rope_theta, tied or separate classifier.
+// model_type "ember" ember's own config fields and tensor names (runtime/tensor_names.h),
+//                    for any architecture the config can express (e.g. the post-LN
+//                    encoder); see README.
+#ifndef EMBER_TOOLS_CONVERT_HF_IMPORT_H_
+#define EMBER_TOOLS_CONVERT_HF_IMPORT_H_
+
+#include <string>
+
+#include "runtime/model_writer.h"
+#include "runtime/status.h"
+
+namespace ember::tools {
+
+// Reads the directory into spec (f32 tensors). Unknown model types, missing tensors and
+// tensors the architecture does not use get errors that name them.
+Status ImportHf(const std::string& dir, ModelSpec* spec);
+
+// Checks that the spec's tensors are exactly those its config needs, with the right
+// shapes (what the loader will check), so a bad conversion fails before it is written.
+Status CheckSpecTensors(const ModelSpec& spec);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_CONVERT_HF_IMPORT_H_

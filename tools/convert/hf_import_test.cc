@@ -1,0 +1,260 @@
+// Hugging Face import: a tiny GPT-2 directory written here converts with the right
+// layout (Conv1D transposed, c_attn split), and every kind of bad directory gets an
+// error naming what is wrong.
+#include "tools/convert/hf_import.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/tensor_names.h"
+#include "tools/convert/hf_tokenizer.h"
+#include "tools/util/json_util.h"
+
+namespace ember::tools {
+namespace {
+
+constexpr uint64_t kEmbd = 4, kPositions = 6, kVocab = 258;
+
+void WriteText(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+}
+
+std::string Utf8(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+// Tensors as name -> (shape, values); value i of tensor k is k * 1000 + i.
+using Tensors =
+    std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<float>>>;
+
+Tensors Gpt2Tensors() {
+  Tensors t;
+  auto add = [&](const std::string& name, std::vector<uint64_t> shape) {
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    std::vector<float> v(n);
+    for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<float>(t.size() * 1000 + i);
+    t[name] = {shape, v};
+  };
+  const uint64_t E = kEmbd;
+  add("wte.weight", {kVocab, E});
+  add("wpe.weight", {kPositions, E});
+  add("h.0.ln_1.weight", {E});
+  add("h.0.ln_1.bias", {E});
+  add("h.0.attn.c_attn.weight", {E, 3 * E});
+  add("h.0.attn.c_attn.bias", {3 * E});
+  add("h.0.attn.c_proj.weight", {E, E});
+  add("h.0.attn.c_proj.bias", {E});
+  add("h.0.ln_2.weight", {E});
+  add("h.0.ln_2.bias", {E});
+  add("h.0.mlp.c_fc.weight", {E, 4 * E});
+  add("h.0.mlp.c_fc.bias", {4 * E});
+  add("h.0.mlp.c_proj.weight", {4 * E, E});
+  add("h.0.mlp.c_proj.bias", {E});
+  add("h.0.attn.bias", {1, 1, kPositions, kPositions});  // mask buffer: ignored
+  add("ln_f.weight", {E});
+  add("ln_f.bias", {E});
+  return t;
+}
+
+void WriteSafetensors(const std::string& path, const Tensors& tensors) {
+  Json header = Json::object();
+  std::string data;
+  for (const auto& [name, t] : tensors) {
+    const size_t begin = data.size();
+    data.append(reinterpret_cast<const char*>(t.second.data()), t.second.size() * 4);
+    header[name] = {
+        {"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {begin, data.size()}}};
+  }
+  const std::string text = header.dump();
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    file[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  WriteText(path, file + text + data);
+}
+
+class HfImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ember_hf_test_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    config_ = {
+        {"model_type", "gpt2"}, {"n_embd", kEmbd},           {"n_layer", 1},
+        {"n_head", 2},          {"n_positions", kPositions}, {"vocab_size", kVocab},
+        {"bos_token_id", 257},  {"eos_token_id", 257}};
+    tensors_ = Gpt2Tensors();
+    Json vocab = Json::object();
+    for (uint32_t b = 0; b < 256; ++b) vocab[Utf8(ByteToUnicode(b))] = b;
+    vocab[Utf8(ByteToUnicode('a')) + Utf8(ByteToUnicode('b'))] = 256;
+    vocab["<|endoftext|>"] = 257;
+    WriteText(dir_ + "/vocab.json", vocab.dump());
+    WriteText(dir_ + "/merges.txt", "#version: 0.2\na b\n");
+  }
+  void TearDown() override {
+    for (const char* f :
+         {"config.json", "model.safetensors", "vocab.json", "merges.txt",
+          "tokenizer.json", "pytorch_model.bin", "model.safetensors.index.json"}) {
+      unlink((dir_ + "/" + f).c_str());
+    }
+    rmdir(dir_.c_str());
+  }
+  Status Import(ModelSpec* spec) {
+    WriteText(dir_ + "/config.json", config_.dump());
+    WriteSafetensors(dir_ + "/model.safetensors", tensors_);
+    return ImportHf(dir_, spec);
+  }
+  void ExpectError(const char* fragment) {
+    ModelSpec spec;
+    const Status s = Import(&spec);
+    ASSERT_FALSE(s.ok()) << "expected an error with '" << fragment << "'";
+    EXPECT_NE(std::string(s.message()).find(fragment), std::string::npos) << s.message();
+  }
+
+  std::string dir_;
+  Json config_;
+  Tensors tensors_;
+};
+
+const TensorSpec* FindTensor(const ModelSpec& spec, const std::string& name) {
+  for (const TensorSpec& t : spec.tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+TEST_F(HfImportTest, Gpt2LayoutAndTokenizer) {
+  ModelSpec spec;
+  const Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const ModelConfig& c = spec.config;
+  EXPECT_EQ(c.d_model, kEmbd);
+  EXPECT_EQ(c.head_dim, 2u);
+  EXPECT_EQ(c.ffn_dim, 4 * kEmbd);
+  EXPECT_EQ(c.norm, NormKind::kLayerNorm);
+  EXPECT_EQ(c.activation, Activation::kGeluTanh);
+  EXPECT_EQ(c.positions, PositionKind::kLearned);
+  EXPECT_TRUE(c.qkv_bias && c.out_bias && c.ffn_bias && c.tied_classifier);
+  // c_attn is (in, 3 * out): ember's K weight (r, c) is c_attn (c, E + r).
+  const auto& c_attn = tensors_["h.0.attn.c_attn.weight"].second;
+  const TensorSpec* wk = FindTensor(spec, names::LayerName(names::kAttnK, 0));
+  ASSERT_NE(wk, nullptr);
+  EXPECT_EQ(wk->shape, (std::vector<uint64_t>{kEmbd, kEmbd}));
+  for (uint64_t r = 0; r < kEmbd; ++r) {
+    for (uint64_t col = 0; col < kEmbd; ++col) {
+      EXPECT_EQ(wk->values[r * kEmbd + col], c_attn[col * 3 * kEmbd + kEmbd + r]);
+    }
+  }
+  const TensorSpec* bv = FindTensor(spec, names::LayerName(names::kAttnVBias, 0));
+  ASSERT_NE(bv, nullptr);
+  EXPECT_EQ(bv->values[0], tensors_["h.0.attn.c_attn.bias"].second[2 * kEmbd]);
+  const TensorSpec* down = FindTensor(spec, names::LayerName(names::kFfnDown, 0));
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->shape, (std::vector<uint64_t>{kEmbd, 4 * kEmbd}));
+  EXPECT_EQ(down->values[1], tensors_["h.0.mlp.c_proj.weight"].second[kEmbd]);
+
+  const TokenizerSpec& tok = spec.tokenizer;
+  EXPECT_EQ(tok.kind, TokenizerKind::kByteLevelBpe);
+  EXPECT_EQ(tok.pieces[' '], " ");  // stored as raw bytes, not "Ġ"
+  EXPECT_EQ(tok.pieces[256], "ab");
+  EXPECT_EQ(tok.types[257], TokenType::kControl);
+  EXPECT_EQ(tok.bos_id, 257);
+  EXPECT_FALSE(tok.add_bos);
+  ASSERT_EQ(tok.merges.size(), 1u);
+  EXPECT_EQ(tok.merges[0].left, uint32_t{'a'});
+  EXPECT_EQ(tok.merges[0].result, 256u);
+}
+
+TEST_F(HfImportTest, UnknownModelType) {
+  config_["model_type"] = "bert";
+  ExpectError("model_type 'bert' is not supported");
+}
+
+TEST_F(HfImportTest, MissingTensor) {
+  tensors_.erase("ln_f.bias");
+  ExpectError("missing tensor 'ln_f.bias'");
+}
+
+TEST_F(HfImportTest, UnexpectedTensor) {
+  tensors_["h.0.attn.extra"] = {{2}, {1, 2}};
+  ExpectError("unexpected tensor 'h.0.attn.extra'");
+}
+
+TEST_F(HfImportTest, WrongShape) {
+  tensors_["wpe.weight"] = {{kPositions + 1, kEmbd},
+                            std::vector<float>((kPositions + 1) * kEmbd)};
+  ExpectError("tensor 'wpe.weight' has shape (7, 4); expected (6, 4)");
+}
+
+TEST_F(HfImportTest, BadConfigValues) {
+  config_["n_head"] = 3;
+  ExpectError("not divisible by n_head");
+  config_["n_head"] = "two";
+  ExpectError("'n_head' must be an integer");
+  config_.erase("n_head");
+  ExpectError("'n_head' is missing");
+}
+
+TEST_F(HfImportTest, UntiedNeedsLmHead) {
+  config_["tie_word_embeddings"] = false;
+  ExpectError("missing tensor 'lm_head.weight'");
+}
+
+TEST_F(HfImportTest, TokenizerProblems) {
+  unlink((dir_ + "/merges.txt").c_str());
+  ExpectError("no tokenizer");
+  WriteText(dir_ + "/merges.txt", "a q\n");  // "aq" is not a piece
+  ExpectError("names a piece that is not in the vocabulary");
+  WriteText(dir_ + "/merges.txt", "a b\n");
+  config_["vocab_size"] = 200;  // fewer rows than the tokenizer has pieces
+  tensors_["wte.weight"] = {{200, kEmbd}, std::vector<float>(200 * kEmbd)};
+  ExpectError("the tokenizer has 258 pieces but the model's vocab_size is 200");
+}
+
+TEST_F(HfImportTest, NoSafetensors) {
+  WriteText(dir_ + "/config.json", config_.dump());
+  WriteText(dir_ + "/pytorch_model.bin", "not read");
+  ModelSpec spec;
+  const Status s = ImportHf(dir_, &spec);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("pickle"), std::string::npos) << s.message();
+}
+
+TEST_F(HfImportTest, ShardIndexMustNameFilesInTheDirectory) {
+  WriteText(dir_ + "/config.json", config_.dump());
+  WriteText(dir_ + "/model.safetensors.index.json",
+            R"({"weight_map": {"wte.weight": "../../etc/passwd"}})");
+  ModelSpec spec;
+  const Status s = ImportHf(dir_, &spec);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("not a file name"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(HfImportTest, MalformedTokenizerJsonIsAnError) {
+  unlink((dir_ + "/vocab.json").c_str());
+  WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0},)"
+                                      R"( "merges": []}, "pre_tokenizer": {"type": 7}})");
+  ExpectError("tokenizer.json");
+  WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "WordPiece"}})");
+  ExpectError("tokenizer model 'WordPiece' is not supported");
+}
+
+}  // namespace
+}  // namespace ember::tools

@@ -1,0 +1,48 @@
+// Hugging Face tokenizers -> ember TokenizerSpec: GPT-2 style byte-level BPE (vocab.json
+// + merges.txt, or tokenizer.json with a ByteLevel pre-tokenizer) and SentencePiece-style
+// BPE with byte fallback (a Llama tokenizer.json).
+#ifndef EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
+#define EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/model_writer.h"
+#include "runtime/status.h"
+
+namespace ember::tools {
+
+// GPT-2's byte <-> unicode alphabet: printable Latin-1 bytes stand for themselves, the
+// other 68 bytes for U+0100 onwards. Byte-level vocabularies spell pieces in it.
+uint32_t ByteToUnicode(uint8_t byte);
+// The raw bytes a byte-level piece spells, or false when it uses a character outside
+// the alphabet.
+bool ByteLevelDecode(const std::string& piece_utf8, std::string* bytes);
+
+// What the model's own files say about special tokens (config.json,
+// tokenizer_config.json).
+struct SpecialTokens {
+  int64_t bos_id = -1, eos_id = -1;
+  int add_bos = -1;  // -1: the tokenizer kind's default
+};
+
+// A byte-level BPE vocabulary: vocab.json maps each piece (in GPT-2's alphabet) to its
+// id, merges.txt lists the merges in rank order (an optional "#version" line first).
+Status ReadVocabAndMerges(const std::string& vocab_json_path,
+                          const std::string& merges_path, const SpecialTokens& specials,
+                          TokenizerSpec* tokenizer);
+
+// A tokenizer.json with a BPE model: byte-level (GPT-2's pre-tokenizer) or
+// SentencePiece-style (Llama: "▁" for spaces, byte fallback, optional dummy prefix).
+Status ReadTokenizerJson(const std::string& path, const SpecialTokens& specials,
+                         TokenizerSpec* tokenizer);
+
+// The tokenizer of a Hugging Face model directory: tokenizer.json if present, else
+// vocab.json + merges.txt. Pads it with empty control tokens to `vocab_size` when the
+// model's embedding has more rows than the tokenizer has pieces.
+Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
+                       SpecialTokens specials, TokenizerSpec* tokenizer);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_

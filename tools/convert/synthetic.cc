@@ -1,0 +1,202 @@
+// Synthetic models (see synthetic.h): seeded N(0, 1/fan_in) weights in the llama2.c
+// tensor layout, and a byte-fallback tokenizer.
+#include "tools/convert/synthetic.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "runtime/tensor_names.h"
+
+namespace ember::tools {
+namespace {
+
+constexpr uint32_t kSpecialPieces = 3;  // <unk>, <s>, </s>
+constexpr uint32_t kBytePieces = 256;
+
+// splitmix64: a small, fast generator whose output is the same on every platform.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in (0, 1]: 53 random bits, never 0 (log below).
+  double Uniform() { return ((Next() >> 11) + 1) * (1.0 / 9007199254740992.0); }
+
+ private:
+  uint64_t state_;
+};
+
+// Fills `values` from N(0, stddev^2) by the Box-Muller transform, two values per pair of
+// uniforms.
+void FillNormal(uint64_t seed, float stddev, std::vector<float>* values) {
+  Random random(seed);
+  constexpr double kTwoPi = 6.283185307179586;
+  for (size_t i = 0; i < values->size(); i += 2) {
+    const double radius = stddev * std::sqrt(-2.0 * std::log(random.Uniform()));
+    const double angle = kTwoPi * random.Uniform();
+    (*values)[i] = static_cast<float>(radius * std::cos(angle));
+    if (i + 1 < values->size()) (*values)[i + 1] = static_cast<float>(radius * std::sin(angle));
+  }
+}
+
+// Appends every string of `length` characters over `alphabet`, in order, until `pieces`
+// holds `vocab` entries.
+void AppendStrings(const std::string& alphabet, size_t length, uint32_t vocab,
+                   std::vector<std::string>* pieces) {
+  std::vector<size_t> digits(length, 0);
+  while (pieces->size() < vocab) {
+    std::string piece(length, ' ');
+    for (size_t i = 0; i < length; ++i) piece[i] = alphabet[digits[i]];
+    pieces->push_back(std::move(piece));
+    size_t i = length;
+    while (i > 0 && ++digits[i - 1] == alphabet.size()) digits[--i] = 0;
+    if (i == 0) return;  // every string of this length is in
+  }
+}
+
+}  // namespace
+
+Status SyntheticPreset(const std::string& name, SyntheticShape* shape) {
+  // llama2.c's TinyStories checkpoints (karpathy/tinyllamas).
+  if (name == "stories15M") {
+    *shape = SyntheticShape{288, 768, 6, 6, 6, 32000, 256};
+  } else if (name == "stories110M") {
+    *shape = SyntheticShape{768, 2048, 12, 12, 12, 32000, 1024};
+  } else {
+    return NotFound("no synthetic preset '%s' (stories15M, stories110M, or custom with "
+                    "--dim --hidden --layers --heads --vocab --ctx)",
+                    name.c_str());
+  }
+  return Status::Ok();
+}
+
+Status CheckSyntheticShape(const SyntheticShape& s) {
+  const struct {
+    const char* flag;
+    uint32_t value, max;
+  } sizes[] = {{"--dim", s.dim, 1 << 16},        {"--hidden", s.hidden, 1 << 18},
+               {"--layers", s.layers, 1024},     {"--heads", s.heads, 1024},
+               {"--kv-heads", s.kv_heads, 1024}, {"--vocab", s.vocab, 1 << 22},
+               {"--ctx", s.ctx, 1 << 20}};
+  for (const auto& size : sizes) {
+    if (size.value == 0 || size.value > size.max) {
+      return InvalidArgument("synthetic model: %s %u is outside [1, %u]", size.flag,
+                             size.value, size.max);
+    }
+  }
+  if (s.dim % s.heads != 0 || (s.dim / s.heads) % 2 != 0) {
+    return InvalidArgument(
+        "synthetic model: --dim %u must split into --heads %u heads of an even size",
+        s.dim, s.heads);
+  }
+  if (s.heads % s.kv_heads != 0) {
+    return InvalidArgument("synthetic model: --kv-heads %u must divide --heads %u",
+                           s.kv_heads, s.heads);
+  }
+  if (s.vocab < kSpecialPieces + kBytePieces) {
+    return InvalidArgument(
+        "synthetic model: --vocab %u is too small: the byte-fallback tokenizer needs %u "
+        "pieces (<unk>, <s>, </s> and 256 bytes)",
+        s.vocab, kSpecialPieces + kBytePieces);
+  }
+  return Status::Ok();
+}
+
+TokenizerSpec SyntheticTokenizer(uint32_t vocab) {
+  TokenizerSpec tok;
+  tok.kind = TokenizerKind::kSentencePieceBpe;
+  tok.pieces = {"<unk>", "<s>", "</s>"};
+  tok.types = {TokenType::kUnknown, TokenType::kControl, TokenType::kControl};
+  for (uint32_t b = 0; b < kBytePieces; ++b) {
+    char piece[8];
+    snprintf(piece, sizeof(piece), "<0x%02X>", b);
+    tok.pieces.push_back(piece);
+    tok.types.push_back(TokenType::kByte);
+  }
+  std::string printable;
+  for (char c = ' '; c <= '~'; ++c) printable.push_back(c);
+  AppendStrings(printable, 1, vocab, &tok.pieces);
+  for (size_t length = 2; tok.pieces.size() < vocab; ++length) {
+    AppendStrings(" abcdefghijklmnopqrstuvwxyz", length, vocab, &tok.pieces);
+  }
+  tok.types.resize(vocab, TokenType::kNormal);
+  // SentencePiece BPE merges the highest score first: shorter (earlier) pieces win.
+  tok.scores.assign(vocab, 0.0f);
+  for (uint32_t i = kSpecialPieces + kBytePieces; i < vocab; ++i) {
+    tok.scores[i] = -static_cast<float>(i - kSpecialPieces - kBytePieces);
+  }
+  tok.unk_id = 0;
+  tok.bos_id = 1;
+  tok.eos_id = 2;
+  tok.add_bos = true;
+  tok.add_dummy_prefix = true;
+  return tok;
+}
+
+Status MakeSyntheticModel(const SyntheticShape& shape_in, uint64_t seed,
+                          const std::string& name, ModelSpec* spec) {
+  SyntheticShape s = shape_in;
+  if (s.kv_heads == 0) s.kv_heads = s.heads;
+  EMBER_RETURN_IF_ERROR(CheckSyntheticShape(s));
+  ModelConfig& c = spec->config;
+  c = ModelConfig();
+  snprintf(c.architecture, sizeof(c.architecture), "llama");
+  c.d_model = s.dim;
+  c.n_layers = s.layers;
+  c.n_heads = s.heads;
+  c.n_kv_heads = s.kv_heads;
+  c.head_dim = s.dim / s.heads;
+  c.ffn_dim = s.hidden;
+  c.vocab_size = s.vocab;
+  c.max_context = s.ctx;
+  // The rest are ModelConfig's defaults, llama2.c's architecture: pre-RMSNorm (eps 1e-5),
+  // SwiGLU, interleaved RoPE (theta 10000), classifier tied to the embedding.
+  spec->tokenizer = SyntheticTokenizer(s.vocab);
+  spec->tensors.clear();
+
+  const uint64_t D = s.dim, F = s.hidden, kv_dim = uint64_t{c.head_dim} * s.kv_heads;
+  // Tensor i draws from its own stream: seed and index mixed by one splitmix64 step.
+  auto add = [&](const std::string& tensor_name, uint64_t rows, uint64_t cols) {
+    TensorSpec t;
+    t.name = tensor_name;
+    if (cols == 0) {  // a norm weight
+      t.shape = {rows};
+      t.values.assign(rows, 1.0f);
+    } else {
+      t.shape = {rows, cols};
+      t.values.resize(rows * cols);
+      Random mix(seed ^ (0xD1B54A32D192ED03ull * (spec->tensors.size() + 1)));
+      FillNormal(mix.Next(), static_cast<float>(1.0 / std::sqrt(static_cast<double>(cols))),
+                 &t.values);
+    }
+    spec->tensors.push_back(std::move(t));
+  };
+  // The classifier is tied to the embedding: its fan-in, d_model, sets the scale.
+  add(names::kTokEmbedding, s.vocab, D);
+  for (uint32_t l = 0; l < s.layers; ++l) {
+    auto layer = [l](const char* format) { return names::LayerName(format, l); };
+    add(layer(names::kAttnNorm), D, 0);
+    add(layer(names::kAttnQ), D, D);
+    add(layer(names::kAttnK), kv_dim, D);
+    add(layer(names::kAttnV), kv_dim, D);
+    add(layer(names::kAttnOut), D, D);
+    add(layer(names::kFfnNorm), D, 0);
+    add(layer(names::kFfnGate), F, D);
+    add(layer(names::kFfnDown), D, F);
+    add(layer(names::kFfnUp), F, D);
+  }
+  add(names::kOutputNorm, D, 0);
+  char description[160];
+  snprintf(description, sizeof(description),
+           "synthetic %s: random weights (seed %llu), not a trained model", name.c_str(),
+           static_cast<unsigned long long>(seed));
+  spec->description = description;
+  return Status::Ok();
+}
+
+}  // namespace ember::tools

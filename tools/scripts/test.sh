@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: natively, then cross-built for aarch64 and armhf
+# under qemu-user on a matrix of emulated CPUs, then the firmware example for both. This
+# is what CI runs (.ci/run). Prints each stage's duration and the Highway target each
+# CPU chose.
+#
+#   EMBER_BUILD_DIR=build   native build directory; cross ones get -aarch64, -armhf,
+#                           -fw-aarch64, -fw-armhf appended
+#   EMBER_CROSS=0           native stages only (a quick local run; CI runs everything)
+#   EMBER_REQUIRE_MODELS=0  let tests that need ../shared/models skip instead of fail
+#   EMBER_HARDEN=0          skip the sanitizer and fuzzing stages (-asan, -tsan dirs)
+#   EMBER_FUZZ_SECONDS=60   how long each fuzzer runs
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build_dir="${EMBER_BUILD_DIR:-build}"
+jobs="$(nproc)"
+cross="${EMBER_CROSS:-1}"
+harden="${EMBER_HARDEN:-1}"
+fuzz_seconds="${EMBER_FUZZ_SECONDS:-60}"
+# CI must not skip the tests that need ../shared/models.
+export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
+
+# The emulated CPUs. Each line: QEMU_CPU | Highway target it must select | Arm dot product
+# (1/0, checked by kernel_table_test) | tests to run (all, or kernels: the kernels/ tests
+# only) | GTEST_FILTER. The PyTorch oracle tests (label oracle) run natively only: they
+# check model arithmetic that the golden and the kernel tests already cover per ISA, and
+# under qemu they would cost minutes.
+# - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
+#   and no SVE (Graviton2, Raspberry Pi 5's A76), for the int8 dot-product kernels.
+# - max is SVE2 with dotprod at the vector length given; Highway picks its 128-bit and
+#   256-bit specialisations at 16 and 32 bytes and generic SVE2 at 64. The NEON kernel
+#   tests are left out there (GTEST_FILTER): NEON code runs the same on every CPU and
+#   cortex-a72 already ran it; the SVE targets are what the vector length changes.
+aarch64_cpus=(
+  "cortex-a72|NEON|0|all|"
+  "neoverse-n1|NEON|1|kernels|"
+  "max,sve-default-vector-length=16|SVE2_128|1|all|-*/NEON"
+  "max,sve-default-vector-length=32|SVE_256|1|all|-*/NEON"
+  "max,sve-default-vector-length=64|SVE2|1|all|-*/NEON"
+)
+# armv7 with NEON and VFPv4 (the armhf build's baseline: toolchains/arm-linux-gnueabihf.cmake).
+armhf_cpus=(
+  "cortex-a7|NEON||all|"
+)
+
+start=$(date +%s)
+stage_names=()
+stage_secs=()
+stage_start=$start
+current=""
+failures=()
+end_stage() {
+  if [ -n "$current" ]; then
+    stage_names+=("$current")
+    stage_secs+=($(($(date +%s) - stage_start)))
+  fi
+}
+stage() {
+  end_stage
+  current="$*"
+  stage_start=$(date +%s)
+  echo
+  echo "=== [$((stage_start - start))s] $*"
+}
+# The lines tests print for the log ("[ember] Highway target: ..."), from the last ctest.
+report_targets() {
+  grep -h "^\[ember\]" "$1/Testing/Temporary/LastTest.log" | sort -u | sed 's/^/    /' || true
+}
+summary() {
+  end_stage
+  current=""
+  echo
+  echo "=== stage durations (s)"
+  for i in "${!stage_names[@]}"; do
+    printf '  %5d  %s\n' "${stage_secs[$i]}" "${stage_names[$i]}"
+  done
+  printf '  %5d  total\n' $(($(date +%s) - start))
+}
+
+stage "set-up"
+tools/scripts/setup.sh all
+
+stage "native build ($build_dir)"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+
+stage "native tests"
+if ! ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure; then
+  failures+=("native tests")
+fi
+report_targets "$build_dir"
+
+# Runs one libFuzzer binary for fuzz_seconds from its seeds (plus the corpus of earlier
+# local runs), and prints its final stats. A crash, leak, sanitizer report, timeout or
+# out-of-memory fails the stage; the input is kept in $dir/fuzz-artifacts/.
+run_fuzzer() {  # run_fuzzer BUILD_DIR NAME
+  local dir="$1" name="$2"
+  local corpus="$dir/fuzz-corpus/$name" log="$dir/fuzz-logs/$name.log"
+  mkdir -p "$corpus" "$dir/fuzz-logs" "$dir/fuzz-artifacts"
+  local rc=0
+  EMBER_MODELS="${EMBER_MODELS:-$PWD/../shared/models}" \
+    "$dir/tests/fuzz/${name}_fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+    -timeout=20 -rss_limit_mb=2048 -artifact_prefix="$dir/fuzz-artifacts/$name-" \
+    "$corpus" "$dir/tests/fuzz/seeds/$name" >"$log" 2>&1 || rc=$?
+  local execs
+  execs=$(grep -a '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  printf '    %-12s exit %d, %s executions in %ss, corpus %d files\n' "$name" "$rc" \
+    "${execs:-?}" "$fuzz_seconds" "$(find "$corpus" -type f | wc -l)"
+  if [ "$rc" != 0 ]; then
+    grep -a -A30 -m1 'ERROR\|==ERROR\|deadly signal\|Timeout\|out-of-memory' "$log" | \
+      sed 's/^/      /' | head -40
+    return 1
+  fi
+}
+
+# The sanitizer and fuzzing stages (clang-14): the whole native suite under ASan+UBSan in
+# one build that also makes the fuzzers; the fuzzers for a bounded time, two at a time;
+# the threading tests under TSan.
+harden_stages() {
+  local asan="$build_dir-asan" tsan="$build_dir-tsan"
+  stage "ASan+UBSan build with the fuzzers (clang-14, $asan)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$asan" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON >/dev/null
+  cmake --build "$asan" -j "$jobs"
+
+  # Left out: the PyTorch oracles (label oracle: they check arithmetic that the native
+  # run already compared, and under ASan they take minutes) and package_test (it links a
+  # consumer with the host compiler against the instrumented library, which needs the
+  # sanitizer runtimes it does not pass).
+  stage "ASan+UBSan tests (all but the oracles and package_test)"
+  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$asan" -j "$jobs" --output-on-failure -LE oracle -E '^package_test$'; then
+    failures+=("ASan+UBSan tests")
+  fi
+
+  stage "fuzzers, ${fuzz_seconds}s each, two at a time"
+  local fuzzers=(model tokenizer llama2c safetensors hf) pids=() names=() i
+  for i in "${!fuzzers[@]}"; do
+    run_fuzzer "$asan" "${fuzzers[$i]}" &
+    pids+=($!)
+    names+=("${fuzzers[$i]}")
+    if [ "${#pids[@]}" = 2 ] || [ "$i" = $((${#fuzzers[@]} - 1)) ]; then
+      for j in "${!pids[@]}"; do
+        wait "${pids[$j]}" || failures+=("fuzzer ${names[$j]}")
+      done
+      pids=()
+      names=()
+    fi
+  done
+
+  # pthreadpool is not instrumented: runtime/thread_pool.cc tells TSan its hand-over
+  # contract (see there) instead of suppressing anything.
+  local tsan_tests='^(ThreadsTest|GoldenTest|CApi|AttentionRecord)|^convert_stories260K$'
+  stage "TSan build of the threading tests (clang-14, $tsan)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$tsan" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=thread >/dev/null
+  cmake --build "$tsan" -j "$jobs" --target threads_test golden_test c_api_test \
+    attention_record_test ember_cli
+  stage "TSan tests (threads, golden thread counts, C API, attention record)"
+  if ! TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir "$tsan" -j "$jobs" --output-on-failure -R "$tsan_tests"; then
+    failures+=("TSan tests")
+  fi
+}
+
+if [ "$harden" != 0 ]; then
+  harden_stages
+fi
+
+# Builds tests for a toolchain and runs them once per emulated CPU.
+cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...
+  local arch="$1" toolchain="$2"
+  shift 2
+  local dir="$build_dir-$arch"
+  stage "$arch build ($dir)"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE="toolchains/$toolchain" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  local line cpu target dotprod scope filter test_dir env
+  for line in "$@"; do
+    IFS='|' read -r cpu target dotprod scope filter <<<"$line"
+    test_dir="$dir"
+    [ "$scope" = kernels ] && test_dir="$dir/kernels"
+    stage "$arch tests, QEMU_CPU=$cpu ($scope${filter:+, GTEST_FILTER=$filter})"
+    env=(QEMU_CPU="$cpu" EMBER_EXPECT_TARGET="$target")
+    [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="$dotprod")
+    [ -n "$filter" ] && env+=(GTEST_FILTER="$filter")
+    if ! env "${env[@]}" \
+      ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure -LE "native-only|oracle"; then
+      failures+=("$arch tests, QEMU_CPU=$cpu")
+    fi
+    report_targets "$test_dir"
+  done
+}
+
+# The firmware example: a static image with the model in .rodata, its story checked
+# against the golden under qemu, and its size.
+firmware() {  # firmware ARCH TOOLCHAIN TRIPLET QEMU_CPU
+  local arch="$1" toolchain="$2" triplet="$3" cpu="$4"
+  local dir="$build_dir-fw-$arch"
+  stage "$arch firmware build and story ($dir, QEMU_CPU=$cpu)"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE="toolchains/$toolchain" -DEMBER_BUILD_FIRMWARE=ON \
+    -DEMBER_HOST_EMBER="$PWD/$build_dir/tools/ember" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  if ! QEMU_CPU="$cpu" ctest --test-dir "$dir" --output-on-failure; then
+    failures+=("$arch firmware")
+  fi
+  examples/firmware/size_report.py "$triplet-size" "$dir/examples/firmware/ember_firmware" \
+    "$dir/examples/firmware/ember_firmware.map" "$arch"
+}
+
+if [ "$cross" != 0 ] && [ "$(uname -m)" != x86_64 ]; then
+  echo "the qemu matrix is set up for an x86-64 build machine: skipping the cross stages"
+  cross=0
+fi
+if [ "$cross" != 0 ]; then
+  cross_tests aarch64 aarch64-linux-gnu.cmake "${aarch64_cpus[@]}"
+  cross_tests armhf arm-linux-gnueabihf.cmake "${armhf_cpus[@]}"
+  firmware aarch64 aarch64-linux-gnu.cmake aarch64-linux-gnu cortex-a72
+  firmware armhf arm-linux-gnueabihf.cmake arm-linux-gnueabihf cortex-a7
+fi
+
+summary
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo
+  echo "FAILED: ${failures[*]}"
+  exit 1
+fi
+echo
+echo "all tests passed"
