@@ -1,0 +1,54 @@
+// Helpers of the model loader's tests: a mutable, aligned copy of a model file and the
+// message its load fails with.
+#ifndef EMBER_RUNTIME_MODEL_TEST_UTIL_H_
+#define EMBER_RUNTIME_MODEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model_generated.h"
+#include "runtime/model.h"
+
+namespace ember::testing {
+
+// A mutable, 16-byte aligned copy of a model file.
+class Bytes {
+ public:
+  explicit Bytes(const std::vector<uint8_t>& bytes)
+      : storage_((bytes.size() + 15) / 16 + 1), size_(bytes.size()) {
+    memcpy(data(), bytes.data(), bytes.size());
+  }
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(storage_.data()); }
+  size_t size() const { return size_; }
+  void Truncate(size_t size) { size_ = size; }
+  fb::Model* root() { return fb::GetMutableSizePrefixedModel(data()); }
+  fb::Tensor* tensor(const char* name) {
+    auto* tensors = root()->mutable_tensors();
+    for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
+      if (strcmp(tensors->Get(i)->name()->c_str(), name) == 0) {
+        return tensors->GetMutableObject(i);
+      }
+    }
+    ADD_FAILURE() << "no tensor " << name;
+    return nullptr;
+  }
+
+ private:
+  struct alignas(16) Block {
+    uint8_t b[16];
+  };
+  std::vector<Block> storage_;
+  size_t size_;
+};
+
+inline std::string LoadError(Bytes& bytes) {
+  auto model = Model::FromMemory(bytes.data(), bytes.size());
+  return model.ok() ? std::string("loaded") : std::string(model.status().message());
+}
+
+}  // namespace ember::testing
+
+#endif  // EMBER_RUNTIME_MODEL_TEST_UTIL_H_
