@@ -140,6 +140,11 @@ struct KernelTable {
 // session.
 KernelTable ChooseKernels();
 
+// Tells Highway what the CPU has that its own detection misses (NEON on armv7 with
+// Debian's libhwy; see kernel_table.cc for when this runs and why it is safe). Called by
+// ChooseKernels; kernel test binaries call it before enumerating per-target tests.
+void ReportCpuFeaturesToHighway();
+
 // Each kernel family fills its entries for the chosen target (kernels/<family>.cc).
 void FillMatVecKernels(KernelTable* table);
 void FillNormKernels(KernelTable* table);

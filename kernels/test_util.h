@@ -10,8 +10,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/kernel_table.h"
 
 namespace ember::kernels::test {
+
+// Runs at static initialization of every test binary that includes this header, before
+// gtest enumerates the per-target tests, so they cover every target the CPU has (NEON on
+// armv7; see ReportCpuFeaturesToHighway).
+[[maybe_unused]] inline const bool kCpuFeaturesReported =
+    (ReportCpuFeaturesToHighway(), true);
 
 // Sizes that hit every tail length for vectors of up to 64 lanes, and the empty case
 // where the kernel allows it.
