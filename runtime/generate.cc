@@ -13,7 +13,7 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
   int32_t prev = prompt[n_prompt - 1];
   while (result->generated < max_new) {
     const int32_t next = sampler.Sample(session.logits());
-    if (next == tokenizer.eos_id() || next == tokenizer.bos_id()) {
+    if (tokenizer.IsStop(next)) {
       result->stop = StopReason::kEndOfText;
       return Status::Ok();
     }

@@ -252,6 +252,9 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   t.add_bos = ft.add_bos();
   t.add_dummy_prefix = ft.add_dummy_prefix();
   t.max_piece_bytes = ft.max_piece_bytes();
+  t.stop_ids = VectorData(ft.stop_ids());
+  t.num_stop_ids = size(ft.stop_ids());
+  t.has_stop_ids = ft.stop_ids() != nullptr;
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {

@@ -194,12 +194,15 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
       return a.left() != b.left() ? a.left() < b.left() : a.right() < b.right();
     });
     const auto sorted = SortedPieceIds(tok);
+    std::vector<int32_t> stop_ids = tok.stop_ids;
+    if (stop_ids.empty() && tok.eos_id >= 0) stop_ids.push_back(tok.eos_id);
     auto tokenizer = fb::CreateTokenizer(
         b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(piece_bytes),
         b.CreateVector(offsets), tok.scores.empty() ? 0 : b.CreateVector(tok.scores),
         b.CreateVector(types), b.CreateVector(sorted),
         merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
-        tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece);
+        tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
+        b.CreateVector(stop_ids));
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -26,6 +26,8 @@ struct TokenizerSpec {
   int32_t bos_id = -1, eos_id = -1, unk_id = -1;
   bool add_bos = true;
   bool add_dummy_prefix = true;
+  // Ids that end generation; empty: EOS alone (if there is one).
+  std::vector<int32_t> stop_ids;
 };
 
 struct TensorSpec {

@@ -95,6 +95,12 @@ Status Tokenizer::Init(const TokenizerTables& t) {
                           id, n);
     }
   }
+  for (size_t i = 0; i < t.num_stop_ids; ++i) {
+    if (t.stop_ids[i] < 0 || t.stop_ids[i] >= static_cast<int64_t>(n)) {
+      return InvalidModel("tokenizer: stop id %d outside the vocabulary of %u",
+                          t.stop_ids[i], n);
+    }
+  }
   t_ = t;  // piece() and type() below read the tables through t_
 
   // sorted_ids: every searchable piece exactly once, strictly increasing.

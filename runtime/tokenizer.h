@@ -39,6 +39,9 @@ struct TokenizerTables {
   bool add_bos = true;
   bool add_dummy_prefix = true;
   uint32_t max_piece_bytes = 0;
+  const int32_t* stop_ids = nullptr;  // num_stop_ids ids ending generation
+  size_t num_stop_ids = 0;
+  bool has_stop_ids = false;  // false (older files): EOS and BOS end it
 };
 
 class Tokenizer {
@@ -51,6 +54,14 @@ class Tokenizer {
   int32_t bos_id() const { return t_.bos_id; }
   int32_t eos_id() const { return t_.eos_id; }
   bool add_bos() const { return t_.add_bos; }
+  // Whether sampling `id` ends generation (the file's stop ids).
+  bool IsStop(int32_t id) const {
+    if (!t_.has_stop_ids) return id >= 0 && (id == t_.eos_id || id == t_.bos_id);
+    for (size_t i = 0; i < t_.num_stop_ids; ++i) {
+      if (t_.stop_ids[i] == id) return true;
+    }
+    return false;
+  }
   TokenType type(uint32_t id) const { return static_cast<TokenType>(t_.types[id]); }
   float score(uint32_t id) const { return t_.scores ? t_.scores[id] : 0.0f; }
   const TokenizerTables& tables() const { return t_; }

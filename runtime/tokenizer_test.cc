@@ -50,6 +50,41 @@ TEST_F(TokenizerTest, SpecialTokens) {
   EXPECT_TRUE(Encode("", false).empty());
 }
 
+// llama2.c models end generation at EOS and at BOS (a new story), as run.c does.
+TEST_F(TokenizerTest, Llama2cModelsStopAtEosAndBos) {
+  EXPECT_TRUE(tok().tables().has_stop_ids);
+  EXPECT_TRUE(tok().IsStop(2));
+  EXPECT_TRUE(tok().IsStop(1));
+  EXPECT_FALSE(tok().IsStop(0));
+  EXPECT_FALSE(tok().IsStop(3));
+}
+
+// A file written before stop ids existed keeps its old behaviour: EOS and BOS.
+TEST_F(TokenizerTest, FilesWithoutStopIdsStopAtEosAndBos) {
+  TokenizerTables tables = tok().tables();
+  tables.has_stop_ids = false;
+  tables.stop_ids = nullptr;
+  tables.num_stop_ids = 0;
+  Tokenizer old;
+  ASSERT_TRUE(old.Init(tables).ok());
+  EXPECT_TRUE(old.IsStop(2));
+  EXPECT_TRUE(old.IsStop(1));
+  EXPECT_FALSE(old.IsStop(3));
+  EXPECT_FALSE(old.IsStop(-1));
+}
+
+// Other models end at EOS only: BOS is just a token there.
+TEST(TokenizerStopTest, OtherModelsStopAtEosOnly) {
+  const testing::AlignedBytes bytes(testing::TinyModelBytes());
+  auto model = Model::FromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Tokenizer& tok = (*model)->tokenizer();
+  ASSERT_GE(tok.eos_id(), 0);
+  ASSERT_GE(tok.bos_id(), 0);
+  EXPECT_TRUE(tok.IsStop(tok.eos_id()));
+  EXPECT_FALSE(tok.IsStop(tok.bos_id()));
+}
+
 TEST_F(TokenizerTest, MergesToTheVocabularyPieces) {
   // The golden run's first tokens decode to "Once upon a time": encoding the text gives
   // the same ids, since every piece is the result of merging by score.

@@ -59,10 +59,15 @@ void PrintModel(const std::string& path, const Model& model) {
          c.qkv_bias ? ", qkv bias" : "", c.out_bias ? ", out bias" : "",
          c.ffn_bias ? ", ffn bias" : "", c.tied_classifier ? "tied" : "separate");
   const Tokenizer& tok = model.tokenizer();
-  printf("tokenizer    %s, %u pieces, bos %d, eos %d\n",
+  printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",
          tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"
                                                         : "byte-level-bpe",
          tok.vocab_size(), tok.bos_id(), tok.eos_id());
+  const TokenizerTables& t = tok.tables();
+  if (!t.has_stop_ids) printf(" eos and bos (no stop ids in the file)");
+  for (size_t i = 0; i < t.num_stop_ids; ++i) printf(" %d", t.stop_ids[i]);
+  if (t.has_stop_ids && t.num_stop_ids == 0) printf(" nothing (no stop ids)");
+  printf("\n");
 
   printf("\nparameters   %llu\n",
          static_cast<unsigned long long>(model.parameter_count()));

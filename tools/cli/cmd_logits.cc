@@ -42,7 +42,6 @@ Status Logits(const ArgParser& args) {
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config();
-  const Tokenizer& tokenizer = (*model)->tokenizer();
 
   std::vector<int32_t> tokens;
   EMBER_RETURN_IF_ERROR(ReadPromptTokens(args, **model, &tokens));

@@ -178,6 +178,8 @@ Status ParseLlama2cTokenizer(const std::vector<uint8_t>& bytes, uint32_t vocab_s
   tok->unk_id = 0;
   tok->bos_id = 1;
   tok->eos_id = 2;
+  // BOS starts a new story: llama2.c's run.c stops there.
+  tok->stop_ids = {tok->eos_id, tok->bos_id};
   tok->add_bos = true;
   tok->add_dummy_prefix = true;
   // Reject duplicate pieces: the runtime finds pieces by binary search.
