@@ -21,22 +21,26 @@ fuzz_seconds="${EMBER_FUZZ_SECONDS:-60}"
 export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 
 # The emulated CPUs. Each line: QEMU_CPU | Highway target it must select | Arm dot product
-# (1/0, checked by kernel_table_test) | tests to run (all, or kernels: the kernels/ tests
-# only) | GTEST_FILTER. The PyTorch oracle tests (label oracle) run natively only: they
-# check model arithmetic that the golden and the kernel tests already cover per ISA, and
-# under qemu they would cost minutes.
+# (1/0, checked by kernel_table_test) | tests to run | GTEST_FILTER. Tests to run: all
+# (every test but the native-only ones), kernels (the kernels/ tests), or cpu (what the
+# CPU changes: the kernel tests and the forward pass end to end, labels kernel and
+# forward). An emulated stage runs work sized for emulation: no benchmark loops (the
+# bench CLI test runs its emulated variant) and no timing assertions. The PyTorch oracle
+# tests (label oracle) run natively only: they check model arithmetic that the golden and
+# the kernel tests already cover per ISA, and under qemu they would cost minutes.
 # - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
 #   and no SVE (Graviton2, Raspberry Pi 5's A76), for the int8 dot-product kernels.
 # - max is SVE2 with dotprod at the vector length given; Highway picks its 128-bit and
 #   256-bit specialisations at 16 and 32 bytes and generic SVE2 at 64. The NEON kernel
 #   tests are left out there (GTEST_FILTER): NEON code runs the same on every CPU and
-#   cortex-a72 already ran it; the SVE targets are what the vector length changes.
+#   cortex-a72 already ran it; the SVE targets are what the vector length changes, so
+#   they run the cpu scope (the tokenizers, importers and CLI ran on cortex-a72).
 aarch64_cpus=(
   "cortex-a72|NEON|0|all|"
   "neoverse-n1|NEON|1|kernels|"
-  "max,sve-default-vector-length=16|SVE2_128|1|all|-*/NEON"
-  "max,sve-default-vector-length=32|SVE_256|1|all|-*/NEON"
-  "max,sve-default-vector-length=64|SVE2|1|all|-*/NEON"
+  "max,sve-default-vector-length=16|SVE2_128|1|cpu|-*/NEON"
+  "max,sve-default-vector-length=32|SVE_256|1|cpu|-*/NEON"
+  "max,sve-default-vector-length=64|SVE2|1|cpu|-*/NEON"
 )
 # armv7 with NEON and VFPv4 (the armhf build's baseline: toolchains/arm-linux-gnueabihf.cmake).
 armhf_cpus=(
@@ -180,13 +184,15 @@ cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...
   for line in "$@"; do
     IFS='|' read -r cpu target dotprod scope filter <<<"$line"
     test_dir="$dir"
+    local select=(-LE "native-only|oracle")
     [ "$scope" = kernels ] && test_dir="$dir/kernels"
+    [ "$scope" = cpu ] && select=(-L "kernel|forward")
     stage "$arch tests, QEMU_CPU=$cpu ($scope${filter:+, GTEST_FILTER=$filter})"
     env=(QEMU_CPU="$cpu" EMBER_EXPECT_TARGET="$target")
     [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="$dotprod")
     [ -n "$filter" ] && env+=(GTEST_FILTER="$filter")
     if ! env "${env[@]}" \
-      ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure -LE "native-only|oracle"; then
+      ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure "${select[@]}"; then
       failures+=("$arch tests, QEMU_CPU=$cpu")
     fi
     report_targets "$test_dir"
