@@ -8,6 +8,7 @@
 #endif
 
 #include "hwy/highway.h"
+#include "kernels/dcheck.h"
 #include "kernels/elementwise-inl.h"
 #include "kernels/kernel_table.h"
 #include "kernels/matvec-inl.h"
@@ -135,6 +136,9 @@ inline void AttendSpans(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k
                         size_t n_heads, size_t group, float scale,
                         float* HWY_RESTRICT probs, size_t probs_stride,
                         float* HWY_RESTRICT partial, bool prefetch_values) {
+  EMBER_DCHECK(group >= 1 && n_heads % group == 0 && head_dim >= 1);
+  EMBER_DCHECK(span >= 1 && num_spans >= 1 && first_span * span < n_pos);
+  EMBER_DCHECK(kv_stride >= n_heads / group * head_dim && probs_stride >= n_pos);
   constexpr size_t kRunBytes = size_t{256} << 10;
   const size_t span_bytes = span * n_heads / group * head_dim * sizeof(float);
   const size_t run = span_bytes >= kRunBytes ? 1 : kRunBytes / span_bytes;
@@ -151,6 +155,8 @@ inline void AttendMerge(const float* HWY_RESTRICT partial, size_t n_spans, size_
                         size_t n_pos, size_t head_dim, size_t n_heads,
                         float* HWY_RESTRICT probs, size_t probs_stride,
                         float* HWY_RESTRICT out) {
+  EMBER_DCHECK(n_spans >= 1 && n_spans <= kMaxAttentionSpans);
+  EMBER_DCHECK((n_spans - 1) * span < n_pos && n_pos <= n_spans * span);
   const size_t stride = AttentionPartialFloats(head_dim), span_stride = n_heads * stride;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);

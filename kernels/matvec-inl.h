@@ -12,6 +12,7 @@
 #endif
 
 #include "hwy/highway.h"
+#include "kernels/dcheck.h"
 #include "kernels/vec-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -249,6 +250,7 @@ inline void MatVecF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
 inline void MatMulF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
                       size_t batch, float* HWY_RESTRICT y, size_t y_stride, size_t rows,
                       size_t cols) {
+  EMBER_DCHECK(batch == 1 || y_stride >= rows);
   size_t b = 0;
   for (; b + 4 <= batch; b += 4) {
     const float* xb = x + b * cols;

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "kernels/dcheck.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
 #include "kernels/quant_vnni-inl.h"
@@ -269,6 +270,7 @@ void MatMulQuantPortable(const uint8_t* HWY_RESTRICT w, const int8_t* HWY_RESTRI
                          const int32_t* HWY_RESTRICT xsums, size_t batch,
                          float* HWY_RESTRICT y, size_t y_stride, size_t rows,
                          size_t cols) {
+  EMBER_DCHECK(batch == 1 || y_stride >= rows);
   const size_t groups = QuantGroups(cols);
   const size_t padded = groups * kQuantGroup;
   const size_t panel_bytes = QuantPanelBytes(kKind, cols);

@@ -7,6 +7,7 @@
 #endif
 
 #include "hwy/highway.h"
+#include "kernels/dcheck.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
@@ -16,6 +17,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 inline void RopeInterleaved(float* HWY_RESTRICT x, const float* HWY_RESTRICT cos_x,
                             const float* HWY_RESTRICT sin_x, size_t n_heads,
                             size_t head_dim) {
+  EMBER_DCHECK(head_dim % 2 == 0);
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   // A one-lane target cannot swap within a vector; its body is empty.
@@ -40,6 +42,7 @@ inline void RopeInterleaved(float* HWY_RESTRICT x, const float* HWY_RESTRICT cos
 // Pairs (i, i + head_dim/2), Hugging Face rotate_half.
 inline void RopeHalf(float* HWY_RESTRICT x, const float* HWY_RESTRICT cos_x,
                      const float* HWY_RESTRICT sin_x, size_t n_heads, size_t head_dim) {
+  EMBER_DCHECK(head_dim % 2 == 0);
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t half = head_dim / 2;

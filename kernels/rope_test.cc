@@ -70,5 +70,17 @@ namespace ember::kernels {
 HWY_BEFORE_TEST(RopeTest);
 HWY_EXPORT_AND_TEST_P(RopeTest, TestRope);
 HWY_EXPORT_AND_TEST_P(RopeTest, TestRopeIsRotation);
+
+// A build with EMBER_DCHECK on (debug, or -DEMBER_DCHECKS=ON as the sanitizer stage
+// builds) stops on a broken precondition: rotation pairs need an even head_dim.
+TEST(RopeDcheckTest, OddHeadDimStopsADcheckBuild) {
+#if !defined(NDEBUG) || defined(EMBER_DCHECK_ON)
+  const KernelTable k = ChooseKernels();
+  float x[3] = {1, 2, 3}, cos_x[3] = {1, 1, 1}, sin_x[3] = {0, 0, 0};
+  EXPECT_DEATH(k.rope_interleaved(x, cos_x, sin_x, 1, 3), "EMBER_DCHECK failed");
+#else
+  GTEST_SKIP() << "EMBER_DCHECK is compiled out in this build";
+#endif
+}
 }  // namespace ember::kernels
 #endif

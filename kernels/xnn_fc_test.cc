@@ -1,38 +1,74 @@
-// Tests XnnFullyConnected (f32 and, where the CPU has it, f16) against the scalar
-// reference over odd shapes, its errors on bad input, and that running it allocates
-// nothing (through XnnCountingAllocator).
+// Tests XnnFullyConnected (f32, created in arena regions) against the scalar reference
+// over odd shapes and strides, its bitwise behaviour across threads and batch positions,
+// its errors on bad input, and that running it allocates nothing.
 #include "kernels/xnn_fc.h"
 
 #include <pthreadpool.h>
+#include <xnnpack.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/half.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
+#if EMBER_HAVE_ALLOC_COUNT
+#include "tools/bench/alloc_count.h"
+#endif
 
 namespace ember::kernels {
 namespace {
 
-// XNNPACK keeps one allocator per process: install the counting one once, for all tests.
-XnnCountingAllocator& Allocator() {
-  static XnnCountingAllocator* allocator = [] {
-    auto* a = new XnnCountingAllocator();
-    const XnnStatus status = XnnInitialize(a->allocator());
-    EXPECT_EQ(status, XnnStatus::kOk) << XnnStatusName(status);
-    return a;
-  }();
-  return *allocator;
-}
-
 class XnnFcTest : public ::testing::Test {
  protected:
-  void SetUp() override { Allocator(); }
+  void SetUp() override {
+    const XnnStatus status = XnnInitializeForArenas();
+    ASSERT_EQ(status, XnnStatus::kOk) << XnnStatusName(status);
+  }
 };
+
+// An operator together with the heap region it was created in (64-byte aligned, as
+// XnnFullyConnectedArenaBytes assumes).
+class RegionFc {
+ public:
+  XnnStatus Create(const float* w, size_t rows, size_t cols, size_t y_stride = 0) {
+    const size_t bytes = XnnFullyConnectedArenaBytes(rows, cols);
+    region_.assign(bytes + kXnnRegionAlignment, 0);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(region_.data());
+    XnnArenaScope scope(
+        region_.data() +
+            (kXnnRegionAlignment - base % kXnnRegionAlignment) % kXnnRegionAlignment,
+        bytes);
+    return fc_.CreateF32(w, rows, cols, y_stride);
+  }
+  XnnFullyConnected& fc() { return fc_; }
+
+ private:
+  std::vector<unsigned char> region_;
+  XnnFullyConnected fc_;
+};
+
+// Whether the allocation counter can see this build's heap calls.
+bool CanCountAllocations() {
+#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
+  return tools::AllocCounterActive();
+#else
+  return false;
+#endif
+}
+void ArmAllocCounter() {
+#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
+  tools::AllocCounterArm();
+#endif
+}
+uint64_t DisarmAllocCounter() {
+#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
+  return tools::AllocCounterDisarm();
+#else
+  return 0;
+#endif
+}
 
 constexpr float kSentinel = 12345.0f;
 
@@ -49,6 +85,7 @@ void ExpectStrideGapsUntouched(const float* y, size_t batch, size_t rows,
 TEST_F(XnnFcTest, F32MatchesReferenceOverOddShapes) {
   pthreadpool_t pool = pthreadpool_create(2);
   ASSERT_NE(pool, nullptr);
+  const bool count = CanCountAllocations();
   uint32_t seed = 1;
   for (size_t batch : {1, 2, 5, 13}) {
     for (size_t rows : {1, 3, 7, 17, 64}) {
@@ -58,16 +95,20 @@ TEST_F(XnnFcTest, F32MatchesReferenceOverOddShapes) {
         const size_t misalign = seed % 4;
         test::Buffer w(rows * cols, misalign, seed++);
         test::Buffer x(batch * cols, (misalign + 1) % 4, seed++);
-        XnnFullyConnected fc;
-        ASSERT_EQ(fc.CreateF32(w.data(), rows, cols, y_stride), XnnStatus::kOk);
+        RegionFc op;
+        ASSERT_EQ(op.Create(w.data(), rows, cols, y_stride), XnnStatus::kOk);
         std::vector<float> expected(batch * y_stride, kSentinel);
         reference::MatMulF32(w.data(), x.data(), batch, expected.data(), y_stride, rows,
                              cols);
         for (pthreadpool_t threads : {pthreadpool_t{nullptr}, pool}) {
           std::vector<float> y(batch * y_stride, kSentinel);
-          const size_t requests = Allocator().num_requests();
-          ASSERT_EQ(fc.RunF32(x.data(), batch, y.data(), threads), XnnStatus::kOk);
-          EXPECT_EQ(Allocator().num_requests(), requests) << "Run allocated";
+          ArmAllocCounter();
+          const XnnStatus status = op.fc().Run(x.data(), batch, y.data(), threads);
+          const uint64_t allocations = DisarmAllocCounter();
+          ASSERT_EQ(status, XnnStatus::kOk);
+          if (count) {
+            EXPECT_EQ(allocations, 0u) << "Run allocated";
+          }
           ExpectStrideGapsUntouched(y.data(), batch, rows, y_stride);
           for (size_t b = 0; b < batch; ++b) {
             test::ExpectClose(y.data() + b * y_stride, expected.data() + b * y_stride,
@@ -87,11 +128,11 @@ TEST_F(XnnFcTest, F32SameBitsForOneAndTwoThreads) {
   const size_t rows = 301, cols = 257, batch = 37;
   test::Buffer w(rows * cols, 0, 7);
   test::Buffer x(batch * cols, 1, 8);
-  XnnFullyConnected fc;
-  ASSERT_EQ(fc.CreateF32(w.data(), rows, cols), XnnStatus::kOk);
+  RegionFc op;
+  ASSERT_EQ(op.Create(w.data(), rows, cols), XnnStatus::kOk);
   std::vector<float> one(batch * rows), two(batch * rows);
-  ASSERT_EQ(fc.RunF32(x.data(), batch, one.data(), nullptr), XnnStatus::kOk);
-  ASSERT_EQ(fc.RunF32(x.data(), batch, two.data(), pool), XnnStatus::kOk);
+  ASSERT_EQ(op.fc().Run(x.data(), batch, one.data(), nullptr), XnnStatus::kOk);
+  ASSERT_EQ(op.fc().Run(x.data(), batch, two.data(), pool), XnnStatus::kOk);
   EXPECT_EQ(memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
   pthreadpool_destroy(pool);
 }
@@ -105,12 +146,12 @@ TEST_F(XnnFcTest, F32DecodeRowEqualsPrefillRow) {
     const size_t rows = 45, batch = 29;
     test::Buffer w(rows * cols, 0, 11);
     test::Buffer x(batch * cols, 0, 12);
-    XnnFullyConnected fc;
-    ASSERT_EQ(fc.CreateF32(w.data(), rows, cols), XnnStatus::kOk);
+    RegionFc op;
+    ASSERT_EQ(op.Create(w.data(), rows, cols), XnnStatus::kOk);
     std::vector<float> all(batch * rows), one(rows);
-    ASSERT_EQ(fc.RunF32(x.data(), batch, all.data(), nullptr), XnnStatus::kOk);
+    ASSERT_EQ(op.fc().Run(x.data(), batch, all.data(), nullptr), XnnStatus::kOk);
     for (size_t b = 0; b < batch; ++b) {
-      ASSERT_EQ(fc.RunF32(x.data() + b * cols, 1, one.data(), nullptr), XnnStatus::kOk);
+      ASSERT_EQ(op.fc().Run(x.data() + b * cols, 1, one.data(), nullptr), XnnStatus::kOk);
       for (size_t r = 0; r < rows; ++r) {
         ASSERT_EQ(one[r], all[b * rows + r])
             << "cols " << cols << " token " << b << " row " << r;
@@ -119,118 +160,40 @@ TEST_F(XnnFcTest, F32DecodeRowEqualsPrefillRow) {
   }
 }
 
-// f16 weights and activations; the reference runs in double on the same f16 values.
-// Bound: XNNPACK may round every partial sum to f16 (unit roundoff u = 2^-11), so
-// |error| <= gamma(cols + 1) * sum_c |w_c x_c| with gamma(n) = n u / (1 - n u) (Higham,
-// recursive summation), plus the rounding of the result itself. A second, tighter check
-// on the mean error catches systematic mistakes the worst-case bound would let through.
-TEST_F(XnnFcTest, F16MatchesReferenceOverOddShapes) {
-  if (!XnnHasF16()) GTEST_SKIP() << "XNNPACK has no f16 fully-connected on this CPU";
-  pthreadpool_t pool = pthreadpool_create(2);
-  ASSERT_NE(pool, nullptr);
-  const double u = 1.0 / 2048;
-  uint32_t seed = 500;
-  for (size_t batch : {1, 3, 8}) {
-    for (size_t rows : {1, 5, 16, 33}) {
-      for (size_t cols : {1, 2, 7, 16, 17, 63, 100, 257}) {
-        const size_t y_stride = rows + 1;
-        test::Buffer w32(rows * cols, 0, seed++);
-        test::Buffer x32(batch * cols, 0, seed++);
-        std::vector<uint16_t> w(rows * cols), x(batch * cols + 8);  // + XNN_EXTRA_BYTES
-        std::vector<float> wf(rows * cols), xf(batch * cols);
-        for (size_t i = 0; i < w.size(); ++i) {
-          w[i] = FloatToHalf(w32[i]);
-          wf[i] = HalfToFloat(w[i]);
-        }
-        for (size_t i = 0; i < xf.size(); ++i) {
-          x[i] = FloatToHalf(x32[i]);
-          xf[i] = HalfToFloat(x[i]);
-        }
-        XnnFullyConnected fc;
-        ASSERT_EQ(fc.CreateF16(w.data(), rows, cols, y_stride), XnnStatus::kOk);
-        std::vector<float> expected(batch * y_stride);
-        reference::MatMulF32(wf.data(), xf.data(), batch, expected.data(), y_stride, rows,
-                             cols);
-        for (pthreadpool_t threads : {pthreadpool_t{nullptr}, pool}) {
-          std::vector<uint16_t> y(batch * y_stride, 0x7E00);  // NaN where unwritten
-          ASSERT_EQ(fc.RunF16(x.data(), batch, y.data(), threads), XnnStatus::kOk);
-          double error_sum = 0, magnitude_sum = 0;
-          for (size_t b = 0; b < batch; ++b) {
-            for (size_t r = 0; r < rows; ++r) {
-              double abs_dot = 0;
-              for (size_t c = 0; c < cols; ++c) {
-                abs_dot += std::fabs(double(wf[r * cols + c]) * xf[b * cols + c]);
-              }
-              const double n_u = double(cols + 1) * u;
-              const double want = expected[b * y_stride + r];
-              const double bound = n_u / (1 - n_u) * abs_dot + u * std::fabs(want) + 1e-7;
-              const double got = HalfToFloat(y[b * y_stride + r]);
-              ASSERT_LE(std::fabs(got - want), bound)
-                  << "batch " << batch << " rows " << rows << " cols " << cols << " at ("
-                  << b << ", " << r << ")";
-              error_sum += std::fabs(got - want);
-              magnitude_sum += abs_dot;
-            }
-            ASSERT_EQ(y[b * y_stride + rows], 0x7E00) << "wrote past the row";
-          }
-          EXPECT_LE(error_sum, 8 * u * magnitude_sum)
-              << "batch " << batch << " rows " << rows << " cols " << cols;
-        }
-      }
-    }
-  }
-  pthreadpool_destroy(pool);
-}
-
 TEST_F(XnnFcTest, RejectsBadInput) {
   const float w[6] = {1, 2, 3, 4, 5, 6};
-  XnnFullyConnected fc;
-  EXPECT_EQ(fc.CreateF32(w, 0, 3), XnnStatus::kInvalidParameter);
-  EXPECT_EQ(fc.CreateF32(w, 2, 0), XnnStatus::kInvalidParameter);
-  EXPECT_EQ(fc.CreateF32(w, 2, 3, /*y_stride=*/1), XnnStatus::kInvalidParameter);
-  EXPECT_EQ(fc.CreateF32(nullptr, 2, 3), XnnStatus::kInvalidParameter);
+  RegionFc op;
+  EXPECT_EQ(op.Create(w, 0, 3), XnnStatus::kInvalidParameter);
+  EXPECT_EQ(op.Create(w, 2, 0), XnnStatus::kInvalidParameter);
+  EXPECT_EQ(op.Create(w, 2, 3, /*y_stride=*/1), XnnStatus::kInvalidParameter);
+  EXPECT_EQ(op.Create(nullptr, 2, 3), XnnStatus::kInvalidParameter);
   float y[4];
-  EXPECT_EQ(fc.RunF32(w, 1, y, nullptr), XnnStatus::kInvalidState) << "run before create";
-  ASSERT_EQ(fc.CreateF32(w, 2, 3), XnnStatus::kOk);
-  uint16_t h[8] = {};
-  EXPECT_EQ(fc.RunF16(h, 1, h, nullptr), XnnStatus::kInvalidState) << "f16 run on f32";
-  EXPECT_EQ(fc.RunF32(nullptr, 1, y, nullptr), XnnStatus::kInvalidParameter);
+  EXPECT_EQ(op.fc().Run(w, 1, y), XnnStatus::kInvalidState) << "run before create";
+  ASSERT_EQ(op.Create(w, 2, 3), XnnStatus::kOk);
+  EXPECT_TRUE(op.fc().created());
+  EXPECT_EQ(op.fc().rows(), 2u);
+  EXPECT_EQ(op.fc().cols(), 3u);
+  EXPECT_EQ(op.fc().Run(nullptr, 1, y), XnnStatus::kInvalidParameter);
+  EXPECT_EQ(op.fc().Run(w, 0, nullptr), XnnStatus::kOk) << "an empty batch is no work";
   // A valid call after the rejected ones still works: (1 2 3; 4 5 6) (1 1 1)^T.
   float x[3 + 4] = {1, 1, 1};
-  ASSERT_EQ(fc.RunF32(x, 1, y, nullptr), XnnStatus::kOk);
+  ASSERT_EQ(op.fc().Run(x, 1, y), XnnStatus::kOk);
   EXPECT_EQ(y[0], 6.0f);
   EXPECT_EQ(y[1], 15.0f);
   EXPECT_STRNE(XnnStatusName(XnnStatus::kUnsupportedHardware), "");
+  EXPECT_STRNE(XnnStatusName(XnnStatus::kCalibrationFailed), "");
+  EXPECT_GE(XnnExtraBytes(), 1u);
 }
 
-// Create takes the packed weights (a copy at least as large as the weights) from the
-// allocator XNNPACK was initialised with; destroying the operator gives them back.
-TEST_F(XnnFcTest, CreateTakesPackedWeightsFromTheAllocator) {
-  const size_t rows = 96, cols = 80;
-  test::Buffer w(rows * cols, 0, 3);
-  const size_t live_before = Allocator().live_bytes();
-  {
-    XnnFullyConnected fc;
-    ASSERT_EQ(fc.CreateF32(w.data(), rows, cols), XnnStatus::kOk);
-    EXPECT_GE(Allocator().live_bytes() - live_before, rows * cols * sizeof(float));
-    XnnFullyConnected moved = std::move(fc);
-    EXPECT_EQ(fc.type(), XnnFullyConnected::Type::kNone);
-    EXPECT_EQ(moved.rows(), rows);
-  }
-  EXPECT_EQ(Allocator().live_bytes(), live_before);
-}
-
-// XNNPACK keeps the first allocator it was given: a second xnn_initialize does not
-// redirect later operators (what any arena-backed allocator has to be designed around).
-TEST_F(XnnFcTest, SecondInitializeKeepsTheFirstAllocator) {
-  XnnCountingAllocator other;
-  ASSERT_EQ(XnnInitialize(other.allocator()), XnnStatus::kOk);
-  const size_t requests = Allocator().num_requests();
+// A later xnn_initialize (here with libc) does not take XNNPACK away from the arenas:
+// it keeps the first allocator, so outside a scope creation still finds no memory.
+TEST_F(XnnFcTest, LaterInitializeKeepsTheArenaAllocator) {
+  ASSERT_EQ(xnn_initialize(nullptr), xnn_status_success);
   const float w[4] = {1, 2, 3, 4};
-  XnnFullyConnected fc;
-  ASSERT_EQ(fc.CreateF32(w, 2, 2), XnnStatus::kOk);
-  EXPECT_GT(Allocator().num_requests(), requests);
-  EXPECT_EQ(other.num_requests(), 0u);
+  XnnFullyConnected outside;
+  EXPECT_EQ(outside.CreateF32(w, 2, 2), XnnStatus::kOutOfMemory);
+  RegionFc inside;
+  EXPECT_EQ(inside.Create(w, 2, 2), XnnStatus::kOk);
 }
 
 }  // namespace
