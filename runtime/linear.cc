@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "kernels/dcheck.h"
 #include "kernels/half.h"
 #include "kernels/quant_layout.h"
 
@@ -31,6 +32,7 @@ void RunRows(void* context, size_t begin, size_t count) {
   const LinearTask& t = *static_cast<const LinearTask*>(context);
   const kernels::KernelTable& k = *t.ctx->kernels;
   const size_t rows = t.w->rows(), cols = t.w->cols();
+  EMBER_DCHECK(begin % kQuantPanelRows == 0 && begin + count <= rows);
   const bool one = t.batch == 1;
   float* y = t.y + begin;
   switch (t.w->dtype) {
@@ -140,11 +142,13 @@ void Linear(const ExecContext& ctx, const QuantScratch& quant, const Tensor& w,
 void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor* const* w,
                  float* const* y, size_t n, const float* x, size_t batch) {
   ProfileScope scope(ctx.profile, KernelKind::kMatMul);
+  EMBER_DCHECK(n >= 1 && n <= kMaxLinearGroup && batch >= 1);
   GroupTask group;
   group.n = n;
   group.first_tile[0] = 0;
   bool quantized = false;
   for (size_t i = 0; i < n; ++i) {
+    EMBER_DCHECK(w[i]->cols() == w[0]->cols());  // one input for the group
     group.tasks[i] = LinearTask{&ctx, &quant, w[i], x, batch, y[i]};
     group.tile[i] = RowTile(w[i]->dtype, w[i]->cols(), batch);
     group.first_tile[i + 1] =

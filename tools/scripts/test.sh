@@ -119,12 +119,12 @@ run_fuzzer() {  # run_fuzzer BUILD_DIR NAME
 
 # The sanitizer and fuzzing stages (clang-14): the whole native suite under ASan+UBSan in
 # one build that also makes the fuzzers; the fuzzers for a bounded time, two at a time;
-# the threading tests under TSan.
+# the threading tests under TSan. Both keep the EMBER_DCHECK precondition checks on.
 harden_stages() {
   local asan="$build_dir-asan" tsan="$build_dir-tsan"
   stage "ASan+UBSan build with the fuzzers (clang-14, $asan)"
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$asan" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON >/dev/null
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON -DEMBER_DCHECKS=ON >/dev/null
   cmake --build "$asan" -j "$jobs"
 
   # Left out: the PyTorch oracles (label oracle: they check arithmetic that the native
@@ -157,7 +157,7 @@ harden_stages() {
   local tsan_tests='^(ThreadsTest|GoldenTest|CApi|AttentionRecord)|^convert_stories260K$'
   stage "TSan build of the threading tests (clang-14, $tsan)"
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$tsan" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=thread >/dev/null
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=thread -DEMBER_DCHECKS=ON >/dev/null
   cmake --build "$tsan" -j "$jobs" --target threads_test golden_test c_api_test \
     attention_record_test ember_cli
   stage "TSan tests (threads, golden thread counts, C API, attention record)"
