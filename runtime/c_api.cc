@@ -41,6 +41,8 @@ EMBER_SAME_CODE(EMBER_RESOURCE_EXHAUSTED, kResourceExhausted);
 EMBER_SAME_CODE(EMBER_UNIMPLEMENTED, kUnimplemented);
 EMBER_SAME_CODE(EMBER_INTERNAL, kInternal);
 #undef EMBER_SAME_CODE
+static_assert(EMBER_BACKEND_HIGHWAY == static_cast<unsigned>(ember::Backend::kHighway));
+static_assert(EMBER_BACKEND_XNNPACK == static_cast<unsigned>(ember::Backend::kXnnpack));
 
 namespace {
 
@@ -73,6 +75,11 @@ ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_
   return ember::Status::Ok();
 }
 
+// Whether `field` of an options struct lies inside the caller's struct_size: a caller
+// built against an older header leaves later fields at their defaults.
+#define EMBER_HAS_FIELD(o, T, field) \
+  ((o)->struct_size >= offsetof(T, field) + sizeof((o)->field))
+
 ember::Status ToSessionOptions(const ember_session_options* o,
                                ember::SessionOptions* options) {
   *options = ember::SessionOptions();
@@ -84,6 +91,13 @@ ember::Status ToSessionOptions(const ember_session_options* o,
   if (o->max_batch) options->max_batch = o->max_batch;
   options->max_prompt_bytes = o->max_prompt_bytes;
   options->all_logits = o->all_logits != 0;
+  if (EMBER_HAS_FIELD(o, ember_session_options, backend)) {
+    if (o->backend > EMBER_BACKEND_XNNPACK) {
+      return ember::InvalidArgument("ember_session_options: unknown backend %u",
+                                    o->backend);
+    }
+    options->backend = static_cast<ember::Backend>(o->backend);
+  }
   return ember::Status::Ok();
 }
 
@@ -142,6 +156,7 @@ void ember_session_options_default(ember_session_options* options) {
   options->max_batch = d.max_batch;
   options->max_prompt_bytes = d.max_prompt_bytes;
   options->all_logits = d.all_logits;
+  options->backend = static_cast<uint32_t>(d.backend);
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {

@@ -1,5 +1,6 @@
 // The C API through its C++ wrapper (ember.hpp): the golden story with a caller-owned
 // arena, and statuses plus messages for bad calls.
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -131,6 +132,16 @@ TEST_F(CApiTest, OptionStructsCarryTheirSize) {
   newer.struct_size = sizeof(options) + 8;
   EXPECT_EQ(session.Create(model_, &newer), EMBER_UNIMPLEMENTED);
   EXPECT_NE(cpp::LastError().find("newer"), std::string::npos);
+
+  // A caller whose header ends before the backend field gets the default backend.
+  ember_session_options older = options;
+  older.struct_size = offsetof(ember_session_options, backend);
+  older.backend = 12345;  // past its struct_size: never read
+  EXPECT_EQ(session.Create(model_, &older), EMBER_OK) << cpp::LastError();
+  ember_session_options bad_backend = options;
+  bad_backend.backend = 7;
+  EXPECT_EQ(session.Create(model_, &bad_backend), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("unknown backend 7"), std::string::npos);
 
   ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
   ember_sampler_options sampler;

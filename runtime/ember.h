@@ -48,7 +48,15 @@ typedef struct ember_session_options {
   uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
   uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context */
   int all_logits;            /* nonzero: keep logits of every prefilled position */
+  /* Appended in 0.2: */
+  uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
 } ember_session_options;
+
+/* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's
+ * fully-connected operators (with a packed copy of those weights in the session's arena;
+ * other weight types stay on Highway). EMBER_UNIMPLEMENTED where XNNPACK is not built in. */
+#define EMBER_BACKEND_HIGHWAY 0u
+#define EMBER_BACKEND_XNNPACK 1u
 
 typedef struct ember_sampler_options {
   uint32_t struct_size; /* sizeof(ember_sampler_options) */

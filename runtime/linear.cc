@@ -6,6 +6,7 @@
 #include "kernels/dcheck.h"
 #include "kernels/half.h"
 #include "kernels/quant_layout.h"
+#include "runtime/xnn_backend.h"
 
 namespace ember {
 namespace {
@@ -143,6 +144,19 @@ void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor
                  float* const* y, size_t n, const float* x, size_t batch) {
   ProfileScope scope(ctx.profile, KernelKind::kMatMul);
   EMBER_DCHECK(n >= 1 && n <= kMaxLinearGroup && batch >= 1);
+  // Products the XNNPACK backend has an operator for run there, each on the pool.
+  const Tensor* rest_w[kMaxLinearGroup];
+  float* rest_y[kMaxLinearGroup];
+  size_t rest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (ctx.xnn && XnnpackLinear(*ctx.xnn, *w[i], x, batch, y[i], ctx.pool)) continue;
+    rest_w[rest] = w[i];
+    rest_y[rest++] = y[i];
+  }
+  if (rest == 0) return;
+  w = rest_w;
+  y = rest_y;
+  n = rest;
   GroupTask group;
   group.n = n;
   group.first_tile[0] = 0;

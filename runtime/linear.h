@@ -22,11 +22,14 @@ struct QuantScratch {
   int32_t* sums = nullptr;
 };
 
+struct XnnMatrices;  // runtime/xnn_backend.h
+
 // What the forward pass computes with: the kernels for this CPU and the thread pool.
 struct ExecContext {
   const kernels::KernelTable* kernels = nullptr;
   const ThreadPool* pool = nullptr;   // may be null: single-threaded
   ForwardProfile* profile = nullptr;  // time per kernel kind, when profiling
+  const XnnMatrices* xnn = nullptr;   // the XNNPACK backend's operators, if chosen
 };
 
 // f(begin, count) over rows [0, rows) of `row_elems` elements each, in tiles of at

@@ -6,6 +6,7 @@
 
 #include "runtime/forward.h"
 #include "runtime/tokenizer.h"
+#include "runtime/xnn_backend.h"
 
 namespace ember {
 
@@ -41,6 +42,10 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   s.logits_last_ = s.buffers_.logits;
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
+  if (s.plan_.backend == Backend::kXnnpack) {
+    EMBER_RETURN_IF_ERROR(CreateXnnpackMatrices(model, s.buffers_.xnnpack,
+                                                s.plan_.xnnpack_bytes, &s.xnn_));
+  }
   return s;
 }
 
@@ -96,7 +101,7 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
         "a bidirectional model takes its whole input in one call; "
         "Reset() first");
   }
-  const ExecContext exec{&kernels_, pool_, profile_};
+  const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
   const size_t batch = plan_.max_batch;
   for (size_t done = 0; done < n; done += batch) {

@@ -67,6 +67,7 @@ class Session {
   const Model& model() const { return *model_; }
   const SessionPlan& plan() const { return plan_; }
   const char* kernel_target() const { return kernels_.target; }
+  Backend backend() const { return plan_.backend; }
   // What q8/q4 products run on: "avx512-vnni", "neon-sdot" or "highway".
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
@@ -77,6 +78,7 @@ class Session {
 
   const Model* model_;
   const ThreadPool* pool_;
+  const XnnMatrices* xnn_ = nullptr;  // in the arena, with the XNNPACK backend
   ForwardProfile* profile_ = nullptr;
   kernels::KernelTable kernels_;
   SessionPlan plan_;

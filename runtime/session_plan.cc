@@ -5,6 +5,7 @@
 #include "kernels/quant_layout.h"
 #include "runtime/sampler.h"
 #include "runtime/tokenizer.h"
+#include "runtime/xnn_backend.h"
 
 namespace ember {
 namespace {
@@ -13,17 +14,11 @@ namespace {
 // int8 copy of the activations the quantized products read.
 size_t MaxQuantizedInput(const Weights& w) {
   size_t widest = 0;
-  auto consider = [&](const Tensor* t) {
-    if (t && (t->dtype == DType::kQ8 || t->dtype == DType::kQ4) && t->cols() > widest) {
-      widest = t->cols();
+  ForEachMatrix(w, [&](const Tensor& t) {
+    if ((t.dtype == DType::kQ8 || t.dtype == DType::kQ4) && t.cols() > widest) {
+      widest = t.cols();
     }
-  };
-  consider(w.output);
-  for (const LayerWeights& l : w.layers) {
-    for (const Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
-      consider(t);
-    }
-  }
+  });
   return widest;
 }
 
@@ -40,12 +35,20 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
   if (c.mask == AttentionMask::kBidirectional) plan->max_batch = plan->max_context;
   plan->max_prompt_bytes = o.max_prompt_bytes ? o.max_prompt_bytes : 8 * plan->max_context;
   plan->all_logits = o.all_logits;
+  plan->backend = o.backend;
+  if (o.backend != Backend::kHighway && o.backend != Backend::kXnnpack) {
+    return InvalidArgument("unknown backend %u", static_cast<unsigned>(o.backend));
+  }
   plan->logit_rows = o.all_logits ? plan->max_batch : 1;
   plan->token_capacity = Tokenizer::EncodeCapacity(plan->max_prompt_bytes);
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
 }  // namespace
+
+const char* BackendName(Backend backend) {
+  return backend == Backend::kXnnpack ? "xnnpack" : "highway";
+}
 
 const char* ArenaStepName(int step) {
   static const char* const kNames[] = {"session", "embed", "attention", "ffn", "logits"};
@@ -57,6 +60,12 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   SessionPlan plan;
   EMBER_RETURN_IF_ERROR(ResolveSizes(c, options, &plan));
   const size_t b = plan.max_batch, T = plan.max_context, chunk = AttentionChunk(b);
+  // XNNPACK reads up to a few bytes past an input: the buffers Linear reads carry them.
+  size_t pad = 0;
+  if (plan.backend == Backend::kXnnpack) {
+    EMBER_RETURN_IF_ERROR(XnnpackArenaBytes(model, &plan.xnnpack_bytes));
+    pad = (XnnpackInputPaddingBytes() + sizeof(float) - 1) / sizeof(float);
+  }
   ArenaPlan& a = plan.arena;
   SessionPlan::Ids& id = plan.ids;
   // Between passes: the cache, what the caller reads after a pass, and the scratch of
@@ -70,12 +79,13 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
                              BufferKind::kScratch);
   // One pass.
-  id.x = a.Add<float>("x", b * c.d_model, kStepEmbed, kStepLogits);
-  id.x_norm = a.Add<float>("x_norm", b * c.d_model, kStepEmbed, kStepLogits);
+  id.x = a.Add<float>("x", b * c.d_model + pad, kStepEmbed, kStepLogits);
+  id.x_norm = a.Add<float>("x_norm", b * c.d_model + pad, kStepEmbed, kStepLogits);
   id.rope_cos = a.Add<float>("rope_cos", b * c.head_dim, kStepEmbed, kStepFeedForward);
   id.rope_sin = a.Add<float>("rope_sin", b * c.head_dim, kStepEmbed, kStepFeedForward);
   id.q = a.Add<float>("q", b * c.q_dim(), kStepAttention, kStepAttention);
-  id.attn_out = a.Add<float>("attn_out", b * c.q_dim(), kStepAttention, kStepAttention);
+  id.attn_out =
+      a.Add<float>("attn_out", b * c.q_dim() + pad, kStepAttention, kStepAttention);
   id.probs = a.Add<float>("attn_probs", chunk * c.n_heads * T, kStepAttention,
                           kStepAttention);
   id.spans = a.Add<float>("attn_spans",
@@ -83,7 +93,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                               kernels::AttentionPartialFloats(c.head_dim),
                           kStepAttention, kStepAttention);
   id.proj = a.Add<float>("proj", b * c.d_model, kStepAttention, kStepFeedForward);
-  id.ffn_a = a.Add<float>("ffn_a", b * c.ffn_dim, kStepFeedForward, kStepFeedForward);
+  id.ffn_a =
+      a.Add<float>("ffn_a", b * c.ffn_dim + pad, kStepFeedForward, kStepFeedForward);
   id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim : 0,
                           kStepFeedForward, kStepFeedForward);
   id.attention_record = a.Add<float>("attn_record", plan.record.num_floats(),
@@ -95,6 +106,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                                BufferKind::kScratch);
   id.act_sums = a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits,
                                BufferKind::kScratch);
+  id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
+                              BufferKind::kXnnpack);
   EMBER_RETURN_IF_ERROR(a.Plan());
   return plan;
 }
@@ -108,6 +121,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.sampler = arena.Bind(ids.sampler, base);
   s.tokens = arena.Bind(ids.tokens, base);
   s.attention_record = arena.Bind(ids.attention_record, base);
+  s.xnnpack = arena.Bind(ids.xnnpack, base);
   Activations& act = s.act;
   act.max_batch = max_batch;
   act.x = arena.Bind(ids.x, base);

@@ -15,7 +15,14 @@
 
 namespace ember {
 
+// What runs the f32 weight matrices' products: ember's Highway kernels (every weight
+// type), or XNNPACK's fully-connected operators (f32 matrices; the others stay on
+// Highway), which hold a packed copy of those weights in the session's arena.
+enum class Backend : uint8_t { kHighway = 0, kXnnpack = 1 };
+const char* BackendName(Backend backend);  // "highway", "xnnpack"
+
 struct SessionOptions {
+  Backend backend = Backend::kHighway;
   uint32_t max_context = 0;  // positions the KV cache holds; 0: the model's
   uint32_t max_batch = 64;   // tokens per prefill step (a bidirectional model's whole
                              // input must fit in one)
@@ -47,6 +54,7 @@ struct SessionBuffers {
   uint8_t* sampler = nullptr;         // Sampler::ScratchBytes(vocab)
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
+  uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
 };
 
 // The session's sizes, resolved from the options and the model, and its arena layout.
@@ -57,13 +65,15 @@ struct SessionPlan {
   size_t logit_rows = 0;      // max_batch with all_logits, else 1
   size_t token_capacity = 0;  // Tokenizer::EncodeCapacity(max_prompt_bytes)
   bool all_logits = false;
+  Backend backend = Backend::kHighway;
+  size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
 
   // Where each buffer went (ids from ArenaPlan::Add).
   struct Ids {
     ArenaBuffer<float> kv_cache, logits, attention_record;
-    ArenaBuffer<uint8_t> sampler;
+    ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
         ffn_a, ffn_b;

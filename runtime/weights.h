@@ -44,6 +44,18 @@ struct Weights {
   std::vector<LayerWeights> layers;
 };
 
+// Calls f(const Tensor&) for every matrix a forward pass multiplies with (Linear): each
+// layer's projections, then the classifier (the embedding table when tied).
+template <class F>
+void ForEachMatrix(const Weights& w, const F& f) {
+  for (const LayerWeights& l : w.layers) {
+    for (const Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
+      if (t) f(*t);
+    }
+  }
+  if (w.output) f(*w.output);
+}
+
 // Finds every tensor the config needs in `tensors`, checks its shape and dtype, and
 // rejects missing, misshapen or unexpected tensors with a message naming them.
 Status BindWeights(const ModelConfig& config, const std::vector<Tensor>& tensors,

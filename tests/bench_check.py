@@ -2,7 +2,7 @@
 """Checks `ember bench` output: every field present, figures positive and consistent.
 
 usage: bench_check.py FORMAT FILE --reps R --tests pp16,tg8 --threads 1,2 [--models N]
-                      [--profile]
+                      [--backends CPU,XNNPACK] [--profile]
 FORMAT is json, jsonl, csv or md. Exits 1 with the reasons when a check fails.
 """
 import argparse
@@ -153,11 +153,12 @@ def check_result(r, args, where):
 
 
 def expected_tests(args):
-    """(n_threads, test) in ember's order: per model, per thread count, pp then tg."""
+    """(backend, n_threads, test) in ember's order: per model, per backend, per thread
+    count, pp then tg."""
     tests = args.tests.split(",")
     order = [t for t in tests if t.startswith("pp")] + [t for t in tests if t.startswith("tg")]
-    return [(int(t), test) for _ in range(args.models) for t in args.threads.split(",")
-            for test in order]
+    return [(b, int(t), test) for _ in range(args.models) for b in args.backends.split(",")
+            for t in args.threads.split(",") for test in order]
 
 
 def check_markdown(text, args):
@@ -172,9 +173,12 @@ def check_markdown(text, args):
           f"md: {len(rows)} rows, want {want_tables} per test")
     for l in tables:
         check(len(l) <= 140, f"md: a line of {len(l)} characters: {l}")
-    for threads, test in expected_tests(args):
+    for backend, threads, test in expected_tests(args):
         check(any(re.search(rf"\|\s+{threads} \| {test}\s", l) for l in rows),
               f"md: no row for {test} at {threads} threads")
+        row = rf"\| {backend}\s+\|\s+{threads} \| {test}\s"
+        check(any(re.search(row, l) for l in rows),
+              f"md: no row for {test} at {threads} threads on {backend}")
     check("±" in text and "%" in text, "md: no '±' or roofline %")
 
 
@@ -186,6 +190,7 @@ def main():
     p.add_argument("--tests", required=True)
     p.add_argument("--threads", required=True)
     p.add_argument("--models", type=int, default=1)
+    p.add_argument("--backends", default="CPU", help="the backends field, in run order")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--regions", action="store_true",
                    help="every test above one thread ran regions on several threads")
@@ -205,7 +210,8 @@ def main():
                   FIELDS + (PROFILE_FIELDS + THREAD_FIELDS if args.profile else []),
                   f"csv: header {reader.fieldnames}")
             results = [from_csv(row) for row in reader]
-        got = [(int(r.get("n_threads", 0)), r.get("test")) for r in results]
+        got = [(r.get("backends"), int(r.get("n_threads", 0)), r.get("test"))
+               for r in results]
         check(got == expected_tests(args), f"{args.format}: tests {got}, want "
               f"{expected_tests(args)}")
         for i, r in enumerate(results):

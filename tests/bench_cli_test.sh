@@ -61,6 +61,14 @@ if [ "$emulated" = 1 ]; then
     --threads 1,2 --profile || fail "bench -o json under emulation"
 fi
 
+# Both backends side by side, in run order (model, backend, threads).
+expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 2 -t 1,2 -r 1 \
+  --backend highway,xnnpack -o jsonl --probe-mib 16
+"$python" "$here/bench_check.py" jsonl "$tmp/stdout" --reps 1 --tests pp8,tg2 \
+  --threads 1,2 --backends CPU,XNNPACK || fail "bench --backend highway,xnnpack"
+expect 1 "--backend gpu: not highway or xnnpack" -- "${ember[@]}" bench -m "$small" \
+  --backend highway,gpu
+
 if [ "$emulated" = 0 ]; then
 # The stories15M preset: llama2.c's shape (inspect reads it back from the file).
 s15="$tmp/stories15M.ember"

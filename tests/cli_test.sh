@@ -73,6 +73,19 @@ if ! grep -q "^Once upon a time, there was a little girl named Lily" "$tmp/stdou
   failures=$((failures + 1))
 fi
 expect 0 "generated 5 tokens" -- "$ember" run -m "$model" -p "" -n 5 -s 1
+# The XNNPACK backend tells the same story; inspect plans its operators in the arena.
+expect 0 "f32 matrices on XNNPACK" -- "$ember" run -m "$model" --temp 0 -n 20 -t 2 \
+  --backend xnnpack
+if ! grep -q "^Once upon a time, there was a little girl named Lily" "$tmp/stdout"; then
+  echo "FAIL: greedy run on XNNPACK printed: $(cat "$tmp/stdout")"
+  failures=$((failures + 1))
+fi
+expect 0 "" -- "$ember" inspect -m "$model" --backend xnnpack
+if ! grep -q "xnnpack backend" "$tmp/stdout" || ! grep -qE "^  xnnpack +[0-9]+ +[1-9][0-9]* +xnnpack" "$tmp/stdout"; then
+  echo "FAIL: inspect --backend xnnpack printed no xnnpack buffer: $(cat "$tmp/stdout")"
+  failures=$((failures + 1))
+fi
+expect 1 "--backend gpu: not highway or xnnpack" -- "$ember" run -m "$model" --backend gpu
 expect 0 "generated 16 tokens" -- "$ember" run -m "$model" -c 16 --temp 0
 
 # Weight types: every --dtype converts and runs; q8 keeps the golden's opening, and

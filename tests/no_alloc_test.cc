@@ -14,6 +14,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
@@ -37,7 +38,7 @@ bool Append(void* user, int32_t, std::string_view text) {
   return true;
 }
 
-class NoAllocTest : public ::testing::TestWithParam<std::tuple<DType, int>> {};
+class NoAllocTest : public ::testing::TestWithParam<std::tuple<DType, int, Backend>> {};
 
 TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
 #ifdef EMBER_ALLOC_COUNT_OFF
@@ -46,6 +47,10 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   ASSERT_TRUE(tools::AllocCounterActive());
   const DType dtype = std::get<0>(GetParam());
   const int threads = std::get<1>(GetParam());
+  const Backend backend = std::get<2>(GetParam());
+  if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
+    GTEST_SKIP() << "XNNPACK is not in this build";
+  }
   ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
@@ -59,6 +64,7 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   ASSERT_TRUE(pool.ok());
   SessionOptions options;
   options.max_batch = 16;
+  options.backend = backend;
   auto session = Session::Create(**model, options, pool->get());
   ASSERT_TRUE(session.ok()) << session.status().message();
   SamplerOptions sampling;  // temperature, top-k and top-p all on
@@ -128,6 +134,30 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   const uint64_t creating = tools::AllocCounterDisarm();
   EXPECT_EQ(creating, 0u) << "Session::Create with a caller arena allocated";
 
+  // The XNNPACK backend: once XNNPACK is initialised (the first plan in the process),
+  // its operators and their packed weights are created in the caller's arena too.
+  if (XnnpackBuiltIn()) {
+    ModelSpec f32_spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+    std::vector<uint8_t> f32_bytes;
+    ASSERT_TRUE(SerializeModel(f32_spec, &f32_bytes).ok());
+    testing::AlignedBytes f32_aligned(f32_bytes);
+    auto f32_model = Model::FromMemory(f32_aligned.data(), f32_aligned.size());
+    ASSERT_TRUE(f32_model.ok()) << f32_model.status().message();
+    SessionOptions xnn = options;
+    xnn.backend = Backend::kXnnpack;
+    std::vector<uint8_t> xnn_arena(RequiredArenaBytes(**f32_model, xnn));
+    ASSERT_GT(xnn_arena.size(), 0u);
+    tools::AllocCounterArm();
+    {
+      Result<Session> session = Session::Create(**f32_model, xnn, nullptr,
+                                                xnn_arena.data(), xnn_arena.size());
+      ASSERT_TRUE(session.ok()) << session.status().message();
+      const int32_t tokens[] = {1, 5, 7};
+      ASSERT_TRUE(session->Prefill(tokens, 3).ok());
+    }
+    EXPECT_EQ(tools::AllocCounterDisarm(), 0u) << "XNNPACK session creation allocated";
+  }
+
   std::vector<uint8_t> c_arena(ember_arena_bytes(c_model, &c_options));
   ember_session* c_session = nullptr;
   tools::AllocCounterArm();
@@ -157,8 +187,19 @@ INSTANTIATE_TEST_SUITE_P(
     DTypesAndThreads, NoAllocTest,
     ::testing::Combine(::testing::Values(DType::kF32, DType::kF16, DType::kQ8,
                                          DType::kQ4),
-                       ::testing::Values(1, 2)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int>>& info) {
+                       ::testing::Values(1, 2), ::testing::Values(Backend::kHighway)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
+      return std::string(DTypeName(std::get<0>(info.param))) + "_" +
+             std::to_string(std::get<1>(info.param)) + "threads";
+    });
+
+// The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the
+// arena, and running them allocates nothing.
+INSTANTIATE_TEST_SUITE_P(
+    Xnnpack, NoAllocTest,
+    ::testing::Combine(::testing::Values(DType::kF32), ::testing::Values(1, 2),
+                       ::testing::Values(Backend::kXnnpack)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +
              std::to_string(std::get<1>(info.param)) + "threads";
     });

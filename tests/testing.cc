@@ -28,9 +28,10 @@ bool CollectToken(void* user, int32_t id, std::string_view text) {
 
 }  // namespace
 
-Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n) {
+Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n,
+                         const SessionOptions& options) {
   Generated out;
-  auto session = Session::Create(model, SessionOptions(), pool);
+  auto session = Session::Create(model, options, pool);
   EXPECT_TRUE(session.ok()) << session.status().message();
   if (!session.ok()) return out;
   SamplerOptions greedy;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/config.h"
+#include "runtime/session_plan.h"
 #include "runtime/model_writer.h"
 
 namespace ember {
@@ -34,7 +35,8 @@ struct Generated {
   std::vector<int32_t> ids;
   std::string text;
 };
-Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n);
+Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n,
+                         const SessionOptions& options = SessionOptions());
 
 // llama2.c's published greedy output for stories260K from an empty prompt (256 ids).
 const std::vector<int32_t>& Stories260KGolden();

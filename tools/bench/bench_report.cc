@@ -35,7 +35,7 @@ OrderedJson Fields(const BenchResult& r) {
   OrderedJson j;
   j["build_commit"] = r.build_commit;
   j["cpu_info"] = r.cpu_info;
-  j["backends"] = "CPU";
+  j["backends"] = r.backends;
   j["model_filename"] = r.model_filename;
   j["model_type"] = r.model_type;
   j["model_size"] = r.model_size;
@@ -166,21 +166,22 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
   fprintf(out,
-          "ember bench: build %s, CPU %s, backend CPU, kernels %s (int8: %s), KV cache %s, "
-          "mmap, %s\n\n",
+          "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
           first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
           first.int8_dot.c_str(),
           first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
     rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
-                    std::to_string(r.n_threads), r.test(), Rate(r.avg_ts(), r.stddev_ts()),
+                    r.backends, std::to_string(r.n_threads), r.test(),
+                    Rate(r.avg_ts(), r.stddev_ts()),
                     Format("%.2f", r.effective_gbps()), Format("%.2f", r.measured_gbps),
                     Format("%.2f", r.weights_read_gbps), Format("%.1f %%", r.roofline_pct())});
   }
-  WriteTable({"model", "size", "params", "th", "test", "t/s", "eff GB/s", "mem GB/s",
-              "file GB/s", "roofline"},
-             {false, true, true, true, false, true, true, true, true, true}, rows, out);
+  WriteTable({"model", "size", "params", "backend", "th", "test", "t/s", "eff GB/s",
+              "mem GB/s", "file GB/s", "roofline"},
+             {false, true, true, false, true, false, true, true, true, true, true}, rows,
+             out);
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();

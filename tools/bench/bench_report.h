@@ -28,6 +28,7 @@ struct BenchResult {
   // As llama-bench names them.
   std::string build_commit;
   std::string cpu_info;
+  std::string backends = "CPU";  // what ran the f32 matrices: CPU (Highway) or XNNPACK
   std::string model_filename;
   std::string model_type;  // e.g. "llama 15M f32"
   uint64_t model_size = 0;      // bytes of the model file

@@ -21,6 +21,17 @@ int RunSubcommand(const char* name, const char* usage, ArgParser parser, int arg
   return 0;
 }
 
+Status ParseBackend(const std::string& name, Backend* backend) {
+  if (name == "highway") {
+    *backend = Backend::kHighway;
+  } else if (name == "xnnpack") {
+    *backend = Backend::kXnnpack;
+  } else {
+    return InvalidArgument("--backend %s: not highway or xnnpack", name.c_str());
+  }
+  return Status::Ok();
+}
+
 Status CheckPromptOptions(const ArgParser& args) {
   if (args.Has("-p") == args.Has("--tokens")) {
     return InvalidArgument("give either -p PROMPT or --tokens 1,2,3");

@@ -4,9 +4,11 @@
 #define EMBER_TOOLS_CLI_CLI_COMMON_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/model.h"
+#include "runtime/session_plan.h"
 #include "runtime/status.h"
 #include "tools/cli/args.h"
 
@@ -18,6 +20,12 @@ namespace ember::tools {
 using CommandBody = Status (*)(const ArgParser& args);
 int RunSubcommand(const char* name, const char* usage, ArgParser parser, int argc,
                   char** argv, CommandBody body);
+
+// The --backend option: "highway" (the default) or "xnnpack".
+inline constexpr const char* kBackendHelp =
+    "what runs the f32 weight matrices: highway (default) or xnnpack (XNNPACK's "
+    "fully-connected operators, with a packed copy of those weights in the arena)";
+Status ParseBackend(const std::string& name, Backend* backend);
 
 // Exactly one of -p and --tokens was given (checked before loading anything).
 Status CheckPromptOptions(const ArgParser& args);

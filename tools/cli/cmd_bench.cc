@@ -50,6 +50,9 @@ ArgParser MakeParser() {
        true,
        "tokens to decode, comma-separated (default 64; 0: no tg test)"},
       {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
+      {{"--backend"},
+       true,
+       "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
       {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
       {{"-o", "--output"}, true, "output format: md (default), json, jsonl or csv"},
       {{"--profile"},
@@ -64,6 +67,7 @@ ArgParser MakeParser() {
 
 struct Options {
   std::vector<std::string> models;
+  std::vector<Backend> backends;
   std::vector<int64_t> prompts, gens, threads;
   int repetitions = 5;
   BenchFormat format = BenchFormat::kMarkdown;
@@ -74,6 +78,15 @@ struct Options {
 Status ParseOptions(const ArgParser& args, Options* o) {
   o->models = args.GetAll("-m");
   if (o->models.empty()) return InvalidArgument("missing -m MODEL");
+  const std::string backends = args.Get("--backend", "highway");
+  for (size_t begin = 0; begin <= backends.size();) {
+    size_t end = backends.find(',', begin);
+    if (end == std::string::npos) end = backends.size();
+    Backend backend;
+    EMBER_RETURN_IF_ERROR(ParseBackend(backends.substr(begin, end - begin), &backend));
+    o->backends.push_back(backend);
+    begin = end + 1;
+  }
   EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
@@ -299,8 +312,8 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   return Status::Ok();
 }
 
-// Every test of one model at one thread count, appended to *results.
-Status BenchModel(const Options& o, const std::string& path, int threads,
+// Every test of one model on one backend at one thread count, appended to *results.
+Status BenchModel(const Options& o, const std::string& path, Backend backend, int threads,
                   Progress* progress, std::vector<BenchResult>* results) {
   const int max_prompt = o.prompts.empty()
                              ? 0
@@ -327,6 +340,7 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   if (!pool.ok()) return pool.status();
   b.pool = std::move(*pool);
   SessionOptions session_options;
+  session_options.backend = backend;
   session_options.max_context = static_cast<uint32_t>(context);
   session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
   auto session = Session::Create(**model, session_options, b.pool.get());
@@ -347,6 +361,7 @@ Status BenchModel(const Options& o, const std::string& path, int threads,
   BenchResult base;
   base.build_commit = EMBER_BUILD_COMMIT;
   base.cpu_info = CpuInfo();
+  base.backends = backend == Backend::kXnnpack ? "XNNPACK" : "CPU";
   base.model_filename = FileName(path);
   base.model_type = ModelType(**model);
   base.model_size = (*model)->file_bytes();
@@ -393,9 +408,11 @@ Status RunBench(const ArgParser& args) {
   Progress progress;
   std::vector<BenchResult> results;
   for (const std::string& path : o.models) {
-    for (int64_t threads : o.threads) {
-      EMBER_RETURN_IF_ERROR(BenchModel(o, path, static_cast<int>(threads), &progress,
-                                       &results));
+    for (Backend backend : o.backends) {
+      for (int64_t threads : o.threads) {
+        EMBER_RETURN_IF_ERROR(BenchModel(o, path, backend, static_cast<int>(threads),
+                                         &progress, &results));
+      }
     }
   }
   progress.Done();
@@ -409,8 +426,8 @@ int BenchCommand(int argc, char** argv) {
   return RunSubcommand(
       "bench",
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
-      "                   [-t 1,2,...] [-r 5] [-o md|json|jsonl|csv] [--profile]\n"
-      "                   [--probe-mib N]\n\n"
+      "                   [-t 1,2,...] [--backend highway,xnnpack] [-r 5]\n"
+      "                   [-o md|json|jsonl|csv] [--profile] [--probe-mib N]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
       "Progress goes to stderr, results to stdout.\n",

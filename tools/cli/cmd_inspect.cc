@@ -19,6 +19,7 @@ ArgParser MakeParser() {
       {{"-c", "--ctx"}, true, "context length to plan for (default: the model's)"},
       {{"-b", "--batch"}, true, "prefill batch to plan for (default 64)"},
       {{"-t", "--threads"}, true, "threads to plan for (default 1)"},
+      {{"--backend"}, true, kBackendHelp},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -100,15 +101,16 @@ Status Inspect(const ArgParser& args) {
   PrintModel(path, **model);
 
   SessionOptions options;
+  EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(ctx);
   options.max_batch = static_cast<uint32_t>(batch);
   auto session_plan = PlanSession(**model, options);
   if (!session_plan.ok()) return session_plan.status();
   const ArenaPlan* plan = &session_plan->arena;
-  printf("\narena plan   context %u, batch %lld, %lld thread%s\n",
+  printf("\narena plan   context %u, batch %lld, %lld thread%s, %s backend\n",
          ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context,
          static_cast<long long>(batch), static_cast<long long>(threads),
-         threads == 1 ? "" : "s");
+         threads == 1 ? "" : "s", BackendName(options.backend));
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
          "lifetime");
   uint64_t by_kind[4] = {0, 0, 0, 0};

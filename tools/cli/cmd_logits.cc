@@ -29,6 +29,7 @@ ArgParser MakeParser() {
        "also write attention weights as .npy: [layers, heads, positions, positions] "
        "(query, key; zero where masked)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      {{"--backend"}, true, kBackendHelp},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -49,6 +50,7 @@ Status Logits(const ArgParser& args) {
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
   SessionOptions options;
+  EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(tokens.size());
   options.all_logits = args.Has("--all");
   options.max_batch = 64;

@@ -34,6 +34,7 @@ ArgParser MakeParser() {
       {{"--top-p"}, true, "nucleus sampling threshold; 1 is off (default 0.95)"},
       {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      {{"--backend"}, true, kBackendHelp},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
       {{"--show-top"},
        true,
@@ -110,6 +111,7 @@ Status Run(const ArgParser& args) {
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
   SessionOptions options;
+  EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(ctx);
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
@@ -173,9 +175,10 @@ Status Run(const ArgParser& args) {
   const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
   fprintf(stderr,
           "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); generated %zu "
-          "tokens, %.1f tok/s (%s, %lld thread%s)\n",
+          "tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
           n_ids, prefill_s * 1e3, n_ids / prefill_s, result.generated,
           decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
+          s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
           static_cast<long long>(threads), threads == 1 ? "" : "s");
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(

@@ -5,10 +5,10 @@
 // and, for XNNPACK, its region bytes (operator + packed weights) per byte of weights.
 // (XNNPACK's f16 operator computes in f16, too inaccurate for ember: not measured.)
 //
-//   build/kernels/xnn_bench --benchmark_repetitions=7
+//   build/tools/bench/xnn_bench --benchmark_repetitions=7
 //       --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2
 //       --benchmark_out=xnn.json --benchmark_out_format=json     (one command line)
-//   /usr/bin/python3 kernels/xnn_bench_summary.py xnn.json   (medians and ratios)
+//   /usr/bin/python3 tools/bench/xnn_bench_summary.py xnn.json   (medians and ratios)
 #include <pthreadpool.h>
 
 #include <cstdint>

@@ -5,9 +5,9 @@ side, with the ratios XNNPACK / ember Highway of the medians and of the bests; f
 thread also the median over CPU time (time the benchmark thread actually ran, which
 discounts other processes holding the cores; meaningless with workers, so not shown).
 
-  build/kernels/xnn_bench --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true \
+  build/tools/bench/xnn_bench --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true \
       --benchmark_out=xnn.json --benchmark_out_format=json
-  /usr/bin/python3 kernels/xnn_bench_summary.py xnn.json [more.json ...]
+  /usr/bin/python3 tools/bench/xnn_bench_summary.py xnn.json [more.json ...]
 
 Several files (runs) are pooled: the median is taken over every repetition of every run.
 """
