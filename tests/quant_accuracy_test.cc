@@ -27,10 +27,7 @@ constexpr char kText[] =
     "a hug and said, \"You are my best friend.\" Max barked and they walked home "
     "together.";
 
-struct Loaded {
-  testing::AlignedBytes bytes;
-  std::unique_ptr<Model> model;
-};
+using Loaded = testing::LoadedModel;
 
 // stories260K converted in memory with every matrix as `dtype` (the converter's
 // defaults: norms f32; with q4 the tied embedding/classifier is q8).
@@ -41,15 +38,7 @@ Loaded LoadAs(DType dtype) {
   EXPECT_TRUE(s.ok()) << s.message();
   s = tools::ChooseDTypes(dtype, {}, &spec);
   EXPECT_TRUE(s.ok()) << s.message();
-  std::vector<uint8_t> bytes;
-  s = SerializeModel(spec, &bytes);
-  EXPECT_TRUE(s.ok()) << s.message();
-  Loaded out;
-  out.bytes = testing::AlignedBytes(bytes);
-  auto model = Model::FromMemory(out.bytes.data(), out.bytes.size());
-  EXPECT_TRUE(model.ok()) << model.status().message();
-  if (model.ok()) out.model = std::move(*model);
-  return out;
+  return testing::LoadSpec(spec);
 }
 
 std::vector<int32_t> TextTokens(const Model& model) {

@@ -155,6 +155,19 @@ ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
   return spec;
 }
 
+LoadedModel LoadSpec(const ModelSpec& spec) {
+  LoadedModel out;
+  std::vector<uint8_t> bytes;
+  const Status s = SerializeModel(spec, &bytes);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return out;
+  out.bytes = AlignedBytes(bytes);
+  auto model = Model::FromMemory(out.bytes.data(), out.bytes.size());
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (model.ok()) out.model = std::move(*model);
+  return out;
+}
+
 std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
                                       const std::string& name) {
   ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);

@@ -4,6 +4,7 @@
 #define EMBER_TESTS_TESTING_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,9 @@
 #include "runtime/session_plan.h"
 #include "runtime/model_writer.h"
 
+#include "runtime/model.h"
+
 namespace ember {
-class Model;
 class ThreadPool;
 }  // namespace ember
 
@@ -69,6 +71,14 @@ class AlignedBytes {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// A model serialized from `spec` and loaded from memory, with the bytes it lives in
+// (model is null, and the test has failed, when the spec does not make a valid model).
+struct LoadedModel {
+  AlignedBytes bytes;
+  std::unique_ptr<Model> model;
+};
+LoadedModel LoadSpec(const ModelSpec& spec);
 
 // A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
 // vocabulary: written to a temporary file (removed at exit) whose path is returned.

@@ -23,10 +23,7 @@ class XnnpackBackendTest : public ::testing::Test {
   }
 };
 
-struct Loaded {
-  testing::AlignedBytes bytes;
-  std::unique_ptr<Model> model;
-};
+using Loaded = testing::LoadedModel;
 
 // A random Llama-style model wide enough to split across threads, its matrices as
 // `dtype`, then the overrides (e.g. {"output.weight", kQ8}).
@@ -43,15 +40,7 @@ Loaded Tiny(DType dtype, std::vector<tools::DTypeOverride> overrides = {}) {
     spec.tensors.push_back(output);
   }
   EXPECT_TRUE(tools::ChooseDTypes(dtype, overrides, &spec).ok());
-  std::vector<uint8_t> bytes;
-  const Status s = SerializeModel(spec, &bytes);
-  EXPECT_TRUE(s.ok()) << s.message();
-  Loaded out;
-  out.bytes = testing::AlignedBytes(bytes);
-  auto model = Model::FromMemory(out.bytes.data(), out.bytes.size());
-  EXPECT_TRUE(model.ok()) << model.status().message();
-  if (model.ok()) out.model = std::move(*model);
-  return out;
+  return testing::LoadSpec(spec);
 }
 
 // Every position's logits of a 20-token prefill, then of 5 decode steps.

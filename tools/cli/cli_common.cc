@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace ember::tools {
 
@@ -30,6 +31,17 @@ Status ParseBackend(const std::string& name, Backend* backend) {
     return InvalidArgument("--backend %s: not highway or xnnpack", name.c_str());
   }
   return Status::Ok();
+}
+
+ArgParser ArgParserWithModelAndPrompt(std::vector<OptionSpec> more) {
+  std::vector<OptionSpec> options = {
+      {{"-m", "--model"}, true, "model file (.ember)"},
+      {{"-p", "--prompt"}, true, "prompt text (tokenized as `ember tokenize` does)"},
+      {{"--tokens"}, true, "comma-separated token ids instead of a prompt"},
+      {{"--no-bos"}, false, "with -p: do not add BOS even if the tokenizer wants it"},
+  };
+  options.insert(options.end(), more.begin(), more.end());
+  return ArgParser(std::move(options));
 }
 
 Status CheckPromptOptions(const ArgParser& args) {

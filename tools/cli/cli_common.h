@@ -27,6 +27,10 @@ inline constexpr const char* kBackendHelp =
     "fully-connected operators, with a packed copy of those weights in the arena)";
 Status ParseBackend(const std::string& name, Backend* backend);
 
+// A parser of -m MODEL and the prompt's options, which ReadPromptTokens reads (-p,
+// --tokens, --no-bos), then `more`.
+ArgParser ArgParserWithModelAndPrompt(std::vector<OptionSpec> more);
+
 // Exactly one of -p and --tokens was given (checked before loading anything).
 Status CheckPromptOptions(const ArgParser& args);
 

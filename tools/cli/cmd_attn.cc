@@ -20,22 +20,20 @@ namespace ember::tools {
 namespace {
 
 ArgParser MakeParser() {
-  return ArgParser({
-      {{"-m", "--model"}, true, "model file (.ember)"},
-      {{"-p", "--prompt"}, true, "prompt text (tokenized as `ember tokenize` does)"},
-      {{"--tokens"}, true, "comma-separated token ids instead of a prompt"},
-      {{"--no-bos"}, false, "with -p: do not add BOS even if the tokenizer wants it"},
+  return ArgParserWithModelAndPrompt({
       {{"--layer"}, true, "layer index, or all (default)"},
       {{"--head"}, true, "head index, or all (default)"},
       {{"-o", "--output"}, true, "output file; - for stdout (default)"},
       {{"--format"},
        true,
        "svg, csv or npy (default: from the -o extension, else svg). npy: float32 "
-       "[layers, heads, tokens, tokens] (query, key; 0 where masked); csv: one row per "
+       "[layers, heads, tokens, tokens] (query, key; 0 where masked); csv: one row "
+       "per "
        "query/key pair a head can attend"},
       {{"--columns"},
        true,
-       "panels per row (default: the heads of a layer per row when several layers are "
+       "panels per row (default: the heads of a layer per row when several layers "
+       "are "
        "shown, else at most 4)"},
       {{"--values"},
        true,

@@ -17,11 +17,7 @@ namespace ember::tools {
 namespace {
 
 ArgParser MakeParser() {
-  return ArgParser({
-      {{"-m", "--model"}, true, "model file (.ember)"},
-      {{"-p", "--prompt"}, true, "prompt text (tokenized as `ember tokenize` does)"},
-      {{"--tokens"}, true, "comma-separated token ids instead of a prompt"},
-      {{"--no-bos"}, false, "with -p: do not add BOS even if the tokenizer wants it"},
+  return ArgParserWithModelAndPrompt({
       {{"--all"}, false, "logits of every position, not only the last"},
       {{"-o", "--output"}, true, "output .npy file"},
       {{"--attn"},
