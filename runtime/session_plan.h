@@ -1,6 +1,7 @@
 // Session planning: the options of a session, the buffers they need and where in the
-// arena each one lives. PlanSession makes no heap allocation; SessionPlan::Bind turns
-// an arena into typed buffers.
+// arena each one lives. PlanSession makes no heap allocation (but for the XNNPACK
+// backend's one-time initialisation in a process); SessionPlan::Bind turns an arena into
+// typed buffers.
 #ifndef EMBER_RUNTIME_SESSION_PLAN_H_
 #define EMBER_RUNTIME_SESSION_PLAN_H_
 
