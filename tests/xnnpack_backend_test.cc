@@ -67,12 +67,14 @@ std::vector<float> Logits(const Model& model, Backend backend, const ThreadPool*
   return out;
 }
 
-// max |a - b| relative to the largest |b|.
+// max |a - b| relative to the largest |b|. (Maxima as ternaries: aarch64 g++ 12.2
+// crashes vectorizing a std::fmax reduction at -O3, docs/platform.md.)
 double MaxRelativeDifference(const std::vector<float>& a, const std::vector<float>& b) {
   double diff = 0, scale = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::fmax(diff, std::fabs(double{a[i]} - b[i]));
-    scale = std::fmax(scale, std::fabs(double{b[i]}));
+    const double d = std::fabs(double{a[i]} - b[i]), s = std::fabs(double{b[i]});
+    diff = d > diff ? d : diff;
+    scale = s > scale ? s : scale;
   }
   return diff / scale;
 }
