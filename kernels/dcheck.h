@@ -11,13 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define EMBER_DCHECK(condition)                                                   \
-  do {                                                                            \
-    if (!(condition)) {                                                           \
+#define EMBER_DCHECK(condition)                                                    \
+  do {                                                                             \
+    if (!(condition)) {                                                            \
       std::fprintf(stderr, "%s:%d: EMBER_DCHECK failed: %s\n", __FILE__, __LINE__, \
-                   #condition);                                                   \
-      std::abort();                                                               \
-    }                                                                             \
+                   #condition);                                                    \
+      std::abort();                                                                \
+    }                                                                              \
   } while (0)
 #else
 #define EMBER_DCHECK(condition) \

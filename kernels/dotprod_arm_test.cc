@@ -1,7 +1,8 @@
 // Tests the q8/q4 kernels ChooseKernels() picks for this CPU: the Arm sdot kernels where
 // the CPU has dotprod (under qemu: neoverse-n1, max), the Highway fallback where it has
-// not (cortex-a72), AVX-512 VNNI on AVX3_DL. Each must equal the reference. tools/scripts/test.sh
-// says per emulated CPU whether it has dotprod (EMBER_EXPECT_DOTPROD).
+// not (cortex-a72), AVX-512 VNNI on AVX3_DL. Each must equal the reference.
+// tools/scripts/test.sh says per emulated CPU whether it has dotprod
+// (EMBER_EXPECT_DOTPROD).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -42,8 +42,9 @@ void ReportCpuFeaturesToHighway() {
 KernelTable ChooseKernels() {
   ReportCpuFeaturesToHighway();
   // Settle Highway's choice before reading it: with Highway 1.0.3 on aarch64, asking
-  // for the supported targets before the first dispatch can otherwise leave dispatch on
-  // generic SVE2 where a specialised target (SVE2_128, SVE_256) exists (docs/platform.md).
+  // for the supported targets before the first dispatch can otherwise leave dispatch
+  // on generic SVE2 where a specialised target (SVE2_128, SVE_256) exists
+  // (docs/platform.md).
   hwy::GetChosenTarget().Update(hwy::SupportedTargets());
   KernelTable table;
   FillMatVecKernels(&table);

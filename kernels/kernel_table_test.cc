@@ -1,7 +1,8 @@
 // Which Highway target the kernels run on: prints it (CI logs show it for every emulated
 // CPU), checks it is the best target both compiled in and supported by the CPU, and,
-// when the environment says what the CPU is (tools/scripts/test.sh sets EMBER_EXPECT_TARGET and
-// EMBER_EXPECT_DOTPROD per qemu CPU), that the choice and the CPU features are those.
+// when the environment says what the CPU is (tools/scripts/test.sh sets
+// EMBER_EXPECT_TARGET and EMBER_EXPECT_DOTPROD per qemu CPU), that the choice and the
+// CPU features are those.
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -69,13 +69,12 @@ class XnnArenaScope {
   const Request& request(size_t i) const { return log_[i]; }
 
   // The allocator XNNPACK was initialised with calls this on the calling thread's
-  // innermost scope. Cuts `size` bytes at `alignment` (a power of two) from the region and logs the
-  // request; null, the region unchanged, when it does not fit. alignment 0 logs a
-  // refused reallocation.
+  // innermost scope. Cuts `size` bytes at `alignment` (a power of two) from the region
+  // and logs the request; null, the region unchanged, when it does not fit. alignment 0
+  // logs a refused reallocation.
   void* Take(size_t size, size_t alignment);
 
  private:
-
   uintptr_t begin_;
   uintptr_t end_;
   uintptr_t cursor_;

@@ -23,7 +23,7 @@ struct Loaded {
 
 Loaded Load(AttentionMask mask) {
   ModelSpec spec = testing::TinyModelSpec(/*d_model=*/32, /*n_layers=*/3,
-                                                 /*n_heads=*/4, /*n_kv_heads=*/2);
+                                          /*n_heads=*/4, /*n_kv_heads=*/2);
   spec.config.mask = mask;
   Loaded l;
   std::vector<uint8_t> raw;

@@ -54,7 +54,7 @@ typedef struct ember_session_options {
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's
  * fully-connected operators (with a packed copy of those weights in the session's arena;
- * other weight types stay on Highway). EMBER_UNIMPLEMENTED where XNNPACK is not built in. */
+ * other types stay on Highway). EMBER_UNIMPLEMENTED where XNNPACK is not built in. */
 #define EMBER_BACKEND_HIGHWAY 0u
 #define EMBER_BACKEND_XNNPACK 1u
 

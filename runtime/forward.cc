@@ -250,8 +250,8 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     }
     if (task.record) {
       for (size_t i = 0; i < task.tokens; ++i) {
-        RecordAttentionRow(record_, layer, pos0 + first + i,
-                           task.token_probs(i), task.max_context, task.n_pos[i]);
+        RecordAttentionRow(record_, layer, pos0 + first + i, task.token_probs(i),
+                           task.max_context, task.n_pos[i]);
       }
     }
   }

@@ -140,8 +140,9 @@ void Linear(const ExecContext& ctx, const QuantScratch& quant, const Tensor& w,
   LinearGroup(ctx, quant, ws, ys, 1, x, batch);
 }
 
-void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor* const* w,
-                 float* const* y, size_t n, const float* x, size_t batch) {
+void LinearGroup(const ExecContext& ctx, const QuantScratch& quant,
+                 const Tensor* const* w, float* const* y, size_t n, const float* x,
+                 size_t batch) {
   ProfileScope scope(ctx.profile, KernelKind::kMatMul);
   EMBER_DCHECK(n >= 1 && n <= kMaxLinearGroup && batch >= 1);
   // Products the XNNPACK backend has an operator for run there, each on the pool.

@@ -72,8 +72,9 @@ void Linear(const ExecContext& ctx, const QuantScratch& quant, const Tensor& w,
 // with x's width (Q, K and V; gate and up): x is quantized once (for q8/q4) and all
 // their row tiles run as one parallel step. Bitwise equal to n calls of Linear.
 inline constexpr size_t kMaxLinearGroup = 3;
-void LinearGroup(const ExecContext& ctx, const QuantScratch& quant, const Tensor* const* w,
-                 float* const* y, size_t n, const float* x, size_t batch);
+void LinearGroup(const ExecContext& ctx, const QuantScratch& quant,
+                 const Tensor* const* w, float* const* y, size_t n, const float* x,
+                 size_t batch);
 
 // out[0, cols) = row `row` of an embedding table, as f32.
 void EmbeddingRow(const Tensor& table, uint64_t row, float* out);

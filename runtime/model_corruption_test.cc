@@ -58,8 +58,7 @@ void SetLength(const V* vector, uint32_t length) {
 }
 
 // Changes the shape of tensor `name` in the spec, resizing its values to match.
-void Reshape(ModelSpec& spec, const std::string& name,
-             std::vector<uint64_t> shape) {
+void Reshape(ModelSpec& spec, const std::string& name, std::vector<uint64_t> shape) {
   for (TensorSpec& t : spec.tensors) {
     if (t.name != name) continue;
     uint64_t n = 1;
@@ -69,13 +68,13 @@ void Reshape(ModelSpec& spec, const std::string& name,
   }
 }
 
-void AddTensor(ModelSpec& spec, const std::string& name,
-               std::vector<uint64_t> shape) {
+void AddTensor(ModelSpec& spec, const std::string& name, std::vector<uint64_t> shape) {
   spec.tensors.push_back(TensorSpec{name, {}, {}, DType::kF32});
   Reshape(spec, name, shape);
 }
 
-// Makes the first layer's W_q a q8 tensor (the writer packs it in the QuantPanels layout).
+// Makes the first layer's W_q a q8 tensor (the writer packs it in the QuantPanels
+// layout).
 void QuantizeQ(ModelSpec& spec) {
   for (TensorSpec& t : spec.tensors) {
     if (t.name == kQ) t.dtype = DType::kQ8;

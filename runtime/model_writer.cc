@@ -253,7 +253,8 @@ Status WriteModel(const ModelSpec& spec, const std::string& path,
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
   static const uint8_t kZeros[kTensorAlignment] = {};
-  uint64_t expected = directory.size(), written = fwrite(directory.data(), 1, directory.size(), f);
+  uint64_t expected = directory.size(),
+           written = fwrite(directory.data(), 1, directory.size(), f);
   for (const Encoded& e : encoded) {
     const uint64_t padding = AlignUp(e.bytes.size()) - e.bytes.size();
     expected += e.bytes.size() + padding;

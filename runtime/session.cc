@@ -14,8 +14,7 @@ Session::Session(const Model& model, const ThreadPool* pool, const SessionPlan& 
     : model_(&model), pool_(pool), kernels_(kernels::ChooseKernels()), plan_(plan) {}
 
 Result<Session> Session::Create(const Model& model, const SessionOptions& options,
-                                const ThreadPool* pool, void* arena,
-                                size_t arena_bytes) {
+                                const ThreadPool* pool, void* arena, size_t arena_bytes) {
   Result<SessionPlan> plan = PlanSession(model, options);
   if (!plan.ok()) return plan.status();
   const size_t needed = plan->arena_bytes();
@@ -43,8 +42,8 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
   if (s.plan_.backend == Backend::kXnnpack) {
-    EMBER_RETURN_IF_ERROR(CreateXnnpackMatrices(model, s.buffers_.xnnpack,
-                                                s.plan_.xnnpack_bytes, &s.xnn_));
+    EMBER_RETURN_IF_ERROR(
+        CreateXnnpackMatrices(model, s.buffers_.xnnpack, s.plan_.xnnpack_bytes, &s.xnn_));
   }
   return s;
 }

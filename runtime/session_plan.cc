@@ -33,7 +33,8 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
   plan->max_batch = o.max_batch < plan->max_context ? o.max_batch : plan->max_context;
   // A bidirectional model sees its whole input at once: one prefill step holds it all.
   if (c.mask == AttentionMask::kBidirectional) plan->max_batch = plan->max_context;
-  plan->max_prompt_bytes = o.max_prompt_bytes ? o.max_prompt_bytes : 8 * plan->max_context;
+  plan->max_prompt_bytes =
+      o.max_prompt_bytes ? o.max_prompt_bytes : 8 * plan->max_context;
   plan->all_logits = o.all_logits;
   plan->backend = o.backend;
   if (o.backend != Backend::kHighway && o.backend != Backend::kXnnpack) {
@@ -72,8 +73,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   // the calls between passes (sampling, tokenizing).
   id.kv_cache = a.Add<float>("kv_cache", size_t{c.n_layers} * 2 * T * c.kv_dim(),
                              kStepSession, kStepLogits, BufferKind::kKvCache);
-  id.logits = a.Add<float>("logits", plan.logit_rows * c.vocab_size, kStepSession,
-                           kStepLogits);
+  id.logits =
+      a.Add<float>("logits", plan.logit_rows * c.vocab_size, kStepSession, kStepLogits);
   id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
                               kStepSession, kStepLogits, BufferKind::kScratch);
   id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
@@ -86,8 +87,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   id.q = a.Add<float>("q", b * c.q_dim(), kStepAttention, kStepAttention);
   id.attn_out =
       a.Add<float>("attn_out", b * c.q_dim() + pad, kStepAttention, kStepAttention);
-  id.probs = a.Add<float>("attn_probs", chunk * c.n_heads * T, kStepAttention,
-                          kStepAttention);
+  id.probs =
+      a.Add<float>("attn_probs", chunk * c.n_heads * T, kStepAttention, kStepAttention);
   id.spans = a.Add<float>("attn_spans",
                           chunk * kernels::kMaxAttentionSpans * c.n_heads *
                               kernels::AttentionPartialFloats(c.head_dim),
@@ -97,15 +98,15 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<float>("ffn_a", b * c.ffn_dim + pad, kStepFeedForward, kStepFeedForward);
   id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim : 0,
                           kStepFeedForward, kStepFeedForward);
-  id.attention_record = a.Add<float>("attn_record", plan.record.num_floats(),
-                                     kStepSession, kStepLogits);
+  id.attention_record =
+      a.Add<float>("attn_record", plan.record.num_floats(), kStepSession, kStepLogits);
   const size_t groups = QuantScratchGroups(b, MaxQuantizedInput(model.weights()));
   id.act_q = a.Add<int8_t>("act_q", groups * kernels::kQuantGroup, kStepEmbed,
                            kStepLogits, BufferKind::kScratch);
-  id.act_scales = a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits,
-                               BufferKind::kScratch);
-  id.act_sums = a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits,
-                               BufferKind::kScratch);
+  id.act_scales =
+      a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  id.act_sums =
+      a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
   EMBER_RETURN_IF_ERROR(a.Plan());

@@ -29,7 +29,9 @@ struct Tensor {
   uint64_t cols() const { return n_dims == 0 ? 0 : shape[n_dims - 1]; }
   // The elements of a dense tensor (the loader checked the dtype, size and alignment).
   const float* f32() const { return reinterpret_cast<const float*>(data); }
-  const uint16_t* u16() const { return reinterpret_cast<const uint16_t*>(data); }  // f16/bf16
+  const uint16_t* u16() const {
+    return reinterpret_cast<const uint16_t*>(data);
+  }  // f16/bf16
 };
 
 // Sets *bytes to the exact size of a tensor with this dtype, layout, shape and group

@@ -69,7 +69,8 @@ Status XnnpackArenaBytes(const Model& model, size_t* bytes) {
     const size_t op = kernels::XnnFullyConnectedArenaBytes(t.rows(), t.cols());
     if (op == 0 || __builtin_add_overflow(total, AlignUp(op), &total)) overflow = true;
   });
-  if (overflow) return ResourceExhausted("the XNNPACK operators are too large to address");
+  if (overflow)
+    return ResourceExhausted("the XNNPACK operators are too large to address");
   *bytes = total;
   return Status::Ok();
 }

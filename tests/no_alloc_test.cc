@@ -149,8 +149,8 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
     ASSERT_GT(xnn_arena.size(), 0u);
     tools::AllocCounterArm();
     {
-      Result<Session> session = Session::Create(**f32_model, xnn, nullptr,
-                                                xnn_arena.data(), xnn_arena.size());
+      Result<Session> session =
+          Session::Create(**f32_model, xnn, nullptr, xnn_arena.data(), xnn_arena.size());
       ASSERT_TRUE(session.ok()) << session.status().message();
       const int32_t tokens[] = {1, 5, 7};
       ASSERT_TRUE(session->Prefill(tokens, 3).ok());
@@ -162,8 +162,8 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   ember_session* c_session = nullptr;
   tools::AllocCounterArm();
   const size_t c_bytes = ember_arena_bytes(c_model, &c_options);
-  const ember_status status = ember_session_create(c_model, &c_options, nullptr,
-                                                   c_arena.data(), c_arena.size(), &c_session);
+  const ember_status status = ember_session_create(
+      c_model, &c_options, nullptr, c_arena.data(), c_arena.size(), &c_session);
   const uint64_t c_creating = tools::AllocCounterDisarm();
   EXPECT_EQ(c_bytes, c_arena.size());
   ASSERT_EQ(status, EMBER_OK) << ember_last_error();

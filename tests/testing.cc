@@ -107,8 +107,8 @@ const std::vector<int32_t>& Stories260KGolden() {
 }
 
 ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
-                               uint32_t n_kv_heads, uint32_t ffn_dim, uint32_t vocab,
-                               uint32_t context, uint32_t seed) {
+                        uint32_t n_kv_heads, uint32_t ffn_dim, uint32_t vocab,
+                        uint32_t context, uint32_t seed) {
   ModelSpec spec;
   ModelConfig& c = spec.config;
   snprintf(c.architecture, sizeof(c.architecture), "llama");

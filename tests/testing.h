@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "runtime/config.h"
-#include "runtime/session_plan.h"
-#include "runtime/model_writer.h"
-
 #include "runtime/model.h"
+#include "runtime/model_writer.h"
+#include "runtime/session_plan.h"
 
 namespace ember {
 class ThreadPool;
@@ -46,9 +45,9 @@ const std::vector<int32_t>& Stories260KGolden();
 // A small Llama-style model with seeded random weights and a byte-fallback tokenizer of
 // `vocab` pieces (vocab >= 259), for tests that need any valid model.
 ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
-                               uint32_t n_heads = 4, uint32_t n_kv_heads = 2,
-                               uint32_t ffn_dim = 48, uint32_t vocab = 300,
-                               uint32_t context = 64, uint32_t seed = 1);
+                        uint32_t n_heads = 4, uint32_t n_kv_heads = 2,
+                        uint32_t ffn_dim = 48, uint32_t vocab = 300,
+                        uint32_t context = 64, uint32_t seed = 1);
 
 // Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
 // AlignedBytes before Model::FromMemory.

@@ -70,8 +70,7 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   // Wide enough that the feed-forward and classifier rows split across the pool.
   const testing::AlignedBytes bytes([] {
     std::vector<uint8_t> b;
-    Status s =
-        SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
+    Status s = SerializeModel(testing::TinyModelSpec(256, 2, 8, 8, 1024, 2000, 64), &b);
     EXPECT_TRUE(s.ok()) << s.message();
     return b;
   }());

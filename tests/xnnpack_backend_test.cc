@@ -85,8 +85,8 @@ TEST_F(XnnpackBackendTest, LogitsMatchHighwayAndDoNotDependOnThreads) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kQ8}) {
     // f32 layers and a separate q8 classifier, or every matrix of one type (f16 and q8
     // have no operator: the backend leaves them to Highway, bit for bit).
-    const Loaded m = dtype == DType::kF32 ? Tiny(dtype, {{"output.weight", DType::kQ8}})
-                                          : Tiny(dtype);
+    const Loaded m =
+        dtype == DType::kF32 ? Tiny(dtype, {{"output.weight", DType::kQ8}}) : Tiny(dtype);
     ASSERT_TRUE(m.model);
     const std::vector<float> highway = Logits(*m.model, Backend::kHighway, nullptr);
     const std::vector<float> xnn1 = Logits(*m.model, Backend::kXnnpack, nullptr);

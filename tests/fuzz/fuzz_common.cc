@@ -20,8 +20,7 @@ void AppendBytes(std::vector<uint8_t>* out, const void* p, size_t n) {
   out->insert(out->end(), b, b + n);
 }
 
-const TensorSpec& FindTensor(const ModelSpec& spec,
-                                    const std::string& name) {
+const TensorSpec& FindTensor(const ModelSpec& spec, const std::string& name) {
   for (const TensorSpec& t : spec.tensors) {
     if (t.name == name) return t;
   }

@@ -31,8 +31,7 @@ struct Loaded {
 
 std::vector<Loaded>* vocabularies = nullptr;
 
-void AddVocabulary(const std::string& name,
-                   const ember::TokenizerSpec& tokenizer) {
+void AddVocabulary(const std::string& name, const ember::TokenizerSpec& tokenizer) {
   std::vector<uint8_t> bytes;
   ember::Status s =
       ember::SerializeModel(ember::fuzz::ModelAroundTokenizer(tokenizer), &bytes);

@@ -1,7 +1,7 @@
 // Heap-allocation counter (see alloc_count.h): the C allocation functions and every form
-// of operator new/delete, defined in the executable so they replace glibc's and libstdc++'s,
-// counting while armed and forwarding to glibc's __libc_* entry points (glibc 2.34 removed
-// the malloc hooks; these entry points remain). A sanitizer build
+// of operator new/delete, defined in the executable so they replace glibc's and
+// libstdc++'s, counting while armed and forwarding to glibc's __libc_* entry points
+// (glibc 2.34 removed the malloc hooks; these entry points remain). A sanitizer build
 // (EMBER_ALLOC_COUNT_OFF) keeps the sanitizer's own allocator: nothing is replaced and
 // AllocCounterActive() says so.
 #include "tools/bench/alloc_count.h"
@@ -32,7 +32,8 @@ std::atomic<uint64_t> g_total{0};  // every allocation (AllocCounterActive's wit
 
 inline void Count() {
   g_total.fetch_add(1, std::memory_order_relaxed);
-  if (g_armed.load(std::memory_order_relaxed)) g_count.fetch_add(1, std::memory_order_relaxed);
+  if (g_armed.load(std::memory_order_relaxed))
+    g_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool IsPowerOfTwo(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
@@ -48,7 +49,7 @@ void* NewOrThrow(size_t size, size_t alignment) {
   for (;;) {
     Count();
     void* p = alignment > alignof(std::max_align_t) ? __libc_memalign(alignment, size)
-                                                     : __libc_malloc(size);
+                                                    : __libc_malloc(size);
     if (p) return p;
     std::new_handler handler = std::get_new_handler();
     if (!handler) throw std::bad_alloc();
@@ -183,7 +184,8 @@ void* operator new[](size_t size, std::align_val_t align) {
 void* operator new(size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
   return NewOrNull(size, static_cast<size_t>(align));
 }
-void* operator new[](size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+void* operator new[](size_t size, std::align_val_t align,
+                     const std::nothrow_t&) noexcept {
   return NewOrNull(size, static_cast<size_t>(align));
 }
 

@@ -48,8 +48,8 @@ class ProbeBuffer {
   explicit ProbeBuffer(size_t bytes) {
     constexpr size_t kHuge = size_t{2} << 20;
     reserved_ = bytes + kHuge;
-    void* map = mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    void* map = mmap(nullptr, reserved_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) return;
     map_ = map;
     const uintptr_t aligned =
@@ -138,9 +138,10 @@ Status MeasureReadBandwidth(uint64_t buffer_bytes, const ThreadPool* pool, int m
   ProbeBuffer buffer(num_words * sizeof(uint64_t));
   uint64_t* words = buffer.words();
   if (!words) {
-    return ResourceExhausted("bandwidth probe: cannot allocate %llu bytes (try a smaller "
-                             "--probe-mib)",
-                             static_cast<unsigned long long>(buffer_bytes));
+    return ResourceExhausted(
+        "bandwidth probe: cannot allocate %llu bytes (try a smaller "
+        "--probe-mib)",
+        static_cast<unsigned long long>(buffer_bytes));
   }
   for (size_t i = 0; i < num_words; ++i) words[i] = i;  // every page resident
   uint64_t check = 0;

@@ -1,6 +1,6 @@
 // Bandwidth probe: the machine's memory read bandwidth, measured by streaming through a
-// buffer much larger than the caches with a given number of threads. `ember bench` divides
-// decode's effective bandwidth by it (the roofline %).
+// buffer much larger than the caches with a given number of threads. `ember bench`
+// divides decode's effective bandwidth by it (the roofline %).
 #ifndef EMBER_TOOLS_BENCH_BANDWIDTH_PROBE_H_
 #define EMBER_TOOLS_BENCH_BANDWIDTH_PROBE_H_
 
@@ -13,8 +13,8 @@
 namespace ember::tools {
 
 struct BandwidthResult {
-  double gbps = 0;          // best pass: bytes read / seconds / 1e9
-  double median_gbps = 0;   // median pass
+  double gbps = 0;         // best pass: bytes read / seconds / 1e9
+  double median_gbps = 0;  // median pass
   uint64_t buffer_bytes = 0;
   int passes = 0;
 };

@@ -117,7 +117,10 @@ std::string Bytes(double bytes) {
     bytes /= 1024;
     ++unit;
   }
-  return Format(bytes < 10 && unit ? "%.2f" : bytes < 100 && unit ? "%.1f" : "%.0f", bytes) +
+  return Format(bytes < 10 && unit    ? "%.2f"
+                : bytes < 100 && unit ? "%.1f"
+                                      : "%.0f",
+                bytes) +
          " " + units[unit];
 }
 
@@ -144,14 +147,17 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
     return w;
   };
   std::vector<size_t> widths(header.size(), 3);
-  for (size_t c = 0; c < header.size(); ++c) widths[c] = std::max(widths[c], width(header[c]));
+  for (size_t c = 0; c < header.size(); ++c)
+    widths[c] = std::max(widths[c], width(header[c]));
   for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], width(row[c]));
+    for (size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], width(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string pad(widths[c] - width(cells[c]), ' ');
-      fprintf(out, "| %s ", right[c] ? (pad + cells[c]).c_str() : (cells[c] + pad).c_str());
+      fprintf(out, "| %s ",
+              right[c] ? (pad + cells[c]).c_str() : (cells[c] + pad).c_str());
     }
     fprintf(out, "|\n");
   };
@@ -165,18 +171,19 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
 
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
-  fprintf(out,
-          "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
-          first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
-          first.int8_dot.c_str(),
-          first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
+  fprintf(
+      out,
+      "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
+      first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
+      first.int8_dot.c_str(), first.type_kv.c_str(),
+      first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
     rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
                     r.backends, std::to_string(r.n_threads), r.test(),
-                    Rate(r.avg_ts(), r.stddev_ts()),
-                    Format("%.2f", r.effective_gbps()), Format("%.2f", r.measured_gbps),
-                    Format("%.2f", r.weights_read_gbps), Format("%.1f %%", r.roofline_pct())});
+                    Rate(r.avg_ts(), r.stddev_ts()), Format("%.2f", r.effective_gbps()),
+                    Format("%.2f", r.measured_gbps), Format("%.2f", r.weights_read_gbps),
+                    Format("%.1f %%", r.roofline_pct())});
   }
   WriteTable({"model", "size", "params", "backend", "th", "test", "t/s", "eff GB/s",
               "mem GB/s", "file GB/s", "roofline"},
@@ -191,7 +198,8 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
       samples += (samples.empty() ? "" : " ") + Format("%.1f", ts);
     }
     // The date is in the header line.
-    const std::string time = r.test_time.size() > 11 ? r.test_time.substr(11) : r.test_time;
+    const std::string time =
+        r.test_time.size() > 11 ? r.test_time.substr(11) : r.test_time;
     rows.push_back({r.model_filename, std::to_string(r.n_threads), r.test(),
                     Format("%.3f", r.avg_ns() / 1e6), Format("%.3f", r.stddev_ns() / 1e6),
                     Format("%.2f", r.ttft_ns / 1e6), Format("%.1f", r.load_ns / 1e6),
@@ -211,17 +219,18 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   }
   WriteTable({"model", "th", "test", "type", "dtypes", "peak RSS", "arena", "allocs",
               "weights/tok", "KV/tok", "probe", "batch"},
-             {false, true, false, false, false, true, true, true, true, true, true, true}, rows,
-             out);
+             {false, true, false, false, false, true, true, true, true, true, true, true},
+             rows, out);
 
   if (!first.has_profile) return;
-  fprintf(out, "\nTime per kernel kind, %% of a decode step (tg) or of the prefill (pp):\n\n");
+  fprintf(out,
+          "\nTime per kernel kind, %% of a decode step (tg) or of the prefill (pp):\n\n");
   rows.clear();
   for (const BenchResult& r : results) {
     const ProfileShares& p = r.profile;
     rows.push_back({r.model_filename, std::to_string(r.n_threads), r.test()});
-    for (double share : {p.matmul, p.attention, p.norms, p.rope, p.activations, p.sampling,
-                         p.other}) {
+    for (double share :
+         {p.matmul, p.attention, p.norms, p.rope, p.activations, p.sampling, p.other}) {
       rows.back().push_back(Format("%.1f", share));
     }
     rows.back().push_back(Format("%.1f", p.parallel));

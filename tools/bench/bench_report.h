@@ -30,30 +30,31 @@ struct BenchResult {
   std::string cpu_info;
   std::string backends = "CPU";  // what ran the f32 matrices: CPU (Highway) or XNNPACK
   std::string model_filename;
-  std::string model_type;  // e.g. "llama 15M f32"
-  uint64_t model_size = 0;      // bytes of the model file
+  std::string model_type;   // e.g. "llama 15M f32"
+  uint64_t model_size = 0;  // bytes of the model file
   uint64_t model_n_params = 0;
-  int n_batch = 0;              // tokens per prefill step (the longest -p: one batch)
+  int n_batch = 0;  // tokens per prefill step (the longest -p: one batch)
   int n_threads = 0;
   std::string type_kv = "f32";  // KV cache type (llama-bench's type_k and type_v)
   int n_prompt = 0;
   int n_gen = 0;
-  std::string test_time;  // ISO 8601, UTC
+  std::string test_time;             // ISO 8601, UTC
   std::vector<uint64_t> samples_ns;  // one per repetition
 
   // ember's own.
   std::string dtype_mix;   // stored weight types, e.g. "f32:57"
   std::string hwy_target;  // Highway target of the kernels
-  std::string int8_dot;    // what the q8/q4 products run on (avx512-vnni, neon-sdot, highway)
-  double ttft_ns = 0;      // time to first token: prefill (pp) or a decode step (tg),
-                           // plus sampling the token
-  uint64_t load_ns = 0;    // model open + verify + bind, thread pool, session arena
+  std::string
+      int8_dot;        // what the q8/q4 products run on (avx512-vnni, neon-sdot, highway)
+  double ttft_ns = 0;  // time to first token: prefill (pp) or a decode step (tg),
+                       // plus sampling the token
+  uint64_t load_ns = 0;  // model open + verify + bind, thread pool, session arena
   uint64_t peak_rss_bytes = 0;
   uint64_t arena_bytes = 0;
   int64_t heap_allocs = 0;  // allocations during the timed repetitions; -1: not counted
   double weight_bytes_per_token = 0;
   double kv_bytes_per_token = 0;  // KV cache bytes attention reads per decode step (mean)
-  double measured_gbps = 0;  // the bandwidth probe at n_threads (its own buffer)
+  double measured_gbps = 0;       // the bandwidth probe at n_threads (its own buffer)
   uint64_t probe_bytes = 0;
   double weights_read_gbps = 0;  // a plain read of the model file's own pages, n_threads
   bool has_profile = false;

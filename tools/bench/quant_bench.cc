@@ -104,18 +104,22 @@ std::vector<float> RandomFloats(size_t n, uint32_t seed) {
 
 size_t WeightBytes(Format f, size_t rows, size_t cols) {
   switch (f) {
-    case Format::kF32: return rows * cols * 4;
+    case Format::kF32:
+      return rows * cols * 4;
     case Format::kF16:
-    case Format::kBF16: return rows * cols * 2;
-    case Format::kQ8: return QuantPackedBytes(QuantKind::kQ8, rows, cols);
-    case Format::kQ4: return QuantPackedBytes(QuantKind::kQ4, rows, cols);
+    case Format::kBF16:
+      return rows * cols * 2;
+    case Format::kQ8:
+      return QuantPackedBytes(QuantKind::kQ8, rows, cols);
+    case Format::kQ4:
+      return QuantPackedBytes(QuantKind::kQ4, rows, cols);
   }
   return 0;
 }
 
 // `copies` copies of one (rows, cols) weight matrix in `format`, back to back.
 hwy::AlignedFreeUniquePtr<uint8_t[]> MakeWeights(Format format, size_t rows, size_t cols,
-                                                  size_t copies) {
+                                                 size_t copies) {
   const size_t bytes = WeightBytes(format, rows, cols);
   auto out = hwy::AllocateAligned<uint8_t>(bytes * copies);
   const std::vector<float> w = RandomFloats(rows * cols, 7);
@@ -128,8 +132,8 @@ hwy::AlignedFreeUniquePtr<uint8_t[]> MakeWeights(Format format, size_t rows, siz
       bits[i] = format == Format::kF16 ? FloatToHalf(w[i]) : FloatToBFloat16(w[i]);
     }
   } else {
-    PackQuant(format == Format::kQ8 ? QuantKind::kQ8 : QuantKind::kQ4, w.data(), rows, cols,
-              first);
+    PackQuant(format == Format::kQ8 ? QuantKind::kQ8 : QuantKind::kQ4, w.data(), rows,
+              cols, first);
   }
   for (size_t c = 1; c < copies; ++c) memcpy(first + c * bytes, first, bytes);
   return out;
@@ -195,11 +199,11 @@ void BM_Linear(benchmark::State& state) {
   const size_t p0 = panels * state.thread_index() / threads;
   const size_t p1 = panels * (state.thread_index() + 1) / threads;
   const size_t r0 = p0 * 16, r1 = p1 * 16 < rows ? p1 * 16 : rows;
-  const size_t offset = format == Format::kQ8 || format == Format::kQ4
-                            ? p0 * QuantPanelBytes(format == Format::kQ8 ? QuantKind::kQ8
-                                                                         : QuantKind::kQ4,
-                                                   cols)
-                            : r0 * cols * (format == Format::kF32 ? 4 : 2);
+  const size_t offset =
+      format == Format::kQ8 || format == Format::kQ4
+          ? p0 * QuantPanelBytes(format == Format::kQ8 ? QuantKind::kQ8 : QuantKind::kQ4,
+                                 cols)
+          : r0 * cols * (format == Format::kF32 ? 4 : 2);
   size_t copy = 0;
   for (auto _ : state) {
     const uint8_t* w = shared.get() + copy * bytes + offset;
@@ -213,8 +217,9 @@ void BM_Linear(benchmark::State& state) {
     state.counters["weight_GB/s"] = benchmark::Counter(
         share * bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   } else {
-    state.counters["GMAC/s"] = benchmark::Counter(
-        share * rows * cols * batch * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GMAC/s"] =
+        benchmark::Counter(share * rows * cols * batch * 1e-9,
+                           benchmark::Counter::kIsIterationInvariantRate);
   }
   state.SetLabel(std::string(kFormatNames[state.range(0)]) + " " + std::to_string(cols) +
                  "->" + std::to_string(rows) + (format >= Format::kQ8 ? " " : "") +
@@ -233,8 +238,8 @@ void BM_ReadBandwidth(benchmark::State& state) {
   const size_t begin = kFloats * state.thread_index() / state.threads() / 1024 * 1024;
   const size_t end = kFloats * (state.thread_index() + 1) / state.threads() / 1024 * 1024;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(HWY_DYNAMIC_DISPATCH(SumFloats)(buffer.get() + begin, end - begin,
-                                                                 state.range(0)));
+    benchmark::DoNotOptimize(HWY_DYNAMIC_DISPATCH(SumFloats)(
+        buffer.get() + begin, end - begin, state.range(0)));
   }
   state.counters["read_GB/s"] = benchmark::Counter(
       (end - begin) * 4e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -266,12 +271,24 @@ void Shapes(benchmark::internal::Benchmark* b, int64_t batch) {
 
 // One thread: CPU time (the machine may be shared: rates per second of this thread's
 // CPU); two threads: wall time.
-BENCHMARK(BM_ReadBandwidth)->ArgName("streams")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReadBandwidth)->ArgName("streams")->Arg(1)->Arg(4)->Threads(2)->UseRealTime()
+BENCHMARK(BM_ReadBandwidth)
+    ->ArgName("streams")
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadBandwidth)
+    ->ArgName("streams")
+    ->Arg(1)
+    ->Arg(4)
+    ->Threads(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_QuantizeActs)
     ->ArgNames({"cols", "batch"})
-    ->Args({768, 1})->Args({2048, 1})->Args({768, 128})->Args({2048, 128})
+    ->Args({768, 1})
+    ->Args({2048, 1})
+    ->Args({768, 128})
+    ->Args({2048, 128})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Linear)
     ->Apply([](benchmark::internal::Benchmark* b) { Shapes(b, 1); })
@@ -280,7 +297,9 @@ BENCHMARK(BM_Linear)
 BENCHMARK(BM_Linear)
     ->Apply([](benchmark::internal::Benchmark* b) { Shapes(b, 1); })
     ->ArgNames({"fmt", "rows", "cols", "batch"})
-    ->Threads(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    ->Threads(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Linear)
     ->Apply([](benchmark::internal::Benchmark* b) { Shapes(b, kPrefillBatch); })
     ->ArgNames({"fmt", "rows", "cols", "batch"})

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -37,7 +37,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 uint64_t ElapsedNs(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
+      .count();
 }
 
 ArgParser MakeParser() {
@@ -90,7 +91,8 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
-  EMBER_RETURN_IF_ERROR(args.GetIntList("-t", {1}, 1, ThreadPool::kMaxThreads, &o->threads));
+  EMBER_RETURN_IF_ERROR(
+      args.GetIntList("-t", {1}, 1, ThreadPool::kMaxThreads, &o->threads));
   int64_t value;
   EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
   o->repetitions = static_cast<int>(value);
@@ -98,7 +100,8 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   o->probe_bytes = value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes();
   o->profile = args.Has("--profile");
   // 0 in -p or -n means no such test (as llama-bench).
-  o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0), o->prompts.end());
+  o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),
+                   o->prompts.end());
   o->gens.erase(std::remove(o->gens.begin(), o->gens.end(), 0), o->gens.end());
   if (o->prompts.empty() && o->gens.empty()) {
     return InvalidArgument("nothing to run: -p and -n are both 0");
@@ -133,7 +136,8 @@ std::string FileName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// "llama 15M f32": architecture, parameters, main weight type (as llama-bench's model_type).
+// "llama 15M f32": architecture, parameters, main weight type (as llama-bench's
+// model_type).
 std::string ModelType(const Model& model) {
   const double n = static_cast<double>(model.parameter_count());
   char size[32];
@@ -267,8 +271,8 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
   // The file read needs 64 words per thread; a smaller model (a test's) keeps the buffer
   // probe as its roofline.
-  const bool read_file =
-      b.model->file_bytes() / sizeof(uint64_t) >= static_cast<uint64_t>(r->n_threads) * 64;
+  const bool read_file = b.model->file_bytes() / sizeof(uint64_t) >=
+                         static_cast<uint64_t>(r->n_threads) * 64;
   if (read_file) {
     EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
         b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_before));
@@ -315,12 +319,13 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
 // Every test of one model on one backend at one thread count, appended to *results.
 Status BenchModel(const Options& o, const std::string& path, Backend backend, int threads,
                   Progress* progress, std::vector<BenchResult>* results) {
-  const int max_prompt = o.prompts.empty()
-                             ? 0
-                             : static_cast<int>(*std::max_element(o.prompts.begin(),
-                                                                  o.prompts.end()));
+  const int max_prompt =
+      o.prompts.empty()
+          ? 0
+          : static_cast<int>(*std::max_element(o.prompts.begin(), o.prompts.end()));
   const int max_gen =
-      o.gens.empty() ? 0 : static_cast<int>(*std::max_element(o.gens.begin(), o.gens.end()));
+      o.gens.empty() ? 0
+                     : static_cast<int>(*std::max_element(o.gens.begin(), o.gens.end()));
   ResetPeakRss();
   const Clock::time_point load_start = Clock::now();
   auto model = Model::Open(path.c_str());
@@ -328,8 +333,9 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   const ModelConfig& c = (*model)->config();
   const int context = std::max(max_prompt, max_gen);
   if (static_cast<uint32_t>(context) > c.max_context) {
-    return InvalidArgument("%s: a test of %d tokens needs a context of %d; the model holds %u",
-                           path.c_str(), context, context, c.max_context);
+    return InvalidArgument(
+        "%s: a test of %d tokens needs a context of %d; the model holds %u", path.c_str(),
+        context, context, c.max_context);
   }
   Bench b;
   b.options = &o;
@@ -385,8 +391,8 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
     r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
     // Step i (from position 0) reads the f32 keys and values of positions 0..i.
     const ModelConfig& c = (*model)->config();
-    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() * sizeof(float) *
-                           static_cast<double>(n + 1) / 2;
+    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() *
+                           sizeof(float) * static_cast<double>(n + 1) / 2;
     EMBER_RETURN_IF_ERROR(RunTest(b, 0, static_cast<int>(n), &r));
     results->push_back(r);
   }
@@ -402,16 +408,17 @@ Status RunBench(const ArgParser& args) {
     if (!model.ok()) return model.status();
   }
   if (!AllocCounterActive()) {
-    fprintf(stderr, "ember bench: warning: the allocation counter is not active (another "
-                    "allocator came first); heap_allocs reads -1\n");
+    fprintf(stderr,
+            "ember bench: warning: the allocation counter is not active (another "
+            "allocator came first); heap_allocs reads -1\n");
   }
   Progress progress;
   std::vector<BenchResult> results;
   for (const std::string& path : o.models) {
     for (Backend backend : o.backends) {
       for (int64_t threads : o.threads) {
-        EMBER_RETURN_IF_ERROR(BenchModel(o, path, backend, static_cast<int>(threads),
-                                         &progress, &results));
+        EMBER_RETURN_IF_ERROR(
+            BenchModel(o, path, backend, static_cast<int>(threads), &progress, &results));
       }
     }
   }

@@ -59,9 +59,12 @@ Status Synthetic(const ArgParser& args, ModelSpec* spec) {
   const struct {
     const char* flag;
     uint32_t* value;
-  } dims[] = {{"--dim", &shape.dim},     {"--hidden", &shape.hidden},
-              {"--layers", &shape.layers}, {"--heads", &shape.heads},
-              {"--kv-heads", &shape.kv_heads}, {"--vocab", &shape.vocab},
+  } dims[] = {{"--dim", &shape.dim},
+              {"--hidden", &shape.hidden},
+              {"--layers", &shape.layers},
+              {"--heads", &shape.heads},
+              {"--kv-heads", &shape.kv_heads},
+              {"--vocab", &shape.vocab},
               {"--ctx", &shape.ctx}};
   for (const auto& d : dims) {
     if (!args.Has(d.flag)) {
@@ -97,9 +100,8 @@ Status Convert(const ArgParser& args) {
   }
   ModelSpec spec;
   if (!args.Has("--synthetic")) {
-    for (const char* flag :
-         {"--dim", "--hidden", "--layers", "--heads", "--kv-heads", "--vocab", "--ctx",
-          "--seed"}) {
+    for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
+                             "--vocab", "--ctx", "--seed"}) {
       if (args.Has(flag)) return InvalidArgument("%s needs --synthetic", flag);
     }
   }

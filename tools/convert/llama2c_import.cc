@@ -1,12 +1,12 @@
 // llama2.c importer: checkpoint layout and tokenizer format as run.c reads them.
 #include "tools/convert/llama2c_import.h"
-#include "tools/util/files.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "runtime/tensor_names.h"
+#include "tools/util/files.h"
 
 namespace ember::tools {
 namespace {

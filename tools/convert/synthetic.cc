@@ -40,7 +40,8 @@ void FillNormal(uint64_t seed, float stddev, std::vector<float>* values) {
     const double radius = stddev * std::sqrt(-2.0 * std::log(random.Uniform()));
     const double angle = kTwoPi * random.Uniform();
     (*values)[i] = static_cast<float>(radius * std::cos(angle));
-    if (i + 1 < values->size()) (*values)[i + 1] = static_cast<float>(radius * std::sin(angle));
+    if (i + 1 < values->size())
+      (*values)[i + 1] = static_cast<float>(radius * std::sin(angle));
   }
 }
 
@@ -68,9 +69,10 @@ Status SyntheticPreset(const std::string& name, SyntheticShape* shape) {
   } else if (name == "stories110M") {
     *shape = SyntheticShape{768, 2048, 12, 12, 12, 32000, 1024};
   } else {
-    return NotFound("no synthetic preset '%s' (stories15M, stories110M, or custom with "
-                    "--dim --hidden --layers --heads --vocab --ctx)",
-                    name.c_str());
+    return NotFound(
+        "no synthetic preset '%s' (stories15M, stories110M, or custom with "
+        "--dim --hidden --layers --heads --vocab --ctx)",
+        name.c_str());
   }
   return Status::Ok();
 }
@@ -171,7 +173,8 @@ Status MakeSyntheticModel(const SyntheticShape& shape_in, uint64_t seed,
       t.shape = {rows, cols};
       t.values.resize(rows * cols);
       Random mix(seed ^ (0xD1B54A32D192ED03ull * (spec->tensors.size() + 1)));
-      FillNormal(mix.Next(), static_cast<float>(1.0 / std::sqrt(static_cast<double>(cols))),
+      FillNormal(mix.Next(),
+                 static_cast<float>(1.0 / std::sqrt(static_cast<double>(cols))),
                  &t.values);
     }
     spec->tensors.push_back(std::move(t));

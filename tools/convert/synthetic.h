@@ -1,6 +1,6 @@
-// Synthetic models: a Llama-architecture model of any shape with seeded random weights and
-// a byte-fallback SentencePiece tokenizer, so ember can be benchmarked (and run) on any
-// shape without downloading weights.
+// Synthetic models: a Llama-architecture model of any shape with seeded random weights
+// and a byte-fallback SentencePiece tokenizer, so ember can be benchmarked (and run) on
+// any shape without downloading weights.
 #ifndef EMBER_TOOLS_CONVERT_SYNTHETIC_H_
 #define EMBER_TOOLS_CONVERT_SYNTHETIC_H_
 
@@ -14,13 +14,13 @@
 namespace ember::tools {
 
 struct SyntheticShape {
-  uint32_t dim = 0;       // d_model
-  uint32_t hidden = 0;    // ffn_dim (SwiGLU)
+  uint32_t dim = 0;     // d_model
+  uint32_t hidden = 0;  // ffn_dim (SwiGLU)
   uint32_t layers = 0;
   uint32_t heads = 0;
   uint32_t kv_heads = 0;  // 0: heads (multi-head attention)
   uint32_t vocab = 0;
-  uint32_t ctx = 0;       // max context
+  uint32_t ctx = 0;  // max context
 };
 
 // The shapes of llama2.c's TinyStories models: "stories15M" and "stories110M". Returns
@@ -28,8 +28,8 @@ struct SyntheticShape {
 Status SyntheticPreset(const std::string& name, SyntheticShape* shape);
 
 // Checks a shape (every size set, heads dividing dim into an even head_dim, kv_heads
-// dividing heads, a vocabulary with room for the 259 special and byte pieces, sizes within
-// the converter's limits).
+// dividing heads, a vocabulary with room for the 259 special and byte pieces, sizes
+// within the converter's limits).
 Status CheckSyntheticShape(const SyntheticShape& shape);
 
 // A Llama model (RMSNorm, SwiGLU, interleaved RoPE, classifier tied to the embedding):
@@ -41,9 +41,9 @@ Status CheckSyntheticShape(const SyntheticShape& shape);
 Status MakeSyntheticModel(const SyntheticShape& shape, uint64_t seed,
                           const std::string& name, ModelSpec* spec);
 
-// The tokenizer of a synthetic model: <unk>, <s>, </s>, the 256 byte pieces <0x00>..<0xFF>,
-// then filler pieces: single printable ASCII characters, then strings of ' ' and 'a'-'z'
-// of growing length, each distinct, scored so shorter pieces merge first.
+// The tokenizer of a synthetic model: <unk>, <s>, </s>, the 256 byte pieces
+// <0x00>..<0xFF>, then filler pieces: single printable ASCII characters, then strings of
+// ' ' and 'a'-'z' of growing length, each distinct, scored so shorter pieces merge first.
 TokenizerSpec SyntheticTokenizer(uint32_t vocab);
 
 }  // namespace ember::tools
