@@ -114,88 +114,80 @@ void* XnnArenaScope::Take(size_t size, size_t alignment) {
   return reinterpret_cast<void*>(address);
 }
 
+namespace {
+
 // The xnn_allocator XNNPACK is initialised with. It has no state of its own (context is
 // unused): every request goes to the calling thread's innermost XnnArenaScope.
-class XnnArenaRouter {
- public:
-  static const xnn_allocator kAllocator;
 
-  // Creates (rows, cols) inside a scope over the calibration region and reads back the
-  // requests. Anything but two aligned requests that both succeed is unexpected.
-  static XnnStatus ObserveCreation(size_t rows, size_t cols, const float* w,
-                                   Observation* out) {
-    XnnArenaScope scope(g_calibration_region, sizeof(g_calibration_region));
-    xnn_operator_t op = nullptr;
-    const xnn_status status = xnn_create_fully_connected_nc_f32(
-        cols, rows, cols, rows, w, /*bias=*/nullptr,
-        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
-        /*flags=*/0, &op);
-    // A no-op in the region; frees the operator if another allocator made it.
-    if (op != nullptr) xnn_delete_operator(op);
-    if (scope.num_requests() == 0) {
-      return status == xnn_status_success ? XnnStatus::kNotArenaAllocator
-                                          : static_cast<XnnStatus>(status);
-    }
-    if (status != xnn_status_success || scope.num_requests() != 2) {
-      return XnnStatus::kCalibrationFailed;
-    }
-    const XnnArenaScope::Request& op_request = scope.request(0);
-    const XnnArenaScope::Request& w_request = scope.request(1);
-    auto plausible = [](const XnnArenaScope::Request& r) {
-      return r.address != 0 && IsPowerOfTwo(r.alignment) &&
-             r.alignment <= kXnnRegionAlignment;
-    };
-    // The layout the formula assumes: the operator first, at the start of the region.
-    if (!plausible(op_request) || !plausible(w_request) ||
-        op_request.address != reinterpret_cast<uintptr_t>(g_calibration_region)) {
-      return XnnStatus::kCalibrationFailed;
-    }
-    *out = {op_request.size,     op_request.alignment, w_request.size,
-            w_request.alignment, w_request.address,    scope.used_bytes()};
-    return XnnStatus::kOk;
-  }
+// From the calling thread's innermost scope; null without one.
+void* Take(size_t size, size_t alignment) {
+  XnnArenaScope* scope = t_scope;
+  return scope == nullptr ? nullptr : scope->Take(size, alignment);
+}
 
- private:
-  // From the calling thread's innermost scope; null without one.
-  static void* Take(size_t size, size_t alignment) {
-    XnnArenaScope* scope = t_scope;
-    return scope == nullptr ? nullptr : scope->Take(size, alignment);
-  }
+void* Allocate(void*, size_t size) { return Take(size, alignof(std::max_align_t)); }
 
-  static void* Allocate(void*, size_t size) {
-    return Take(size, alignof(std::max_align_t));
-  }
+// XNNPACK 2022-02 reallocates only in the setup of operators with indirection buffers
+// (convolution, pooling, resize) and while building subgraphs, never to create or set
+// up a fully-connected operator. A bump allocator cannot grow a block in place (and
+// does not know the old block's size), so growing is refused, as "out of memory" (the
+// old block stays valid, as the xnn_allocator contract asks). From nullptr it is an
+// allocation.
+void* Reallocate(void*, void* pointer, size_t size) {
+  if (pointer == nullptr) return Take(size, alignof(std::max_align_t));
+  if (XnnArenaScope* scope = t_scope) scope->Take(size, 0);  // logged, refused
+  return nullptr;
+}
 
-  // XNNPACK 2022-02 reallocates only in the setup of operators with indirection buffers
-  // (convolution, pooling, resize) and while building subgraphs, never to create or set
-  // up a fully-connected operator. A bump allocator cannot grow a block in place (and
-  // does not know the old block's size), so growing is refused, as "out of memory" (the
-  // old block stays valid, as the xnn_allocator contract asks). From nullptr it is an
-  // allocation.
-  static void* Reallocate(void*, void* pointer, size_t size) {
-    if (pointer == nullptr) return Take(size, alignof(std::max_align_t));
-    if (XnnArenaScope* scope = t_scope) scope->Take(size, 0);  // logged, refused
-    return nullptr;
-  }
+void* AlignedAllocate(void*, size_t alignment, size_t size) {
+  return Take(size, alignment);
+}
 
-  static void* AlignedAllocate(void*, size_t alignment, size_t size) {
-    return Take(size, alignment);
-  }
+// The region is released as a whole by its owner.
+void Deallocate(void*, void*) {}
 
-  // The region is released as a whole by its owner.
-  static void Deallocate(void*, void*) {}
-};
-
-const xnn_allocator XnnArenaRouter::kAllocator = {
+const xnn_allocator kRouter = {
     /*context=*/nullptr,
-    /*allocate=*/&XnnArenaRouter::Allocate,
-    /*reallocate=*/&XnnArenaRouter::Reallocate,
-    /*deallocate=*/&XnnArenaRouter::Deallocate,
-    /*aligned_allocate=*/&XnnArenaRouter::AlignedAllocate,
-    /*aligned_deallocate=*/&XnnArenaRouter::Deallocate,
+    /*allocate=*/&Allocate,
+    /*reallocate=*/&Reallocate,
+    /*deallocate=*/&Deallocate,
+    /*aligned_allocate=*/&AlignedAllocate,
+    /*aligned_deallocate=*/&Deallocate,
 };
 
-namespace {
+// Creates (rows, cols) inside a scope over the calibration region and reads back the
+// requests. Anything but two aligned requests that both succeed is unexpected.
+XnnStatus ObserveCreation(size_t rows, size_t cols, const float* w, Observation* out) {
+  XnnArenaScope scope(g_calibration_region, sizeof(g_calibration_region));
+  xnn_operator_t op = nullptr;
+  const xnn_status status = xnn_create_fully_connected_nc_f32(
+      cols, rows, cols, rows, w, /*bias=*/nullptr,
+      -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+      /*flags=*/0, &op);
+  // A no-op in the region; frees the operator if another allocator made it.
+  if (op != nullptr) xnn_delete_operator(op);
+  if (scope.num_requests() == 0) {
+    return status == xnn_status_success ? XnnStatus::kNotArenaAllocator
+                                        : static_cast<XnnStatus>(status);
+  }
+  if (status != xnn_status_success || scope.num_requests() != 2) {
+    return XnnStatus::kCalibrationFailed;
+  }
+  const XnnArenaScope::Request& op_request = scope.request(0);
+  const XnnArenaScope::Request& w_request = scope.request(1);
+  auto plausible = [](const XnnArenaScope::Request& r) {
+    return r.address != 0 && IsPowerOfTwo(r.alignment) &&
+           r.alignment <= kXnnRegionAlignment;
+  };
+  // The layout the formula assumes: the operator first, at the start of the region.
+  if (!plausible(op_request) || !plausible(w_request) ||
+      op_request.address != reinterpret_cast<uintptr_t>(g_calibration_region)) {
+    return XnnStatus::kCalibrationFailed;
+  }
+  *out = {op_request.size,     op_request.alignment, w_request.size,
+          w_request.alignment, w_request.address,    scope.used_bytes()};
+  return XnnStatus::kOk;
+}
 
 XnnFcPacking g_packing;
 std::atomic<const XnnFcPacking*> g_published_packing{nullptr};
@@ -214,10 +206,6 @@ bool ArenaBytes(const XnnFcPacking& p, size_t rows, size_t cols, size_t* out) {
   return RoundUp(p.operator_bytes, p.weights_alignment, &operator_bytes) &&
          PackedBytes(p, rows, cols, &packed_bytes) &&
          !__builtin_add_overflow(operator_bytes, packed_bytes, out);
-}
-
-XnnStatus ObserveCreation(size_t rows, size_t cols, const float* w, Observation* out) {
-  return XnnArenaRouter::ObserveCreation(rows, cols, w, out);
 }
 
 // Derives the packing from two creations, (1, 64) and (1, 1), checks it against more
@@ -292,7 +280,7 @@ XnnStatus Calibrate() {
 }
 
 XnnStatus InitializeOnce() {
-  const xnn_status status = xnn_initialize(&XnnArenaRouter::kAllocator);
+  const xnn_status status = xnn_initialize(&kRouter);
   if (status != xnn_status_success) return static_cast<XnnStatus>(status);
   return Calibrate();
 }
