@@ -1,11 +1,22 @@
 // Byte-level BPE encoding on hand-made tables: merge order by rank, every occurrence of
-// a pair per pass, chunk boundaries, the work-buffer contract, and Init's checks.
+// a pair per pass, chunk boundaries, the work-buffer contract, and Init's checks; and
+// the O(m log m) merge against GPT-2's quadratic one (hand-made tables with random ranks,
+// and OpenAI's GPT-2 vocabulary) on random and long texts.
 #include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/model.h"
+#include "runtime/pretokenizer.h"
 #include "runtime/tokenizer.h"
+#include "runtime/utf8.h"
+#include "tests/testing.h"
+#include "tools/convert/hf_tokenizer.h"
 
 namespace ember {
 namespace {
@@ -131,6 +142,228 @@ TEST(ByteLevelBpeTest, InitChecks) {
   s = tok.Init(unsorted.Tables());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("out of order"), std::string::npos);
+}
+
+// GPT-2's pass semantics: the pairs a pass creates wait until it has merged every
+// occurrence of its pair, even when their rank is lower (as encoder.py's loop does);
+// so do other pairs of the same rank.
+TEST(ByteLevelBpeTest, NewPairsWaitForTheEndOfThePass) {
+  const Vocab v({"aa", "aaa", "aaaa"}, {{"a", "a", 5}, {"aa", "a", 1}, {"aa", "aa", 9}});
+  EXPECT_EQ(v.Encode("aaaa"), (V{"aaaa"}));  // aa aa, then aaaa; never aaa a
+  const Vocab w({"ab", "ca"}, {{"a", "b", 1}, {"c", "a", 1}});
+  EXPECT_EQ(w.Encode("abcab"), (V{"ab", "c", "ab"}));  // the leftmost pair's pass first
+  EXPECT_EQ(w.Encode("bcab"), (V{"b", "ca", "b"}));
+}
+
+// The reference: GPT-2's merge as it was written here before the heap (rescan for the
+// lowest rank after every pass, O(m^2) per chunk), through the public API only.
+std::vector<int32_t> ReferenceEncodeByteLevel(const Tokenizer& tok,
+                                              const std::string& text) {
+  const TokenizerTables& t = tok.tables();
+  auto find_merge = [&](int32_t l, int32_t r) -> const uint32_t* {
+    for (size_t lo = 0, hi = t.num_merges; lo < hi;) {
+      const size_t mid = lo + (hi - lo) / 2;
+      const uint32_t* m = t.merges + 4 * mid;
+      if (m[0] == uint32_t(l) && m[1] == uint32_t(r)) return m;
+      if (m[0] < uint32_t(l) || (m[0] == uint32_t(l) && m[1] < uint32_t(r))) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return nullptr;
+  };
+  const int64_t kNone = INT64_MAX;
+  auto rank = [&](int32_t l, int32_t r) {
+    const uint32_t* m = find_merge(l, r);
+    return m ? int64_t{m[3]} : kNone;
+  };
+  std::vector<int32_t> out;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = Gpt2ChunkEnd(text, pos);
+    std::vector<int32_t> sym;
+    for (size_t i = pos; i < end; ++i) sym.push_back(tok.Find(text.substr(i, 1)));
+    while (sym.size() > 1) {
+      size_t best = 0;
+      for (size_t i = 1; i + 1 < sym.size(); ++i) {
+        if (rank(sym[i], sym[i + 1]) < rank(sym[best], sym[best + 1])) best = i;
+      }
+      if (rank(sym[best], sym[best + 1]) == kNone) break;
+      const int32_t left = sym[best], right = sym[best + 1];
+      const int32_t result = int32_t(find_merge(left, right)[2]);
+      std::vector<int32_t> merged(sym.begin(), sym.begin() + best);
+      for (size_t j = best; j < sym.size();) {
+        if (j + 1 < sym.size() && sym[j] == left && sym[j + 1] == right) {
+          merged.push_back(result);
+          j += 2;
+        } else {
+          merged.push_back(sym[j++]);
+        }
+      }
+      sym = merged;
+    }
+    out.insert(out.end(), sym.begin(), sym.end());
+    pos = end;
+  }
+  return out;
+}
+
+// Encodes with exactly EncodeCapacity ids of buffer, and a canary after them.
+std::vector<int32_t> EncodeExact(const Tokenizer& tok, const std::string& text) {
+  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()) + 1, -7);
+  size_t n = 0;
+  const Status s = tok.Encode(text, false, ids.data(), ids.size() - 1, &n);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ids.back(), -7) << "wrote past the capacity";
+  ids.resize(n);
+  return ids;
+}
+
+// Random merges over a few letters, built up from shorter pieces, with random ranks
+// (repeats included, and results that take part in lower-ranked merges).
+TEST(ByteLevelBpeTest, MatchesTheQuadraticMergeWithRandomRanks) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::string> pieces = {"a", "b", "c", " "}, extra;
+    std::vector<std::tuple<std::string, std::string, uint32_t>> merges;
+    for (int i = 0; i < 40; ++i) {
+      const std::string l = pieces[rng() % pieces.size()],
+                        r = pieces[rng() % pieces.size()];
+      bool known = false;
+      for (const auto& m : merges) known |= std::get<0>(m) == l && std::get<1>(m) == r;
+      if (known || l.size() + r.size() > 8) continue;
+      merges.emplace_back(l, r, rng() % 30);
+      if (std::find(pieces.begin(), pieces.end(), l + r) == pieces.end()) {
+        pieces.push_back(l + r);
+        extra.push_back(l + r);
+      }
+    }
+    const Vocab v(extra, merges);
+    Tokenizer tok;
+    ASSERT_TRUE(tok.Init(v.Tables()).ok());
+    for (int i = 0; i < 40; ++i) {
+      std::string text;
+      for (size_t units = rng() % 200; units > 0; --units) {
+        const char c = "abc \n"[rng() % 5];
+        text.append(rng() % 6 == 0 ? 1 + rng() % 40 : 1, c);
+      }
+      ASSERT_EQ(EncodeExact(tok, text), ReferenceEncodeByteLevel(tok, text))
+          << "seed " << seed << ", text '" << text << "'";
+    }
+  }
+}
+
+// OpenAI's GPT-2 vocabulary, read once for the tests below (null when it is missing).
+const Tokenizer* Gpt2() {
+  static std::unique_ptr<Model> model = [] {
+    std::unique_ptr<Model> m;
+    if (!testing::HaveModel("gpt2-bpe/encoder.json")) return m;
+    const std::string dir = testing::ModelsDir() + "/gpt2-bpe/";
+    tools::SpecialTokens specials;
+    specials.bos_id = specials.eos_id = 50256;
+    TokenizerSpec spec;
+    const Status s = tools::ReadVocabAndMerges(dir + "encoder.json", dir + "vocab.bpe",
+                                               specials, &spec);
+    EXPECT_TRUE(s.ok()) << s.message();
+    auto opened =
+        Model::Open(testing::WriteModelAroundTokenizer(spec, "gpt2_vocab").c_str());
+    EXPECT_TRUE(opened.ok()) << opened.status().message();
+    if (opened.ok()) m = std::move(*opened);
+    return m;
+  }();
+  return model ? &model->tokenizer() : nullptr;
+}
+
+// Random valid UTF-8 text: GPT-2 pieces, contractions, digits, punctuation, characters
+// of 2 to 4 bytes, runs of one letter and of white space (long chunks).
+std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng) {
+  static const char* const kChars[] = {"\xc3\xa9",
+                                       "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80",
+                                       "\xe4\xb8\xad",
+                                       "\xe3\x80\x80",
+                                       "'s",
+                                       "'ll",
+                                       "'",
+                                       "42",
+                                       "3.14",
+                                       "!!",
+                                       "\x01"};
+  auto pick = [&](size_t n) {
+    return std::uniform_int_distribution<size_t>(0, n - 1)(*rng);
+  };
+  std::string text;
+  size_t bad;
+  while (text.size() < bytes) {
+    switch (pick(6)) {
+      case 0:
+      case 1: {
+        const std::string_view p = tok.piece(static_cast<uint32_t>(pick(50256)));
+        if (ValidUtf8(p, &bad)) text.append(p);
+        break;
+      }
+      case 2:
+        text.append(1 + pick(3), ' ');
+        break;
+      case 3:
+        text.append(kChars[pick(sizeof(kChars) / sizeof(kChars[0]))]);
+        break;
+      case 4:
+        text.append(1 + pick(pick(8) == 0 ? 400 : 12), "aeo tx"[pick(6)]);
+        break;
+      default:
+        for (size_t i = 1 + pick(pick(8) == 0 ? 300 : 6); i > 0; --i) {
+          text.push_back(" \n\t"[pick(3)]);
+        }
+    }
+  }
+  return text;
+}
+
+TEST(ByteLevelBpeGpt2Test, MatchesTheQuadraticMergeOnRandomTexts) {
+  const Tokenizer* tok = Gpt2();
+  if (!tok) return;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 300; ++i) {
+    const size_t bytes =
+        std::uniform_int_distribution<size_t>(0, i < 290 ? 600 : 4000)(rng);
+    const std::string text = RandomText(*tok, bytes, &rng);
+    ASSERT_EQ(EncodeExact(*tok, text), ReferenceEncodeByteLevel(*tok, text))
+        << "text " << i << ": '" << text << "'";
+  }
+  for (const std::string unit : {"a", "ab", " ", "\n", " \n", "\xe4\xb8\xad", "!", "7"}) {
+    std::string text;
+    while (text.size() < 3000) text += unit;
+    EXPECT_EQ(EncodeExact(*tok, text), ReferenceEncodeByteLevel(*tok, text)) << unit;
+  }
+}
+
+// Long prompts, each one chunk or many (the benchmark tools/bench/tokenize_bench
+// measures 1 MiB): they decode back to the text, and the story's words merge (GPT-2 has
+// no merge of two spaces).
+TEST(ByteLevelBpeGpt2Test, EncodesLongTexts) {
+  const Tokenizer* tok = Gpt2();
+  if (!tok) return;
+  const size_t kBytes = 256 * 1024;
+  std::string story;
+  while (story.size() < kBytes) {
+    story +=
+        "Once upon a time, there was a little girl named Lily. She loved to play "
+        "outside in the sunshine. One day, she saw a big, red ball in the park.\n";
+  }
+  for (const std::string& text : {story, std::string(kBytes, 'a'),
+                                  std::string(kBytes, ' '), std::string(kBytes, '\n')}) {
+    const std::vector<int32_t> ids = EncodeExact(*tok, text);
+    ASSERT_GT(ids.size(), 0u);
+    if (text == story) {
+      EXPECT_LT(ids.size(), text.size() / 3) << "merged far too little";
+    }
+    std::string decoded;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      decoded.append(tok->Decode(i ? ids[i - 1] : -1, ids[i]));
+    }
+    EXPECT_EQ(decoded, text) << text.substr(0, 20);
+  }
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 // GPT-2 byte-level BPE encoding, and decoding.
 #include "runtime/tokenizer.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/bpe_merge.h"
 #include "runtime/pretokenizer.h"
 #include "runtime/utf8.h"
 
@@ -39,14 +41,25 @@ int ParseBytePiece(std::string_view piece) {
 // Longest piece a vocabulary may hold (merging looks up concatenations of two pieces).
 constexpr size_t kMaxPieceBytes = 256;
 
+// std::string_view's order (bytes as unsigned), three-way, inline: Find runs it
+// millions of times on a long prompt, on pieces of a few bytes, where calling memcmp
+// (twice, for < and >) cost more than the comparing.
+int CompareBytes(std::string_view a, std::string_view b) {
+  const size_t n = a.size() < b.size() ? a.size() : b.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) {
+      return static_cast<uint8_t>(a[i]) < static_cast<uint8_t>(b[i]) ? -1 : 1;
+    }
+  }
+  return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+}
+
 bool Searchable(TokenType type) {
   return type == TokenType::kNormal || type == TokenType::kUserDefined;
 }
 
-// Byte-level BPE's per-pair merge-rank cache: no merge for the pair, or not yet looked
-// up.
-constexpr int32_t kNoMerge = INT32_MAX;
-constexpr int32_t kLookUp = -1;
+// A merge rank is the merge's line in a merges list: one this large means a corrupt file.
+constexpr uint32_t kMaxRank = INT32_MAX;
 
 }  // namespace
 
@@ -85,6 +98,10 @@ Status Tokenizer::Init(const TokenizerTables& t) {
   }
   if (t.kind == TokenizerKind::kSentencePieceBpe && !t.scores) {
     return InvalidModel("tokenizer: SentencePiece BPE needs scores");
+  }
+  // Merging orders pairs by score: NaN has no place in that order.
+  for (uint32_t i = 0; t.scores && i < n; ++i) {
+    if (std::isnan(t.scores[i])) return InvalidModel("tokenizer: score %u is NaN", i);
   }
   if (t.kind == TokenizerKind::kByteLevelBpe && !t.merges && t.num_merges != 0) {
     return InvalidModel("tokenizer: merges missing");
@@ -125,7 +142,7 @@ Status Tokenizer::Init(const TokenizerTables& t) {
     if (m[0] >= n || m[1] >= n || m[2] >= n) {
       return InvalidModel("tokenizer: merge %zu names a token outside the vocabulary", i);
     }
-    if (m[3] >= static_cast<uint32_t>(kNoMerge)) {
+    if (m[3] >= kMaxRank) {
       return InvalidModel("tokenizer: merge %zu has rank %u (too large)", i, m[3]);
     }
     if (i > 0) {
@@ -167,10 +184,10 @@ int32_t Tokenizer::Find(std::string_view bytes) const {
   size_t lo = 0, hi = t_.num_sorted;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const std::string_view p = piece(t_.sorted_ids[mid]);
-    if (p < bytes) {
+    const int order = CompareBytes(piece(t_.sorted_ids[mid]), bytes);
+    if (order < 0) {
       lo = mid + 1;
-    } else if (bytes < p) {
+    } else if (order > 0) {
       hi = mid;
     } else {
       return static_cast<int32_t>(t_.sorted_ids[mid]);
@@ -182,6 +199,10 @@ int32_t Tokenizer::Find(std::string_view bytes) const {
 Status Tokenizer::Encode(std::string_view text, bool add_bos, int32_t* ids,
                          size_t capacity, size_t* n) const {
   *n = 0;
+  if (text.size() > kMaxTextBytes) {
+    return InvalidArgument("text of %zu bytes is longer than the %zu Encode takes",
+                           text.size(), kMaxTextBytes);
+  }
   if (capacity < EncodeCapacity(text.size())) {
     return ResourceExhausted("text of %zu bytes needs a token buffer of %zu, got %zu",
                              text.size(), EncodeCapacity(text.size()), capacity);
@@ -204,8 +225,7 @@ Status Tokenizer::Encode(std::string_view text, bool add_bos, int32_t* ids,
 }
 
 // llama2.c's encoder: a dummy-prefix space, one symbol per UTF-8 character (its bytes as
-// byte tokens when the character is not a piece), then repeatedly merge the adjacent
-// pair whose concatenation is the highest-scoring piece, leftmost first.
+// byte tokens when the character is not a piece), then merge pairs by score.
 Status Tokenizer::EncodeSentencePiece(std::string_view text, int32_t* ids,
                                       size_t* n) const {
   size_t count = 0;
@@ -236,37 +256,68 @@ Status Tokenizer::EncodeSentencePiece(std::string_view text, int32_t* ids,
     }
     pos += len;
   }
-
-  char buf[2 * kMaxPieceBytes];
-  while (count > 1) {
-    float best_score = 0;
-    int32_t best_id = -1;
-    size_t best_idx = 0;
-    for (size_t i = 0; i + 1 < count; ++i) {
-      const std::string_view a = piece(ids[i]), b = piece(ids[i + 1]);
-      if (a.size() + b.size() > t_.max_piece_bytes) continue;  // cannot be a piece
-      memcpy(buf, a.data(), a.size());
-      memcpy(buf + a.size(), b.data(), b.size());
-      const int32_t id = Find(std::string_view(buf, a.size() + b.size()));
-      if (id >= 0 && (best_id < 0 || t_.scores[id] > best_score)) {
-        best_score = t_.scores[id];
-        best_id = id;
-        best_idx = i;
-      }
-    }
-    if (best_id < 0) break;
-    ids[best_idx] = best_id;
-    memmove(ids + best_idx + 1, ids + best_idx + 2,
-            (count - best_idx - 2) * sizeof(int32_t));
-    --count;
-  }
-  *n = count;
+  // count <= text.size() + 1 <= kMaxTextBytes + 1: it fits in int32.
+  *n = MergeSentencePiece(ids, static_cast<int32_t>(count));
   return Status::Ok();
 }
 
-// The merge table entry (left, right, result, rank) for the pair, or null: binary search
-// over the merges sorted by (left, right).
-const uint32_t* Tokenizer::FindMerge(int32_t left, int32_t right) const {
+// The normal piece whose bytes are piece(left) + piece(right), or -1.
+int32_t Tokenizer::Join(int32_t left, int32_t right) const {
+  const std::string_view a = piece(left), b = piece(right);
+  if (a.size() + b.size() > t_.max_piece_bytes) return -1;  // cannot be a piece
+  char buf[2 * kMaxPieceBytes];
+  memcpy(buf, a.data(), a.size());
+  memcpy(buf + a.size(), b.data(), b.size());
+  return Find(std::string_view(buf, a.size() + b.size()));
+}
+
+// llama2.c merges, until none is left, the adjacent pair whose concatenation is the
+// highest-scoring piece, leftmost first on equal scores: a scan of every pair per merge,
+// O(n^2). Here a heap holds each pair that makes a piece, ordered by (score, position),
+// and a merge looks up only the two pairs it changes: the same merges in O(n log n).
+// The symbols sym[0, m) are followed by room for 4m int32 (Tokenizer::EncodeCapacity);
+// the merged ids end up in sym[0, returned count).
+size_t Tokenizer::MergeSentencePiece(int32_t* sym, int32_t m) const {
+  if (m < 2) return static_cast<size_t>(m);
+  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
+  const float* const scores = t_.scores;
+  // Keys are the pieces the pairs make.
+  auto before = [scores](MergeEntry a, MergeEntry b) {
+    const float score_a = scores[a.key], score_b = scores[b.key];
+    return score_a != score_b ? score_a > score_b : a.symbol < b.symbol;  // no NaN: Init
+  };
+  MergeHeap<decltype(before)> heap(sym + 3 * m, sym + 2 * m, m, before);
+  // Symbol i's pair changed: look it up again.
+  auto update = [&](int32_t i) {
+    const int32_t next = list.Next(i);
+    const int32_t joined = next == SymbolList::kNone ? -1 : Join(sym[i], sym[next]);
+    if (joined >= 0) {
+      heap.Update(i, joined);
+    } else {
+      heap.Remove(i);
+    }
+  };
+  for (int32_t i = 0; i < m; ++i) update(i);
+  while (!heap.empty()) {
+    const MergeEntry best = heap.top();
+    const int32_t i = best.symbol;
+    heap.Remove(list.Next(i));  // its pair is gone with it
+    sym[i] = best.key;
+    list.MergeWithNext(i);
+    update(i);  // i stays in the heap if it can merge again: one sift, not two
+    const int32_t prev = list.Prev(i);
+    if (prev != SymbolList::kNone) update(prev);
+  }
+  // Compact the live symbols; the k-th sits at index >= k, so nothing is overwritten
+  // before it is read.
+  size_t count = 0;
+  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
+  return count;
+}
+
+// The index of the merge (left, right) in the table, or -1: binary search over the
+// merges sorted by (left, right).
+int32_t Tokenizer::FindMerge(int32_t left, int32_t right) const {
   const uint32_t l = static_cast<uint32_t>(left), r = static_cast<uint32_t>(right);
   size_t lo = 0, hi = t_.num_merges;
   while (lo < hi) {
@@ -275,61 +326,64 @@ const uint32_t* Tokenizer::FindMerge(int32_t left, int32_t right) const {
     if (m[0] < l || (m[0] == l && m[1] < r)) {
       lo = mid + 1;
     } else if (m[0] == l && m[1] == r) {
-      return m;
+      return static_cast<int32_t>(mid);
     } else {
       hi = mid;
     }
   }
-  return nullptr;
-}
-
-int32_t Tokenizer::MergeRank(int32_t left, int32_t right) const {
-  const uint32_t* m = FindMerge(left, right);
-  return m ? static_cast<int32_t>(m[3]) : kNoMerge;
+  return -1;
 }
 
 // BPE over one pre-tokenized chunk, as GPT-2's encoder does it: take the adjacent pair
-// with the lowest merge rank, merge every occurrence of that pair left to right, repeat
-// until no pair has a merge. (A merge's result only takes part in merges of higher rank,
-// so this equals merging one pair at a time by (rank, position).) rank[i] caches the
-// rank of the pair (sym[i], sym[i + 1]); after a pass only the pairs next to a new symbol
-// are looked up again. Returns the number of symbols left.
-size_t Tokenizer::MergeByteLevel(int32_t* sym, int32_t* rank, size_t m) const {
-  for (size_t i = 0; i + 1 < m; ++i) rank[i] = MergeRank(sym[i], sym[i + 1]);
-  if (m > 0) rank[m - 1] = kNoMerge;  // the last symbol has no right neighbour
-  while (m > 1) {
-    size_t best = 0;
-    for (size_t i = 1; i + 1 < m; ++i) best = rank[i] < rank[best] ? i : best;
-    const int32_t r = rank[best];
-    if (r == kNoMerge) break;
-    const int32_t left = sym[best], right = sym[best + 1];
-    const int32_t result = static_cast<int32_t>(FindMerge(left, right)[2]);
-    // Compact in place from `best`; w <= j, so nothing is overwritten before it is read.
-    size_t w = best;
-    for (size_t j = best; j < m; ++w) {
-      if (j + 1 < m && rank[j] == r && sym[j] == left && sym[j + 1] == right) {
-        sym[w] = result;
-        if (w > 0) rank[w - 1] = kLookUp;
-        rank[w] = kLookUp;
-        j += 2;
-      } else {
-        sym[w] = sym[j];
-        rank[w] = rank[j];
-        j += 1;
-      }
+// with the lowest merge rank (the leftmost if several have it), merge every occurrence
+// of that pair left to right in one pass, repeat until no pair has a merge. Rescanning
+// after each pass is O(m^2); here a heap holds each pair that has a merge, ordered by
+// (rank, position), and a pass pops the pair's occurrences in order. The pairs a pass
+// creates are deferred until it ends, as GPT-2's pass would not see them even when
+// their rank is lower; pairs of the same rank but another merge (no converted table has
+// those) wait too. The symbols sym[0, m) are followed by room for 4m int32; returns
+// the number of symbols left in sym.
+size_t Tokenizer::MergeByteLevel(int32_t* sym, int32_t m) const {
+  if (m < 2) return static_cast<size_t>(m);
+  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
+  const uint32_t* const merges = t_.merges;
+  // Keys are indices into the merge table.
+  auto rank = [merges](int32_t merge_idx) { return merges[4 * merge_idx + 3]; };
+  auto before = [rank](MergeEntry a, MergeEntry b) {
+    const uint32_t rank_a = rank(a.key), rank_b = rank(b.key);
+    return rank_a != rank_b ? rank_a < rank_b : a.symbol < b.symbol;
+  };
+  MergeHeap<decltype(before)> heap(sym + 3 * m, sym + 2 * m, m, before);
+  auto look_up = [&](int32_t i) {
+    const int32_t next = list.Next(i);
+    const int32_t merge = next == SymbolList::kNone ? -1 : FindMerge(sym[i], sym[next]);
+    if (merge >= 0) heap.Push(i, merge);
+  };
+  for (int32_t i = 0; i < m; ++i) look_up(i);
+  while (!heap.empty()) {
+    const int32_t pass_merge = heap.top().key;
+    const uint32_t pass_rank = rank(pass_merge);
+    while (!heap.empty() && rank(heap.top().key) == pass_rank) {
+      const MergeEntry e = heap.top();
+      heap.Defer(e.symbol);
+      if (e.key != pass_merge) continue;
+      heap.Remove(list.Next(e.symbol));
+      sym[e.symbol] = static_cast<int32_t>(merges[4 * pass_merge + 2]);
+      list.MergeWithNext(e.symbol);
+      const int32_t prev = list.Prev(e.symbol);
+      if (prev != SymbolList::kNone) heap.Defer(prev);
     }
-    m = w;
-    rank[m - 1] = kNoMerge;
-    for (size_t i = best > 0 ? best - 1 : 0; i + 1 < m; ++i) {
-      if (rank[i] == kLookUp) rank[i] = MergeRank(sym[i], sym[i + 1]);
-    }
+    heap.ForEachDeferred(look_up);
   }
-  return m;
+  size_t count = 0;
+  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
+  return count;
 }
 
 // GPT-2 byte-level BPE: split the text with GPT-2's pre-tokenizer, start each chunk from
 // one token per byte and merge by rank. The chunk's symbols sit where its ids will be
-// written; its rank cache follows them (EncodeCapacity leaves room for both).
+// written, its work arrays right after them: the ids so far are no more than the bytes
+// before the chunk, so all fits in EncodeCapacity.
 Status Tokenizer::EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const {
   size_t count = 0;
   for (size_t pos = 0; pos < text.size();) {
@@ -339,7 +393,7 @@ Status Tokenizer::EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n
     for (size_t i = 0; i < len; ++i) {
       sym[i] = byte_ids_[static_cast<uint8_t>(text[pos + i])];
     }
-    count += MergeByteLevel(sym, sym + len, len);
+    count += MergeByteLevel(sym, static_cast<int32_t>(len));  // len <= kMaxTextBytes
     pos = end;
   }
   *n = count;

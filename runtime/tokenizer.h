@@ -74,13 +74,22 @@ class Tokenizer {
   // The id of the normal piece with exactly these bytes, or -1.
   int32_t Find(std::string_view bytes) const;
 
-  // Token ids a work buffer must hold to encode `text_bytes` bytes of text: at most one
-  // id per byte plus BOS, and room for byte-level BPE's merge-rank cache (one entry per
-  // byte of the chunk being merged).
-  static size_t EncodeCapacity(size_t text_bytes) { return 2 * text_bytes + 2; }
+  // Longest text Encode takes (256 MiB): symbols are numbered in int32, and
+  // EncodeCapacity cannot overflow a 32-bit size_t.
+  static constexpr size_t kMaxTextBytes = size_t{1} << 28;
+  // Token ids (int32) a work buffer must hold to encode `text_bytes` bytes of text: 5 per
+  // byte, i.e. 20 bytes of memory per prompt byte, plus 6 (SIZE_MAX past kMaxTextBytes).
+  // Merging runs in the buffer in O(n log n). After BOS come, for m symbols (at most one
+  // a byte, plus the dummy-prefix space; byte-level BPE merges one pre-tokenized chunk
+  // at a time, its arrays right after the ids so far): the symbols' ids, which become
+  // the output (m); their list links (m); their places in the heap (m); the heap of
+  // (symbol, piece or merge) entries (2m). See bpe_merge.h.
+  static size_t EncodeCapacity(size_t text_bytes) {
+    return text_bytes > kMaxTextBytes ? SIZE_MAX : 5 * text_bytes + 6;
+  }
   // Encodes UTF-8 text (BOS first when add_bos) into ids[0, *n). `ids` is also the work
-  // buffer: capacity must be at least EncodeCapacity(text.size()). Invalid UTF-8 is an
-  // error.
+  // buffer: capacity must be at least EncodeCapacity(text.size()). Invalid UTF-8 and
+  // text longer than kMaxTextBytes are errors, found before any merging.
   Status Encode(std::string_view text, bool add_bos, int32_t* ids, size_t capacity,
                 size_t* n) const;
 
@@ -92,9 +101,10 @@ class Tokenizer {
  private:
   Status EncodeSentencePiece(std::string_view text, int32_t* ids, size_t* n) const;
   Status EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const;
-  const uint32_t* FindMerge(int32_t left, int32_t right) const;
-  int32_t MergeRank(int32_t left, int32_t right) const;
-  size_t MergeByteLevel(int32_t* sym, int32_t* rank, size_t m) const;
+  int32_t Join(int32_t left, int32_t right) const;
+  size_t MergeSentencePiece(int32_t* sym, int32_t num_symbols) const;
+  int32_t FindMerge(int32_t left, int32_t right) const;
+  size_t MergeByteLevel(int32_t* sym, int32_t num_symbols) const;
 
   TokenizerTables t_;
   // byte -> its <0xNN> token (SentencePiece) or its one-byte piece (byte-level), or -1
