@@ -3,15 +3,19 @@
 #include "runtime/model_writer.h"
 
 #include <algorithm>
-#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <utility>
 
 #include "kernels/half.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
+#include "runtime/atomic_file.h"
+#include "runtime/model.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_names.h"
 
@@ -22,9 +26,14 @@ uint64_t AlignUp(uint64_t n) {
   return (n + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
 }
 
-// Encodes f32 values as `dtype` in the file's layout for that dtype.
-Status EncodeTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
-                    std::vector<uint8_t>* bytes) {
+kernels::QuantKind QuantKindOf(DType dtype) {
+  return dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
+}
+
+// The layout, group size and byte size `t` takes in the file as its dtype (what
+// EncodeTensor writes), or why it cannot be stored.
+Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
+                  uint64_t* bytes) {
   uint64_t elements = 1;
   for (uint64_t d : t.shape) elements *= d;
   if (elements != t.values.size()) {
@@ -33,42 +42,61 @@ Status EncodeTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
   }
   switch (t.dtype) {
     case DType::kF32:
-      *layout = Layout::kRowMajor;
-      *group_size = 0;
-      bytes->resize(t.values.size() * sizeof(float));
-      memcpy(bytes->data(), t.values.data(), bytes->size());
-      return Status::Ok();
     case DType::kF16:
-    case DType::kBF16: {
+    case DType::kBF16:
       *layout = Layout::kRowMajor;
       *group_size = 0;
-      bytes->resize(t.values.size() * sizeof(uint16_t));
-      uint8_t* out = bytes->data();
+      *bytes = elements * DenseElementBytes(t.dtype);
+      return Status::Ok();
+    case DType::kQ8:
+    case DType::kQ4:
+      if (t.shape.size() != 2) {
+        return InvalidArgument("tensor '%s': %s needs a matrix, not %zu-D",
+                               t.name.c_str(), DTypeName(t.dtype), t.shape.size());
+      }
+      // A scale cannot carry a NaN or an infinity: quantizing one would write a
+      // finite, wrong group without a word (f32/f16/bf16 keep such values as they are,
+      // and `ember inspect --check-weights` finds them).
+      for (size_t i = 0; i < t.values.size(); ++i) {
+        if (!std::isfinite(t.values[i])) {
+          return InvalidArgument("tensor '%s': element %zu is %g, which %s cannot hold",
+                                 t.name.c_str(), i, t.values[i], DTypeName(t.dtype));
+        }
+      }
+      *layout = Layout::kQuantPanels;
+      *group_size = kernels::kQuantGroup;
+      *bytes = kernels::QuantPackedBytes(QuantKindOf(t.dtype), t.shape[0], t.shape[1]);
+      return Status::Ok();
+  }
+  return InvalidArgument("tensor '%s': unknown dtype %u", t.name.c_str(),
+                         static_cast<unsigned>(t.dtype));
+}
+
+// Encodes f32 values as `dtype` in the file's layout for that dtype, into the
+// PlanTensor bytes at `out`.
+void EncodeTensor(const TensorSpec& t, uint8_t* out) {
+  switch (t.dtype) {
+    case DType::kF32:
+      // memcpy from a null pointer (an empty vector's) is undefined, even of 0 bytes.
+      if (!t.values.empty()) {
+        memcpy(out, t.values.data(), t.values.size() * sizeof(float));
+      }
+      return;
+    case DType::kF16:
+    case DType::kBF16:
       for (size_t i = 0; i < t.values.size(); ++i) {
         const uint16_t bits = t.dtype == DType::kF16
                                   ? kernels::FloatToHalf(t.values[i])
                                   : kernels::FloatToBFloat16(t.values[i]);
         memcpy(out + 2 * i, &bits, 2);
       }
-      return Status::Ok();
-    }
+      return;
     case DType::kQ8:
-    case DType::kQ4: {
-      if (t.shape.size() != 2) {
-        return InvalidArgument("tensor '%s': %s needs a matrix, not %zu-D",
-                               t.name.c_str(), DTypeName(t.dtype), t.shape.size());
-      }
-      const kernels::QuantKind kind =
-          t.dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
-      *layout = Layout::kQuantPanels;
-      *group_size = kernels::kQuantGroup;
-      bytes->resize(kernels::QuantPackedBytes(kind, t.shape[0], t.shape[1]));
-      kernels::PackQuant(kind, t.values.data(), t.shape[0], t.shape[1], bytes->data());
-      return Status::Ok();
-    }
+    case DType::kQ4:
+      kernels::PackQuant(QuantKindOf(t.dtype), t.values.data(), t.shape[0], t.shape[1],
+                         out);
+      return;
   }
-  return InvalidArgument("tensor '%s': unknown dtype %u", t.name.c_str(),
-                         static_cast<unsigned>(t.dtype));
 }
 
 }  // namespace
@@ -87,10 +115,11 @@ std::vector<uint32_t> SortedPieceIds(const TokenizerSpec& tok) {
 
 namespace {
 
-struct Encoded {
+// Where one tensor's segment goes and what it holds.
+struct Planned {
   Layout layout;
   uint32_t group_size;
-  std::vector<uint8_t> bytes;
+  uint64_t bytes;
 };
 
 // Where a tensor goes among the segments: in the order one forward pass reads them, so
@@ -140,11 +169,11 @@ std::vector<size_t> SegmentOrder(const ModelSpec& spec) {
   return order;
 }
 
-// The directory (padded to the first tensor's offset) and each tensor's encoded bytes,
-// in segment order (SegmentOrder), which the directory lists them in too; the file is
-// their concatenation, each tensor padded to kTensorAlignment.
-Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
-                   std::vector<Encoded>* encoded_tensors) {
+// The directory (padded to the first tensor's offset) and each tensor's plan, in
+// segment order (*segment_order, SegmentOrder), which the directory lists them in too;
+// the file is the directory, then each tensor's encoded bytes padded to kTensorAlignment.
+Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
+                 std::vector<size_t>* segment_order, std::vector<Planned>* planned) {
   const ModelConfig& c = spec.config;
   const TokenizerSpec& tok = spec.tokenizer;
   if (tok.pieces.size() != c.vocab_size || tok.types.size() != c.vocab_size) {
@@ -152,13 +181,13 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         "tokenizer has %zu pieces and %zu types for a vocabulary of %u",
         tok.pieces.size(), tok.types.size(), c.vocab_size);
   }
-  const std::vector<size_t> order = SegmentOrder(spec);
-  // Encode every tensor first: sizes decide the offsets.
-  std::vector<Encoded>& encoded = *encoded_tensors;
-  encoded.assign(spec.tensors.size(), Encoded());
+  const std::vector<size_t>& order = *segment_order = SegmentOrder(spec);
+  // Plan every tensor first: sizes decide the offsets.
+  std::vector<Planned>& plan = *planned;
+  plan.assign(spec.tensors.size(), Planned());
   for (size_t i = 0; i < order.size(); ++i) {
-    EMBER_RETURN_IF_ERROR(EncodeTensor(spec.tensors[order[i]], &encoded[i].layout,
-                                       &encoded[i].group_size, &encoded[i].bytes));
+    EMBER_RETURN_IF_ERROR(PlanTensor(spec.tensors[order[i]], &plan[i].layout,
+                                     &plan[i].group_size, &plan[i].bytes));
   }
 
   // With every field written (ForceDefaults), the directory's size does not depend on the
@@ -210,9 +239,9 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
       const TensorSpec& t = spec.tensors[order[i]];
       tensors.push_back(fb::CreateTensor(
           b, b.CreateString(t.name), static_cast<fb::DType>(t.dtype),
-          static_cast<fb::Layout>(encoded[i].layout), b.CreateVector(t.shape),
-          encoded[i].group_size, offset, encoded[i].bytes.size()));
-      offset = AlignUp(offset + encoded[i].bytes.size());
+          static_cast<fb::Layout>(plan[i].layout), b.CreateVector(t.shape),
+          plan[i].group_size, offset, plan[i].bytes));
+      offset = AlignUp(offset + plan[i].bytes);
     }
     auto model = fb::CreateModel(b, 1, config, tokenizer, b.CreateVector(tensors),
                                  b.CreateString(spec.description));
@@ -231,43 +260,65 @@ Status EncodeModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
   return Status::Ok();
 }
 
-}  // namespace
-
-Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
-  std::vector<Encoded> encoded;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, out, &encoded));
-  for (const Encoded& e : encoded) {
-    out->insert(out->end(), e.bytes.begin(), e.bytes.end());
-    out->resize(AlignUp(out->size()), 0);
+// Serializes the model into the memory `allocate(file_bytes)` returns (zeroed, as the
+// padding must be), so each tensor is encoded once, in place: no second copy of the file.
+Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& allocate) {
+  std::vector<uint8_t> directory;
+  std::vector<size_t> order;
+  std::vector<Planned> planned;
+  EMBER_RETURN_IF_ERROR(PlanModel(spec, &directory, &order, &planned));
+  uint64_t file_bytes = directory.size();
+  for (const Planned& p : planned) file_bytes = AlignUp(file_bytes + p.bytes);
+  if (file_bytes > SIZE_MAX) {
+    return ResourceExhausted("a model of %llu bytes does not fit in memory here",
+                             static_cast<unsigned long long>(file_bytes));
+  }
+  uint8_t* out = allocate(static_cast<size_t>(file_bytes));
+  memcpy(out, directory.data(), directory.size());
+  uint64_t offset = directory.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    EncodeTensor(spec.tensors[order[i]], out + offset);
+    offset = AlignUp(offset + planned[i].bytes);
   }
   return Status::Ok();
 }
 
+}  // namespace
+
+Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out) {
+  return Serialize(spec, [&](size_t size) {
+    out->assign(size, 0);
+    return out->data();
+  });
+}
+
 Status WriteModel(const ModelSpec& spec, const std::string& path,
                   uint64_t* bytes_written) {
-  // Streams the directory and each tensor to the file: no whole-file copy in memory
-  // (a 110M-parameter f32 model is 440 MB).
-  std::vector<uint8_t> directory;
-  std::vector<Encoded> encoded;
-  EMBER_RETURN_IF_ERROR(EncodeModel(spec, &directory, &encoded));
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
-  static const uint8_t kZeros[kTensorAlignment] = {};
-  uint64_t expected = directory.size(),
-           written = fwrite(directory.data(), 1, directory.size(), f);
-  for (const Encoded& e : encoded) {
-    const uint64_t padding = AlignUp(e.bytes.size()) - e.bytes.size();
-    expected += e.bytes.size() + padding;
-    written += fwrite(e.bytes.data(), 1, e.bytes.size(), f);
-    written += fwrite(kZeros, 1, padding, f);
+  // The whole file in memory, at an address the loader accepts (16-byte aligned; a
+  // vector is only malloc-aligned, 8 bytes on 32-bit Arm), so the loader's own checks
+  // run on exactly the bytes about to be written: convert never writes a file that
+  // ember would refuse to load.
+  constexpr size_t kAlign = 16;
+  std::vector<uint8_t> storage;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  EMBER_RETURN_IF_ERROR(Serialize(spec, [&](size_t file_bytes) {
+    storage.assign(file_bytes + kAlign - 1, 0);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + (kAlign - base % kAlign) % kAlign;
+    size = file_bytes;
+    return data;
+  }));
+  {
+    auto model = Model::FromMemory(data, size);
+    if (!model.ok()) {
+      return Status(model.status().code(),
+                    "refusing to write '%s': the loader would reject it: %s",
+                    path.c_str(), model.status().message());
+    }
   }
-  const bool closed = fclose(f) == 0;
-  if (written != expected || !closed) {
-    return IoError("cannot write '%s' (%llu of %llu bytes): %s", path.c_str(),
-                   static_cast<unsigned long long>(written),
-                   static_cast<unsigned long long>(expected), strerror(errno));
-  }
-  if (bytes_written) *bytes_written = written;
+  EMBER_RETURN_IF_ERROR(WriteFileAtomic(path, data, size));
+  if (bytes_written) *bytes_written = size;
   return Status::Ok();
 }
 

@@ -46,7 +46,10 @@ struct ModelSpec {
 
 // Serializes the model into `out` (the exact bytes of a .ember file).
 Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out);
-// Serializes and writes to `path`; *bytes_written (if given) receives the file size.
+// Serializes, checks the bytes as the loader does (Model::FromMemory) and writes them to
+// `path` atomically (runtime/atomic_file.h). A model the loader would refuse fails
+// with the loader's message and nothing is written. *bytes_written (if given) receives
+// the file size.
 Status WriteModel(const ModelSpec& spec, const std::string& path,
                   uint64_t* bytes_written = nullptr);
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/atomic_file.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
@@ -95,6 +96,7 @@ Status Attn(const ArgParser& args) {
   if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
   EMBER_RETURN_IF_ERROR(CheckPromptOptions(args));
   const std::string out = args.Get("-o", "-");
+  if (out != "-") EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("-m"), "model"));
   std::string format = args.Get("--format");
   if (format.empty()) {
     const size_t dot = out.find_last_of('.');

@@ -1,10 +1,13 @@
 // `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, from
 // a Hugging Face model directory, or a synthetic model of any shape with random weights.
+#include <dirent.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "kernels/quant_layout.h"
+#include "runtime/atomic_file.h"
 #include "runtime/model_writer.h"
 #include "runtime/tensor.h"
 #include "tools/cli/args.h"
@@ -50,6 +53,34 @@ ArgParser MakeParser() {
   });
 }
 
+// Refuses an output that is one of the files the import reads, which writing would
+// destroy: the checkpoint or the tokenizer, or any file directly inside the --hf
+// directory (every file the Hugging Face importer reads is one: config.json, the
+// tokenizer files, the safetensors and the shards their index names, which must be
+// plain file names). Identity, not spelling, decides: links and other names count.
+Status CheckOutputIsNoInput(const ArgParser& args, const std::string& out) {
+  if (args.Has("--llama2c")) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--llama2c"), "checkpoint"));
+  }
+  if (args.Has("--tokenizer")) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--tokenizer"), "tokenizer"));
+  }
+  if (!args.Has("--hf")) return Status::Ok();
+  std::string dir = args.Get("--hf");
+  if (dir.empty() || dir.back() != '/') dir += '/';
+  DIR* d = opendir(dir.c_str());
+  if (!d) return Status::Ok();  // the importer says why it cannot read it
+  Status s;
+  while (const dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    s = CheckNotSameFile(out, dir + name, "--hf input");
+    if (!s.ok()) break;
+  }
+  closedir(d);
+  return s;
+}
+
 // --synthetic NAME with the preset's shape, each dimension overridable; "custom" takes
 // them all from the options.
 Status Synthetic(const ArgParser& args, ModelSpec* spec) {
@@ -74,7 +105,7 @@ Status Synthetic(const ArgParser& args, ModelSpec* spec) {
       continue;
     }
     int64_t value;
-    EMBER_RETURN_IF_ERROR(args.GetInt(d.flag, 0, 1, int64_t{1} << 22, &value));
+    EMBER_RETURN_IF_ERROR(args.GetInt(d.flag, 0, 1, int64_t{1} << 24, &value));
     *d.value = static_cast<uint32_t>(value);
   }
   // A preset's kv_heads follows its heads unless given.
@@ -87,6 +118,7 @@ Status Synthetic(const ArgParser& args, ModelSpec* spec) {
 Status Convert(const ArgParser& args) {
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.ember");
   const std::string out = args.Get("-o");
+  EMBER_RETURN_IF_ERROR(CheckOutputIsNoInput(args, out));
   DType matrix_dtype;
   const std::string dtype = args.Get("--dtype", "f32");
   if (!ParseDTypeName(dtype, &matrix_dtype).ok()) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/atomic_file.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
@@ -34,6 +35,18 @@ Status Logits(const ArgParser& args) {
   if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.npy");
   EMBER_RETURN_IF_ERROR(CheckPromptOptions(args));
+  // Neither output may be the model, nor both one file (the second would replace the
+  // first).
+  EMBER_RETURN_IF_ERROR(CheckNotSameFile(args.Get("-o"), args.Get("-m"), "model"));
+  if (args.Has("--attn")) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(args.Get("--attn"), args.Get("-m"), "model"));
+    if (args.Get("--attn") == args.Get("-o")) {
+      return InvalidArgument("-o and --attn are both '%s': give two files",
+                             args.Get("-o").c_str());
+    }
+    EMBER_RETURN_IF_ERROR(
+        CheckNotSameFile(args.Get("--attn"), args.Get("-o"), "-o output"));
+  }
   int64_t threads;
   EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
   auto model = Model::Open(args.Get("-m").c_str());

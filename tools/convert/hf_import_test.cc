@@ -108,9 +108,9 @@ class HfImportTest : public ::testing::Test {
     WriteText(dir_ + "/merges.txt", "#version: 0.2\na b\n");
   }
   void TearDown() override {
-    for (const char* f :
-         {"config.json", "model.safetensors", "vocab.json", "merges.txt",
-          "tokenizer.json", "pytorch_model.bin", "model.safetensors.index.json"}) {
+    for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt",
+                          "tokenizer.json", "pytorch_model.bin",
+                          "model.safetensors.index.json", "out.ember"}) {
       unlink((dir_ + "/" + f).c_str());
     }
     rmdir(dir_.c_str());
@@ -119,6 +119,22 @@ class HfImportTest : public ::testing::Test {
     WriteText(dir_ + "/config.json", config_.dump());
     WriteSafetensors(dir_ + "/model.safetensors", tensors_);
     return ImportHf(dir_, spec);
+  }
+  // The directory imports, but WriteModel refuses it with the loader's message (which
+  // holds `reason`) and writes nothing.
+  void ExpectImportedButNotWritten(const std::string& reason) {
+    ModelSpec spec;
+    Status s = Import(&spec);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const std::string out = dir_ + "/out.ember";
+    s = WriteModel(spec, out);
+    const std::string message = s.message();
+    EXPECT_EQ(
+        message.rfind("refusing to write '" + out + "': the loader would reject it: ", 0),
+        0u)
+        << message;
+    EXPECT_NE(message.find(reason), std::string::npos) << message;
+    EXPECT_NE(access(out.c_str(), F_OK), 0) << out << " was written";
   }
   void ExpectError(const char* fragment) {
     ModelSpec spec;
@@ -254,6 +270,23 @@ TEST_F(HfImportTest, MalformedTokenizerJsonIsAnError) {
   ExpectError("tokenizer.json");
   WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "WordPiece"}})");
   ExpectError("tokenizer model 'WordPiece' is not supported");
+}
+
+// A bos_token_id naming a byte's piece makes it a control token: byte-level BPE then
+// has no piece for that byte, which the loader refuses, so convert must not write it.
+TEST_F(HfImportTest, BosOnABytePieceIsNeverWritten) {
+  config_["bos_token_id"] = 'a';
+  ExpectImportedButNotWritten("tokenizer: byte-level BPE has no piece for byte 0x61");
+}
+
+TEST_F(HfImportTest, APieceOf100000BytesIsNeverWritten) {
+  Json vocab = Json::object();
+  for (uint32_t b = 0; b < 256; ++b) vocab[Utf8(ByteToUnicode(b))] = b;
+  vocab[std::string(100000, 'a')] = 256;
+  vocab["<|endoftext|>"] = 257;
+  WriteText(dir_ + "/vocab.json", vocab.dump());
+  WriteText(dir_ + "/merges.txt", "#version: 0.2\n");
+  ExpectImportedButNotWritten("tokenizer: max_piece_bytes 100000 exceeds 256");
 }
 
 }  // namespace

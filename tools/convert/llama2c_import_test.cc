@@ -2,6 +2,10 @@
 // checkpoints and tokenizer files.
 #include "tools/convert/llama2c_import.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -119,6 +123,31 @@ TEST(Llama2cImportTest, MalformedTokenizersAreRefused) {
   EXPECT_NE(std::string(s.message()).find("token 0 has length"), std::string::npos);
   s = ParseLlama2cTokenizer({0, 0, 0, 0}, 300, &tok);
   EXPECT_NE(std::string(s.message()).find("max_token_length"), std::string::npos);
+}
+
+// "<0xZZ>" looks like a byte piece to the importer, which types it so; the loader cannot
+// parse it, so convert must refuse to write the model.
+TEST(Llama2cImportTest, ACorruptedBytePieceIsNeverWritten) {
+  std::vector<uint8_t> file = TokenizerFile(300);
+  const std::string good = "<0x41>";
+  const auto at = std::search(file.begin(), file.end(), good.begin(), good.end());
+  ASSERT_NE(at, file.end());
+  memcpy(&*at, "<0xZZ>", 6);
+  ModelSpec spec;
+  ASSERT_TRUE(ParseLlama2cCheckpoint(Checkpoint(16, 40, 2, 4, 2, 300, 32), &spec).ok());
+  ASSERT_TRUE(ParseLlama2cTokenizer(file, 300, &spec.tokenizer).ok());
+  char dir[] = "/tmp/ember_llama2c_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string out = std::string(dir) + "/out.ember";
+  const Status s = WriteModel(spec, out);
+  const std::string message = s.message();
+  EXPECT_EQ(
+      message.rfind("refusing to write '" + out + "': the loader would reject it: ", 0),
+      0u)
+      << message;
+  EXPECT_NE(message.find("byte token 68 is not <0xNN>"), std::string::npos) << message;
+  EXPECT_NE(unlink(out.c_str()), 0) << out << " was written";
+  rmdir(dir);
 }
 
 TEST(Llama2cImportTest, MissingFilesNameThePath) {

@@ -3,9 +3,9 @@
 // '\n' so that the data starts at a multiple of 64 bytes), then the data.
 #include "tools/util/npy.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
+
+#include "runtime/atomic_file.h"
 
 namespace ember::tools {
 
@@ -40,14 +40,7 @@ Status WriteNpyF32(const std::string& path, const std::vector<float>& values,
     return Internal("npy: %zu values for %zu elements", values.size(), elements);
   }
   const std::vector<uint8_t> bytes = NpyF32Bytes(values, shape);
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
-  const size_t written = fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    return IoError("cannot write '%s': %s", path.c_str(), strerror(errno));
-  }
-  return Status::Ok();
+  return WriteFileAtomic(path, bytes.data(), bytes.size());
 }
 
 }  // namespace ember::tools

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/atomic_file.h"
+
 namespace ember::tools {
 
 std::string CsvField(std::string_view text) {
@@ -42,14 +44,10 @@ std::string AttentionCsv(const AttentionRecord& record, const std::vector<int32_
 }
 
 Status WriteOutput(const std::string& path, std::string_view bytes) {
-  const bool to_stdout = path == "-";
-  FILE* f = to_stdout ? stdout : fopen(path.c_str(), "wb");
-  if (!f) return IoError("cannot create '%s': %s", path.c_str(), strerror(errno));
-  const size_t written = fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = to_stdout ? fflush(f) == 0 : fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    return IoError("cannot write '%s': %s", to_stdout ? "stdout" : path.c_str(),
-                   strerror(errno));
+  if (path != "-") return WriteFileAtomic(path, bytes.data(), bytes.size());
+  const size_t written = fwrite(bytes.data(), 1, bytes.size(), stdout);
+  if (written != bytes.size() || fflush(stdout) != 0) {
+    return IoError("cannot write stdout: %s", strerror(errno));
   }
   return Status::Ok();
 }

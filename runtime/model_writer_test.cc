@@ -1,0 +1,192 @@
+// WriteModel: what it writes is what SerializeModel makes and loads back; a model the
+// loader would refuse is never written (the loader's own message says why, and an
+// older file at the path stays as it was).
+#include "runtime/model_writer.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/model.h"
+#include "tests/testing.h"
+#include "tools/util/files.h"
+
+namespace ember {
+namespace {
+
+class ModelWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_writer_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    out_ = dir_ + "/model.ember";
+  }
+  void TearDown() override {
+    for (const std::string& name : Entries()) unlink((dir_ + "/" + name).c_str());
+    rmdir(dir_.c_str());
+  }
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    DIR* d = opendir(dir_.c_str());
+    if (!d) return names;
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(d);
+    return names;
+  }
+  std::vector<uint8_t> Read(const std::string& path) {
+    std::vector<uint8_t> bytes;
+    const Status s = tools::ReadFile(path, &bytes);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return bytes;
+  }
+
+  // WriteModel must refuse `spec` with the loader's own message (which must hold
+  // `fragment`), over a new path and over an existing file, and write nothing.
+  void ExpectRefused(const ModelSpec& spec, const std::string& fragment) {
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(SerializeModel(spec, &bytes).ok());  // serializable, but not loadable
+    const testing::AlignedBytes aligned(bytes);
+    const auto loaded = Model::FromMemory(aligned.data(), aligned.size());
+    ASSERT_FALSE(loaded.ok());
+    const std::string reason = loaded.status().message();
+    EXPECT_NE(reason.find(fragment), std::string::npos) << reason;
+    const std::string prefix =
+        "refusing to write '" + out_ + "': the loader would reject it: ";
+    Status s = WriteModel(spec, out_);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+    EXPECT_EQ(std::string(s.message()), prefix + reason);
+    EXPECT_EQ(Entries(), std::vector<std::string>{});
+
+    const std::vector<uint8_t> old = {'o', 'l', 'd'};
+    FILE* f = fopen(out_.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fwrite(old.data(), 1, old.size(), f);
+    fclose(f);
+    s = WriteModel(spec, out_);
+    EXPECT_EQ(std::string(s.message()), prefix + reason);
+    EXPECT_EQ(Read(out_), old);
+    EXPECT_EQ(Entries(), std::vector<std::string>{"model.ember"});
+    unlink(out_.c_str());
+  }
+
+  std::string dir_, out_;
+};
+
+TEST_F(ModelWriterTest, WritesWhatSerializeModelMakesAndItLoads) {
+  const ModelSpec spec = testing::TinyModelSpec();
+  std::vector<uint8_t> serialized;
+  ASSERT_TRUE(SerializeModel(spec, &serialized).ok());
+  uint64_t written = 0;
+  const Status s = WriteModel(spec, out_, &written);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(written, serialized.size());
+  EXPECT_EQ(Read(out_), serialized);
+  auto model = Model::Open(out_.c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ((*model)->config().d_model, 32u);
+  EXPECT_EQ(Entries(), std::vector<std::string>{"model.ember"});
+}
+
+TEST_F(ModelWriterTest, EveryDTypeWritesAndLoads) {
+  for (DType dtype : {DType::kF16, DType::kBF16, DType::kQ8, DType::kQ4}) {
+    ModelSpec spec = testing::TinyModelSpec();
+    for (TensorSpec& t : spec.tensors) {
+      if (t.shape.size() == 2) t.dtype = dtype;
+    }
+    const Status s = WriteModel(spec, out_);
+    ASSERT_TRUE(s.ok()) << DTypeName(dtype) << ": " << s.message();
+    auto model = Model::Open(out_.c_str());
+    EXPECT_TRUE(model.ok()) << DTypeName(dtype) << ": " << model.status().message();
+  }
+}
+
+TEST_F(ModelWriterTest, RopeThetaOfOneIsRefused) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.config.rope_theta = 1.0f;
+  ExpectRefused(spec, "config: rope_theta 1 outside (1, 1e12)");
+}
+
+TEST_F(ModelWriterTest, APieceOf100000BytesIsRefused) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.tokenizer.pieces.back() = std::string(100000, 'q');
+  ExpectRefused(spec, "tokenizer: max_piece_bytes 100000 exceeds 256");
+}
+
+TEST_F(ModelWriterTest, ACorruptedBytePieceIsRefused) {
+  ModelSpec spec = testing::TinyModelSpec();
+  ASSERT_EQ(spec.tokenizer.pieces[3 + 0x41], "<0x41>");
+  spec.tokenizer.pieces[3 + 0x41] = "<0xZZ>";  // still typed as a byte piece
+  ExpectRefused(spec, "tokenizer: byte token 68 is not <0xNN>");
+}
+
+// A Hugging Face config whose bos_token_id names a byte's piece: the importer marks it
+// a control token, so byte-level BPE has no piece left to map that byte to.
+TEST_F(ModelWriterTest, ByteLevelBpeWithBosOnABytePieceIsRefused) {
+  ModelSpec spec = testing::TinyModelSpec();  // a vocabulary of 300
+  TokenizerSpec& tok = spec.tokenizer;
+  tok = TokenizerSpec();
+  tok.kind = TokenizerKind::kByteLevelBpe;
+  for (int b = 0; b < 256; ++b)
+    tok.pieces.push_back(std::string(1, static_cast<char>(b)));
+  for (int i = 256; i < 300; ++i) tok.pieces.push_back("w" + std::to_string(i));
+  tok.types.assign(300, TokenType::kNormal);
+  tok.add_bos = false;
+  tok.add_dummy_prefix = false;
+  tok.bos_id = tok.eos_id = 'a';
+  tok.types['a'] = TokenType::kControl;
+  ExpectRefused(spec, "tokenizer: byte-level BPE has no piece for byte 0x61");
+  tok.bos_id = tok.eos_id = 299;  // the same tokenizer with a proper special token
+  tok.types['a'] = TokenType::kNormal;
+  tok.types[299] = TokenType::kControl;
+  const Status s = WriteModel(spec, out_);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST_F(ModelWriterTest, ASpecThatCannotBeSerializedWritesNothing) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.tensors[0].values.pop_back();
+  const Status s = WriteModel(spec, out_);
+  EXPECT_NE(std::string(s.message()).find("values for"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(Entries(), std::vector<std::string>{});
+}
+
+// A q8/q4 scale cannot hold NaN or an infinity: quantizing one is refused by name and
+// position, where f32 keeps the value (and `ember inspect --check-weights` finds it).
+TEST_F(ModelWriterTest, QuantizingANonFiniteValueIsRefused) {
+  for (DType dtype : {DType::kQ8, DType::kQ4}) {
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      ModelSpec spec = testing::TinyModelSpec();
+      TensorSpec* w = nullptr;
+      for (TensorSpec& t : spec.tensors) {
+        if (t.name == "blk.1.ffn_up.weight") w = &t;
+      }
+      ASSERT_TRUE(w);
+      w->dtype = dtype;
+      w->values[77] = bad;
+      std::vector<uint8_t> bytes;
+      const Status s = SerializeModel(spec, &bytes);
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << DTypeName(dtype) << " " << bad;
+      EXPECT_NE(std::string(s.message()).find("'blk.1.ffn_up.weight': element 77 is"),
+                std::string::npos)
+          << s.message();
+      w->dtype = DType::kF32;
+      EXPECT_TRUE(SerializeModel(spec, &bytes).ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember
