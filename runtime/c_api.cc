@@ -1,5 +1,6 @@
 // The C API (ember.h) over the C++ runtime: opaque handles, statuses, and a per-thread
 // last-error message. No call here allocates after ember_session_create.
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -14,17 +15,21 @@
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
 
+// Freed when its handle and every session over it are: one reference each.
 struct ember_model {
   std::unique_ptr<ember::Model> model;
+  mutable std::atomic<uint32_t> references{1};
 };
 
 struct ember_threadpool {
   std::unique_ptr<ember::ThreadPool> pool;
+  std::atomic<uint32_t> references{1};
 };
 
 // One heap object per session (the promise of ember.h): the Session lives inside it.
 struct ember_session {
   const ember_model* model;
+  ember_threadpool* pool;  // may be null
   ember::Session session;
   std::optional<ember::Sampler> sampler;
 };
@@ -52,6 +57,14 @@ ember_status Report(const ember::Status& status) {
   if (status.ok()) return EMBER_OK;
   snprintf(last_error, sizeof(last_error), "%s", status.message());
   return static_cast<ember_status>(status.code());
+}
+
+// Drops one reference to a model or a pool; the last one frees it.
+template <class T>
+void Release(T* handle) {
+  if (handle && handle->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete handle;
+  }
 }
 
 ember_status NullArgument(const char* what) {
@@ -111,14 +124,15 @@ ember::Status ToSamplerOptions(const ember_sampler_options* o,
   options->top_k = o->top_k;
   options->top_p = o->top_p;
   options->seed = o->seed;
-  return ember::Status::Ok();
+  return ember::Sampler::CheckOptions(*options);
 }
 
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
                          ember_model** model) {
   if (!result.ok()) return Report(result.status());
-  *model = new (std::nothrow) ember_model{std::move(*result)};
-  return *model ? EMBER_OK : Report(ember::Internal("out of memory"));
+  *model = new (std::nothrow) ember_model;
+  if (*model) (*model)->model = std::move(*result);
+  return *model ? EMBER_OK : Report(ember::ResourceExhausted("out of memory"));
 }
 
 struct GenerateTrampoline {
@@ -143,7 +157,13 @@ const char* ember_version(void) {
 }
 
 const char* ember_status_string(ember_status status) {
-  return ember::StatusCodeName(static_cast<ember::StatusCode>(status));
+  // A C caller may pass any int: read it as one (loading an out-of-range enum value is
+  // undefined in C++), and name only the codes there are.
+  static_assert(sizeof(ember_status) == sizeof(int), "ember_status is an int in C");
+  int code;
+  memcpy(&code, &status, sizeof(code));
+  if (code < EMBER_OK || code > EMBER_INTERNAL) return "unknown status";
+  return ember::StatusCodeName(static_cast<ember::StatusCode>(code));
 }
 
 const char* ember_last_error(void) { return last_error; }
@@ -182,7 +202,7 @@ ember_status ember_model_from_memory(const void* data, size_t size, ember_model*
   return ModelResult(ember::Model::FromMemory(data, size), model);
 }
 
-void ember_model_free(ember_model* model) { delete model; }
+void ember_model_free(ember_model* model) { Release(model); }
 
 uint32_t ember_model_vocab_size(const ember_model* m) {
   return m ? m->model->config().vocab_size : 0;
@@ -202,11 +222,12 @@ ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool) {
   *pool = nullptr;
   auto result = ember::ThreadPool::Create(num_threads);
   if (!result.ok()) return Report(result.status());
-  *pool = new (std::nothrow) ember_threadpool{std::move(*result)};
-  return *pool ? EMBER_OK : Report(ember::Internal("out of memory"));
+  *pool = new (std::nothrow) ember_threadpool;
+  if (*pool) (*pool)->pool = std::move(*result);
+  return *pool ? EMBER_OK : Report(ember::ResourceExhausted("out of memory"));
 }
 
-void ember_threadpool_free(ember_threadpool* pool) { delete pool; }
+void ember_threadpool_free(ember_threadpool* pool) { Release(pool); }
 
 size_t ember_arena_bytes(const ember_model* model, const ember_session_options* options) {
   if (!model) {
@@ -241,8 +262,11 @@ ember_status ember_session_create(const ember_model* model,
       ember::Session::Create(*model->model, session_options,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
-  auto* s = new (std::nothrow) ember_session{model, std::move(*result), std::nullopt};
+  auto* s =
+      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
+  model->references.fetch_add(1, std::memory_order_relaxed);
+  if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
   ember_sampler_options greedy;
   ember_sampler_options_default(&greedy);
   greedy.temperature = 0.0f;
@@ -251,7 +275,14 @@ ember_status ember_session_create(const ember_model* model,
   return EMBER_OK;
 }
 
-void ember_session_free(ember_session* session) { delete session; }
+void ember_session_free(ember_session* session) {
+  if (!session) return;
+  const ember_model* model = session->model;
+  ember_threadpool* pool = session->pool;
+  delete session;
+  Release(model);
+  Release(pool);
+}
 
 void ember_session_reset(ember_session* session) {
   if (session) session->session.Reset();
@@ -273,10 +304,11 @@ ember_status ember_tokenize(ember_session* session, const char* text, size_t len
       session->session.Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
   if (status != EMBER_OK) return status;
   *n_ids = n;
-  if (n > capacity || (n && !ids)) {
+  if (n > capacity) {
     return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
                                            n, capacity));
   }
+  if (n && !ids) return NullArgument("ids");
   memcpy(ids, tokens, n * sizeof(int32_t));
   return EMBER_OK;
 }
@@ -332,8 +364,7 @@ ember_status ember_sample(ember_session* session, int32_t* token) {
   if (session->session.position() == 0) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
-  *token = session->sampler->Sample(session->session.logits());
-  return EMBER_OK;
+  return Report(session->sampler->Sample(session->session.logits(), token));
 }
 
 ember_status ember_generate(ember_session* session, const int32_t* prompt,

@@ -1,6 +1,8 @@
 // The C API through its C++ wrapper (ember.hpp): the golden story with a caller-owned
 // arena, and statuses plus messages for bad calls.
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -153,6 +155,91 @@ TEST_F(CApiTest, OptionStructsCarryTheirSize) {
   EXPECT_EQ(ember_session_set_sampler(session.get(), nullptr), EMBER_INVALID_ARGUMENT);
 }
 
+// Sampler options are values a caller may get wrong: each is refused with a message
+// naming it, and the session keeps sampling as before.
+TEST_F(CApiTest, SamplerOptionsAreValidated) {
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_), EMBER_OK);
+  ember_sampler_options good;
+  ember_sampler_options_default(&good);
+  good.temperature = 1e-39f;  // 1/T overflows: sampled as greedy
+  EXPECT_EQ(session.SetSampler(good), EMBER_OK) << cpp::LastError();
+  const float nan = std::nanf("");
+  struct Bad {
+    float temperature, top_p;
+    const char* message;
+  };
+  for (const Bad& bad : {Bad{nan, 0.9f, "temperature"}, Bad{-0.5f, 0.9f, "temperature"},
+                         Bad{INFINITY, 0.9f, "temperature"}, Bad{0.8f, 0.0f, "top_p"},
+                         Bad{0.8f, 1.5f, "top_p"}, Bad{0.8f, nan, "top_p"}}) {
+    ember_sampler_options o = good;
+    o.temperature = bad.temperature;
+    o.top_p = bad.top_p;
+    EXPECT_EQ(session.SetSampler(o), EMBER_INVALID_ARGUMENT) << bad.message;
+    EXPECT_NE(cpp::LastError().find(bad.message), std::string::npos) << cpp::LastError();
+  }
+  // Still the greedy sampler of 1e-39: the golden story's first tokens.
+  size_t generated = 0;
+  std::vector<int32_t> ids;
+  EXPECT_EQ(session.Generate(
+                {1}, 10,
+                [&ids](int32_t id, std::string_view) {
+                  ids.push_back(id);
+                  return true;
+                },
+                &generated),
+            EMBER_OK)
+      << cpp::LastError();
+  ASSERT_EQ(ids.size(), 10u);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(ids[i], testing::Stories260KGolden()[i]) << i;
+  }
+}
+
+// Smaller misuses: a NULL output buffer is named as such; a prefill's length is checked
+// before its ids are read (a wrong count must not read past the caller's array).
+TEST_F(CApiTest, NullBuffersAndLengthsBeforeContents) {
+  cpp::Session session;
+  ember_session_options options;
+  ember_session_options_default(&options);
+  options.max_context = 16;
+  ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
+  size_t n = 0;
+  EXPECT_EQ(ember_tokenize(session.get(), "Once upon a time", 16, 1, nullptr, 100, &n),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("ids is NULL"), std::string::npos) << cpp::LastError();
+  const int32_t one[1] = {5};
+  EXPECT_EQ(ember_prefill(session.get(), one, SIZE_MAX / sizeof(int32_t)),
+            EMBER_OUT_OF_RANGE);  // ASan reports a read past `one`
+  EXPECT_NE(cpp::LastError().find("context full"), std::string::npos);
+  EXPECT_EQ(ember_prefill(session.get(), one, 1), EMBER_OK) << cpp::LastError();
+}
+
+// A session keeps its model and thread pool alive: freeing them first is allowed, and
+// they go with the last session (ASan and LeakSanitizer check both halves).
+TEST_F(CApiTest, ModelAndPoolOutliveTheirHandles) {
+  ember_model* model = nullptr;
+  ASSERT_EQ(ember_model_open(testing::Stories260KPath().c_str(), &model), EMBER_OK);
+  ember_threadpool* pool = nullptr;
+  ASSERT_EQ(ember_threadpool_create(1, &pool), EMBER_OK);
+  ember_session* a = nullptr;
+  ember_session* b = nullptr;
+  ASSERT_EQ(ember_session_create(model, nullptr, pool, nullptr, 0, &a), EMBER_OK);
+  ASSERT_EQ(ember_session_create(model, nullptr, pool, nullptr, 0, &b), EMBER_OK);
+  ember_model_free(model);
+  ember_threadpool_free(pool);
+  const int32_t bos = 1;
+  for (ember_session* s : {a, b}) {
+    ASSERT_EQ(ember_prefill(s, &bos, 1), EMBER_OK) << ember_last_error();
+    int32_t token = -1;
+    ASSERT_EQ(ember_sample(s, &token), EMBER_OK);
+    EXPECT_EQ(token, testing::Stories260KGolden()[0]);
+  }
+  ember_session_free(a);
+  EXPECT_EQ(ember_prefill(b, &bos, 1), EMBER_OK);  // the model is still there
+  ember_session_free(b);
+}
+
 TEST(CApiVersionTest, VersionAndStatusNames) {
   // One source: ember.h's macros, which CMake reads for the library's version too.
   const std::string version = std::to_string(EMBER_VERSION_MAJOR) + "." +
@@ -161,6 +248,14 @@ TEST(CApiVersionTest, VersionAndStatusNames) {
   EXPECT_EQ(ember_version(), version);
   EXPECT_EQ(version, EMBER_PROJECT_VERSION);
   EXPECT_STREQ(ember_status_string(EMBER_INVALID_MODEL), "invalid model");
+  // Any int a C caller passes (UBSan flagged the enum load of an out-of-range value).
+  int unknown = 1000;
+  ember_status status;
+  memcpy(&status, &unknown, sizeof(status));
+  EXPECT_STREQ(ember_status_string(status), "unknown status");
+  unknown = -1;
+  memcpy(&status, &unknown, sizeof(status));
+  EXPECT_STREQ(ember_status_string(status), "unknown status");
   ember_model* model = nullptr;
   EXPECT_EQ(ember_model_open("/nonexistent.ember", &model), EMBER_IO_ERROR);
   EXPECT_EQ(model, nullptr);

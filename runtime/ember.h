@@ -29,7 +29,7 @@ typedef enum ember_status {
   EMBER_NOT_FOUND = 3,
   EMBER_IO_ERROR = 4,
   EMBER_OUT_OF_RANGE = 5,       /* the context is full */
-  EMBER_RESOURCE_EXHAUSTED = 6, /* a caller-provided buffer is too small */
+  EMBER_RESOURCE_EXHAUSTED = 6, /* a caller's buffer is too small, or memory ran out */
   EMBER_UNIMPLEMENTED = 7,
   EMBER_INTERNAL = 8
 } ember_status;
@@ -44,9 +44,12 @@ typedef struct ember_threadpool ember_threadpool;
  * refuses a struct_size larger than it knows (EMBER_UNIMPLEMENTED: a newer header). */
 typedef struct ember_session_options {
   uint32_t struct_size;      /* sizeof(ember_session_options) */
-  uint32_t max_context;      /* positions the KV cache holds; 0: the model's */
+  uint32_t max_context;      /* positions the KV cache holds; 0: the model's, if that
+                                session stays within 4 GiB (1 GiB on 32-bit targets):
+                                past it, ask for a context explicitly */
   uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
-  uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context */
+  uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context,
+                                at most 1 MiB */
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
@@ -60,20 +63,23 @@ typedef struct ember_session_options {
 
 typedef struct ember_sampler_options {
   uint32_t struct_size; /* sizeof(ember_sampler_options) */
-  float temperature;    /* 0: greedy */
+  float temperature;    /* finite, >= 0; 0 (or below 1e-4): greedy */
   uint32_t top_k;    /* 0: off */
-  float top_p;       /* >= 1: off */
+  float top_p;       /* in (0, 1]; 1: off */
   uint64_t seed;
 } ember_sampler_options;
 
 /* Called for each generated token with the bytes it adds to the text (possibly none, or
- * part of a UTF-8 character). Return nonzero to continue, 0 to stop. */
+ * part of a UTF-8 character). Return nonzero to continue, 0 to stop. It runs inside
+ * ember_generate on the calling thread: it may use other sessions and ember_detokenize,
+ * but must not call a function on the session that is generating (prefill, decode,
+ * sample, reset, free, generate): what that would do is undefined. */
 typedef int (*ember_token_callback)(void* user, int32_t token, const char* bytes,
                                     size_t length);
 
 /* "MAJOR.MINOR.PATCH" of the library (EMBER_VERSION_* are the header's). */
 const char* ember_version(void);
-/* A short name for a status ("invalid model", ...). */
+/* A short name for a status ("invalid model", ...; "unknown status" for other values). */
 const char* ember_status_string(ember_status status);
 /* The message of the calling thread's last failed call ("" if none). */
 const char* ember_last_error(void);
@@ -85,6 +91,8 @@ void ember_sampler_options_default(ember_sampler_options* options);
 ember_status ember_model_open(const char* path, ember_model** model);
 /* Uses `size` bytes at `data` in place (16-byte aligned; must outlive the model). */
 ember_status ember_model_from_memory(const void* data, size_t size, ember_model** model);
+/* A session keeps its model (and its thread pool) alive: they may be freed before their
+ * sessions, and go with the last one. A model from memory still needs its bytes. */
 void ember_model_free(ember_model* model);
 uint32_t ember_model_vocab_size(const ember_model* model);
 uint32_t ember_model_max_context(const ember_model* model);
@@ -100,8 +108,9 @@ void ember_threadpool_free(ember_threadpool* pool);
 size_t ember_arena_bytes(const ember_model* model, const ember_session_options* options);
 
 /* `options` and `pool` may be NULL. With `arena` NULL the session allocates its arena
- * once, here; otherwise `arena` must hold ember_arena_bytes() bytes and outlive the
- * session. */
+ * once, here (EMBER_RESOURCE_EXHAUSTED if it cannot); otherwise `arena` must hold
+ * ember_arena_bytes() bytes and outlive the session. Either way the arena is not
+ * cleared: its pages are touched only as the session uses them. */
 ember_status ember_session_create(const ember_model* model,
                                   const ember_session_options* options,
                                   ember_threadpool* pool, void* arena, size_t arena_bytes,
@@ -112,7 +121,8 @@ void ember_session_reset(ember_session* session);
 size_t ember_session_position(const ember_session* session);
 
 /* Encodes UTF-8 text into ids[0, *n_ids) (BOS first when add_bos). If capacity is too
- * small, returns EMBER_RESOURCE_EXHAUSTED with the needed count in *n_ids. */
+ * small, returns EMBER_RESOURCE_EXHAUSTED with the needed count in *n_ids. Text longer
+ * than the session's max_prompt_bytes is refused before any work. */
 ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
                             int add_bos, int32_t* ids, size_t capacity, size_t* n_ids);
 /* The bytes `token` adds to the text after `prev_token` (-1 at the start). The pointer
@@ -127,15 +137,19 @@ ember_status ember_decode(ember_session* session, int32_t token);
 /* vocab_size floats: the logits after the last prefill/decode. */
 const float* ember_logits(const ember_session* session);
 
-/* Sets how ember_sample and ember_generate pick tokens (default: greedy). */
+/* Sets how ember_sample and ember_generate pick tokens (default: greedy). Invalid
+ * options (NaN, infinite or negative temperature, top_p outside (0, 1]) are refused
+ * with EMBER_INVALID_ARGUMENT and the previous sampler stays. */
 ember_status ember_session_set_sampler(ember_session* session,
                                        const ember_sampler_options* options);
-/* Samples the next token from the current logits. */
+/* Samples the next token from the current logits; EMBER_INVALID_MODEL if one of them is
+ * NaN or infinite (nothing is sampled from those: see `ember inspect --check-weights`). */
 ember_status ember_sample(ember_session* session, int32_t* token);
 
 /* Prefills the prompt, then samples up to max_new tokens, calling `callback` for each.
  * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
- * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. */
+ * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. An encoder
+ * (bidirectional attention) cannot generate: EMBER_INVALID_ARGUMENT. */
 ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             size_t n_prompt, size_t max_new,
                             ember_token_callback callback, void* user,

@@ -8,11 +8,17 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
                 GenerateResult* result) {
   *result = GenerateResult();
   if (n_prompt == 0) return InvalidArgument("the prompt has no tokens");
+  if (session.model().config().mask == AttentionMask::kBidirectional) {
+    return InvalidArgument(
+        "generation needs a causal model; this one's attention is bidirectional (an "
+        "encoder): run it over the whole input once (ember_prefill, `ember logits`)");
+  }
   EMBER_RETURN_IF_ERROR(session.Prefill(prompt, n_prompt));
   const Tokenizer& tokenizer = session.model().tokenizer();
   int32_t prev = prompt[n_prompt - 1];
   while (result->generated < max_new) {
-    const int32_t next = sampler.Sample(session.logits());
+    int32_t next;
+    EMBER_RETURN_IF_ERROR(sampler.Sample(session.logits(), &next));
     if (tokenizer.IsStop(next)) {
       result->stop = StopReason::kEndOfText;
       return Status::Ok();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "model_generated.h"
 
@@ -39,6 +40,7 @@ constexpr uint32_t kMaxDim = 1u << 20;
 constexpr uint32_t kMaxLayers = 4096;
 constexpr uint32_t kMaxVocab = 1u << 24;
 constexpr uint32_t kMaxContext = 1u << 24;
+constexpr uint32_t kMaxTensors = 1u << 20;  // a 4096-layer model has about 50,000
 
 template <typename E>
 bool EnumInRange(E value, E max) {
@@ -124,6 +126,12 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
 Status ReadTensors(const fb::Model& fm, const uint8_t* data, uint64_t file_size,
                    uint64_t directory_end, std::vector<Tensor>* out) {
   const auto* list = fm.tensors();
+  // The verifier bounds the count by the file's size, but a directory of tiny entries
+  // would still make a table many times that size (and running out of memory here,
+  // without exceptions, would abort).
+  if (list->size() > kMaxTensors) {
+    return InvalidModel("%u tensors (at most %u allowed)", list->size(), kMaxTensors);
+  }
   out->resize(list->size());
   for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
     const fb::Tensor* ft = list->Get(i);
@@ -288,7 +296,11 @@ Result<std::unique_ptr<Model>> Model::Open(const char* path) {
   const int map_errno = errno;
   close(fd);
   if (map == MAP_FAILED) return IoError("cannot map '%s': %s", path, strerror(map_errno));
-  std::unique_ptr<Model> model(new Model());
+  std::unique_ptr<Model> model(new (std::nothrow) Model());
+  if (!model) {
+    munmap(map, size);
+    return ResourceExhausted("out of memory for the model");
+  }
   model->data_ = static_cast<const uint8_t*>(map);
   model->size_ = size;
   model->mapped_ = true;
@@ -302,7 +314,8 @@ Result<std::unique_ptr<Model>> Model::FromMemory(const void* data, size_t size) 
   if (reinterpret_cast<uintptr_t>(data) % 16 != 0) {
     return InvalidArgument("model memory at %p is not 16-byte aligned", data);
   }
-  std::unique_ptr<Model> model(new Model());
+  std::unique_ptr<Model> model(new (std::nothrow) Model());
+  if (!model) return ResourceExhausted("out of memory for the model");
   model->data_ = static_cast<const uint8_t*>(data);
   model->size_ = size;
   EMBER_RETURN_IF_ERROR(model->Init(model->data_, size));

@@ -8,12 +8,27 @@ namespace ember {
 
 size_t Sampler::ScratchBytes(size_t vocab_size) { return vocab_size * sizeof(Candidate); }
 
+Status Sampler::CheckOptions(const SamplerOptions& o) {
+  if (!(o.temperature >= 0.0f) || std::isinf(o.temperature)) {
+    return InvalidArgument("temperature %g: not a finite number >= 0 (0 is greedy)",
+                           o.temperature);
+  }
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
+    return InvalidArgument("top_p %g: outside (0, 1] (1 is off)", o.top_p);
+  }
+  return Status::Ok();
+}
+
 Sampler::Sampler(const SamplerOptions& options, size_t vocab_size, void* scratch)
     : options_(options),
       vocab_size_(vocab_size),
       candidates_(static_cast<Candidate*>(scratch)),
       argmax_(kernels::ChooseKernels().argmax),
-      state_(options.seed) {}
+      state_(options.seed) {
+  if (!CheckOptions(options).ok() || options.temperature < kGreedyBelowTemperature) {
+    options_.temperature = 0.0f;
+  }
+}
 
 float Sampler::RandomFloat() {
   state_ ^= state_ >> 12;
@@ -65,7 +80,22 @@ size_t Sampler::TopKLogits(const float* logits, size_t k) {
   return n;
 }
 
-int32_t Sampler::Sample(const float* logits) {
+Status Sampler::Sample(const float* logits, int32_t* token) {
+  *token = -1;
+  size_t bad = 0;  // NaN or infinite: v - v is NaN for them, 0 otherwise
+  for (size_t i = 0; i < vocab_size_; ++i) bad += !(logits[i] - logits[i] == 0.0f);
+  if (bad != 0) {
+    return InvalidModel(
+        "%zu of the %zu logits are NaN or infinite: nothing to sample from (the weights "
+        "may hold NaN or Inf: `ember inspect --check-weights` scans them)",
+        bad, vocab_size_);
+  }
+  *token = Draw(logits);
+  return Status::Ok();
+}
+
+// Sample() once the logits are known to be finite.
+int32_t Sampler::Draw(const float* logits) {
   if (options_.temperature <= 0.0f) return Greedy(logits);
   const float inv_t = 1.0f / options_.temperature;
   const auto by_prob = Ranks();
@@ -79,7 +109,6 @@ int32_t Sampler::Sample(const float* logits) {
     // Llama's 32000 tokens, the normalization and a partial sort), sampling took about
     // 11 % of a stories110M q4 decode step.
     n = TopKLogits(logits, options_.top_k);
-    if (n == 0) return Greedy(logits);  // every logit NaN
     const float max = candidates_[0].prob;
     mass = 0.0f;
     for (size_t i = 0; i < n; ++i) {

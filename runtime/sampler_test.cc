@@ -1,10 +1,12 @@
 // Sampler: greedy picks the first maximum; seeded sampling is reproducible and follows
 // the distribution; top-k and top-p keep only the tokens they should, top-k with the
-// distribution renormalized over them, lowest ids first among ties, never a NaN.
+// distribution renormalized over them, lowest ids first among ties; NaN and infinite
+// logits are an error, invalid options are refused.
 #include "runtime/sampler.h"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -14,6 +16,14 @@ namespace {
 
 std::vector<uint8_t> Scratch(size_t vocab) {
   return std::vector<uint8_t>(Sampler::ScratchBytes(vocab) + 8);
+}
+
+// One draw, which must succeed.
+int32_t Draw(Sampler& s, const std::vector<float>& logits) {
+  int32_t token = -1;
+  const Status status = s.Sample(logits.data(), &token);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return token;
 }
 
 SamplerOptions Options(float temperature, uint32_t top_k, float top_p, uint64_t seed) {
@@ -31,7 +41,7 @@ std::vector<int> Counts(const SamplerOptions& o, const std::vector<float>& logit
   auto scratch = Scratch(logits.size());
   Sampler s(o, logits.size(), scratch.data());
   std::vector<int> counts(logits.size(), 0);
-  for (int i = 0; i < draws; ++i) counts[s.Sample(logits.data())]++;
+  for (int i = 0; i < draws; ++i) counts[Draw(s, logits)]++;
   return counts;
 }
 
@@ -41,7 +51,7 @@ TEST(SamplerTest, GreedyPicksTheFirstMaximum) {
   std::vector<float> logits = {0.1f, 3.0f, -2.0f, 3.0f};
   auto scratch = Scratch(logits.size());
   Sampler s(o, logits.size(), scratch.data());
-  EXPECT_EQ(s.Sample(logits.data()), 1);
+  EXPECT_EQ(Draw(s, logits), 1);
 }
 
 TEST(SamplerTest, SameSeedSameTokens) {
@@ -52,8 +62,7 @@ TEST(SamplerTest, SameSeedSameTokens) {
   o.seed = 1234;
   auto s1 = Scratch(100), s2 = Scratch(100);
   Sampler a(o, 100, s1.data()), b(o, 100, s2.data());
-  for (int i = 0; i < 50; ++i)
-    EXPECT_EQ(a.Sample(logits.data()), b.Sample(logits.data()));
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(Draw(a, logits), Draw(b, logits));
 }
 
 // Frequencies over many draws match softmax(logits / T) within statistical noise.
@@ -78,14 +87,14 @@ TEST(SamplerTest, TopKAndTopPRestrictTheCandidates) {
   k.top_k = 2;
   k.top_p = 1.0f;
   Sampler top_k(k, logits.size(), scratch.data());
-  for (int i = 0; i < 500; ++i) EXPECT_LT(top_k.Sample(logits.data()), 2);
+  for (int i = 0; i < 500; ++i) EXPECT_LT(Draw(top_k, logits), 2);
 
   SamplerOptions p;
   p.temperature = 1.0f;
   p.top_k = 0;
   p.top_p = 0.3f;  // the first token alone holds ~35% of the mass
   Sampler top_p(p, logits.size(), scratch.data());
-  for (int i = 0; i < 500; ++i) EXPECT_EQ(top_p.Sample(logits.data()), 0);
+  for (int i = 0; i < 500; ++i) EXPECT_EQ(Draw(top_p, logits), 0);
 }
 
 // Top-k keeps the k highest logits and samples them in proportion to
@@ -119,19 +128,64 @@ TEST(SamplerTest, TopKFollowsTheRenormalizedDistribution) {
   EXPECT_EQ(Counts(o, logits, 500)[order[0]], 500);
 }
 
-// Among equal logits top-k keeps the lowest ids; NaN logits are never candidates, and
-// all-NaN logits fall back to greedy (token 0).
-TEST(SamplerTest, TopKTiesAndNaN) {
-  const float nan = std::nanf("");
+// Among equal logits top-k keeps the lowest ids.
+TEST(SamplerTest, TopKTies) {
   std::vector<float> logits(50, 1.0f);
-  logits[0] = nan;
-  logits[7] = nan;
+  logits[0] = 0.5f;
+  logits[7] = 0.5f;
   const SamplerOptions o = Options(1.0f, 3, 1.0f, 42);
   const std::vector<int> counts = Counts(o, logits, 3000);
   EXPECT_EQ(counts[1] + counts[2] + counts[3], 3000);
   for (int id : {1, 2, 3}) EXPECT_GT(counts[id], 800) << id;
+}
 
-  EXPECT_EQ(Counts(o, std::vector<float>(50, nan), 10)[0], 10);
+// A NaN or infinite logit is reported, by every kind of sampler, not sampled around.
+TEST(SamplerTest, NonFiniteLogitsAreAnError) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  for (const SamplerOptions& o : {Options(0.0f, 0, 1.0f, 1), Options(1.0f, 3, 1.0f, 1),
+                                  Options(0.8f, 0, 0.9f, 1), Options(1.0f, 0, 1.0f, 1)}) {
+    for (float bad : {nan, inf, -inf}) {
+      std::vector<float> logits(50, 1.0f);
+      logits[17] = bad;
+      auto scratch = Scratch(logits.size());
+      Sampler s(o, logits.size(), scratch.data());
+      int32_t token = 0;
+      const Status status = s.Sample(logits.data(), &token);
+      EXPECT_EQ(status.code(), StatusCode::kInvalidModel) << bad;
+      EXPECT_NE(std::string(status.message()).find("1 of the 50 logits"),
+                std::string::npos)
+          << status.message();
+      EXPECT_EQ(token, -1);
+    }
+  }
+}
+
+// Options are checked; a temperature so small that 1/T overflows samples greedily (it
+// sampled garbage: (l - max) / T was 0 * inf = NaN for the maximum).
+TEST(SamplerTest, OptionsAreCheckedAndTinyTemperaturesAreGreedy) {
+  const float nan = std::nanf("");
+  for (float t : {-1.0f, nan, INFINITY}) {
+    EXPECT_EQ(Sampler::CheckOptions(Options(t, 0, 1.0f, 1)).code(),
+              StatusCode::kInvalidArgument)
+        << t;
+  }
+  for (float p : {0.0f, -0.5f, 1.5f, nan}) {
+    EXPECT_EQ(Sampler::CheckOptions(Options(1.0f, 0, p, 1)).code(),
+              StatusCode::kInvalidArgument)
+        << p;
+  }
+  EXPECT_TRUE(Sampler::CheckOptions(Options(0.0f, 0, 1.0f, 1)).ok());
+  EXPECT_TRUE(Sampler::CheckOptions(Options(1e-39f, 7, 0.5f, 1)).ok());
+
+  std::vector<float> logits(1000);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(i * 0.37f) * 3.0f;
+  const size_t argmax = std::max_element(logits.begin(), logits.end()) - logits.begin();
+  for (float t : {1e-39f, 1e-30f, 1e-5f}) {
+    for (uint32_t k : {0u, 40u}) {
+      const std::vector<int> counts = Counts(Options(t, k, 1.0f, 3), logits, 200);
+      EXPECT_EQ(counts[argmax], 200) << "T " << t << " top-k " << k;
+    }
+  }
 }
 
 TEST(SamplerTest, RandomFloatIsInUnitInterval) {

@@ -34,10 +34,13 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   const uintptr_t base = reinterpret_cast<uintptr_t>(arena);
   uint8_t* aligned = static_cast<uint8_t*>(arena) +
                      ((kArenaAlignment - base % kArenaAlignment) % kArenaAlignment);
-  // Zero once so no buffer ever holds stale bits (the KV cache past the position is
-  // never read, but a NaN there must not exist either).
-  memset(aligned, 0, s.plan_.arena.total_bytes());
+  // Nothing is cleared: the arena is touched only as far as the session uses it (a
+  // long context's cache costs no memory until it fills), and no pass reads what an
+  // earlier one did not write (session_test fills the arena with NaN to check it). The
+  // logits are the exception, so that reading them before the first pass is defined.
   s.buffers_ = s.plan_.Bind(model.config(), aligned);
+  memset(s.buffers_.logits, 0,
+         s.plan_.logit_rows * model.config().vocab_size * sizeof(float));
   s.logits_last_ = s.buffers_.logits;
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
@@ -83,17 +86,18 @@ const float* Session::logits_at(size_t i) const {
 
 Status Session::Prefill(const int32_t* tokens, size_t n) {
   if (n == 0) return InvalidArgument("no tokens to process");
+  // The length before the ids: a caller's count may be wrong, and then so is the array.
+  if (n > plan_.max_context - position_) {
+    return OutOfRange(
+        "context full: %zu tokens at position %zu exceed the context of %zu", n,
+        position_, plan_.max_context);
+  }
   const ModelConfig& c = model_->config();
   for (size_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || static_cast<uint32_t>(tokens[i]) >= c.vocab_size) {
       return InvalidArgument("token %d at index %zu is outside the vocabulary [0, %u)",
                              tokens[i], i, c.vocab_size);
     }
-  }
-  if (n > plan_.max_context - position_) {
-    return OutOfRange(
-        "context full: %zu tokens at position %zu exceed the context of %zu", n,
-        position_, plan_.max_context);
   }
   if (c.mask == AttentionMask::kBidirectional && position_ != 0) {
     return InvalidArgument(

@@ -1,6 +1,9 @@
 // PlanSession: the sizes and the arena layout of a session (see session_plan.h).
 #include "runtime/session_plan.h"
 
+#include <cstdint>
+#include <initializer_list>
+
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
 #include "runtime/sampler.h"
@@ -9,6 +12,20 @@
 
 namespace ember {
 namespace {
+
+// a * b * ..., or SIZE_MAX when it overflows (which ArenaPlan then refuses as too large:
+// a hostile file's dimensions must not wrap a buffer's size around on a 32-bit target).
+size_t Product(std::initializer_list<size_t> factors) {
+  size_t p = 1;
+  for (size_t f : factors) {
+    if (f != 0 && p > SIZE_MAX / f) return SIZE_MAX;
+    p *= f;
+  }
+  return p;
+}
+size_t Padded(size_t count, size_t pad) {
+  return count > SIZE_MAX - pad ? SIZE_MAX : count + pad;
+}
 
 // The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
 // int8 copy of the activations the quantized products read.
@@ -33,8 +50,11 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
   plan->max_batch = o.max_batch < plan->max_context ? o.max_batch : plan->max_context;
   // A bidirectional model sees its whole input at once: one prefill step holds it all.
   if (c.mask == AttentionMask::kBidirectional) plan->max_batch = plan->max_context;
-  plan->max_prompt_bytes =
-      o.max_prompt_bytes ? o.max_prompt_bytes : 8 * plan->max_context;
+  const size_t default_prompt_bytes = Product({8, plan->max_context});
+  plan->max_prompt_bytes = o.max_prompt_bytes ? o.max_prompt_bytes
+                           : default_prompt_bytes < kDefaultMaxPromptBytes
+                               ? default_prompt_bytes
+                               : kDefaultMaxPromptBytes;
   plan->all_logits = o.all_logits;
   plan->backend = o.backend;
   if (o.backend != Backend::kHighway && o.backend != Backend::kXnnpack) {
@@ -71,37 +91,43 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   SessionPlan::Ids& id = plan.ids;
   // Between passes: the cache, what the caller reads after a pass, and the scratch of
   // the calls between passes (sampling, tokenizing).
-  id.kv_cache = a.Add<float>("kv_cache", size_t{c.n_layers} * 2 * T * c.kv_dim(),
+  id.kv_cache = a.Add<float>("kv_cache", Product({c.n_layers, 2, T, c.kv_dim()}),
                              kStepSession, kStepLogits, BufferKind::kKvCache);
-  id.logits =
-      a.Add<float>("logits", plan.logit_rows * c.vocab_size, kStepSession, kStepLogits);
+  id.logits = a.Add<float>("logits", Product({plan.logit_rows, c.vocab_size}),
+                           kStepSession, kStepLogits);
   id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
                               kStepSession, kStepLogits, BufferKind::kScratch);
   id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
                              BufferKind::kScratch);
   // One pass.
-  id.x = a.Add<float>("x", b * c.d_model + pad, kStepEmbed, kStepLogits);
-  id.x_norm = a.Add<float>("x_norm", b * c.d_model + pad, kStepEmbed, kStepLogits);
-  id.rope_cos = a.Add<float>("rope_cos", b * c.head_dim, kStepEmbed, kStepFeedForward);
-  id.rope_sin = a.Add<float>("rope_sin", b * c.head_dim, kStepEmbed, kStepFeedForward);
-  id.q = a.Add<float>("q", b * c.q_dim(), kStepAttention, kStepAttention);
-  id.attn_out =
-      a.Add<float>("attn_out", b * c.q_dim() + pad, kStepAttention, kStepAttention);
-  id.probs =
-      a.Add<float>("attn_probs", chunk * c.n_heads * T, kStepAttention, kStepAttention);
+  id.x = a.Add<float>("x", Padded(Product({b, c.d_model}), pad), kStepEmbed, kStepLogits);
+  id.x_norm = a.Add<float>("x_norm", Padded(Product({b, c.d_model}), pad), kStepEmbed,
+                           kStepLogits);
+  id.rope_cos =
+      a.Add<float>("rope_cos", Product({b, c.head_dim}), kStepEmbed, kStepFeedForward);
+  id.rope_sin =
+      a.Add<float>("rope_sin", Product({b, c.head_dim}), kStepEmbed, kStepFeedForward);
+  id.q = a.Add<float>("q", Product({b, c.q_dim()}), kStepAttention, kStepAttention);
+  id.attn_out = a.Add<float>("attn_out", Padded(Product({b, c.q_dim()}), pad),
+                             kStepAttention, kStepAttention);
+  id.probs = a.Add<float>("attn_probs", Product({chunk, c.n_heads, T}), kStepAttention,
+                          kStepAttention);
   id.spans = a.Add<float>("attn_spans",
-                          chunk * kernels::kMaxAttentionSpans * c.n_heads *
-                              kernels::AttentionPartialFloats(c.head_dim),
+                          Product({chunk, kernels::kMaxAttentionSpans, c.n_heads,
+                                   kernels::AttentionPartialFloats(c.head_dim)}),
                           kStepAttention, kStepAttention);
-  id.proj = a.Add<float>("proj", b * c.d_model, kStepAttention, kStepFeedForward);
-  id.ffn_a =
-      a.Add<float>("ffn_a", b * c.ffn_dim + pad, kStepFeedForward, kStepFeedForward);
-  id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? b * c.ffn_dim : 0,
+  id.proj =
+      a.Add<float>("proj", Product({b, c.d_model}), kStepAttention, kStepFeedForward);
+  id.ffn_a = a.Add<float>("ffn_a", Padded(Product({b, c.ffn_dim}), pad), kStepFeedForward,
+                          kStepFeedForward);
+  id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? Product({b, c.ffn_dim}) : 0,
                           kStepFeedForward, kStepFeedForward);
   id.attention_record =
       a.Add<float>("attn_record", plan.record.num_floats(), kStepSession, kStepLogits);
-  const size_t groups = QuantScratchGroups(b, MaxQuantizedInput(model.weights()));
-  id.act_q = a.Add<int8_t>("act_q", groups * kernels::kQuantGroup, kStepEmbed,
+  // QuantScratchGroups(b, ...), without wrapping around.
+  const size_t groups = Product(
+      {b, static_cast<size_t>(kernels::QuantGroups(MaxQuantizedInput(model.weights())))});
+  id.act_q = a.Add<int8_t>("act_q", Product({groups, kernels::kQuantGroup}), kStepEmbed,
                            kStepLogits, BufferKind::kScratch);
   id.act_scales =
       a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
@@ -109,7 +135,21 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
-  EMBER_RETURN_IF_ERROR(a.Plan());
+  const Status planned = a.Plan();
+  if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
+  if (!planned.ok()) {  // a buffer past what this target can address
+    return ResourceExhausted("%s context of %zu positions needs more memory than this "
+                             "target can address (%s): choose a shorter context",
+                             options.max_context ? "a" : "the model's", T,
+                             planned.message());
+  }
+  if (options.max_context == 0 && plan.arena_bytes() > kDefaultArenaLimit) {
+    return ResourceExhausted(
+        "the model's context of %zu positions needs a session of %.1f GiB, over the "
+        "%.0f GiB allowed when no context is asked for: choose a shorter context "
+        "(max_context; -c on the command line), or ask for %zu explicitly",
+        T, plan.arena_bytes() / 1073741824.0, kDefaultArenaLimit / 1073741824.0, T);
+  }
   return plan;
 }
 

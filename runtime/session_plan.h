@@ -22,13 +22,24 @@ namespace ember {
 enum class Backend : uint8_t { kHighway = 0, kXnnpack = 1 };
 const char* BackendName(Backend backend);  // "highway", "xnnpack"
 
+// A session that takes the model's whole context without asking for it (max_context 0)
+// may not plan more than this: a small file can declare a context whose cache would
+// not fit any device. Past it, give max_context explicitly (a shorter context, or the
+// model's own to insist).
+inline constexpr size_t kDefaultArenaLimit =
+    sizeof(size_t) > 4 ? size_t{4} << 30 : size_t{1} << 30;  // 4 GiB (1 GiB on 32-bit)
+
+inline constexpr uint32_t kDefaultMaxPromptBytes = 1u << 20;  // 1 MiB
+
 struct SessionOptions {
   Backend backend = Backend::kHighway;
-  uint32_t max_context = 0;  // positions the KV cache holds; 0: the model's
+  uint32_t max_context = 0;  // positions the KV cache holds; 0: the model's, if its
+                             // plan stays within kDefaultArenaLimit
   uint32_t max_batch = 64;   // tokens per prefill step (a bidirectional model's whole
                              // input must fit in one)
   bool all_logits = false;   // keep the logits of every position of a prefill step
-  uint32_t max_prompt_bytes = 0;  // longest text Tokenize accepts; 0: 8 x max_context
+  uint32_t max_prompt_bytes = 0;  // longest text Tokenize accepts; 0: 8 x max_context,
+                                  // at most kDefaultMaxPromptBytes
   // Attention weights to record into an arena buffer the planner sizes for them (none
   // when not enabled); Session::attention_record() reads them.
   AttentionRecordOptions record_attention;

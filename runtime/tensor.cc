@@ -42,6 +42,10 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
     if (layout != Layout::kRowMajor) {
       return InvalidModel("%s tensors must be row-major", DTypeName(dtype));
     }
+    if (group_size != 0) {
+      return InvalidModel("%s tensors have no quantization groups (group size %u)",
+                          DTypeName(dtype), group_size);
+    }
     *bytes = elements * dense;
     return Status::Ok();
   }
@@ -49,9 +53,10 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
     return InvalidModel("unknown dtype %u", static_cast<unsigned>(dtype));
   }
   if (layout == Layout::kQuantPanelsV1) {
-    return InvalidModel("%s tensor in the retired QuantPanelsV1 layout (an earlier ember "
-                        "wrote it): convert the model again",
-                        DTypeName(dtype));
+    return InvalidModel(
+        "%s tensor in the retired QuantPanelsV1 layout (an earlier ember "
+        "wrote it): convert the model again",
+        DTypeName(dtype));
   }
   if (layout != Layout::kQuantPanels || n_dims != 2) {
     return InvalidModel("%s tensors must be 2-D with the QuantPanels layout",

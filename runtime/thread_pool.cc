@@ -2,6 +2,7 @@
 #include "runtime/thread_pool.h"
 
 #include <chrono>
+#include <new>
 
 #include "runtime/profile.h"
 
@@ -32,7 +33,8 @@ Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads) {
   if (num_threads < 1 || num_threads > kMaxThreads) {
     return InvalidArgument("thread count %d (1 to %d allowed)", num_threads, kMaxThreads);
   }
-  std::unique_ptr<ThreadPool> pool(new ThreadPool(num_threads));
+  std::unique_ptr<ThreadPool> pool(new (std::nothrow) ThreadPool(num_threads));
+  if (!pool) return ResourceExhausted("out of memory for the thread pool");
   if (num_threads > 1) {
 #ifdef EMBER_WITH_THREADS
     pool->pool_ = pthreadpool_create(static_cast<size_t>(num_threads));

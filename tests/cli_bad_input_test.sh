@@ -38,7 +38,8 @@ rows=(
   # prompts longer than the context
   "1|longer than the context of 16|run${S}-m${S}$m${S}-c${S}16${S}-p${S}$long_prompt"
   "1|longer than the context of 1|run${S}-m${S}$m${S}-c${S}1${S}-p${S}a"
-  "1|exceeds the session's max_prompt_bytes|run${S}-m${S}$m${S}-p${S}$(head -c 5000 /dev/zero | tr '\0' a)"
+  "1|the prompt of 5000 bytes cannot fit a context of 512 positions|run${S}-m${S}$m${S}-p${S}$(head -c 5000 /dev/zero | tr '\0' a)"
+  "1|cannot fit a context of 16 positions|run${S}-m${S}$m${S}-c${S}16${S}-p${S}$(head -c 200 /dev/zero | tr '\0' a)"
   "1|exceed the model's context of 512|logits${S}-m${S}$m${S}--tokens${S}$(printf '1,%.0s' {1..600})1${S}-o${S}$o"
   # invalid UTF-8
   "1|not valid UTF-8|run${S}-m${S}$m${S}-p${S}$(printf 'abc\xff')"
@@ -56,10 +57,12 @@ rows=(
   "1|--top-k: -1 is outside|run${S}-m${S}$m${S}--top-k${S}-1"
   "1|--top-p: -0.5 is outside|run${S}-m${S}$m${S}--top-p${S}-0.5"
   "1|--temp: -1 is outside|run${S}-m${S}$m${S}--temp${S}-1"
+  "1|top_p 0: outside (0, 1]|run${S}-m${S}$m${S}--top-p${S}0"
   "1|--show-top: -1 is outside|run${S}-m${S}$m${S}--show-top${S}-1"
   "1|-s: -1 is outside|run${S}-m${S}$m${S}-s${S}-1"
   "1|-b: 0 is outside|inspect${S}-m${S}$m${S}-b${S}0"
   "1|-c: -5 is outside|inspect${S}-m${S}$m${S}-c${S}-5"
+  "0|every value finite|inspect${S}-m${S}$m${S}--check-weights"
   "1|--head: '-1' is not 'all' or a head|attn${S}-m${S}$m${S}--tokens${S}1,2${S}--head${S}-1"
   "1|--layer: '5' is not 'all' or a layer in [0, 5)|attn${S}-m${S}$m${S}--tokens${S}1,2${S}--layer${S}5"
   "0|generated 0 tokens|run${S}-m${S}$m${S}-n${S}0"  # -n 0: prefill only, a valid request
@@ -112,5 +115,59 @@ for row in "${rows[@]}"; do
     echo "ok: $shown -> $status: $(head -c 140 <<<"$out" | tr '\n' ' ')"
   fi
 done
+# --temp below 1e-4 is greedy (1e-39 overflowed 1/T and sampled garbage): the same
+# story as --temp 0.
+greedy=$("$ember" run -m "$m" -n 40 --temp 0 2>/dev/null)
+tiny=$("$ember" run -m "$m" -n 40 --temp 1e-39 -s 5 2>/dev/null)
+if [ -z "$greedy" ] || [ "$greedy" != "$tiny" ]; then
+  echo "FAIL: --temp 1e-39 is not greedy: '${tiny:0:200}' vs '${greedy:0:200}'"
+  failures=$((failures + 1))
+else
+  echo "ok: --temp 1e-39 tells the greedy story"
+fi
+
+# A small file that declares a 2^24-position context: a run is sized for what it
+# needs (the prompt and -n), one that asks for nothing is refused at once, and an
+# allocation that fails is a message, not an abort. Natively (not under qemu or a
+# sanitizer, which reserve address space of their own), memory is capped at 3 GB.
+huge="$tmp/huge-context.ember"
+"$ember" convert --synthetic custom --dim 64 --hidden 128 --layers 2 --heads 4 --vocab 300 \
+  --ctx 16777216 -o "$huge" >/dev/null 2>&1 || { echo "FAIL: cannot make $huge"; exit 1; }
+# The binary itself (behind the qemu wrapper of a cross build) and its ELF class.
+binary="$ember"
+if [ "$(head -c 2 "$ember")" = "#!" ]; then
+  binary=$(grep -o '"/[^"]*"' "$ember" | head -n 1 | tr -d '"')
+fi
+elf_class=$(od -An -tu1 -j4 -N1 "$binary" | tr -d ' ')  # 1: 32-bit, 2: 64-bit
+limit=unlimited
+if [ "$binary" = "$ember" ] && ! grep -q -a -m1 Sanitizer "$ember"; then limit=3000000; fi
+huge_rows=(
+  "0|generated 8 tokens|run${S}-m${S}$huge${S}-p${S}hi${S}-n${S}8${S}-s${S}1"
+  "1|the model's context of 16777216 positions needs|run${S}-m${S}$huge${S}-p${S}hi"
+  "0|wrote [1, 300]|logits${S}-m${S}$huge${S}--tokens${S}1,2${S}-o${S}$tmp/huge.npy"
+)
+if [ "$elf_class" = 1 ]; then  # 17 GiB: past a 32-bit address space
+  huge_rows+=("1|a context of 16777216 positions needs more memory than this target can address|inspect${S}-m${S}$huge")
+else
+  huge_rows+=("0|arena plan   context 16777216|inspect${S}-m${S}$huge")
+fi
+if [ "$limit" != unlimited ]; then
+  huge_rows+=("1|cannot allocate the session's arena|run${S}-m${S}$huge${S}-c${S}16777216${S}-n${S}2")
+fi
+for row in "${huge_rows[@]}"; do
+  want="${row%%|*}"
+  rest="${row#*|}"
+  fragment="${rest%%|*}"
+  IFS="${S}" read -r -a args <<<"${rest#*|}"
+  out=$(ulimit -v "$limit"; "$ember" "${args[@]}" 2>&1)
+  status=$?
+  if [ "$status" != "$want" ] || ! grep -qaF -- "$fragment" <<<"$out"; then
+    echo "FAIL: ember ${args[*]} (memory $limit KiB) -> status $status (want $want): ${out:0:300} (want '$fragment')"
+    failures=$((failures + 1))
+  else
+    echo "ok: ember ${args[*]} (memory $limit KiB) -> $status: $(tail -c 140 <<<"$out" | tr -c '[:print:]' ' ')"
+  fi
+done
+
 echo "${#rows[@]} rows, $failures failure(s)"
 [ "$failures" = 0 ]

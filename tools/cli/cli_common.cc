@@ -2,6 +2,8 @@
 #include "tools/cli/cli_common.h"
 
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -14,7 +16,17 @@ int RunSubcommand(const char* name, const char* usage, ArgParser parser, int arg
     printf("%s\n%s", usage, parser.Usage().c_str());
     return 0;
   }
-  if (s.ok()) s = body(parser);
+  // The tools allocate with the standard containers: running out of memory (or a size
+  // past what a container holds) is an error message and status 1, never an abort.
+  if (s.ok()) {
+    try {
+      s = body(parser);
+    } catch (const std::bad_alloc&) {
+      s = ResourceExhausted("out of memory");
+    } catch (const std::length_error&) {
+      s = ResourceExhausted("out of memory (a size too large for a container)");
+    }
+  }
   if (!s.ok()) {
     fprintf(stderr, "ember %s: %s\n", name, s.message());
     return 1;
@@ -30,6 +42,22 @@ Status ParseBackend(const std::string& name, Backend* backend) {
   } else {
     return InvalidArgument("--backend %s: not highway or xnnpack", name.c_str());
   }
+  return Status::Ok();
+}
+
+Status EncodeText(const Model& model, const std::string& text, bool add_bos,
+                  size_t context, std::vector<int32_t>* ids) {
+  if (context > 0 && text.size() > 8 * uint64_t{context}) {
+    return InvalidArgument(
+        "the prompt of %zu bytes cannot fit a context of %zu positions (more than 8 "
+        "bytes a position): use a shorter prompt or a longer context",
+        text.size(), context);
+  }
+  ids->resize(Tokenizer::EncodeCapacity(text.size()));
+  size_t n = 0;
+  EMBER_RETURN_IF_ERROR(
+      model.tokenizer().Encode(text, add_bos, ids->data(), ids->size(), &n));
+  ids->resize(n);
   return Status::Ok();
 }
 
@@ -61,14 +89,9 @@ Status ReadPromptTokens(const ArgParser& args, const Model& model,
     EMBER_RETURN_IF_ERROR(args.GetIntList("--tokens", {}, 0, c.vocab_size - 1, &list));
     tokens->assign(list.begin(), list.end());
   } else {
-    const Tokenizer& tokenizer = model.tokenizer();
-    const std::string text = args.Get("-p");
-    tokens->resize(Tokenizer::EncodeCapacity(text.size()));
-    size_t n = 0;
-    const bool add_bos = tokenizer.add_bos() && !args.Has("--no-bos");
+    const bool add_bos = model.tokenizer().add_bos() && !args.Has("--no-bos");
     EMBER_RETURN_IF_ERROR(
-        tokenizer.Encode(text, add_bos, tokens->data(), tokens->size(), &n));
-    tokens->resize(n);
+        EncodeText(model, args.Get("-p"), add_bos, c.max_context, tokens));
   }
   if (tokens->empty()) return InvalidArgument("no tokens to run");
   if (tokens->size() > c.max_context) {

@@ -27,6 +27,12 @@ inline constexpr const char* kBackendHelp =
     "fully-connected operators, with a packed copy of those weights in the arena)";
 Status ParseBackend(const std::string& name, Backend* backend);
 
+// Encodes `text` with the model's tokenizer (BOS first when add_bos). With a context,
+// text of more than 8 bytes a position (a session's default max_prompt_bytes) is
+// refused before any work; 0: no limit.
+Status EncodeText(const Model& model, const std::string& text, bool add_bos,
+                  size_t context, std::vector<int32_t>* ids);
+
 // A parser of -m MODEL and the prompt's options, which ReadPromptTokens reads (-p,
 // --tokens, --no-bos), then `more`.
 ArgParser ArgParserWithModelAndPrompt(std::vector<OptionSpec> more);

@@ -203,12 +203,12 @@ struct Bench {
 };
 
 // Samples the next token, timing it when profiling.
-int32_t SampleNext(Bench& b) {
-  if (!b.options->profile) return b.sampler->Sample(b.session->logits());
+Status SampleNext(Bench& b, int32_t* next) {
+  if (!b.options->profile) return b.sampler->Sample(b.session->logits(), next);
   const Clock::time_point start = Clock::now();
-  const int32_t next = b.sampler->Sample(b.session->logits());
+  const Status s = b.sampler->Sample(b.session->logits(), next);
   b.sampling_ns += ElapsedNs(start);
-  return next;
+  return s;
 }
 
 // One repetition of pp n_prompt (timed: the prefill) or tg n_gen (timed: n_gen decode
@@ -220,14 +220,15 @@ Status RunOnce(Bench& b, int n_prompt, int n_gen, uint64_t* ns, uint64_t* ttft_n
   if (n_prompt > 0) {
     EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), n_prompt));
     *ns = ElapsedNs(start);
-    b.sampler->Sample(s.logits());  // outside the profile: prefill has no sampling
+    int32_t next;  // outside the profile: prefill has no sampling
+    EMBER_RETURN_IF_ERROR(b.sampler->Sample(s.logits(), &next));
     *ttft_ns = ElapsedNs(start);
     return Status::Ok();
   }
   int32_t token = b.model->tokenizer().bos_id() >= 0 ? b.model->tokenizer().bos_id() : 0;
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
-    token = SampleNext(b);
+    EMBER_RETURN_IF_ERROR(SampleNext(b, &token));
     if (i == 0) *ttft_ns = ElapsedNs(start);
   }
   *ns = ElapsedNs(start);

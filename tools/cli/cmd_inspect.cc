@@ -2,6 +2,7 @@
 // and the session arena map for a context and thread count, with its totals.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "runtime/model.h"
 #include "runtime/session.h"
@@ -20,13 +21,19 @@ ArgParser MakeParser() {
       {{"-b", "--batch"}, true, "prefill batch to plan for (default 64)"},
       {{"-t", "--threads"}, true, "threads to plan for (default 1)"},
       {{"--backend"}, true, kBackendHelp},
+      {{"--check-weights"},
+       false,
+       "scan every weight for NaN and infinite values (reads the whole file); exit 1 if "
+       "any"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
 
 std::string Bytes(uint64_t n) {
   char buf[32];
-  if (n >= (uint64_t{1} << 20)) {
+  if (n >= (uint64_t{1} << 30)) {
+    snprintf(buf, sizeof(buf), "%.2f GiB", n / 1073741824.0);
+  } else if (n >= (uint64_t{1} << 20)) {
     snprintf(buf, sizeof(buf), "%.2f MiB", n / 1048576.0);
   } else if (n >= 1024) {
     snprintf(buf, sizeof(buf), "%.1f KiB", n / 1024.0);
@@ -100,15 +107,18 @@ Status Inspect(const ArgParser& args) {
   if (!model.ok()) return model.status();
   PrintModel(path, **model);
 
+  // The plan of the context asked for, or of the model's whole one: explicitly, so that
+  // inspect shows it even past the limit of a session that asks for no context.
+  const uint32_t context =
+      ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context;
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
-  options.max_context = static_cast<uint32_t>(ctx);
+  options.max_context = context;
   options.max_batch = static_cast<uint32_t>(batch);
   auto session_plan = PlanSession(**model, options);
   if (!session_plan.ok()) return session_plan.status();
   const ArenaPlan* plan = &session_plan->arena;
-  printf("\narena plan   context %u, batch %lld, %lld thread%s, %s backend\n",
-         ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context,
+  printf("\narena plan   context %u, batch %lld, %lld thread%s, %s backend\n", context,
          static_cast<long long>(batch), static_cast<long long>(threads),
          threads == 1 ? "" : "s", BackendName(options.backend));
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
@@ -132,14 +142,33 @@ Status Inspect(const ArgParser& args) {
   }
   printf("  %-22s %zu bytes (%s): RequiredArenaBytes, with alignment slack\n", "arena",
          arena, Bytes(arena).c_str());
-  return Status::Ok();
+  if (ctx == 0 && arena > kDefaultArenaLimit) {
+    printf(
+        "  (over the %s a session that asks for no context may plan: give it one, -c)\n",
+        Bytes(kDefaultArenaLimit).c_str());
+  }
+  if (!args.Has("--check-weights")) return Status::Ok();
+  const std::vector<NonFiniteTensor> bad = FindNonFiniteWeights(**model);
+  printf("\nweights check: %zu tensors scanned, ", (*model)->tensors().size());
+  if (bad.empty()) {
+    printf("every value finite\n");
+    return Status::Ok();
+  }
+  printf("%zu with NaN or infinite values\n", bad.size());
+  for (const NonFiniteTensor& t : bad) {
+    printf("  %-28s %llu NaN, %llu inf (the first at index %llu)\n", t.name.c_str(),
+           static_cast<unsigned long long>(t.nan), static_cast<unsigned long long>(t.inf),
+           static_cast<unsigned long long>(t.first));
+  }
+  return InvalidModel("%zu tensors hold NaN or infinite values", bad.size());
 }
 
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
   return RunSubcommand("inspect",
-                       "usage: ember inspect -m MODEL [-c CTX] [-b BATCH] [-t THREADS]\n",
+                       "usage: ember inspect -m MODEL [-c CTX] [-b BATCH] [-t THREADS] "
+                       "[--check-weights]\n",
                        MakeParser(), argc, argv, &Inspect);
 }
 

@@ -29,9 +29,11 @@ ArgParser MakeParser() {
        true,
        "new tokens to generate (default: until end of text "
        "or a full context)"},
-      {{"--temp"}, true, "temperature; 0 is greedy (default 0.8)"},
+      {{"--temp"}, true, "temperature; 0 (or below 1e-4) is greedy (default 0.8)"},
       {{"--top-k"}, true, "sample from the K most likely tokens; 0 is off (default 40)"},
-      {{"--top-p"}, true, "nucleus sampling threshold; 1 is off (default 0.95)"},
+      {{"--top-p"},
+       true,
+       "nucleus sampling threshold in (0, 1]; 1 is off (default 0.95)"},
       {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
@@ -108,31 +110,43 @@ Status Run(const ArgParser& args) {
 
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
+  const ModelConfig& c = (*model)->config();
+  const Tokenizer& tokenizer = (*model)->tokenizer();
+  if (c.mask == AttentionMask::kBidirectional) {
+    return InvalidArgument(
+        "generation needs a causal model; this one's attention is bidirectional "
+        "(an encoder): use `ember logits` for its outputs");
+  }
+
+  // The prompt first: the session is sized for it and the tokens asked for.
+  std::vector<int32_t> ids;
+  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos(),
+                                   ctx ? ctx : c.max_context, &ids));
+  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it.
+  if (ids.empty() && tokenizer.bos_id() >= 0) ids.push_back(tokenizer.bos_id());
+  if (ids.empty()) {
+    return InvalidArgument(
+        "the prompt encodes to no tokens and the model has no BOS token to start from");
+  }
+  const size_t n_ids = ids.size();
+  size_t context = static_cast<size_t>(ctx);
+  if (context == 0 && n_predict >= 0) {
+    context = std::min<uint64_t>(c.max_context, n_ids + static_cast<uint64_t>(n_predict));
+  }
+
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
-  options.max_context = static_cast<uint32_t>(ctx);
+  options.max_context = static_cast<uint32_t>(context);
   auto session = Session::Create(**model, options, pool->get());
-  if (!session.ok()) return session.status();
-  Session& s = *session;
-
-  const std::string prompt = args.Get("-p");
-  const Tokenizer& tokenizer = (*model)->tokenizer();
-  const int32_t* ids = nullptr;
-  size_t n_ids = 0;
-  EMBER_RETURN_IF_ERROR(
-      s.Tokenize(prompt.data(), prompt.size(), tokenizer.add_bos(), &ids, &n_ids));
-  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it.
-  const int32_t bos = tokenizer.bos_id();
-  if (n_ids == 0 && bos >= 0) {
-    ids = &bos;
-    n_ids = 1;
+  if (!session.ok()) {
+    if (context != 0) return session.status();
+    return Status(session.status().code(),
+                  "%s (-n N sizes the session for the prompt and N new tokens)",
+                  session.status().message());
   }
-  if (n_ids == 0)
-    return InvalidArgument(
-        "the prompt encodes to no tokens and the model "
-        "has no BOS token to start from");
+  Session& s = *session;
   if (n_ids > s.max_context()) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
@@ -145,8 +159,10 @@ Status Run(const ArgParser& args) {
   sampling.top_k = static_cast<uint32_t>(top_k);
   sampling.top_p = static_cast<float>(top_p);
   sampling.seed = static_cast<uint64_t>(seed);
-  Sampler sampler(sampling, (*model)->config().vocab_size, s.sampler_scratch());
-  if (temp > 0) fprintf(stderr, "ember run: seed %lld\n", static_cast<long long>(seed));
+  EMBER_RETURN_IF_ERROR(Sampler::CheckOptions(sampling));
+  Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
+  if (temp >= kGreedyBelowTemperature)
+    fprintf(stderr, "ember run: seed %lld\n", static_cast<long long>(seed));
 
   // Echo the prompt as the model will continue it.
   for (size_t i = 0; i < n_ids; ++i) {
@@ -163,7 +179,7 @@ Status Run(const ArgParser& args) {
   GenerateResult result;
   const Clock::time_point start = Clock::now();
   EMBER_RETURN_IF_ERROR(
-      Generate(s, sampler, ids, n_ids, max_new, &PrintToken, &state, &result));
+      Generate(s, sampler, ids.data(), n_ids, max_new, &PrintToken, &state, &result));
   const Clock::time_point end = Clock::now();
   printf("\n");
   fflush(stdout);

@@ -1,7 +1,10 @@
 // Model summaries (see model_summary.h).
 #include "tools/cli/model_summary.h"
 
+#include <cmath>
 #include <cstring>
+
+#include "kernels/quant_layout.h"
 
 namespace ember::tools {
 namespace {
@@ -82,6 +85,60 @@ std::string DTypeMix(const Model& model) {
     mix += std::string(DTypeName(c.dtype)) + ":" + std::to_string(c.tensors);
   }
   return mix;
+}
+
+std::vector<NonFiniteTensor> FindNonFiniteWeights(const Model& model) {
+  std::vector<NonFiniteTensor> found;
+  for (const Tensor& t : model.tensors()) {
+    NonFiniteTensor r{t.name};
+    const auto count = [&r](uint64_t index, bool nan, bool inf) {
+      if (!nan && !inf) return;
+      if (r.nan + r.inf == 0) r.first = index;
+      r.nan += nan;
+      r.inf += inf;
+    };
+    const uint64_t n = Elements(t);
+    // 16-bit floats: exponent all ones is Inf (zero mantissa) or NaN.
+    const auto half = [&](uint16_t exponent, uint16_t mantissa) {
+      uint16_t v;
+      for (uint64_t i = 0; i < n; ++i) {
+        memcpy(&v, t.data + 2 * i, 2);
+        if ((v & exponent) == exponent)
+          count(i, (v & mantissa) != 0, (v & mantissa) == 0);
+      }
+    };
+    switch (t.dtype) {
+      case DType::kF32:
+        for (uint64_t i = 0; i < n; ++i) {
+          float v;
+          memcpy(&v, t.data + 4 * i, 4);
+          count(i, std::isnan(v), std::isinf(v));
+        }
+        break;
+      case DType::kF16:
+        half(0x7C00, 0x03FF);
+        break;
+      case DType::kBF16:
+        half(0x7F80, 0x007F);
+        break;
+      case DType::kQ8:
+      case DType::kQ4: {
+        const kernels::QuantKind kind =
+            t.dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
+        const uint64_t rows = t.rows(), cols = t.cols(),
+                       groups = kernels::QuantGroups(cols);
+        for (uint64_t row = 0; row < rows; ++row) {
+          for (uint64_t g = 0; g < groups; ++g) {
+            const float scale = kernels::QuantScale(kind, t.data, cols, row, g);
+            count(row * groups + g, std::isnan(scale), std::isinf(scale));
+          }
+        }
+        break;
+      }
+    }
+    if (r.nan + r.inf) found.push_back(r);
+  }
+  return found;
 }
 
 }  // namespace ember::tools
