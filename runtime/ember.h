@@ -49,7 +49,7 @@ typedef struct ember_session_options {
                                 past it, ask for a context explicitly */
   uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
   uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context,
-                                at most 1 MiB */
+                                at most 1 MiB (the arena holds 20 bytes for each) */
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
