@@ -11,6 +11,8 @@
 #include "gtest/gtest.h"
 #include "tests/testing.h"
 
+extern "C" const char* ember_test_status_string_of(int value);  // c_api_test_shim.c
+
 namespace ember {
 namespace {
 
@@ -248,14 +250,11 @@ TEST(CApiVersionTest, VersionAndStatusNames) {
   EXPECT_EQ(ember_version(), version);
   EXPECT_EQ(version, EMBER_PROJECT_VERSION);
   EXPECT_STREQ(ember_status_string(EMBER_INVALID_MODEL), "invalid model");
-  // Any int a C caller passes (UBSan flagged the enum load of an out-of-range value).
-  int unknown = 1000;
-  ember_status status;
-  memcpy(&status, &unknown, sizeof(status));
-  EXPECT_STREQ(ember_status_string(status), "unknown status");
-  unknown = -1;
-  memcpy(&status, &unknown, sizeof(status));
-  EXPECT_STREQ(ember_status_string(status), "unknown status");
+  // Any int a C caller passes (the library loaded it as an ember_status, which UBSan
+  // reported for 1000); from C, as C++ may not hold such a value in the enum at all.
+  EXPECT_STREQ(ember_test_status_string_of(1000), "unknown status");
+  EXPECT_STREQ(ember_test_status_string_of(-1), "unknown status");
+  EXPECT_STREQ(ember_test_status_string_of(EMBER_OUT_OF_RANGE), "out of range");
   ember_model* model = nullptr;
   EXPECT_EQ(ember_model_open("/nonexistent.ember", &model), EMBER_IO_ERROR);
   EXPECT_EQ(model, nullptr);
