@@ -139,7 +139,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
     return ResourceExhausted("%s context of %zu positions needs more memory than this "
-                             "target can address (%s): choose a shorter context",
+                             "target can address (%s): choose a shorter context "
+                             "(max_context; -c on the command line)",
                              options.max_context ? "a" : "the model's", T,
                              planned.message());
   }
