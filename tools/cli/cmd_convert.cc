@@ -73,16 +73,19 @@ Status CheckOutputIsNoInput(const ArgParser& args, const std::string& out) {
   DIR* d = opendir(dir.c_str());
   if (!d) return Status::Ok();  // the importer says why it cannot read it
   Status s;
-  errno = 0;  // readdir's end and its failure both return null: errno tells them apart
-  while (const dirent* entry = readdir(d)) {
+  while (s.ok()) {
+    errno = 0;  // readdir's end and its failure both return null: errno tells them apart
+    const dirent* entry = readdir(d);
+    if (entry == nullptr) {
+      if (errno != 0) {
+        s = IoError("cannot list '%s' (to check -o against its files): %s", dir.c_str(),
+                    strerror(errno));
+      }
+      break;
+    }
     const std::string name = entry->d_name;
     if (name == "." || name == "..") continue;
     s = CheckNotSameFile(out, dir + name, "--hf input");
-    if (!s.ok()) break;
-  }
-  if (s.ok() && errno != 0) {
-    s = IoError("cannot list '%s' (to check -o against its files): %s", dir.c_str(),
-                strerror(errno));
   }
   closedir(d);
   return s;
