@@ -3,7 +3,6 @@
 // file behind; devices are written in place; outputs that are inputs are refused.
 #include "runtime/atomic_file.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,38 +16,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing.h"
 
 namespace ember {
 namespace {
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_atomic_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    out_ = dir_ + "/out.bin";
-  }
-  void TearDown() override {
-    for (const std::string& name : Entries()) unlink((dir_ + "/" + name).c_str());
-    rmdir(dir_.c_str());
-  }
-
-  // The names in the test's directory, sorted.
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    DIR* d = opendir(dir_.c_str());
-    if (!d) return names;
-    while (const dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> Entries() const { return scratch_.Entries(); }
 
   static void Write(const std::string& path, const std::string& text) {
     FILE* f = fopen(path.c_str(), "wb");
@@ -67,7 +42,9 @@ class AtomicFileTest : public ::testing::Test {
     return text;
   }
 
-  std::string dir_, out_;
+  testing::ScratchDir scratch_{"ember_atomic_"};
+  const std::string dir_ = scratch_.path();
+  const std::string out_ = dir_ + "/out.bin";
 };
 
 // A writer that gets some bytes out, then fails (a full disk, a bad value found late).

@@ -274,52 +274,6 @@ const Tokenizer* Gpt2() {
   return model ? &model->tokenizer() : nullptr;
 }
 
-// Random valid UTF-8 text: GPT-2 pieces, contractions, digits, punctuation, characters
-// of 2 to 4 bytes, runs of one letter and of white space (long chunks).
-std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng) {
-  static const char* const kChars[] = {"\xc3\xa9",
-                                       "\xe2\x82\xac",
-                                       "\xf0\x9f\x98\x80",
-                                       "\xe4\xb8\xad",
-                                       "\xe3\x80\x80",
-                                       "'s",
-                                       "'ll",
-                                       "'",
-                                       "42",
-                                       "3.14",
-                                       "!!",
-                                       "\x01"};
-  auto pick = [&](size_t n) {
-    return std::uniform_int_distribution<size_t>(0, n - 1)(*rng);
-  };
-  std::string text;
-  size_t bad;
-  while (text.size() < bytes) {
-    switch (pick(6)) {
-      case 0:
-      case 1: {
-        const std::string_view p = tok.piece(static_cast<uint32_t>(pick(50256)));
-        if (ValidUtf8(p, &bad)) text.append(p);
-        break;
-      }
-      case 2:
-        text.append(1 + pick(3), ' ');
-        break;
-      case 3:
-        text.append(kChars[pick(sizeof(kChars) / sizeof(kChars[0]))]);
-        break;
-      case 4:
-        text.append(1 + pick(pick(8) == 0 ? 400 : 12), "aeo tx"[pick(6)]);
-        break;
-      default:
-        for (size_t i = 1 + pick(pick(8) == 0 ? 300 : 6); i > 0; --i) {
-          text.push_back(" \n\t"[pick(3)]);
-        }
-    }
-  }
-  return text;
-}
-
 TEST(ByteLevelBpeGpt2Test, MatchesTheQuadraticMergeOnRandomTexts) {
   const Tokenizer* tok = Gpt2();
   if (!tok) return;
@@ -327,7 +281,7 @@ TEST(ByteLevelBpeGpt2Test, MatchesTheQuadraticMergeOnRandomTexts) {
   for (int i = 0; i < 300; ++i) {
     const size_t bytes =
         std::uniform_int_distribution<size_t>(0, i < 290 ? 600 : 4000)(rng);
-    const std::string text = RandomText(*tok, bytes, &rng);
+    const std::string text = testing::RandomText(*tok, bytes, &rng);
     ASSERT_EQ(EncodeExact(*tok, text), ReferenceEncodeByteLevel(*tok, text))
         << "text " << i << ": '" << text << "'";
   }

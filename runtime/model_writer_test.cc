@@ -3,7 +3,6 @@
 // older file at the path stays as it was).
 #include "runtime/model_writer.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -22,29 +21,7 @@ namespace {
 
 class ModelWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_writer_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    out_ = dir_ + "/model.ember";
-  }
-  void TearDown() override {
-    for (const std::string& name : Entries()) unlink((dir_ + "/" + name).c_str());
-    rmdir(dir_.c_str());
-  }
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    DIR* d = opendir(dir_.c_str());
-    if (!d) return names;
-    while (const dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-    return names;
-  }
+  std::vector<std::string> Entries() const { return scratch_.Entries(); }
   std::vector<uint8_t> Read(const std::string& path) {
     std::vector<uint8_t> bytes;
     const Status s = tools::ReadFile(path, &bytes);
@@ -81,7 +58,8 @@ class ModelWriterTest : public ::testing::Test {
     unlink(out_.c_str());
   }
 
-  std::string dir_, out_;
+  testing::ScratchDir scratch_{"ember_writer_"};
+  const std::string out_ = scratch_.path() + "/model.ember";
 };
 
 TEST_F(ModelWriterTest, WritesWhatSerializeModelMakesAndItLoads) {

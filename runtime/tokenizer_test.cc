@@ -225,60 +225,13 @@ std::vector<int32_t> EncodeExact(const Tokenizer& tok, const std::string& text,
   return ids;
 }
 
-// Random valid UTF-8 text of about `bytes` bytes: pieces of the vocabulary, spaces,
-// characters of 2 to 4 bytes (most with no piece), runs of one letter or of white space.
-std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng) {
-  static const char* const kChars[] = {"\xc3\xa9",
-                                       "\xe2\x82\xac",
-                                       "\xf0\x9f\x98\x80",
-                                       "\xe4\xb8\xad",
-                                       "\xe3\x80\x80",
-                                       "\t",
-                                       "\n",
-                                       ",",
-                                       "'s",
-                                       "7",
-                                       "\x01"};
-  auto pick = [&](size_t n) {
-    return std::uniform_int_distribution<size_t>(0, n - 1)(*rng);
-  };
-  std::string text;
-  while (text.size() < bytes) {
-    switch (pick(6)) {
-      case 0:
-      case 1: {  // a piece (whole pieces make long merges)
-        const uint32_t id = static_cast<uint32_t>(pick(tok.vocab_size()));
-        size_t bad;
-        if (tok.type(id) == TokenType::kNormal && ValidUtf8(tok.piece(id), &bad)) {
-          text.append(tok.piece(id));
-        }
-        break;
-      }
-      case 2:
-        text.append(1 + pick(3), ' ');
-        break;
-      case 3:
-        text.append(kChars[pick(sizeof(kChars) / sizeof(kChars[0]))]);
-        break;
-      case 4:
-        text.append(1 + pick(pick(8) == 0 ? 400 : 12), "aeo tx"[pick(6)]);
-        break;
-      default:
-        for (size_t i = 1 + pick(pick(8) == 0 ? 300 : 6); i > 0; --i) {
-          text.push_back(" \n\t"[pick(3)]);
-        }
-    }
-  }
-  return text;
-}
-
 // Random texts up to a few thousand bytes encode as the reference does, id for id.
 void ExpectSameAsReference(const Tokenizer& tok, int num_texts, size_t max_bytes,
                            uint32_t seed) {
   std::mt19937 rng(seed);
   for (int i = 0; i < num_texts; ++i) {
     const size_t bytes = std::uniform_int_distribution<size_t>(0, max_bytes)(rng);
-    const std::string text = RandomText(tok, bytes, &rng);
+    const std::string text = testing::RandomText(tok, bytes, &rng);
     const bool bos = i % 2 == 0;
     ASSERT_EQ(EncodeExact(tok, text, bos), ReferenceEncodeSentencePiece(tok, text, bos))
         << "text " << i << " of " << text.size() << " bytes: '" << text << "'";

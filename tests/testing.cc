@@ -1,8 +1,11 @@
 // Shared test helpers (see testing.h).
 #include "tests/testing.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -13,6 +16,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/tensor_names.h"
+#include "runtime/utf8.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
 
@@ -212,6 +216,85 @@ AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes)
   const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
   data_ = storage_.data() + ((64 - base % 64) % 64);
   if (!bytes.empty()) memcpy(data_, bytes.data(), bytes.size());
+}
+
+std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng) {
+  static const char* const kChars[] = {"\xc3\xa9",
+                                       "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80",
+                                       "\xe4\xb8\xad",
+                                       "\xe3\x80\x80",
+                                       "\t",
+                                       "\n",
+                                       ",",
+                                       "'s",
+                                       "'ll",
+                                       "'",
+                                       "7",
+                                       "42",
+                                       "3.14",
+                                       "!!",
+                                       "\x01"};
+  auto pick = [&](size_t n) {
+    return std::uniform_int_distribution<size_t>(0, n - 1)(*rng);
+  };
+  std::string text;
+  while (text.size() < bytes) {
+    switch (pick(6)) {
+      case 0:
+      case 1: {  // a piece (whole pieces make long merges)
+        const uint32_t id = static_cast<uint32_t>(pick(tok.vocab_size()));
+        size_t bad;
+        if (tok.type(id) == TokenType::kNormal && ValidUtf8(tok.piece(id), &bad)) {
+          text.append(tok.piece(id));
+        }
+        break;
+      }
+      case 2:
+        text.append(1 + pick(3), ' ');
+        break;
+      case 3:
+        text.append(kChars[pick(sizeof(kChars) / sizeof(kChars[0]))]);
+        break;
+      case 4:
+        text.append(1 + pick(pick(8) == 0 ? 400 : 12), "aeo tx"[pick(6)]);
+        break;
+      default:
+        for (size_t i = 1 + pick(pick(8) == 0 ? 300 : 6); i > 0; --i) {
+          text.push_back(" \n\t"[pick(3)]);
+        }
+    }
+  }
+  return text;
+}
+
+ScratchDir::ScratchDir(const char* prefix) {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp " << pattern << ": " << strerror(errno);
+  } else {
+    path_ = pattern;
+  }
+}
+
+ScratchDir::~ScratchDir() {
+  if (path_.empty()) return;
+  for (const std::string& name : Entries()) unlink((path_ + "/" + name).c_str());
+  rmdir(path_.c_str());
+}
+
+std::vector<std::string> ScratchDir::Entries() const {
+  std::vector<std::string> names;
+  DIR* d = path_.empty() ? nullptr : opendir(path_.c_str());
+  if (!d) return names;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace ember::testing

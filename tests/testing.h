@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "runtime/model.h"
 #include "runtime/model_writer.h"
 #include "runtime/session_plan.h"
+#include "runtime/tokenizer.h"
 
 namespace ember {
 class ThreadPool;
@@ -83,6 +85,27 @@ LoadedModel LoadSpec(const ModelSpec& spec);
 // vocabulary: written to a temporary file (removed at exit) whose path is returned.
 std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
                                       const std::string& name);
+
+// Random valid UTF-8 text of about `bytes` bytes for tokenizer tests: pieces of the
+// vocabulary, spaces, characters of 2 to 4 bytes (most with no piece), contractions,
+// digits, punctuation, runs of one letter or of white space (long chunks and merges).
+std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng);
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its files at the end of the
+// test (it holds no subdirectories).
+class ScratchDir {
+ public:
+  explicit ScratchDir(const char* prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  // The names of the files in it, sorted.
+  std::vector<std::string> Entries() const;
+
+ private:
+  std::string path_;
+};
 
 }  // namespace ember::testing
 

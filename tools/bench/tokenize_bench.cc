@@ -11,68 +11,49 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/model.h"
+#include "runtime/model_writer.h"
 #include "runtime/pretokenizer.h"
 #include "runtime/tokenizer.h"
 #include "runtime/utf8.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"
+#include "tools/convert/synthetic.h"
 #include "tools/util/files.h"
 
 namespace ember {
 namespace {
 
-// The tables of a TokenizerSpec, laid out as a model file holds them.
-struct OwnedTables {
-  std::vector<uint8_t> piece_bytes, types;
-  std::vector<uint32_t> offsets, sorted, merges;
-  std::vector<float> scores;
-  TokenizerTables tables;
-
-  explicit OwnedTables(const TokenizerSpec& spec) {
-    TokenizerTables& t = tables;
-    offsets.push_back(0);
-    for (size_t i = 0; i < spec.pieces.size(); ++i) {
-      const std::string& p = spec.pieces[i];
-      piece_bytes.insert(piece_bytes.end(), p.begin(), p.end());
-      offsets.push_back(static_cast<uint32_t>(piece_bytes.size()));
-      types.push_back(static_cast<uint8_t>(spec.types[i]));
-      t.max_piece_bytes = std::max<uint32_t>(t.max_piece_bytes, p.size());
-      if (spec.types[i] == TokenType::kNormal ||
-          spec.types[i] == TokenType::kUserDefined) {
-        sorted.push_back(static_cast<uint32_t>(i));
-      }
-    }
-    std::sort(sorted.begin(), sorted.end(),
-              [&](uint32_t a, uint32_t b) { return spec.pieces[a] < spec.pieces[b]; });
-    std::vector<TokenizerSpec::Merge> m = spec.merges;
-    std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) {
-      return a.left != b.left ? a.left < b.left : a.right < b.right;
-    });
-    for (const auto& q : m) {
-      merges.insert(merges.end(), {q.left, q.right, q.result, q.rank});
-    }
-    scores = spec.scores;
-    t.kind = spec.kind;
-    t.vocab_size = static_cast<uint32_t>(spec.pieces.size());
-    t.piece_bytes = piece_bytes.data();
-    t.piece_bytes_size = piece_bytes.size();
-    t.piece_offsets = offsets.data();
-    t.scores = scores.empty() ? nullptr : scores.data();
-    t.types = types.data();
-    t.sorted_ids = sorted.data();
-    t.num_sorted = sorted.size();
-    t.merges = merges.empty() ? nullptr : merges.data();
-    t.num_merges = merges.size() / 4;
-    t.bos_id = spec.bos_id;
-    t.eos_id = spec.eos_id;
-    t.unk_id = spec.unk_id;
-    t.add_bos = spec.add_bos;
-    t.add_dummy_prefix = spec.add_dummy_prefix;
-  }
+// A model file around `tokenizer` (a one-layer synthetic Llama with its vocabulary),
+// loaded from memory: the tokenizer as the runtime reads it.
+struct ModelAround {
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<Model> model;
 };
+Status LoadAround(const TokenizerSpec& tokenizer, ModelAround* out) {
+  tools::SyntheticShape shape;
+  shape.dim = shape.hidden = 8;
+  shape.layers = shape.heads = 1;
+  shape.vocab = static_cast<uint32_t>(tokenizer.pieces.size());
+  shape.ctx = 16;
+  ModelSpec spec;
+  EMBER_RETURN_IF_ERROR(tools::MakeSyntheticModel(shape, 1, "tokenize_bench", &spec));
+  spec.tokenizer = tokenizer;
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
+  out->bytes.resize(bytes.size() + 15);  // room to align the copy to 16 bytes
+  uint8_t* aligned =
+      out->bytes.data() + (16 - reinterpret_cast<uintptr_t>(out->bytes.data()) % 16) % 16;
+  memcpy(aligned, bytes.data(), bytes.size());
+  auto model = Model::FromMemory(aligned, bytes.size());
+  if (!model.ok()) return model.status();
+  out->model = std::move(*model);
+  return Status::Ok();
+}
 
 // The SentencePiece encoder before the heap: llama2.c's loop, a scan of every pair and a
 // memmove per merge (O(n^2)).
@@ -286,13 +267,13 @@ int Run(const std::string& dir, bool old) {
   printf("%-34s %-7s %8s %8s %5s %10s %10s\n", "vocabulary", "text", "bytes", "tokens",
          "merge", "wall ms", "cpu ms");
   for (const Vocab& v : vocabs) {
-    const OwnedTables owned(v.spec);
-    Tokenizer tok;
-    const Status s = tok.Init(owned.tables);
+    ModelAround around;
+    const Status s = LoadAround(v.spec, &around);
     if (!s.ok()) {
       fprintf(stderr, "%s: %s\n", v.name, s.message());
       return 1;
     }
+    const Tokenizer& tok = around.model->tokenizer();
     for (const auto& [label, unit] : {std::pair<const char*, std::string>{"story", story},
                                       {"'a'", "a"},
                                       {"spaces", " "},
