@@ -263,6 +263,10 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   t.stop_ids = VectorData(ft.stop_ids());
   t.num_stop_ids = size(ft.stop_ids());
   t.has_stop_ids = ft.stop_ids() != nullptr;
+  if (ft.chat_template()) {
+    t.chat_template = ft.chat_template()->c_str();
+    t.chat_template_bytes = ft.chat_template()->size();
+  }
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {

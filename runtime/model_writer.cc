@@ -36,6 +36,26 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
                   uint64_t* bytes) {
   uint64_t elements = 1;
   for (uint64_t d : t.shape) elements *= d;
+  if (!t.encoded.empty()) {
+    if (!t.values.empty()) {
+      return InvalidArgument("tensor '%s': both f32 values and encoded bytes",
+                             t.name.c_str());
+    }
+    *layout = t.dtype == DType::kQ8 || t.dtype == DType::kQ4 ? Layout::kQuantPanels
+                                                             : Layout::kRowMajor;
+    *group_size = *layout == Layout::kQuantPanels ? kernels::kQuantGroup : 0;
+    EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, *layout, t.shape.data(),
+                                      static_cast<uint32_t>(t.shape.size()), *group_size,
+                                      bytes));
+    if (*bytes != t.encoded.size()) {
+      return InvalidArgument(
+          "tensor '%s': %zu encoded bytes, but a %s tensor of this "
+          "shape takes %llu",
+          t.name.c_str(), t.encoded.size(), DTypeName(t.dtype),
+          static_cast<unsigned long long>(*bytes));
+    }
+    return Status::Ok();
+  }
   if (elements != t.values.size()) {
     return InvalidArgument("tensor '%s': %zu values for %llu elements", t.name.c_str(),
                            t.values.size(), static_cast<unsigned long long>(elements));
@@ -75,6 +95,10 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
 // Encodes f32 values as `dtype` in the file's layout for that dtype, into the
 // PlanTensor bytes at `out`.
 void EncodeTensor(const TensorSpec& t, uint8_t* out) {
+  if (!t.encoded.empty()) {
+    memcpy(out, t.encoded.data(), t.encoded.size());
+    return;
+  }
   switch (t.dtype) {
     case DType::kF32:
       // memcpy from a null pointer (an empty vector's) is undefined, even of 0 bytes.
@@ -231,7 +255,8 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         b.CreateVector(types), b.CreateVector(sorted),
         merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
         tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
-        b.CreateVector(stop_ids));
+        b.CreateVector(stop_ids),
+        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template));
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -28,6 +28,7 @@ struct TokenizerSpec {
   bool add_dummy_prefix = true;
   // Ids that end generation; empty: EOS alone (if there is one).
   std::vector<int32_t> stop_ids;
+  std::string chat_template;  // Jinja source; empty: none
 };
 
 struct TensorSpec {
@@ -35,6 +36,10 @@ struct TensorSpec {
   std::vector<uint64_t> shape;  // PyTorch order
   std::vector<float> values;    // row-major f32 source
   DType dtype = DType::kF32;    // what to store
+  // Or the bytes exactly as the file stores `dtype` (its layout for that dtype, e.g. q8
+  // panels packed from an imported file's own blocks, value for value): written as they
+  // are. Set either values or encoded, not both.
+  std::vector<uint8_t> encoded;
 };
 
 struct ModelSpec {

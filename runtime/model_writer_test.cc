@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/quant_layout.h"
 #include "runtime/model.h"
 #include "tests/testing.h"
 #include "tools/util/files.h"
@@ -88,6 +90,67 @@ TEST_F(ModelWriterTest, EveryDTypeWritesAndLoads) {
     auto model = Model::Open(out_.c_str());
     EXPECT_TRUE(model.ok()) << DTypeName(dtype) << ": " << model.status().message();
   }
+}
+
+// Bytes already in the file's layout (an importer's lossless path) are written as they
+// are, and the chat template's source round-trips.
+TEST_F(ModelWriterTest, EncodedTensorsAndTheChatTemplateAreStoredAsGiven) {
+  ModelSpec spec = testing::TinyModelSpec();
+  const std::string kTemplate = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
+  spec.tokenizer.chat_template = kTemplate;
+  std::vector<std::vector<uint8_t>> expected;
+  for (TensorSpec& t : spec.tensors) {
+    if (t.shape.size() != 2) continue;
+    t.dtype = DType::kQ8;
+    std::vector<uint8_t> packed(
+        kernels::QuantPackedBytes(kernels::QuantKind::kQ8, t.shape[0], t.shape[1]));
+    kernels::PackQuant(kernels::QuantKind::kQ8, t.values.data(), t.shape[0], t.shape[1],
+                       packed.data());
+    for (uint8_t& b : packed) b ^= 1;  // not what PackQuant would write from `values`
+    t.encoded = packed;
+    t.values.clear();
+    expected.push_back(packed);
+  }
+  ASSERT_FALSE(expected.empty());
+  const Status s = WriteModel(spec, out_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  auto model = Model::Open(out_.c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ((*model)->tokenizer().chat_template(), kTemplate);
+  size_t matrices = 0;
+  for (const TensorSpec& t : spec.tensors) {
+    if (t.shape.size() != 2) continue;
+    for (const Tensor& stored : (*model)->tensors()) {
+      if (t.name != stored.name) continue;
+      EXPECT_EQ(stored.dtype, DType::kQ8);
+      ASSERT_EQ(stored.size_bytes, t.encoded.size());
+      EXPECT_EQ(memcmp(stored.data, t.encoded.data(), t.encoded.size()), 0) << t.name;
+      ++matrices;
+    }
+  }
+  EXPECT_EQ(matrices, expected.size());
+}
+
+TEST_F(ModelWriterTest, EncodedBytesOfTheWrongSizeOrBesideValuesAreRefused) {
+  ModelSpec spec = testing::TinyModelSpec();
+  TensorSpec* matrix = nullptr;
+  for (TensorSpec& t : spec.tensors) {
+    if (t.shape.size() == 2) matrix = &t;
+  }
+  ASSERT_NE(matrix, nullptr);
+  matrix->dtype = DType::kF16;
+  matrix->encoded.assign(matrix->values.size() * 2, 0);
+  Status s = WriteModel(spec, out_);
+  EXPECT_NE(std::string(s.message()).find("both f32 values and encoded bytes"),
+            std::string::npos)
+      << s.message();
+  matrix->values.clear();
+  matrix->encoded.pop_back();
+  s = WriteModel(spec, out_);
+  EXPECT_NE(std::string(s.message()).find("encoded bytes, but a f16 tensor"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(Entries().empty());
 }
 
 TEST_F(ModelWriterTest, RopeThetaOfOneIsRefused) {

@@ -42,6 +42,8 @@ struct TokenizerTables {
   const int32_t* stop_ids = nullptr;  // num_stop_ids ids ending generation
   size_t num_stop_ids = 0;
   bool has_stop_ids = false;  // false (older files): EOS and BOS end it
+  const char* chat_template = "";  // Jinja source, chat_template_bytes long ("" if none)
+  size_t chat_template_bytes = 0;
 };
 
 class Tokenizer {
@@ -65,6 +67,10 @@ class Tokenizer {
   TokenType type(uint32_t id) const { return static_cast<TokenType>(t_.types[id]); }
   float score(uint32_t id) const { return t_.scores ? t_.scores[id] : 0.0f; }
   const TokenizerTables& tables() const { return t_; }
+  // The chat template's Jinja source as stored in the file (empty when there is none).
+  std::string_view chat_template() const {
+    return {t_.chat_template, t_.chat_template_bytes};
+  }
 
   // The stored bytes of piece `id` (id < vocab_size).
   std::string_view piece(uint32_t id) const {

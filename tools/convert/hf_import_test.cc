@@ -109,7 +109,7 @@ class HfImportTest : public ::testing::Test {
   }
   void TearDown() override {
     for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt",
-                          "tokenizer.json", "pytorch_model.bin",
+                          "tokenizer.json", "tokenizer_config.json", "pytorch_model.bin",
                           "model.safetensors.index.json", "out.ember"}) {
       unlink((dir_ + "/" + f).c_str());
     }
@@ -195,6 +195,29 @@ TEST_F(HfImportTest, Gpt2LayoutAndTokenizer) {
   ASSERT_EQ(tok.merges.size(), 1u);
   EXPECT_EQ(tok.merges[0].left, uint32_t{'a'});
   EXPECT_EQ(tok.merges[0].result, 256u);
+}
+
+TEST_F(HfImportTest, ChatTemplateComesFromTokenizerConfig) {
+  WriteText(
+      dir_ + "/tokenizer_config.json",
+      R"({"chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}"})");
+  ModelSpec spec;
+  Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.tokenizer.chat_template,
+            "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}");
+  // A list of named templates: the "default" one.
+  WriteText(dir_ + "/tokenizer_config.json",
+            R"({"chat_template": [{"name": "tool_use", "template": "T"},
+                                  {"name": "default", "template": "D"}]})");
+  s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.tokenizer.chat_template, "D");
+  WriteText(dir_ + "/tokenizer_config.json",
+            R"({"chat_template": [{"name": "tool_use", "template": "T"}]})");
+  ExpectError("chat_template lists no template named \"default\"");
+  WriteText(dir_ + "/tokenizer_config.json", R"({"chat_template": 7})");
+  ExpectError("chat_template is neither a string nor a list");
 }
 
 TEST_F(HfImportTest, UnknownModelType) {

@@ -261,10 +261,12 @@ Status BuildSentencePiece(const std::string& where, const RawVocab& v,
 
 namespace {
 
-// tokenizer_config.json: add_bos_token, bos/eos token text, added_tokens_decoder.
+// tokenizer_config.json: add_bos_token, bos/eos token text, added_tokens_decoder and
+// the chat template (a string, or a list of named templates of which "default" is the
+// one a chat uses).
 Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
                            std::map<uint32_t, AddedToken>* added, std::string* bos_text,
-                           std::string* eos_text) {
+                           std::string* eos_text, std::string* chat_template) {
   Json root;
   EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
   const JsonFields f(root, path);
@@ -280,6 +282,27 @@ Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
     if (token.is_string()) *out = token.get<std::string>();
     if (token.is_object() && token.contains("content") && token["content"].is_string()) {
       *out = token["content"].get<std::string>();
+    }
+  }
+  if (root.is_object() && root.contains("chat_template")) {
+    const Json& t = root["chat_template"];
+    if (t.is_string()) {
+      *chat_template = t.get<std::string>();
+    } else if (t.is_array()) {
+      for (const Json& named : t) {
+        const JsonFields n(named, path + " chat_template");
+        std::string name, source;
+        EMBER_RETURN_IF_ERROR(n.String("name", true, "", &name));
+        EMBER_RETURN_IF_ERROR(n.String("template", true, "", &source));
+        if (name == "default") *chat_template = source;
+      }
+      if (chat_template->empty()) {
+        return InvalidArgument("%s: chat_template lists no template named \"default\"",
+                               path.c_str());
+      }
+    } else if (!t.is_null()) {
+      return InvalidArgument("%s: chat_template is neither a string nor a list",
+                             path.c_str());
     }
   }
   if (root.is_object() && root.contains("added_tokens_decoder") &&
@@ -340,12 +363,12 @@ Status ReadVocabAndMerges(const std::string& vocab_path, const std::string& merg
 Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
                        SpecialTokens specials, TokenizerSpec* tok) {
   std::map<uint32_t, AddedToken> config_added;
-  std::string bos_text, eos_text;
+  std::string bos_text, eos_text, chat_template;
   const std::string config_path = dir + "/tokenizer_config.json";
   if (FileExists(config_path)) {
     EMBER_RETURN_IF_ERROR(CatchJsonErrors(config_path, [&] {
       return ReadTokenizerConfig(config_path, &specials, &config_added, &bos_text,
-                                 &eos_text);
+                                 &eos_text, &chat_template);
     }));
   }
   const std::string json_path = dir + "/tokenizer.json";
@@ -383,6 +406,7 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
         "%u",
         where.c_str(), tok->pieces.size(), vocab_size);
   }
+  tok->chat_template = chat_template;
   // Embedding rows past the tokenizer (vocabularies padded for speed) decode to nothing.
   tok->pieces.resize(vocab_size);
   tok->types.resize(vocab_size, TokenType::kControl);
