@@ -13,6 +13,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/stop_strings.h"
 #include "runtime/thread_pool.h"
 
 // Freed when its handle and every session over it are: one reference each.
@@ -32,6 +33,7 @@ struct ember_session {
   ember_threadpool* pool;  // may be null
   ember::Session session;
   std::optional<ember::Sampler> sampler;
+  ember::StopStrings stop;
 };
 
 #define EMBER_SAME_CODE(c_name, cpp_name) \
@@ -115,7 +117,8 @@ ember::Status ToSessionOptions(const ember_session_options* o,
 }
 
 ember::Status ToSamplerOptions(const ember_sampler_options* o,
-                               ember::SamplerOptions* options) {
+                               ember::SamplerOptions* options,
+                               ember::StopStrings* stop) {
   *options = ember::SamplerOptions();
   EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
       "ember_sampler_options", o->struct_size,
@@ -124,7 +127,29 @@ ember::Status ToSamplerOptions(const ember_sampler_options* o,
   options->top_k = o->top_k;
   options->top_p = o->top_p;
   options->seed = o->seed;
-  return ember::Sampler::CheckOptions(*options);
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, min_p)) {
+    options->repeat_penalty = o->repeat_penalty;
+    options->repeat_last_n = o->repeat_last_n;
+    options->frequency_penalty = o->frequency_penalty;
+    options->presence_penalty = o->presence_penalty;
+    options->min_p = o->min_p;
+  }
+  EMBER_RETURN_IF_ERROR(ember::Sampler::CheckOptions(*options));
+  std::string_view strings[ember::StopStrings::kMaxStrings];
+  uint32_t n_stop = 0;
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, n_stop)) n_stop = o->n_stop;
+  if (n_stop > ember::StopStrings::kMaxStrings) {
+    return ember::InvalidArgument("%u stop strings: at most %zu are allowed", n_stop,
+                                  ember::StopStrings::kMaxStrings);
+  }
+  if (n_stop > 0 && o->stop == nullptr) {
+    return ember::InvalidArgument("n_stop is %u but stop is NULL", n_stop);
+  }
+  for (uint32_t i = 0; i < n_stop; ++i) {
+    if (o->stop[i] == nullptr) return ember::InvalidArgument("stop string %u is NULL", i);
+    strings[i] = o->stop[i];
+  }
+  return stop->Set(strings, n_stop);
 }
 
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
@@ -187,6 +212,13 @@ void ember_sampler_options_default(ember_sampler_options* options) {
   options->top_k = d.top_k;
   options->top_p = d.top_p;
   options->seed = d.seed;
+  options->repeat_penalty = d.repeat_penalty;
+  options->repeat_last_n = d.repeat_last_n;
+  options->frequency_penalty = d.frequency_penalty;
+  options->presence_penalty = d.presence_penalty;
+  options->min_p = d.min_p;
+  options->stop = nullptr;
+  options->n_stop = 0;
 }
 
 ember_status ember_model_open(const char* path, ember_model** model) {
@@ -263,7 +295,7 @@ ember_status ember_session_create(const ember_model* model,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
   auto* s =
-      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt};
+      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {}};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
@@ -351,8 +383,10 @@ ember_status ember_session_set_sampler(ember_session* session,
   if (!session) return NullArgument("session");
   if (!options) return NullArgument("options");
   ember::SamplerOptions sampler_options;
-  const ember::Status status = ToSamplerOptions(options, &sampler_options);
+  ember::StopStrings stop;  // checked and copied before anything changes
+  const ember::Status status = ToSamplerOptions(options, &sampler_options, &stop);
   if (!status.ok()) return Report(status);
+  session->stop = stop;
   session->sampler.emplace(sampler_options, session->model->model->config().vocab_size,
                            session->session.sampler_scratch());
   return EMBER_OK;
@@ -364,7 +398,8 @@ ember_status ember_sample(ember_session* session, int32_t* token) {
   if (session->session.position() == 0) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
-  return Report(session->sampler->Sample(session->session.logits(), token));
+  const ember::Session& s = session->session;
+  return Report(session->sampler->Sample(s.logits(), s.tokens(), s.position(), token));
 }
 
 ember_status ember_generate(ember_session* session, const int32_t* prompt,
@@ -376,8 +411,11 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   if (!prompt && n_prompt) return NullArgument("prompt");
   GenerateTrampoline trampoline{callback, user};
   ember::GenerateResult result;
+  ember::GenerateOptions options;
+  options.max_new = max_new;
+  options.stop_strings = &session->stop;
   const ember::Status status =
-      ember::Generate(session->session, *session->sampler, prompt, n_prompt, max_new,
+      ember::Generate(session->session, *session->sampler, prompt, n_prompt, options,
                       &CallBack, &trampoline, &result);
   if (n_generated) *n_generated = result.generated;
   if (status.ok() && result.stop == ember::StopReason::kContextFull) {

@@ -67,10 +67,28 @@ typedef struct ember_sampler_options {
   uint32_t top_k;    /* 0: off */
   float top_p;       /* in (0, 1]; 1: off */
   uint64_t seed;
+  /* Appended in 0.3: */
+  /* Penalties on the tokens among the context's last repeat_last_n (as llama.cpp's): a
+     logit l of a token seen c > 0 times becomes (l > 0 ? l / repeat_penalty :
+     l * repeat_penalty) - c * frequency_penalty - presence_penalty. */
+  float repeat_penalty;    /* finite, > 0; 1: off (default) */
+  int32_t repeat_last_n;   /* 0: no penalties; -1: the whole context (default 64) */
+  float frequency_penalty; /* finite (default 0) */
+  float presence_penalty;  /* finite (default 0) */
+  float min_p; /* in [0, 1]: keep tokens at least min_p times as likely as the most
+                  likely one, after temperature, top-k and top-p; 0: off (default) */
+  /* Stop strings: generation (ember_generate, ember_chat_generate) ends when its text
+     contains one; neither it nor what follows reaches the callback, and text that may
+     begin one is held back until it cannot. Copied by ember_session_set_sampler: at most
+     16 non-empty strings of at most 128 bytes, 512 in all. */
+  const char* const* stop;
+  uint32_t n_stop;
 } ember_sampler_options;
 
 /* Called for each generated token with the bytes it adds to the text (possibly none, or
- * part of a UTF-8 character). Return nonzero to continue, 0 to stop. It runs inside
+ * part of a UTF-8 character; with stop strings, the text released at this token, and
+ * text held back to the end comes in a last call with token -1). Return nonzero to
+ * continue, 0 to stop. It runs inside
  * ember_generate on the calling thread: it may use other sessions and ember_detokenize,
  * but must not call a function on the session that is generating (prefill, decode,
  * sample, reset, free, generate): what that would do is undefined. */
@@ -138,8 +156,9 @@ ember_status ember_decode(ember_session* session, int32_t token);
 const float* ember_logits(const ember_session* session);
 
 /* Sets how ember_sample and ember_generate pick tokens (default: greedy). Invalid
- * options (NaN, infinite or negative temperature, top_p outside (0, 1]) are refused
- * with EMBER_INVALID_ARGUMENT and the previous sampler stays. */
+ * options (NaN, infinite or negative temperature, top_p outside (0, 1], ...; see the
+ * fields) are refused with EMBER_INVALID_ARGUMENT and the previous sampler stays. The
+ * penalties look back over the session's context (ember_sample too). */
 ember_status ember_session_set_sampler(ember_session* session,
                                        const ember_sampler_options* options);
 /* Samples the next token from the current logits; EMBER_INVALID_MODEL if one of them is

@@ -104,6 +104,7 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
         "a bidirectional model takes its whole input in one call; "
         "Reset() first");
   }
+  memcpy(buffers_.history + position_, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
   const size_t batch = plan_.max_batch;
@@ -114,6 +115,18 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
     position_ += count;
   }
   logits_last_ = buffers_.logits + (num_logits_ - 1) * c.vocab_size;
+  return Status::Ok();
+}
+
+Status Session::Truncate(size_t position) {
+  if (position > position_) {
+    return InvalidArgument("cannot truncate to position %zu: the session is at %zu",
+                           position, position_);
+  }
+  if (model_->config().mask == AttentionMask::kBidirectional && position != 0) {
+    return InvalidArgument("a bidirectional model's context cannot be cut short");
+  }
+  position_ = position;
   return Status::Ok();
 }
 

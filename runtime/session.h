@@ -63,6 +63,12 @@ class Session {
   size_t position() const { return position_; }
   size_t max_context() const { return plan_.max_context; }
   void Reset() { position_ = 0; }
+  // The tokens at positions [0, position()), as prefilled.
+  const int32_t* tokens() const { return buffers_.history; }
+  // Forgets the positions from `position` on (<= position()): the next prefill continues
+  // after the first `position` tokens, whose keys and values stay. logits() are stale
+  // until then.
+  Status Truncate(size_t position);
 
   const Model& model() const { return *model_; }
   const SessionPlan& plan() const { return plan_; }
@@ -72,6 +78,11 @@ class Session {
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
+  // The session's arena buffers (the KV cache, for saving and restoring state).
+  const SessionBuffers& buffers() const { return buffers_; }
+  // Sets the position after a restore wrote the cache and tokens of positions
+  // [0, position) (prompt_state.h); the logits are stale until the next prefill.
+  void RestorePosition(size_t position) { position_ = position; }
 
  private:
   Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan);

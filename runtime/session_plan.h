@@ -67,6 +67,7 @@ struct SessionBuffers {
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
+  int32_t* history = nullptr;         // (max_context): the token at each cached position
 };
 
 // The session's sizes, resolved from the options and the model, and its arena layout.
@@ -86,7 +87,7 @@ struct SessionPlan {
   struct Ids {
     ArenaBuffer<float> kv_cache, logits, attention_record;
     ArenaBuffer<uint8_t> sampler, xnnpack;
-    ArenaBuffer<int32_t> tokens;
+    ArenaBuffer<int32_t> tokens, history;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
         ffn_a, ffn_b;
     ArenaBuffer<int8_t> act_q;

@@ -1,8 +1,9 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
-// realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
-// in a caller's arena make none either (the C API: its session object alone).
+// realloc, the aligned allocators and every operator new are interposed and counted),
+// with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights, with 1 and
+// 2 threads; and planning and creating a session in a caller's arena make none either
+// (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -67,8 +68,17 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   options.backend = backend;
   auto session = Session::Create(**model, options, pool->get());
   ASSERT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions sampling;  // temperature, top-k and top-p all on
+  SamplerOptions sampling;  // temperature, top-k, top-p, min-p and penalties all on
   sampling.seed = 7;
+  sampling.min_p = 0.02f;
+  sampling.repeat_penalty = 1.1f;
+  sampling.frequency_penalty = 0.1f;
+  sampling.presence_penalty = 0.1f;
+  StopStrings stop;
+  const std::string_view stop_strings[] = {"qqq", "zz z"};
+  ASSERT_TRUE(stop.Set(stop_strings, 2).ok());
+  GenerateOptions generate;
+  generate.stop_strings = &stop;
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   FixedText text;
 
@@ -79,11 +89,13 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   size_t n = 0;
   Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
   GenerateResult result;
-  if (s.ok()) s = Generate(*session, sampler, ids, n, 40, &Append, &text, &result);
+  generate.max_new = 40;
+  if (s.ok()) s = Generate(*session, sampler, ids, n, generate, &Append, &text, &result);
   // A second conversation in the same session.
   if (s.ok()) {
     session->Reset();
-    s = Generate(*session, sampler, ids, n, 20, &Append, &text, &result);
+    generate.max_new = 20;
+    s = Generate(*session, sampler, ids, n, generate, &Append, &text, &result);
   }
   const uint64_t allocations = tools::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();

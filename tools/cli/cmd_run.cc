@@ -14,6 +14,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/sampling_flags.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -22,19 +23,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 ArgParser MakeParser() {
-  return ArgParser({
+  std::vector<OptionSpec> specs = {
       {{"-m", "--model"}, true, "model file (.ember)"},
       {{"-p", "--prompt"}, true, "prompt text (default: empty, start from BOS)"},
       {{"-n", "--n-predict"},
        true,
        "new tokens to generate (default: until end of text "
        "or a full context)"},
-      {{"--temp"}, true, "temperature; 0 (or below 1e-4) is greedy (default 0.8)"},
-      {{"--top-k"}, true, "sample from the K most likely tokens; 0 is off (default 40)"},
-      {{"--top-p"},
-       true,
-       "nucleus sampling threshold in (0, 1]; 1 is off (default 0.95)"},
-      {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
@@ -42,7 +37,9 @@ ArgParser MakeParser() {
        true,
        "print the N most likely next tokens and their logits at each step"},
       {{"-h", "--help"}, false, "show this help"},
-  });
+  };
+  for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  return ArgParser(std::move(specs));
 }
 
 struct StreamState {
@@ -76,7 +73,7 @@ bool PrintToken(void* user, int32_t id, std::string_view text) {
     state->first_token = Clock::now();
     state->seen_first = true;
   }
-  if (state->show_top == 0) {
+  if (state->show_top == 0 || id < 0) {  // id -1: text a stop string held back
     fwrite(text.data(), 1, text.size(), stdout);
     fflush(stdout);
     return true;
@@ -96,17 +93,14 @@ bool PrintToken(void* user, int32_t id, std::string_view text) {
 
 Status Run(const ArgParser& args) {
   if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
-  int64_t threads, n_predict, seed, top_k, ctx, show_top;
-  double temp, top_p;
+  int64_t threads, n_predict, ctx, show_top;
   EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
   EMBER_RETURN_IF_ERROR(args.GetInt("-n", -1, -1, int64_t{1} << 30, &n_predict));
-  EMBER_RETURN_IF_ERROR(args.GetInt(
-      "-s", Clock::now().time_since_epoch().count() & 0xFFFFFFFF, 0, INT64_MAX, &seed));
-  EMBER_RETURN_IF_ERROR(args.GetInt("--top-k", 40, 0, int64_t{1} << 30, &top_k));
   EMBER_RETURN_IF_ERROR(args.GetInt("-c", 0, 0, int64_t{1} << 24, &ctx));
   EMBER_RETURN_IF_ERROR(args.GetInt("--show-top", 0, 0, 1000, &show_top));
-  EMBER_RETURN_IF_ERROR(args.GetFloat("--temp", 0.8, 0.0, 100.0, &temp));
-  EMBER_RETURN_IF_ERROR(args.GetFloat("--top-p", 0.95, 0.0, 1.0, &top_p));
+  SamplerOptions sampling;
+  StopStrings stop_strings;
+  EMBER_RETURN_IF_ERROR(ReadSamplingFlags(args, &sampling, &stop_strings));
 
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
@@ -154,15 +148,11 @@ Status Run(const ArgParser& args) {
   const size_t room = s.max_context() - n_ids + 1;  // the last sample needs no position
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
-  SamplerOptions sampling;
-  sampling.temperature = static_cast<float>(temp);
-  sampling.top_k = static_cast<uint32_t>(top_k);
-  sampling.top_p = static_cast<float>(top_p);
-  sampling.seed = static_cast<uint64_t>(seed);
-  EMBER_RETURN_IF_ERROR(Sampler::CheckOptions(sampling));
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
-  if (temp >= kGreedyBelowTemperature)
-    fprintf(stderr, "ember run: seed %lld\n", static_cast<long long>(seed));
+  if (sampling.temperature >= kGreedyBelowTemperature) {
+    fprintf(stderr, "ember run: seed %llu\n",
+            static_cast<unsigned long long>(sampling.seed));
+  }
 
   // Echo the prompt as the model will continue it.
   for (size_t i = 0; i < n_ids; ++i) {
@@ -177,9 +167,12 @@ Status Run(const ArgParser& args) {
            static_cast<long long>(show_top));
   }
   GenerateResult result;
+  GenerateOptions generate;
+  generate.max_new = max_new;
+  generate.stop_strings = &stop_strings;
   const Clock::time_point start = Clock::now();
   EMBER_RETURN_IF_ERROR(
-      Generate(s, sampler, ids.data(), n_ids, max_new, &PrintToken, &state, &result));
+      Generate(s, sampler, ids.data(), n_ids, generate, &PrintToken, &state, &result));
   const Clock::time_point end = Clock::now();
   printf("\n");
   fflush(stdout);
