@@ -276,6 +276,46 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   return tokenizer->Init(t);
 }
 
+std::string_view StringOf(const flatbuffers::String* s) {
+  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
+}
+
+Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplate* out) {
+  const fb::ChatProgram* p = ft.chat_program();
+  ChatProgramTables t;
+  if (p && p->code() && p->code()->size() > 0) {
+    const auto size = [](const auto* v) -> size_t { return v ? v->size() : 0; };
+    if (size(p->string_offsets()) == 0) {
+      return InvalidModel("chat template: no string offsets");
+    }
+    t.format_version = p->format_version();
+    t.code = p->code()->data();
+    t.code_size = p->code()->size();
+    t.string_bytes = VectorData(p->string_bytes());
+    t.string_bytes_size = size(p->string_bytes());
+    t.string_offsets = p->string_offsets()->data();
+    t.num_strings = p->string_offsets()->size() - 1;
+    t.floats = VectorData(p->floats());
+    t.num_floats = size(p->floats());
+    t.num_slots = p->num_slots();
+    t.max_stack = p->max_stack();
+    t.max_loops = p->max_loops();
+    t.bos_token = StringOf(p->bos_token());
+    t.eos_token = StringOf(p->eos_token());
+    t.unk_token = StringOf(p->unk_token());
+    t.pad_token = StringOf(p->pad_token());
+    t.end_of_turn_ids = VectorData(p->end_of_turn_ids());
+    t.num_end_of_turn_ids = size(p->end_of_turn_ids());
+    t.special_ids = VectorData(p->special_ids());
+    t.num_special_ids = size(p->special_ids());
+    // The verifier checks a vector's length word, not its 8-byte elements' alignment.
+    if (t.num_floats > 0 && reinterpret_cast<uintptr_t>(t.floats) % alignof(double) != 0) {
+      return InvalidModel("chat template: float constants are not 8-byte aligned");
+    }
+  }
+  return out->Init(t, vocab_size);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> Model::Open(const char* path) {
@@ -357,6 +397,8 @@ Status Model::Init(const uint8_t* data, size_t size) {
   EMBER_RETURN_IF_ERROR(ReadConfig(*fm.config(), &config_));
   EMBER_RETURN_IF_ERROR(ReadTensors(fm, data, size, directory_end, &tensors_));
   EMBER_RETURN_IF_ERROR(ReadTokenizer(*fm.tokenizer(), config_.vocab_size, &tokenizer_));
+  EMBER_RETURN_IF_ERROR(
+      ReadChatProgram(*fm.tokenizer(), config_.vocab_size, &chat_template_));
   EMBER_RETURN_IF_ERROR(BindWeights(config_, tensors_, &weights_));
   description_ = fm.description() ? fm.description()->c_str() : "";
   return Status::Ok();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/chat_template.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -31,6 +32,8 @@ class Model {
 
   const ModelConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  // The compiled chat template (empty() when the file has none).
+  const ChatTemplate& chat_template() const { return chat_template_; }
   const Weights& weights() const { return weights_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const char* description() const { return description_; }
@@ -50,6 +53,7 @@ class Model {
   std::vector<Tensor> tensors_;
   Weights weights_;
   Tokenizer tokenizer_;
+  ChatTemplate chat_template_;
   const char* description_ = "";
 };
 

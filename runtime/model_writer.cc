@@ -15,6 +15,7 @@
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/atomic_file.h"
+#include "runtime/chat_template_format.h"
 #include "runtime/model.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_names.h"
@@ -249,6 +250,23 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
     const auto sorted = SortedPieceIds(tok);
     std::vector<int32_t> stop_ids = tok.stop_ids;
     if (stop_ids.empty() && tok.eos_id >= 0) stop_ids.push_back(tok.eos_id);
+    flatbuffers::Offset<fb::ChatProgram> chat_program = 0;
+    if (!tok.chat_program.empty()) {
+      const ChatProgramSpec& p = tok.chat_program;
+      std::vector<uint8_t> string_bytes;
+      std::vector<uint32_t> string_offsets{0};
+      for (const std::string& str : p.strings) {
+        string_bytes.insert(string_bytes.end(), str.begin(), str.end());
+        string_offsets.push_back(static_cast<uint32_t>(string_bytes.size()));
+      }
+      chat_program = fb::CreateChatProgram(
+          b, tmpl::kFormatVersion, b.CreateVector(p.code), b.CreateVector(string_bytes),
+          b.CreateVector(string_offsets), b.CreateVector(p.floats), p.num_slots,
+          p.max_stack, p.max_loops, b.CreateString(p.bos_token),
+          b.CreateString(p.eos_token), b.CreateString(p.unk_token),
+          b.CreateString(p.pad_token), b.CreateVector(p.end_of_turn_ids),
+          b.CreateVector(p.special_ids));
+    }
     auto tokenizer = fb::CreateTokenizer(
         b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(piece_bytes),
         b.CreateVector(offsets), tok.scores.empty() ? 0 : b.CreateVector(tok.scores),
@@ -256,7 +274,7 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
         tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
         b.CreateVector(stop_ids),
-        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template));
+        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template), chat_program);
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

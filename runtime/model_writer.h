@@ -14,6 +14,23 @@
 
 namespace ember {
 
+// A chat template compiled to bytecode (runtime/chat_template_format.h) by tools/template,
+// with what rendering and chatting need from the tokenizer.
+struct ChatProgramSpec {
+  std::vector<uint8_t> code;
+  std::vector<std::string> strings;  // string constants
+  std::vector<double> floats;        // float constants
+  uint32_t num_slots = 0, max_stack = 0, max_loops = 0;
+  // The texts of the special tokens the template may write (tokenizer_config.json's).
+  std::string bos_token, eos_token, unk_token, pad_token;
+  // Tokens that end an assistant's turn (Llama 3's <|eot_id|>, ChatML's <|im_end|>).
+  std::vector<int32_t> end_of_turn_ids;
+  // Control tokens whose text the template writes: a rendered prompt is split at them
+  // into ids (the rest is encoded as text).
+  std::vector<int32_t> special_ids;
+  bool empty() const { return code.empty(); }
+};
+
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kSentencePieceBpe;
   std::vector<std::string> pieces;  // raw bytes as they decode
@@ -29,6 +46,7 @@ struct TokenizerSpec {
   // Ids that end generation; empty: EOS alone (if there is one).
   std::vector<int32_t> stop_ids;
   std::string chat_template;  // Jinja source; empty: none
+  ChatProgramSpec chat_program;  // the compiled template; empty: none
 };
 
 struct TensorSpec {

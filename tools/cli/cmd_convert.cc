@@ -19,6 +19,8 @@
 #include "tools/convert/hf_import.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
+#include "tools/template/chat_program.h"
+#include "tools/util/files.h"
 
 namespace ember::tools {
 namespace {
@@ -51,6 +53,10 @@ ArgParser MakeParser() {
        true,
        "PATTERN=DTYPE: store tensors matching the glob PATTERN as DTYPE (repeatable, "
        "the last match wins), e.g. --keep 'blk.*.ffn_down.weight=q8'"},
+      {{"--chat-template"},
+       true,
+       "FILE: the model's chat template (Jinja), replacing the one the input has"},
+      {{"--no-chat-template"}, false, "store no chat template"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -160,6 +166,25 @@ Status Convert(const ArgParser& args) {
     return InvalidArgument(
         "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
         "--synthetic NAME");
+  }
+  // The chat template, compiled now into what the runtime renders (refused here, with
+  // its line, when it uses what the runtime cannot run).
+  if (args.Has("--no-chat-template")) spec.tokenizer.chat_template.clear();
+  if (args.Has("--chat-template")) {
+    std::vector<uint8_t> bytes;
+    EMBER_RETURN_IF_ERROR(ReadFile(args.Get("--chat-template"), &bytes));
+    spec.tokenizer.chat_template.assign(bytes.begin(), bytes.end());
+  }
+  if (const Status s = CompileChatTemplate(&spec.tokenizer); !s.ok()) {
+    return Status(s.code(), "%s (--chat-template FILE replaces it, --no-chat-template drops it)",
+                  s.message());
+  }
+  if (!spec.tokenizer.chat_program.empty()) {
+    fprintf(stderr,
+            "ember convert: chat template compiled: %zu bytes of code, %zu strings, ends a "
+            "turn at %zu token(s)\n",
+            spec.tokenizer.chat_program.code.size(), spec.tokenizer.chat_program.strings.size(),
+            spec.tokenizer.chat_program.end_of_turn_ids.size());
   }
   EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
   uint64_t params = 0;

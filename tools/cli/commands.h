@@ -12,6 +12,7 @@ int TokenizeCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
 int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
+int TemplateCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

@@ -23,6 +23,8 @@ constexpr Subcommand kSubcommands[] = {
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
     {"bench", ember::tools::BenchCommand,
      "benchmark prefill and decode (llama-bench's tests, plus the roofline)"},
+    {"template", ember::tools::TemplateCommand,
+     "print a conversation rendered with the model's chat template"},
 };
 
 void PrintUsage(FILE* out) {
