@@ -13,6 +13,7 @@ int LogitsCommand(int argc, char** argv);
 int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int TemplateCommand(int argc, char** argv);
+int ChatCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 
