@@ -8,33 +8,8 @@
 #include <new>
 #include <optional>
 
-#include "runtime/ember.h"
+#include "runtime/c_api_internal.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
-#include "runtime/sampler.h"
-#include "runtime/session.h"
-#include "runtime/stop_strings.h"
-#include "runtime/thread_pool.h"
-
-// Freed when its handle and every session over it are: one reference each.
-struct ember_model {
-  std::unique_ptr<ember::Model> model;
-  mutable std::atomic<uint32_t> references{1};
-};
-
-struct ember_threadpool {
-  std::unique_ptr<ember::ThreadPool> pool;
-  std::atomic<uint32_t> references{1};
-};
-
-// One heap object per session (the promise of ember.h): the Session lives inside it.
-struct ember_session {
-  const ember_model* model;
-  ember_threadpool* pool;  // may be null
-  ember::Session session;
-  std::optional<ember::Sampler> sampler;
-  ember::StopStrings stop;
-};
 
 #define EMBER_SAME_CODE(c_name, cpp_name) \
   static_assert(static_cast<int>(c_name) == static_cast<int>(ember::StatusCode::cpp_name))
@@ -51,7 +26,7 @@ EMBER_SAME_CODE(EMBER_INTERNAL, kInternal);
 static_assert(EMBER_BACKEND_HIGHWAY == static_cast<unsigned>(ember::Backend::kHighway));
 static_assert(EMBER_BACKEND_XNNPACK == static_cast<unsigned>(ember::Backend::kXnnpack));
 
-namespace {
+namespace ember::c_api {
 
 thread_local char last_error[ember::Status::kMaxMessageBytes] = "";
 
@@ -61,6 +36,18 @@ ember_status Report(const ember::Status& status) {
   return static_cast<ember_status>(status.code());
 }
 
+ember_status NullArgument(const char* what) {
+  return Report(ember::InvalidArgument("%s is NULL", what));
+}
+
+}  // namespace ember::c_api
+
+namespace {
+
+using ember::c_api::CheckStructSize;
+using ember::c_api::NullArgument;
+using ember::c_api::Report;
+
 // Drops one reference to a model or a pool; the last one frees it.
 template <class T>
 void Release(T* handle) {
@@ -68,32 +55,6 @@ void Release(T* handle) {
     delete handle;
   }
 }
-
-ember_status NullArgument(const char* what) {
-  return Report(ember::InvalidArgument("%s is NULL", what));
-}
-
-// Checks an option struct's struct_size: at least the first version's size (v1_size),
-// at most what this library knows.
-template <class T>
-ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size) {
-  if (struct_size < v1_size) {
-    return ember::InvalidArgument(
-        "%s: struct_size %u is not a valid size (fill the struct with %s_default first)",
-        what, struct_size, what);
-  }
-  if (struct_size > sizeof(T)) {
-    return ember::Unimplemented(
-        "%s: struct_size %u is larger than this library's %zu (a newer ember.h)", what,
-        struct_size, sizeof(T));
-  }
-  return ember::Status::Ok();
-}
-
-// Whether `field` of an options struct lies inside the caller's struct_size: a caller
-// built against an older header leaves later fields at their defaults.
-#define EMBER_HAS_FIELD(o, T, field) \
-  ((o)->struct_size >= offsetof(T, field) + sizeof((o)->field))
 
 ember::Status ToSessionOptions(const ember_session_options* o,
                                ember::SessionOptions* options) {
@@ -191,7 +152,7 @@ const char* ember_status_string(ember_status status) {
   return ember::StatusCodeName(static_cast<ember::StatusCode>(code));
 }
 
-const char* ember_last_error(void) { return last_error; }
+const char* ember_last_error(void) { return ember::c_api::last_error; }
 
 void ember_session_options_default(ember_session_options* options) {
   const ember::SessionOptions d;

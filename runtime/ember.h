@@ -37,6 +37,7 @@ typedef enum ember_status {
 typedef struct ember_model ember_model;
 typedef struct ember_session ember_session;
 typedef struct ember_threadpool ember_threadpool;
+typedef struct ember_chat ember_chat;
 
 /* Option structs start with their own size, so they can grow without breaking the ABI:
  * fill one with its _default function (which sets struct_size to the size this header
@@ -173,6 +174,76 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             size_t n_prompt, size_t max_new,
                             ember_token_callback callback, void* user,
                             size_t* n_generated);
+
+/* ---- Chat (appended in 0.3) ----
+ * A model converted with a chat template (tokenizer_config.json's, or `ember convert
+ * --chat-template FILE`) holds it compiled; these render it and hold a conversation. */
+
+/* One message: role ("system", "user", "assistant", "tool") and content, UTF-8. */
+typedef struct ember_chat_message {
+  const char* role;
+  const char* content;
+  size_t content_length;
+} ember_chat_message;
+
+typedef struct ember_chat_options {
+  uint32_t struct_size;           /* sizeof(ember_chat_options) */
+  uint32_t max_text_bytes;        /* conversation text kept; 0: 8 bytes a context position */
+  uint32_t max_messages;          /* turns kept, the oldest dropped first (default 256) */
+  int32_t enable_thinking;        /* -1: undefined (default); 0 or 1: Qwen3's switch */
+  int64_t now_seconds;            /* what strftime_now formats, seconds since 1970 (UTC);
+                                     -1 (default): no clock */
+  int add_generation_prompt;      /* ember_chat_template_render only (default 1) */
+} ember_chat_options;
+
+void ember_chat_options_default(ember_chat_options* options);
+
+/* Whether the model has a compiled chat template (1) or not (0). */
+int ember_model_has_chat_template(const ember_model* model);
+
+/* Renders messages[0, n) with the model's chat template into buffer[0, *length) (not
+ * NUL-terminated). The rest of the buffer is the render's scratch: give a few times the
+ * text's size; EMBER_RESOURCE_EXHAUSTED when it is too small (try twice the size),
+ * EMBER_INVALID_ARGUMENT when the template refuses the conversation, EMBER_NOT_FOUND
+ * without a template. No allocation. `options` may be NULL. */
+ember_status ember_chat_template_render(const ember_model* model,
+                                        const ember_chat_message* messages, size_t n,
+                                        const ember_chat_options* options, char* buffer,
+                                        size_t capacity, size_t* length);
+
+/* A conversation over a session (which must outlive it, and should not be used directly
+ * meanwhile). Allocates its memory once, here; no later call allocates. The session's
+ * sampler (ember_session_set_sampler, stop strings included) picks the replies. */
+ember_status ember_chat_create(ember_session* session, const ember_chat_options* options,
+                               ember_chat** chat);
+void ember_chat_free(ember_chat* chat);
+/* The system text (empty: none), from the next reply on. */
+ember_status ember_chat_set_system(ember_chat* chat, const char* text, size_t length);
+/* Appends a turn: role "user", or "assistant" for a reply given elsewhere. */
+ember_status ember_chat_add(ember_chat* chat, const char* role, const char* text,
+                            size_t length);
+/* Generates the assistant's reply to the conversation, calling `callback` per token,
+ * and appends it as the assistant's turn. Prefills only what the cache does not already
+ * hold; stops at the template's end of turn, the model's stop ids, a stop string or
+ * max_new tokens. A context too full for the conversation drops the oldest turns first.
+ * *n_generated (may be NULL) tells how many tokens came. */
+ember_status ember_chat_generate(ember_chat* chat, size_t max_new,
+                                 ember_token_callback callback, void* user,
+                                 size_t* n_generated);
+/* Forgets the turns; the system text stays, and so does the cache's matching prefix. */
+void ember_chat_reset(ember_chat* chat);
+
+/* What the last ember_chat_generate cost. */
+typedef struct ember_chat_stats {
+  uint32_t struct_size;      /* sizeof(ember_chat_stats) */
+  uint32_t prompt_tokens;    /* the rendered conversation */
+  uint32_t cached_tokens;    /* of them, reused from the cache */
+  uint32_t generated_tokens;
+  uint32_t dropped_messages; /* the oldest, to make room */
+  double prefill_seconds;    /* to the first sampled token */
+  double generate_seconds;   /* after it */
+} ember_chat_stats;
+ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

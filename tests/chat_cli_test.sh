@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The chat command lines on stories260K: `ember convert --chat-template` (and templates
+# it refuses, naming the construct and line), `ember template` printing the rendered
+# conversation exactly, `ember chat` through a pipe (replies, the cache reused, per-turn
+# speeds, /reset, /exit, a full context), and `ember run`'s stop strings and penalties.
+# usage: chat_cli_test.sh EMBER_BINARY MODELS_DIR SOURCE_DIR
+set -uo pipefail
+ember="$1"
+models="$2"
+src="$3"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect STATUS STDERR_FRAGMENT -- command... (stdout kept in $tmp/stdout)
+expect() {
+  local want_status="$1" fragment="$2"
+  shift 3
+  local out status
+  out=$("$@" 2>&1 >"$tmp/stdout")
+  status=$?
+  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
+    fail "$* -> status $status (want $want_status), stderr: $out (want '$fragment')"
+  else
+    echo "ok: $* -> $status"
+  fi
+}
+
+bin="$models/llama2c/stories260K/stories260K.bin"
+tok="$models/llama2c/stories260K/tok512.bin"
+if [ ! -f "$bin" ]; then
+  if [ "${EMBER_REQUIRE_MODELS:-0}" = 1 ]; then echo "FAIL: $bin missing"; exit 1; fi
+  echo "SKIP: $bin missing"; exit 0
+fi
+template="$src/tests/chat_templates/stories.jinja"
+model="$tmp/chat.ember"
+expect 0 "chat template compiled" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$template" -o "$model"
+expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" -o "$tmp/plain.ember"
+
+# Templates the runtime cannot run are refused at conversion, naming what and where.
+printf '{%% for m in messages %%}\n{{ m.content | wordwrap(10) }}{%% endfor %%}' >"$tmp/bad1.jinja"
+expect 1 "line 2, column 16: filter 'wordwrap' is not supported" -- "$ember" convert \
+  --llama2c "$bin" --tokenizer "$tok" --chat-template "$tmp/bad1.jinja" -o "$tmp/x.ember"
+printf 'a\n\n{%% macro f() %%}x{%% endmacro %%}' >"$tmp/bad2.jinja"
+expect 1 "line 3, column 4: {% macro %} is not supported" -- "$ember" convert \
+  --llama2c "$bin" --tokenizer "$tok" --chat-template "$tmp/bad2.jinja" -o "$tmp/x.ember"
+printf '{{ messages | length' >"$tmp/bad3.jinja"
+expect 1 "unclosed tag" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$tmp/bad3.jinja" -o "$tmp/x.ember"
+[ -e "$tmp/x.ember" ] && fail "a refused template still wrote a model"
+
+# ember template prints the conversation exactly (no newline added).
+cat >"$tmp/conv.json" <<'EOF'
+[{"role": "system", "content": "You tell stories."},
+ {"role": "user", "content": " Hello "},
+ {"role": "assistant", "content": "Hi."},
+ {"role": "user", "content": "A story?"}]
+EOF
+expect 0 "" -- "$ember" template -m "$model" --messages "$tmp/conv.json"
+printf '\n<s>\nYou tell stories.\n\nUser: Hello\nBot: Hi.\n</s>\n\nUser: A story?\nBot:' >"$tmp/want"
+cmp -s "$tmp/stdout" "$tmp/want" || fail "template: $(od -c "$tmp/stdout" | head -5)"
+expect 0 "" -- "$ember" template -m "$model" --messages "$tmp/conv.json" --no-generation-prompt
+printf '\n<s>\nYou tell stories.\n\nUser: Hello\nBot: Hi.\n</s>\n\nUser: A story?\n' >"$tmp/want"
+cmp -s "$tmp/stdout" "$tmp/want" || fail "template without the generation prompt: $(od -c "$tmp/stdout" | head -5)"
+echo '[{"role": "narrator", "content": "x"}]' >"$tmp/bad_role.json"
+expect 1 "Unknown role: narrator" -- "$ember" template -m "$model" --messages "$tmp/bad_role.json"
+echo '[{"role": "user"}]' >"$tmp/no_content.json"
+expect 1 'message 0 has no string "content"' -- "$ember" template -m "$model" \
+  --messages "$tmp/no_content.json"
+expect 1 "has no compiled chat template" -- "$ember" template -m "$tmp/plain.ember" \
+  --messages "$tmp/conv.json"
+expect 1 "give either -m MODEL or --tokenizer DIR" -- "$ember" template --messages "$tmp/conv.json"
+
+# ember chat through a pipe: a reply per line, the second turn reusing the first's cache,
+# speeds on stderr, /reset, /exit (the turn after it is never answered).
+printf 'Hello there\nTell me about the dog\n/reset\nOnce more\n/exit\nNever answered\n' |
+  "$ember" chat -m "$model" --system "You tell short stories." -n 16 --temp 0 \
+  >"$tmp/chat.out" 2>"$tmp/chat.err"
+status=$?
+[ "$status" = 0 ] || fail "chat exited $status: $(cat "$tmp/chat.err")"
+[ "$(grep -c '^ember chat: prefill' "$tmp/chat.err")" = 3 ] ||
+  fail "chat: want 3 turns' speeds on stderr: $(cat "$tmp/chat.err")"
+grep -qE "^ember chat: prefill [0-9]+ of [0-9]+ tokens \(0 cached\)" "$tmp/chat.err" ||
+  fail "chat: the first turn should prefill everything"
+[ "$(grep -cE '\([1-9][0-9]* cached\).*tok/s\); generated [0-9]+ tokens, [0-9.]+ tok/s' "$tmp/chat.err")" = 2 ] ||
+  fail "chat: turns 2 and 3 should reuse the cache: $(cat "$tmp/chat.err")"
+grep -q "conversation reset" "$tmp/chat.err" || fail "chat: /reset said nothing"
+[ "$(grep -c . "$tmp/chat.out")" -ge 3 ] || fail "chat: replies: $(cat "$tmp/chat.out")"
+# The same conversation replayed gives the same greedy replies.
+printf 'Hello there\nTell me about the dog\n/reset\nOnce more\n' |
+  "$ember" chat -m "$model" --system "You tell short stories." -n 16 --temp 0 \
+  >"$tmp/chat2.out" 2>/dev/null
+cmp -s "$tmp/chat.out" "$tmp/chat2.out" || fail "chat: a replay differs"
+# A full context: the oldest turns go, with a message.
+for i in $(seq 1 12); do echo "Tell me more about the little dog and the big cat $i"; done |
+  "$ember" chat -m "$model" -c 96 -n 12 --temp 0 >"$tmp/full.out" 2>"$tmp/full.err"
+[ $? = 0 ] || fail "chat with a small context failed: $(tail -3 "$tmp/full.err")"
+grep -q "context full: dropped the" "$tmp/full.err" ||
+  fail "chat: a full context dropped nothing: $(tail -3 "$tmp/full.err")"
+expect 1 "has no compiled chat template" -- "$ember" chat -m "$tmp/plain.ember"
+expect 1 "--min-p: 2 is outside" -- "$ember" chat -m "$model" --min-p 2
+head -c 2000 /dev/zero | tr '\0' 'a' >"$tmp/long_turn.txt"
+echo >>"$tmp/long_turn.txt"
+expect 1 "keeps 256 messages and 512 bytes of text: this one does not fit" -- \
+  sh -c "\"$ember\" chat -m \"$model\" -c 64 < \"$tmp/long_turn.txt\""
+for i in $(seq 1 60); do printf 'a b '; done >"$tmp/wide_turn.txt"
+echo >>"$tmp/wide_turn.txt"
+expect 1 "does not fit the context of 64" -- \
+  sh -c "\"$ember\" chat -m \"$model\" -c 64 < \"$tmp/wide_turn.txt\""
+
+# ember run: a stop string ends the text before it (greedy: "... there was a little girl").
+expect 0 "generated" -- "$ember" run -m "$model" -p "Once upon a time" --temp 0 -n 40 \
+  --stop "little"
+grep -q "there was a $" "$tmp/stdout" || grep -q "there was a$" "$tmp/stdout" ||
+  fail "run --stop little printed: $(cat "$tmp/stdout")"
+grep -q "little" "$tmp/stdout" && fail "run --stop little printed the stop string"
+expect 0 "generated" -- "$ember" run -m "$model" -p "Once upon a time" --temp 0 -n 40 \
+  --repeat-penalty 1.3 --frequency-penalty 0.2 --presence-penalty 0.2 --min-p 0.05
+expect 1 "--stop: stop string 0 is empty" -- "$ember" run -m "$model" --stop ""
+expect 1 "--repeat-last-n: -2 is outside" -- "$ember" run -m "$model" --repeat-last-n -2
+
+if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all chat CLI checks passed"
