@@ -10,6 +10,7 @@
 
 #include "runtime/c_api_internal.h"
 #include "runtime/generate.h"
+#include "runtime/prompt_state.h"
 
 #define EMBER_SAME_CODE(c_name, cpp_name) \
   static_assert(static_cast<int>(c_name) == static_cast<int>(ember::StatusCode::cpp_name))
@@ -385,6 +386,27 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
                                     session->session.max_context()));
   }
   return Report(status);
+}
+
+size_t ember_session_state_size(const ember_session* session) {
+  return session ? ember::PromptStateBytes(session->session) : 0;
+}
+
+ember_status ember_session_save_state(const ember_session* session, void* buffer,
+                                      size_t capacity, size_t* size) {
+  if (!session) return NullArgument("session");
+  if (!size) return NullArgument("size");
+  if (!buffer && capacity) return NullArgument("buffer");
+  return Report(ember::SavePromptState(session->session, &*session->sampler, buffer,
+                                       capacity, size));
+}
+
+ember_status ember_session_restore_state(ember_session* session, const void* data,
+                                         size_t size) {
+  if (!session) return NullArgument("session");
+  if (!data) return NullArgument("data");
+  return Report(
+      ember::RestorePromptState(&session->session, &*session->sampler, data, size));
 }
 
 }  // extern "C"

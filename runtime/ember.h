@@ -175,6 +175,25 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             ember_token_callback callback, void* user,
                             size_t* n_generated);
 
+/* ---- Saved state (appended in 0.3) ----
+ * A session's state (position, the KV cache rows used, the tokens, the sampler's
+ * generator) saved into caller memory and restored into a session over the same model
+ * with the same KV cache type and a context that holds it: a header with a magic, a
+ * version, the model's fingerprint, the sizes and checksums makes any other state an
+ * error (EMBER_INVALID_ARGUMENT, EMBER_OUT_OF_RANGE), never a half-restored session. */
+
+/* Bytes the state takes at the session's current position. */
+size_t ember_session_state_size(const ember_session* session);
+/* Saves into buffer[0, *size); EMBER_RESOURCE_EXHAUSTED (and the size needed in *size)
+ * when capacity is too small. No allocation. */
+ember_status ember_session_save_state(const ember_session* session, void* buffer,
+                                      size_t capacity, size_t* size);
+/* Restores a saved state (checked first: on an error the session is unchanged). The
+ * next ember_prefill/ember_generate continues after it (the logits are stale until
+ * then). No allocation. */
+ember_status ember_session_restore_state(ember_session* session, const void* data,
+                                         size_t size);
+
 /* ---- Chat (appended in 0.3) ----
  * A model converted with a chat template (tokenizer_config.json's, or `ember convert
  * --chat-template FILE`) holds it compiled; these render it and hold a conversation. */

@@ -11,7 +11,9 @@
 
 #include "ember/ember.h"
 #include "gtest/gtest.h"
+#include "runtime/chat.h"
 #include "runtime/generate.h"
+#include "runtime/prompt_state.h"
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -19,6 +21,7 @@
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/template/chat_program.h"
 
 namespace ember {
 namespace {
@@ -182,6 +185,60 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   EXPECT_EQ(c_creating, 1u) << "ember_session_create: the session object only";
   ember_session_free(c_session);
   ember_model_free(c_model);
+}
+
+// A chat's turns (render, tokenize, reuse the cache, generate), a template render, and
+// saving and restoring a session's state: no heap either.
+TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 256, 3);
+  spec.tokenizer.chat_template =
+      "{% for m in messages %}{{ '<' ~ m.role ~ '>' ~ m.content | trim }}\n"
+      "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}";
+  ASSERT_TRUE(tools::CompileChatTemplate(&spec.tokenizer).ok());
+  testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_TRUE(loaded.model);
+  SessionOptions options;
+  options.max_batch = 16;
+  auto session = Session::Create(*loaded.model, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  SamplerOptions sampling;
+  sampling.seed = 3;
+  sampling.repeat_penalty = 1.2f;
+  Sampler sampler(sampling, 300, session->sampler_scratch());
+  ChatOptions chat_options;
+  std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
+  Chat chat;
+  ASSERT_TRUE(chat.Init(&*session, &sampler, chat_options, memory.data(),
+                        memory.size() * 8).ok());
+  std::vector<uint8_t> state(PromptStateBytes(*session) + 1000000);
+  std::vector<char> rendered(65536);
+  FixedText text;
+
+  tools::AllocCounterArm();
+  Status s = chat.SetSystem("You are terse.");
+  ChatTurnStats stats;
+  if (s.ok()) s = chat.Add("user", "Hello there, how are you?");
+  if (s.ok()) s = chat.Reply(12, nullptr, &Append, &text, &stats);
+  if (s.ok()) s = chat.Add("user", "And then?");
+  if (s.ok()) s = chat.Reply(12, nullptr, &Append, &text, &stats);
+  const size_t reused = stats.reused_tokens;
+  size_t length = 0, bytes = 0;
+  if (s.ok()) {
+    s = loaded.model->chat_template().Render(&chat.message(0), chat.num_messages(),
+                                              ChatTemplateOptions(), rendered.data(),
+                                              rendered.size(), &length);
+  }
+  if (s.ok()) s = SavePromptState(*session, &sampler, state.data(), state.size(), &bytes);
+  session->Reset();
+  if (s.ok()) s = RestorePromptState(&*session, &sampler, state.data(), bytes);
+  const uint64_t allocations = tools::AllocCounterDisarm();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(reused, 0u) << "the second turn reused no cache";
+  EXPECT_GT(length, 0u);
+  EXPECT_EQ(allocations, 0u);
 }
 
 TEST(NoAllocTest, TheCounterCounts) {

@@ -14,6 +14,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/prompt_cache.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/util/quote.h"
 
@@ -36,6 +37,10 @@ ArgParser MakeParser() {
       {{"--show-top"},
        true,
        "print the N most likely next tokens and their logits at each step"},
+      {{"--prompt-cache"},
+       true,
+       "FILE: reuse the saved state of a prompt this one starts with, and save this "
+       "prompt's state there"},
       {{"-h", "--help"}, false, "show this help"},
   };
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
@@ -171,8 +176,17 @@ Status Run(const ArgParser& args) {
   generate.max_new = max_new;
   generate.stop_strings = &stop_strings;
   const Clock::time_point start = Clock::now();
-  EMBER_RETURN_IF_ERROR(
-      Generate(s, sampler, ids.data(), n_ids, generate, &PrintToken, &state, &result));
+  size_t first = 0;  // the prompt's tokens Generate prefills start here
+  if (args.Has("--prompt-cache")) {
+    size_t reused = 0;
+    EMBER_RETURN_IF_ERROR(
+        PrefillWithPromptCache(args.Get("--prompt-cache"), &s, ids.data(), n_ids, &reused));
+    fprintf(stderr, "ember run: prompt cache: %zu of %zu prompt tokens reused\n", reused,
+            n_ids);
+    first = n_ids - 1;
+  }
+  EMBER_RETURN_IF_ERROR(Generate(s, sampler, ids.data() + first, n_ids - first, generate,
+                                 &PrintToken, &state, &result));
   const Clock::time_point end = Clock::now();
   printf("\n");
   fflush(stdout);
