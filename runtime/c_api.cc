@@ -75,6 +75,9 @@ ember::Status ToSessionOptions(const ember_session_options* o,
     }
     options->backend = static_cast<ember::Backend>(o->backend);
   }
+  if (EMBER_HAS_FIELD(o, ember_session_options, ignore_baked_prompt)) {
+    options->baked_prompt = o->ignore_baked_prompt == 0;
+  }
   return ember::Status::Ok();
 }
 
@@ -209,6 +212,9 @@ int32_t ember_model_bos(const ember_model* m) {
 }
 int32_t ember_model_eos(const ember_model* m) {
   return m ? m->model->tokenizer().eos_id() : -1;
+}
+size_t ember_model_baked_tokens(const ember_model* m) {
+  return m ? m->model->baked_prompt().num_tokens : 0;
 }
 
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool) {

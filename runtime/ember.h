@@ -54,6 +54,10 @@ typedef struct ember_session_options {
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
+  /* Appended in 0.3: */
+  uint32_t ignore_baked_prompt; /* nonzero: start empty even when the model has a baked
+                                   prompt (by default a session starts after it, its KV
+                                   cache restored, not prefilled) */
 } ember_session_options;
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's
@@ -117,6 +121,8 @@ uint32_t ember_model_vocab_size(const ember_model* model);
 uint32_t ember_model_max_context(const ember_model* model);
 int32_t ember_model_bos(const ember_model* model); /* -1 if none */
 int32_t ember_model_eos(const ember_model* model); /* -1 if none */
+/* Tokens of the model's baked prompt (0 if none): where its sessions start. */
+size_t ember_model_baked_tokens(const ember_model* model);
 
 /* num_threads >= 1; share one pool among the sessions of a process. */
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool);
@@ -135,7 +141,8 @@ ember_status ember_session_create(const ember_model* model,
                                   ember_threadpool* pool, void* arena, size_t arena_bytes,
                                   ember_session** session);
 void ember_session_free(ember_session* session);
-/* Forget the context (the next prefill starts at position 0). */
+/* Forget the context: the next prefill starts at position 0, or after the model's baked
+ * prompt (restored again) when the session uses one. */
 void ember_session_reset(ember_session* session);
 size_t ember_session_position(const ember_session* session);
 

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "model_generated.h"
+#include "runtime/prompt_state.h"
 
 namespace ember {
 
@@ -316,6 +317,48 @@ Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplat
   return out->Init(t, vocab_size);
 }
 
+// The baked prompt's table and segment: inside the file, aligned, clear of the tensors,
+// and a state whose header agrees with the table and the config (the model fingerprint
+// and the checksums are checked when a session restores it).
+Status ReadBakedPrompt(const fb::Model& fm, const uint8_t* data, uint64_t file_size,
+                       uint64_t directory_end, const ModelConfig& c,
+                       const std::vector<Tensor>& tensors, BakedPromptView* out) {
+  const fb::BakedPrompt* b = fm.baked_prompt();
+  *out = BakedPromptView();
+  if (!b) return Status::Ok();
+  const uint64_t offset = b->state_offset(), size = b->state_size();
+  if (offset % kTensorAlignment != 0 || offset < directory_end || offset > file_size ||
+      size > file_size - offset || size == 0) {
+    return InvalidModel("baked prompt: state at %llu (%llu bytes) is not inside the file "
+                        "after the directory, 64-byte aligned",
+                        static_cast<unsigned long long>(offset),
+                        static_cast<unsigned long long>(size));
+  }
+  for (const Tensor& t : tensors) {
+    const uint64_t at = static_cast<uint64_t>(t.data - data);
+    if (offset < at + t.size_bytes && at < offset + size) {
+      return InvalidModel("baked prompt: its state overlaps tensor '%s'", t.name);
+    }
+  }
+  PromptStateInfo info;
+  const Status s = PeekPromptState(data + offset, static_cast<size_t>(size), &info);
+  if (!s.ok()) return InvalidModel("baked prompt: %s", s.message());
+  const size_t n = b->tokens() ? b->tokens()->size() : 0;
+  if (info.position != n || info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
+      n > c.max_context ||
+      (n && memcmp(info.tokens, b->tokens()->data(), n * sizeof(int32_t)) != 0)) {
+    return InvalidModel("baked prompt: its state (%u positions, %u layers of %u) disagrees "
+                        "with its %zu tokens or the config",
+                        info.position, info.n_layers, info.kv_dim, n);
+  }
+  out->text = StringOf(b->text());
+  out->tokens = n ? b->tokens()->data() : nullptr;
+  out->num_tokens = n;
+  out->state = data + offset;
+  out->state_bytes = static_cast<size_t>(size);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> Model::Open(const char* path) {
@@ -401,6 +444,8 @@ Status Model::Init(const uint8_t* data, size_t size) {
       ReadChatProgram(*fm.tokenizer(), config_.vocab_size, &chat_template_));
   EMBER_RETURN_IF_ERROR(BindWeights(config_, tensors_, &weights_));
   description_ = fm.description() ? fm.description()->c_str() : "";
+  EMBER_RETURN_IF_ERROR(ReadBakedPrompt(fm, data, size, directory_end, config_, tensors_,
+                                        &baked_prompt_));
   return Status::Ok();
 }
 

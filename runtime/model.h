@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "runtime/chat_template.h"
@@ -16,6 +17,16 @@
 #include "runtime/weights.h"
 
 namespace ember {
+
+// A prompt baked into the file (schema/model.fbs, BakedPrompt): its text, tokens and
+// saved state (runtime/prompt_state.h). num_tokens 0 and state null when there is none.
+struct BakedPromptView {
+  std::string_view text;
+  const int32_t* tokens = nullptr;
+  size_t num_tokens = 0;
+  const uint8_t* state = nullptr;
+  size_t state_bytes = 0;
+};
 
 class Model {
  public:
@@ -37,6 +48,7 @@ class Model {
   const Weights& weights() const { return weights_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const char* description() const { return description_; }
+  const BakedPromptView& baked_prompt() const { return baked_prompt_; }
   uint64_t file_bytes() const { return size_; }
   const uint8_t* file_data() const { return data_; }  // the whole file, as mapped or given
   // Number of weight elements (parameters), counting a tied classifier once.
@@ -55,6 +67,7 @@ class Model {
   Tokenizer tokenizer_;
   ChatTemplate chat_template_;
   const char* description_ = "";
+  BakedPromptView baked_prompt_;
 };
 
 }  // namespace ember

@@ -286,8 +286,15 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
           plan[i].group_size, offset, plan[i].bytes));
       offset = AlignUp(offset + plan[i].bytes);
     }
+    flatbuffers::Offset<fb::BakedPrompt> baked = 0;
+    if (!spec.baked_prompt.empty()) {
+      // Its segment follows the last tensor's.
+      baked = fb::CreateBakedPrompt(b, b.CreateString(spec.baked_prompt.text),
+                                    b.CreateVector(spec.baked_prompt.tokens), offset,
+                                    spec.baked_prompt.state.size());
+    }
     auto model = fb::CreateModel(b, 1, config, tokenizer, b.CreateVector(tensors),
-                                 b.CreateString(spec.description));
+                                 b.CreateString(spec.description), baked);
     fb::FinishSizePrefixedModelBuffer(b, model);
   };
 
@@ -312,6 +319,8 @@ Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& a
   EMBER_RETURN_IF_ERROR(PlanModel(spec, &directory, &order, &planned));
   uint64_t file_bytes = directory.size();
   for (const Planned& p : planned) file_bytes = AlignUp(file_bytes + p.bytes);
+  const uint64_t baked_at = file_bytes;
+  file_bytes = AlignUp(file_bytes + spec.baked_prompt.state.size());
   if (file_bytes > SIZE_MAX) {
     return ResourceExhausted("a model of %llu bytes does not fit in memory here",
                              static_cast<unsigned long long>(file_bytes));
@@ -322,6 +331,9 @@ Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& a
   for (size_t i = 0; i < order.size(); ++i) {
     EncodeTensor(spec.tensors[order[i]], out + offset);
     offset = AlignUp(offset + planned[i].bytes);
+  }
+  if (!spec.baked_prompt.empty()) {
+    memcpy(out + baked_at, spec.baked_prompt.state.data(), spec.baked_prompt.state.size());
   }
   return Status::Ok();
 }

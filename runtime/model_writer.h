@@ -60,11 +60,20 @@ struct TensorSpec {
   std::vector<uint8_t> encoded;
 };
 
+// A baked prompt: a session's saved state after a fixed prefix (runtime/prompt_state.h).
+struct BakedPromptSpec {
+  std::string text;
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> state;
+  bool empty() const { return state.empty(); }
+};
+
 struct ModelSpec {
   ModelConfig config;
   TokenizerSpec tokenizer;
   std::vector<TensorSpec> tensors;
   std::string description;
+  BakedPromptSpec baked_prompt;  // empty: none
 };
 
 // Serializes the model into `out` (the exact bytes of a .ember file).

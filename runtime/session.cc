@@ -5,6 +5,7 @@
 #include <new>
 
 #include "runtime/forward.h"
+#include "runtime/prompt_state.h"
 #include "runtime/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
@@ -48,7 +49,23 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
     EMBER_RETURN_IF_ERROR(
         CreateXnnpackMatrices(model, s.buffers_.xnnpack, s.plan_.xnnpack_bytes, &s.xnn_));
   }
+  const BakedPromptView& baked = model.baked_prompt();
+  if (options.baked_prompt && baked.state) {
+    const Status restored = RestorePromptState(&s, nullptr, baked.state, baked.state_bytes);
+    if (!restored.ok()) {
+      return Status(restored.code(), "the model's baked prompt: %s", restored.message());
+    }
+    s.use_baked_ = true;
+  }
   return s;
+}
+
+void Session::Reset() {
+  position_ = 0;
+  if (!use_baked_) return;
+  const BakedPromptView& baked = model_->baked_prompt();
+  // Checked when the session was created: the same bytes restore again.
+  if (!RestorePromptState(this, nullptr, baked.state, baked.state_bytes).ok()) position_ = 0;
 }
 
 Status Session::RecordAttention(const AttentionRecordOptions& what, float* weights,

@@ -62,7 +62,11 @@ class Session {
   size_t num_logits() const { return num_logits_; }  // rows logits_at() accepts
   size_t position() const { return position_; }
   size_t max_context() const { return plan_.max_context; }
-  void Reset() { position_ = 0; }
+  // Back to the start: position 0, or after the model's baked prompt (restored again)
+  // when the session uses it.
+  void Reset();
+  // Positions the session starts with (the baked prompt's tokens, or 0).
+  size_t start_position() const { return use_baked_ ? model_->baked_prompt().num_tokens : 0; }
   // The tokens at positions [0, position()), as prefilled.
   const int32_t* tokens() const { return buffers_.history; }
   // Forgets the positions from `position` on (<= position()): the next prefill continues
@@ -97,6 +101,7 @@ class Session {
   SessionBuffers buffers_;
   AttentionRecord record_;  // rows unused: attention_record() computes them
   size_t position_ = 0;
+  bool use_baked_ = false;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
 };

@@ -43,6 +43,9 @@ struct SessionOptions {
   // Attention weights to record into an arena buffer the planner sizes for them (none
   // when not enabled); Session::attention_record() reads them.
   AttentionRecordOptions record_attention;
+  // A model with a baked prompt: the session starts (and Reset returns) after it, with
+  // its KV cache restored instead of prefilled. False: start empty.
+  bool baked_prompt = true;
 };
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all

@@ -350,6 +350,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   session_options.backend = backend;
   session_options.max_context = static_cast<uint32_t>(context);
   session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
+  session_options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));

@@ -15,6 +15,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/llama2c_import.h"
@@ -57,6 +58,14 @@ ArgParser MakeParser() {
        true,
        "FILE: the model's chat template (Jinja), replacing the one the input has"},
       {{"--no-chat-template"}, false, "store no chat template"},
+      {{"--bake-prompt"},
+       true,
+       "TEXT: store the state after this prompt in the model: sessions start there "
+       "with no prefill"},
+      {{"--bake-chat-system"},
+       true,
+       "TEXT: bake the chat template's rendering of this system text (chats with it "
+       "start from the cache)"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -207,6 +216,14 @@ Status Convert(const ArgParser& args) {
     fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes\n", i + 1,
             spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
             static_cast<unsigned long long>(bytes));
+  }
+  if (args.Has("--bake-prompt") || args.Has("--bake-chat-system")) {
+    BakeRequest bake;
+    bake.chat_system = args.Has("--bake-chat-system");
+    bake.text = args.Get(bake.chat_system ? "--bake-chat-system" : "--bake-prompt");
+    EMBER_RETURN_IF_ERROR(BakeSpec(bake, &spec));
+    fprintf(stderr, "ember convert: baked a prompt of %zu tokens (%zu bytes of state)\n",
+            spec.baked_prompt.tokens.size(), spec.baked_prompt.state.size());
   }
   uint64_t written = 0;
   EMBER_RETURN_IF_ERROR(WriteModel(spec, out, &written));

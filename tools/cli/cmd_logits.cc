@@ -63,6 +63,7 @@ Status Logits(const ArgParser& args) {
   options.max_context = static_cast<uint32_t>(tokens.size());
   options.all_logits = args.Has("--all");
   options.max_batch = 64;
+  options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   Session& s = *session;

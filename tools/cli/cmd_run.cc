@@ -117,21 +117,32 @@ Status Run(const ArgParser& args) {
         "(an encoder): use `ember logits` for its outputs");
   }
 
+  // A baked prompt: the session starts after its tokens, and -p continues it (no BOS).
+  const BakedPromptView& baked = (*model)->baked_prompt();
+  const size_t baked_tokens = baked.num_tokens;
+  if (baked_tokens > 0 && args.Has("--prompt-cache")) {
+    return InvalidArgument("--prompt-cache and a model with a baked prompt: use one");
+  }
   // The prompt first: the session is sized for it and the tokens asked for.
   std::vector<int32_t> ids;
-  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos(),
+  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos() && !baked_tokens,
                                    ctx ? ctx : c.max_context, &ids));
-  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it.
+  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it; after
+  // a baked prompt, its last token is prefilled again (for the logits).
+  if (ids.empty() && baked_tokens > 0) ids.push_back(baked.tokens[baked_tokens - 1]);
   if (ids.empty() && tokenizer.bos_id() >= 0) ids.push_back(tokenizer.bos_id());
   if (ids.empty()) {
     return InvalidArgument(
         "the prompt encodes to no tokens and the model has no BOS token to start from");
   }
-  const size_t n_ids = ids.size();
+  const bool refill = args.Get("-p").empty() && baked_tokens > 0;
+  const size_t n_ids = ids.size(), before = refill ? baked_tokens - 1 : baked_tokens;
   size_t context = static_cast<size_t>(ctx);
   if (context == 0 && n_predict >= 0) {
-    context = std::min<uint64_t>(c.max_context, n_ids + static_cast<uint64_t>(n_predict));
+    context = std::min<uint64_t>(c.max_context,
+                                 before + n_ids + static_cast<uint64_t>(n_predict));
   }
+  const Clock::time_point created = Clock::now();
 
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
@@ -146,11 +157,12 @@ Status Run(const ArgParser& args) {
                   session.status().message());
   }
   Session& s = *session;
-  if (n_ids > s.max_context()) {
+  if (refill) EMBER_RETURN_IF_ERROR(s.Truncate(before));
+  if (n_ids > s.max_context() - before) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
   }
-  const size_t room = s.max_context() - n_ids + 1;  // the last sample needs no position
+  const size_t room = s.max_context() - before - n_ids + 1;  // the last sample needs none
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
@@ -159,9 +171,14 @@ Status Run(const ArgParser& args) {
             static_cast<unsigned long long>(sampling.seed));
   }
 
-  // Echo the prompt as the model will continue it.
+  // Echo the prompt as the model will continue it (the baked one first).
+  for (size_t i = 0; i < before; ++i) {
+    const std::string_view piece = tokenizer.Decode(i ? baked.tokens[i - 1] : -1, baked.tokens[i]);
+    fwrite(piece.data(), 1, piece.size(), stdout);
+  }
   for (size_t i = 0; i < n_ids; ++i) {
-    const std::string_view piece = tokenizer.Decode(i ? ids[i - 1] : -1, ids[i]);
+    const int32_t prev = i ? ids[i - 1] : before ? baked.tokens[before - 1] : -1;
+    const std::string_view piece = tokenizer.Decode(prev, ids[i]);
     fwrite(piece.data(), 1, piece.size(), stdout);
   }
   StreamState state;
@@ -196,10 +213,17 @@ Status Run(const ArgParser& args) {
           .count();
   const double decode_s = std::chrono::duration<double>(end - state.first_token).count();
   const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
+  const double first_s =
+      std::chrono::duration<double>((state.seen_first ? state.first_token : end) - created)
+          .count();
+  if (baked_tokens > 0) {
+    fprintf(stderr, "ember run: baked prompt of %zu tokens restored, not prefilled\n",
+            baked_tokens);
+  }
   fprintf(stderr,
-          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); generated %zu "
-          "tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
-          n_ids, prefill_s * 1e3, n_ids / prefill_s, result.generated,
+          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms after "
+          "the session's creation; generated %zu tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
+          n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
           decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
           s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
           static_cast<long long>(threads), threads == 1 ? "" : "s");

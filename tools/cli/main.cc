@@ -24,6 +24,8 @@ constexpr Subcommand kSubcommands[] = {
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
     {"bench", ember::tools::BenchCommand,
      "benchmark prefill and decode (llama-bench's tests, plus the roofline)"},
+    {"bake", ember::tools::BakeCommand,
+     "store a prompt's state in a model: sessions start after it with no prefill"},
     {"template", ember::tools::TemplateCommand,
      "print a conversation rendered with the model's chat template"},
 };
