@@ -363,7 +363,7 @@ ember_status ember_session_set_sampler(ember_session* session,
 ember_status ember_sample(ember_session* session, int32_t* token) {
   if (!session) return NullArgument("session");
   if (!token) return NullArgument("token");
-  if (session->session.position() == 0) {
+  if (!session->session.logits_valid()) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
   const ember::Session& s = session->session;

@@ -173,7 +173,9 @@ ember_status ember_session_set_sampler(ember_session* session,
  * NaN or infinite (nothing is sampled from those: see `ember inspect --check-weights`). */
 ember_status ember_sample(ember_session* session, int32_t* token);
 
-/* Prefills the prompt, then samples up to max_new tokens, calling `callback` for each.
+/* Prefills the prompt (none: the session's logits go on, as after a restored state or a
+ * baked prompt, which bring them), then samples up to max_new tokens, calling
+ * `callback` for each.
  * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
  * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. An encoder
  * (bidirectional attention) cannot generate: EMBER_INVALID_ARGUMENT. */

@@ -17,18 +17,21 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
                 size_t n_prompt, const GenerateOptions& options, TokenCallback callback,
                 void* user, GenerateResult* result) {
   *result = GenerateResult();
-  if (n_prompt == 0) return InvalidArgument("the prompt has no tokens");
+  if (n_prompt == 0 && !session.logits_valid()) {
+    return InvalidArgument("the prompt has no tokens, and the session no logits to go on "
+                           "from");
+  }
   if (session.model().config().mask == AttentionMask::kBidirectional) {
     return InvalidArgument(
         "generation needs a causal model; this one's attention is bidirectional (an "
         "encoder): run it over the whole input once (ember_prefill, `ember logits`)");
   }
-  EMBER_RETURN_IF_ERROR(session.Prefill(prompt, n_prompt));
+  if (n_prompt > 0) EMBER_RETURN_IF_ERROR(session.Prefill(prompt, n_prompt));
   const Tokenizer& tokenizer = session.model().tokenizer();
   StopStrings* stop_strings = options.stop_strings;
   if (stop_strings && stop_strings->size() == 0) stop_strings = nullptr;
   if (stop_strings) stop_strings->Reset();
-  int32_t prev = prompt[n_prompt - 1];
+  int32_t prev = n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
   result->stop = StopReason::kMaxTokens;
   while (result->generated < options.max_new) {
     int32_t next;

@@ -37,7 +37,8 @@ struct GenerateResult {
   int32_t stop_token = -1;  // the stop id sampled (kEndOfText), else -1
 };
 
-// Prefills `prompt` (n_prompt >= 1 tokens) after the session's context and samples up to
+// Prefills `prompt` after the session's context (none: the session's logits go on, as
+// after a restored state that brought them) and samples up to
 // max_new tokens, feeding each back, with the penalties over the context's tokens. Stops
 // early at a stop id (Tokenizer::IsStop: EOS, and BOS for llama2.c models; and the
 // options' ids), a stop string, a full context, or when the callback says so.

@@ -25,7 +25,10 @@ enum : size_t {
   kAtPayloadBytes = 56,
   kAtPayloadHash = 64,
   kAtHeaderHash = 72,  // of bytes [0, 72)
+  kAtFlags = 80,       // kHasLogits
+  kAtVocab = 84,
 };
+constexpr uint32_t kHasLogits = 1;
 
 template <class T>
 void Put(uint8_t* at, T v) {
@@ -65,8 +68,10 @@ uint64_t Hash(const void* data, size_t n, uint64_t seed) {
 
 uint64_t RowBytes(const ModelConfig& c) { return uint64_t{c.kv_dim()} * sizeof(float); }
 
-uint64_t PayloadBytes(uint64_t layers, uint64_t row_bytes, uint64_t position) {
-  return position * sizeof(int32_t) + layers * 2 * position * row_bytes;
+uint64_t PayloadBytes(uint64_t layers, uint64_t row_bytes, uint64_t position,
+                      uint64_t logits) {
+  return position * sizeof(int32_t) + layers * 2 * position * row_bytes +
+         logits * sizeof(float);
 }
 
 }  // namespace
@@ -94,7 +99,9 @@ uint64_t ModelFingerprint(const Model& model) {
 
 size_t PromptStateBytes(const Session& s) {
   const ModelConfig& c = s.model().config();
-  return kPromptStateHeaderBytes + PayloadBytes(c.n_layers, RowBytes(c), s.position());
+  return kPromptStateHeaderBytes +
+         PayloadBytes(c.n_layers, RowBytes(c), s.position(),
+                      s.logits_valid() ? c.vocab_size : 0);
 }
 
 Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
@@ -119,6 +126,8 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
     memcpy(at, kv.values(layer), position * row);
     at += position * row;
   }
+  // The last position's logits, so that a restored session samples with no prefill.
+  if (s.logits_valid()) memcpy(at, s.logits(), c.vocab_size * sizeof(float));
   memset(h, 0, kPromptStateHeaderBytes);
   memcpy(h + kAtMagic, kMagic, sizeof(kMagic));
   Put<uint32_t>(h + kAtVersion, kPromptStateVersion);
@@ -132,6 +141,8 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
   Put<uint32_t>(h + kAtContext, static_cast<uint32_t>(s.max_context()));
   Put<uint64_t>(h + kAtRng, sampler ? sampler->rng_state() : 0);
   Put<uint64_t>(h + kAtPayloadBytes, needed - kPromptStateHeaderBytes);
+  Put<uint32_t>(h + kAtFlags, s.logits_valid() ? kHasLogits : 0);
+  Put<uint32_t>(h + kAtVocab, c.vocab_size);
   Put<uint64_t>(h + kAtPayloadHash, Hash(payload, needed - kPromptStateHeaderBytes, 7));
   Put<uint64_t>(h + kAtHeaderHash, Hash(h, kAtHeaderHash, 11));
   return Status::Ok();
@@ -159,9 +170,16 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   info->position = Get<uint32_t>(h + kAtPosition);
   info->rng_state = Get<uint64_t>(h + kAtRng);
   info->payload_bytes = Get<uint64_t>(h + kAtPayloadBytes);
+  const uint32_t flags = Get<uint32_t>(h + kAtFlags);
+  info->vocab_size = Get<uint32_t>(h + kAtVocab);
+  info->has_logits = (flags & kHasLogits) != 0;
+  if ((flags & ~kHasLogits) != 0 || info->vocab_size > (1u << 24)) {
+    return InvalidArgument("prompt state: unknown flags %u", flags);
+  }
   // The sizes agree with each other (64-bit: no field can wrap them) and with `bytes`.
   if (info->n_layers > 4096 || info->row_bytes > (1u << 24) || info->position > (1u << 24) ||
-      info->payload_bytes != PayloadBytes(info->n_layers, info->row_bytes, info->position)) {
+      info->payload_bytes != PayloadBytes(info->n_layers, info->row_bytes, info->position,
+                                          info->has_logits ? info->vocab_size : 0)) {
     return InvalidArgument("prompt state sizes disagree (%u layers, rows of %u bytes, "
                            "position %u, payload %llu)",
                            info->n_layers, info->row_bytes, info->position,
@@ -185,7 +203,7 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     return InvalidArgument("the prompt state was saved from another model");
   }
   if (info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() || info.kv_type != kKvTypeF32 ||
-      info.row_bytes != RowBytes(c)) {
+      info.row_bytes != RowBytes(c) || info.vocab_size != c.vocab_size) {
     return InvalidArgument("the prompt state's KV cache (%u layers of %u, type %u) does not "
                            "match this session's",
                            info.n_layers, info.kv_dim, info.kv_type);
@@ -218,7 +236,10 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     memcpy(kv.values(layer), at, keep * row);
     at += position * row;
   }
-  s->RestorePosition(keep);
+  // The logits belong to the last position: restored only with all of them.
+  const bool logits = info.has_logits && keep == position && keep > 0;
+  if (logits) memcpy(s->buffers().logits, at, c.vocab_size * sizeof(float));
+  s->RestorePosition(keep, logits);
   if (sampler) sampler->set_rng_state(info.rng_state);
   return Status::Ok();
 }

@@ -63,6 +63,9 @@ TEST(PromptStateTest, ARestoredSessionContinuesExactly) {
   ASSERT_TRUE(RestorePromptState(&b, &sb, state.data(), state.size()).ok());
   EXPECT_EQ(b.position(), prompt.size());
   EXPECT_EQ(0, memcmp(b.tokens(), prompt.data(), prompt.size() * sizeof(int32_t)));
+  // The logits came along: sampling goes on with no prefill.
+  ASSERT_TRUE(b.logits_valid());
+  EXPECT_EQ(0, memcmp(a.logits(), b.logits(), 300 * sizeof(float)));
   ASSERT_TRUE(a.Prefill(more.data(), more.size()).ok());
   ASSERT_TRUE(b.Prefill(more.data(), more.size()).ok());
   EXPECT_EQ(0, memcmp(a.logits(), b.logits(), 300 * sizeof(float)))
@@ -78,6 +81,7 @@ TEST(PromptStateTest, ARestoredSessionContinuesExactly) {
   Session c = f.NewSession(), d = f.NewSession();
   ASSERT_TRUE(RestorePromptState(&c, nullptr, state.data(), state.size(), 10).ok());
   EXPECT_EQ(c.position(), 10u);
+  EXPECT_FALSE(c.logits_valid()) << "the logits are those of position 21";
   ASSERT_TRUE(d.Prefill(prompt.data(), 10).ok());
   ASSERT_TRUE(c.Prefill(more.data(), more.size()).ok());
   ASSERT_TRUE(d.Prefill(more.data(), more.size()).ok());

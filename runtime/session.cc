@@ -62,10 +62,14 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
 
 void Session::Reset() {
   position_ = 0;
+  logits_valid_ = false;
   if (!use_baked_) return;
   const BakedPromptView& baked = model_->baked_prompt();
   // Checked when the session was created: the same bytes restore again.
-  if (!RestorePromptState(this, nullptr, baked.state, baked.state_bytes).ok()) position_ = 0;
+  if (!RestorePromptState(this, nullptr, baked.state, baked.state_bytes).ok()) {
+    position_ = 0;
+    logits_valid_ = false;
+  }
 }
 
 Status Session::RecordAttention(const AttentionRecordOptions& what, float* weights,
@@ -132,6 +136,7 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
     position_ += count;
   }
   logits_last_ = buffers_.logits + (num_logits_ - 1) * c.vocab_size;
+  logits_valid_ = true;
   return Status::Ok();
 }
 
@@ -143,6 +148,7 @@ Status Session::Truncate(size_t position) {
   if (model_->config().mask == AttentionMask::kBidirectional && position != 0) {
     return InvalidArgument("a bidirectional model's context cannot be cut short");
   }
+  if (position != position_) logits_valid_ = false;
   position_ = position;
   return Status::Ok();
 }

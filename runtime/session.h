@@ -85,8 +85,19 @@ class Session {
   // The session's arena buffers (the KV cache, for saving and restoring state).
   const SessionBuffers& buffers() const { return buffers_; }
   // Sets the position after a restore wrote the cache and tokens of positions
-  // [0, position) (prompt_state.h); the logits are stale until the next prefill.
-  void RestorePosition(size_t position) { position_ = position; }
+  // [0, position) (prompt_state.h), and, with `logits`, the logits of the last position
+  // into the first row of buffers().logits; otherwise they are stale until a prefill.
+  void RestorePosition(size_t position, bool logits) {
+    position_ = position;
+    logits_valid_ = logits;
+    if (logits) {
+      logits_last_ = buffers_.logits;
+      num_logits_ = 1;
+    }
+  }
+  // Whether logits() are those of the last position (after a prefill or decode, or a
+  // restore that brought them), so that sampling may go on without a prefill.
+  bool logits_valid() const { return logits_valid_ && position_ > 0; }
 
  private:
   Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan);
@@ -102,6 +113,7 @@ class Session {
   AttentionRecord record_;  // rows unused: attention_record() computes them
   size_t position_ = 0;
   bool use_baked_ = false;
+  bool logits_valid_ = false;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
 };

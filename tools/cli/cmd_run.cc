@@ -128,15 +128,15 @@ Status Run(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos() && !baked_tokens,
                                    ctx ? ctx : c.max_context, &ids));
   // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it; after
-  // a baked prompt, its last token is prefilled again (for the logits).
-  if (ids.empty() && baked_tokens > 0) ids.push_back(baked.tokens[baked_tokens - 1]);
-  if (ids.empty() && tokenizer.bos_id() >= 0) ids.push_back(tokenizer.bos_id());
-  if (ids.empty()) {
+  // a baked prompt, which brings its logits, an empty prompt needs no token at all.
+  if (ids.empty() && baked_tokens == 0 && tokenizer.bos_id() >= 0) {
+    ids.push_back(tokenizer.bos_id());
+  }
+  if (ids.empty() && baked_tokens == 0) {
     return InvalidArgument(
         "the prompt encodes to no tokens and the model has no BOS token to start from");
   }
-  const bool refill = args.Get("-p").empty() && baked_tokens > 0;
-  const size_t n_ids = ids.size(), before = refill ? baked_tokens - 1 : baked_tokens;
+  const size_t n_ids = ids.size(), before = baked_tokens;
   size_t context = static_cast<size_t>(ctx);
   if (context == 0 && n_predict >= 0) {
     context = std::min<uint64_t>(c.max_context,
@@ -157,7 +157,6 @@ Status Run(const ArgParser& args) {
                   session.status().message());
   }
   Session& s = *session;
-  if (refill) EMBER_RETURN_IF_ERROR(s.Truncate(before));
   if (n_ids > s.max_context() - before) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
