@@ -25,16 +25,18 @@ void* Heap::Allocate(size_t bytes) {
     full_ = true;
     return nullptr;
   }
-  const size_t padded = (bytes + 7) & ~size_t{7};
-  if (padded < bytes || padded > top_ || top_ - padded < text_) {
+  // Aligned to 8 in memory (the buffer itself may start anywhere); text_ <= top_ holds.
+  const uintptr_t base = reinterpret_cast<uintptr_t>(buffer_);
+  if (bytes > top_ || top_ - bytes < text_) {
     full_ = true;
     return nullptr;
   }
-  top_ = (top_ - padded) & ~size_t{7};
-  if (top_ < text_) {
+  const size_t at = static_cast<size_t>(((base + top_ - bytes) & ~uintptr_t{7}) - base);
+  if (at < text_ || at > top_) {
     full_ = true;
     return nullptr;
   }
+  top_ = at;
   return buffer_ + top_;
 }
 
@@ -79,7 +81,7 @@ Value Heap::End() {
   // The bytes move up to the scratch side (the regions may overlap: memmove).
   const size_t at = top_ - n;
   memmove(buffer_ + at, buffer_ + build_start_, n);
-  top_ = at & ~size_t{7};
+  top_ = at;  // the next allocation aligns itself
   return Value::String(std::string_view(buffer_ + at, n));
 }
 

@@ -10,9 +10,9 @@
 namespace ember::tmpl {
 namespace {
 
-// Far more than any chat template needs for a long conversation; a corrupt or hostile
-// program stops here instead of running for minutes.
-constexpr uint64_t kMaxSteps = uint64_t{1} << 26;
+// Far more than any chat template needs (Qwen3's renders 4,000 messages well within
+// it); a corrupt or hostile program stops here instead of running for minutes.
+constexpr uint64_t kMaxSteps = uint64_t{1} << 24;
 
 struct Frame {
   Value list;       // kList

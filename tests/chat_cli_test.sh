@@ -121,5 +121,41 @@ expect 0 "generated" -- "$ember" run -m "$model" -p "Once upon a time" --temp 0 
 expect 1 "--stop: stop string 0 is empty" -- "$ember" run -m "$model" --stop ""
 expect 1 "--repeat-last-n: -2 is outside" -- "$ember" run -m "$model" --repeat-last-n -2
 
+# A prompt cache: the second run reuses the first's prompt, and prints the same text.
+prompt="Once upon a time, there was a little girl named Lily. She liked to play."
+expect 0 "prompt cache: 0 of" -- "$ember" run -m "$model" -p "$prompt" -n 12 --temp 0 \
+  --prompt-cache "$tmp/cache.state"
+cp "$tmp/stdout" "$tmp/cached1"
+expect 0 "prompt cache: 21 of 22 prompt tokens reused" -- "$ember" run -m "$model" \
+  -p "$prompt" -n 12 --temp 0 --prompt-cache "$tmp/cache.state"
+cmp -s "$tmp/stdout" "$tmp/cached1" || fail "a run from the prompt cache printed other text"
+expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" --dtype q8 \
+  -o "$tmp/q8.ember"
+expect 0 "not used: the prompt state was saved from another model" -- "$ember" run \
+  -m "$tmp/q8.ember" -p "x" -n 2 --prompt-cache "$tmp/cache.state"
+head -c 300 "$tmp/cached1" >"$tmp/junk.state"
+expect 0 "not used: not an ember prompt state" -- "$ember" run -m "$model" -p "x" -n 2 \
+  --prompt-cache "$tmp/junk.state"
+
+# A baked prompt: the same greedy text as a prefilled one, with no prefill.
+expect 0 "baked a prompt of 16 tokens" -- "$ember" bake -m "$model" -p "${prompt% She liked to play.}" \
+  -o "$tmp/baked.ember"
+expect 0 "baked prompt of 16 tokens restored" -- "$ember" run -m "$tmp/baked.ember" -n 12 --temp 0
+cp "$tmp/stdout" "$tmp/baked_out"
+expect 0 "generated 12 tokens" -- "$ember" run -m "$model" -p "${prompt% She liked to play.}" \
+  -n 12 --temp 0
+cmp -s "$tmp/stdout" "$tmp/baked_out" || fail "baked: $(cat "$tmp/baked_out") vs $(cat "$tmp/stdout")"
+expect 1 "give either -p TEXT or --chat-system TEXT" -- "$ember" bake -m "$model" -o "$tmp/x.ember"
+expect 1 "is the model" -- "$ember" bake -m "$model" -p "x" -o "$model"
+expect 1 "--prompt-cache and a model with a baked prompt" -- "$ember" run -m "$tmp/baked.ember" \
+  --prompt-cache "$tmp/cache.state"
+# A chat whose system text is baked finds it in the cache on its first turn.
+expect 0 "baked a prompt of" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$template" --bake-chat-system "You tell short stories." -o "$tmp/chat_baked.ember"
+echo "Hello there" | "$ember" chat -m "$tmp/chat_baked.ember" --system "You tell short stories." \
+  -n 8 --temp 0 >/dev/null 2>"$tmp/baked_chat.err"
+grep -qE "prefill [0-9]+ of [0-9]+ tokens \([1-9][0-9]* cached\)" "$tmp/baked_chat.err" ||
+  fail "a chat over a baked system text reused nothing: $(cat "$tmp/baked_chat.err")"
+
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all chat CLI checks passed"

@@ -179,6 +179,8 @@ class Parser {
     } else if (k == "generation" || k == "endgeneration") {
       // Hugging Face's marker of the assistant's text for training masks: no output.
       return ExpectClose();
+    } else if (k.rfind("end", 0) == 0 || k == "elif" || k == "else") {
+      return Error(keyword, ("unexpected {% " + k + " %}").c_str());
     } else {
       return Error(keyword, ("{% " + k + " %} is not supported").c_str());
     }
