@@ -55,7 +55,7 @@ expect 1 "unclosed tag" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" 
 cat >"$tmp/conv.json" <<'EOF'
 [{"role": "system", "content": "You tell stories."},
  {"role": "user", "content": " Hello "},
- {"role": "assistant", "content": "Hi."},
+ {"role": "assistant", "content": " Hi."},
  {"role": "user", "content": "A story?"}]
 EOF
 expect 0 "" -- "$ember" template -m "$model" --messages "$tmp/conv.json"
