@@ -82,8 +82,7 @@ ember::Status ToSessionOptions(const ember_session_options* o,
 }
 
 ember::Status ToSamplerOptions(const ember_sampler_options* o,
-                               ember::SamplerOptions* options,
-                               ember::StopStrings* stop) {
+                               ember::SamplerOptions* options, ember::StopStrings* stop) {
   *options = ember::SamplerOptions();
   EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
       "ember_sampler_options", o->struct_size,

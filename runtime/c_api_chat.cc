@@ -29,8 +29,8 @@ ember::Status ToChatOptions(const ember_chat_options* o, ember::ChatOptions* opt
   options->max_text_bytes = o->max_text_bytes;
   if (o->max_messages) options->max_messages = o->max_messages;
   if (o->enable_thinking < -1 || o->enable_thinking > 1) {
-    return ember::InvalidArgument("ember_chat_options: enable_thinking %d is not -1, 0 or 1",
-                                  o->enable_thinking);
+    return ember::InvalidArgument(
+        "ember_chat_options: enable_thinking %d is not -1, 0 or 1", o->enable_thinking);
   }
   options->render.enable_thinking = o->enable_thinking;
   options->render.now_seconds = o->now_seconds;
@@ -82,8 +82,10 @@ ember_status ember_chat_template_render(const ember_model* model,
   const size_t bytes = n * sizeof(ember::ChatMessage);
   const uintptr_t at = (end - (bytes < capacity ? bytes : capacity)) & ~uintptr_t{15};
   if (bytes > capacity || at < reinterpret_cast<uintptr_t>(buffer)) {
-    return Report(ember::ResourceExhausted("a buffer of %zu bytes is too small for %zu "
-                                           "messages", capacity, n));
+    return Report(
+        ember::ResourceExhausted("a buffer of %zu bytes is too small for %zu "
+                                 "messages",
+                                 capacity, n));
   }
   auto* converted = reinterpret_cast<ember::ChatMessage*>(at);
   for (size_t i = 0; i < n; ++i) {
@@ -91,12 +93,12 @@ ember_status ember_chat_template_render(const ember_model* model,
       return NullArgument("a message's role or content");
     }
     converted[i].role = messages[i].role;
-    converted[i].content = std::string_view(messages[i].content ? messages[i].content : "",
-                                            messages[i].content_length);
+    converted[i].content = std::string_view(
+        messages[i].content ? messages[i].content : "", messages[i].content_length);
   }
   return Report(model->model->chat_template().Render(
-      converted, n, chat_options.render, buffer,
-      at - reinterpret_cast<uintptr_t>(buffer), length));
+      converted, n, chat_options.render, buffer, at - reinterpret_cast<uintptr_t>(buffer),
+      length));
 }
 
 ember_status ember_chat_create(ember_session* session, const ember_chat_options* options,
@@ -112,7 +114,8 @@ ember_status ember_chat_create(ember_session* session, const ember_chat_options*
   const size_t bytes = ember::Chat::RequiredBytes(session->session, chat_options);
   c->memory.reset(new (std::nothrow) uint64_t[(bytes + 7) / 8]);
   if (!c->memory) {
-    return Report(ember::ResourceExhausted("cannot allocate the chat's %zu bytes", bytes));
+    return Report(
+        ember::ResourceExhausted("cannot allocate the chat's %zu bytes", bytes));
   }
   status = c->chat.Init(&session->session, &*session->sampler, chat_options,
                         c->memory.get(), bytes);

@@ -46,7 +46,8 @@ bool OnToken(void* p, int32_t id, std::string_view text) {
     s->seen = true;
     s->first = Clock::now();
   }
-  const size_t n = text.size() < s->capacity - s->used ? text.size() : s->capacity - s->used;
+  const size_t n =
+      text.size() < s->capacity - s->used ? text.size() : s->capacity - s->used;
   memcpy(s->text + s->used, text.data(), n);
   s->used += n;
   s->truncated |= n < text.size();
@@ -62,8 +63,9 @@ size_t Chat::RequiredBytes(const Session& session, const ChatOptions& options) {
 Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options,
                   void* memory, size_t bytes) {
   if (session->model().chat_template().empty()) {
-    return NotFound("the model has no compiled chat template (convert it again, or with "
-                    "--chat-template FILE)");
+    return NotFound(
+        "the model has no compiled chat template (convert it again, or with "
+        "--chat-template FILE)");
   }
   const ChatLayout l = Plan(*session, options);
   if (bytes < l.total) {
@@ -95,7 +97,8 @@ void Chat::CompactText() {
   size_t at = 0;
   for (size_t i = 0; i < num_messages_; ++i) {
     ChatMessage& m = messages_[i];
-    if (m.content.data() != text_ + at) memmove(text_ + at, m.content.data(), m.content.size());
+    if (m.content.data() != text_ + at)
+      memmove(text_ + at, m.content.data(), m.content.size());
     m.content = std::string_view(text_ + at, m.content.size());
     at += m.content.size();
   }
@@ -103,10 +106,12 @@ void Chat::CompactText() {
 }
 
 Status Chat::Store(std::string_view role, std::string_view text) {
-  if (num_messages_ == options_.max_messages || text.size() > text_capacity_ - text_used_) {
-    return ResourceExhausted("the chat keeps %u messages and %zu bytes of text: this one "
-                             "does not fit",
-                             options_.max_messages, text_capacity_);
+  if (num_messages_ == options_.max_messages ||
+      text.size() > text_capacity_ - text_used_) {
+    return ResourceExhausted(
+        "the chat keeps %u messages and %zu bytes of text: this one "
+        "does not fit",
+        options_.max_messages, text_capacity_);
   }
   // Roles are the template's words: keep them as static strings when they are the usual.
   static const char* const kRoles[] = {"system", "user", "assistant", "tool"};
@@ -119,7 +124,8 @@ Status Chat::Store(std::string_view role, std::string_view text) {
                            static_cast<int>(role.size()), role.data());
   }
   memcpy(text_ + text_used_, text.data(), text.size());
-  messages_[num_messages_++] = ChatMessage{stored, std::string_view(text_ + text_used_, text.size())};
+  messages_[num_messages_++] =
+      ChatMessage{stored, std::string_view(text_ + text_used_, text.size())};
   text_used_ += text.size();
   return Status::Ok();
 }
@@ -181,9 +187,10 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
     EMBER_RETURN_IF_ERROR(Tokenize(&tokens, &n));
     if (n + reserve <= context && n < context) break;
     if (num_messages_ - first_turn_ <= 1) {
-      return OutOfRange("the conversation's last turn (%zu tokens with the template's) "
-                        "does not fit the context of %zu with room to reply",
-                        n, context);
+      return OutOfRange(
+          "the conversation's last turn (%zu tokens with the template's) "
+          "does not fit the context of %zu with room to reply",
+          n, context);
     }
     DropOldest();
     ++stats->dropped_messages;
@@ -200,8 +207,8 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
 
   // The reply's text goes after the conversation's, then becomes its last turn.
   if (num_messages_ == options_.max_messages) DropOldest();
-  ReplyState state{callback, user, {}, false, text_ + text_used_,
-                   text_capacity_ - text_used_};
+  ReplyState state{
+      callback, user, {}, false, text_ + text_used_, text_capacity_ - text_used_};
   const ChatProgramTables& p = s.model().chat_template().tables();
   GenerateOptions generate;
   generate.max_new = max_new;
@@ -210,8 +217,8 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.stop_strings = stop_strings;
   GenerateResult result;
   const Clock::time_point start = Clock::now();
-  const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate, &OnToken,
-                                 &state, &result);
+  const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate,
+                                 &OnToken, &state, &result);
   const Clock::time_point end = Clock::now();
   stats->generated = result.generated;
   stats->stop = result.stop;
@@ -235,7 +242,8 @@ Status EncodeWithSpecials(const Tokenizer& tok, const int32_t* special_ids,
     if (end == start) return Status::Ok();
     const std::string_view segment = text.substr(start, end - start);
     if (Tokenizer::EncodeCapacity(segment.size()) > capacity - *n) {
-      return ResourceExhausted("%zu bytes of chat text need more token space", text.size());
+      return ResourceExhausted("%zu bytes of chat text need more token space",
+                               text.size());
     }
     size_t count = 0;
     EMBER_RETURN_IF_ERROR(tok.Encode(segment, false, ids + *n, capacity - *n, &count));

@@ -26,9 +26,9 @@ struct ChatOptions {
 
 // What one reply cost.
 struct ChatTurnStats {
-  size_t prompt_tokens = 0;    // the rendered conversation
-  size_t reused_tokens = 0;    // of them, found in the cache
-  size_t prefill_tokens = 0;   // prefilled now
+  size_t prompt_tokens = 0;   // the rendered conversation
+  size_t reused_tokens = 0;   // of them, found in the cache
+  size_t prefill_tokens = 0;  // prefilled now
   size_t generated = 0;
   size_t dropped_messages = 0;  // the oldest, to make room
   double prefill_seconds = 0;   // to the first sampled token
@@ -57,7 +57,10 @@ class Chat {
   Status Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
                void* user, ChatTurnStats* stats);
   // Forgets the turns (the system text stays, and the cache keeps what still matches).
-  void Reset() { num_messages_ = first_turn_; CompactText(); }
+  void Reset() {
+    num_messages_ = first_turn_;
+    CompactText();
+  }
 
   size_t num_messages() const { return num_messages_; }
   const ChatMessage& message(size_t i) const { return messages_[i]; }

@@ -16,14 +16,16 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
   t_ = ChatProgramTables();
   if (t.code_size == 0) return Status::Ok();  // no template
   if (t.format_version != tmpl::kFormatVersion) {
-    return InvalidModel("chat template: bytecode version %u (this build runs version %u): "
-                        "convert the model again",
-                        t.format_version, tmpl::kFormatVersion);
+    return InvalidModel(
+        "chat template: bytecode version %u (this build runs version %u): "
+        "convert the model again",
+        t.format_version, tmpl::kFormatVersion);
   }
   if (!t.code || !t.string_offsets || (t.num_strings && !t.string_bytes)) {
     return InvalidModel("chat template: code or constants missing");
   }
-  if (t.string_offsets[0] != 0 || t.string_offsets[t.num_strings] != t.string_bytes_size) {
+  if (t.string_offsets[0] != 0 ||
+      t.string_offsets[t.num_strings] != t.string_bytes_size) {
     return InvalidModel("chat template: string offsets do not span the string bytes");
   }
   for (size_t i = 0; i < t.num_strings; ++i) {
@@ -33,18 +35,19 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
   }
   if (t.num_slots < tmpl::kNumInputSlots || t.num_slots > tmpl::kMaxSlots ||
       t.max_stack > tmpl::kMaxStack || t.max_loops > tmpl::kMaxLoops) {
-    return InvalidModel("chat template: %u variables, stack %u, %u loops (limits %u-%u, "
-                        "%u, %u)",
-                        t.num_slots, t.max_stack, t.max_loops, tmpl::kNumInputSlots,
-                        tmpl::kMaxSlots, tmpl::kMaxStack, tmpl::kMaxLoops);
+    return InvalidModel(
+        "chat template: %u variables, stack %u, %u loops (limits %u-%u, "
+        "%u, %u)",
+        t.num_slots, t.max_stack, t.max_loops, tmpl::kNumInputSlots, tmpl::kMaxSlots,
+        tmpl::kMaxStack, tmpl::kMaxLoops);
   }
-  for (const auto& [ids, n] : {std::pair<const int32_t*, size_t>{t.end_of_turn_ids,
-                                                                  t.num_end_of_turn_ids},
-                               {t.special_ids, t.num_special_ids}}) {
+  for (const auto& [ids, n] :
+       {std::pair<const int32_t*, size_t>{t.end_of_turn_ids, t.num_end_of_turn_ids},
+        {t.special_ids, t.num_special_ids}}) {
     for (size_t i = 0; i < n; ++i) {
       if (ids[i] < 0 || static_cast<uint32_t>(ids[i]) >= vocab_size) {
-        return InvalidModel("chat template: token %d outside the vocabulary of %u", ids[i],
-                            vocab_size);
+        return InvalidModel("chat template: token %d outside the vocabulary of %u",
+                            ids[i], vocab_size);
       }
     }
   }
@@ -75,23 +78,42 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
       case Op::kSetAttr:
         ok = a < t.num_strings;
         break;
-      case Op::kPushFloat: ok = a < t.num_floats; break;
-      case Op::kPushConstant: ok = a <= static_cast<uint32_t>(tmpl::Constant::kFalse); break;
+      case Op::kPushFloat:
+        ok = a < t.num_floats;
+        break;
+      case Op::kPushConstant:
+        ok = a <= static_cast<uint32_t>(tmpl::Constant::kFalse);
+        break;
       case Op::kLoad:
-      case Op::kStore: ok = a < t.num_slots; break;
-      case Op::kCopy: ok = a < t.num_slots && b < t.num_slots; break;
-      case Op::kSlice: ok = a < 8; break;
-      case Op::kUnary: ok = a <= static_cast<uint32_t>(tmpl::UnaryOp::kPlus); break;
-      case Op::kBinary: ok = a < static_cast<uint32_t>(tmpl::BinaryOp::kNumOps); break;
-      case Op::kLoopAttr: ok = a < static_cast<uint32_t>(tmpl::LoopAttr::kNumAttrs); break;
+      case Op::kStore:
+        ok = a < t.num_slots;
+        break;
+      case Op::kCopy:
+        ok = a < t.num_slots && b < t.num_slots;
+        break;
+      case Op::kSlice:
+        ok = a < 8;
+        break;
+      case Op::kUnary:
+        ok = a <= static_cast<uint32_t>(tmpl::UnaryOp::kPlus);
+        break;
+      case Op::kBinary:
+        ok = a < static_cast<uint32_t>(tmpl::BinaryOp::kNumOps);
+        break;
+      case Op::kLoopAttr:
+        ok = a < static_cast<uint32_t>(tmpl::LoopAttr::kNumAttrs);
+        break;
       case Op::kFilter:
-        ok = a < static_cast<uint32_t>(tmpl::Filter::kNumFilters) && b <= tmpl::kFilters[a].max_args;
+        ok = a < static_cast<uint32_t>(tmpl::Filter::kNumFilters) &&
+             b <= tmpl::kFilters[a].max_args;
         break;
       case Op::kTest:
-        ok = a < static_cast<uint32_t>(tmpl::Test::kNumTests) && b <= tmpl::kTests[a].max_args;
+        ok = a < static_cast<uint32_t>(tmpl::Test::kNumTests) &&
+             b <= tmpl::kTests[a].max_args;
         break;
       case Op::kMethod:
-        ok = a < static_cast<uint32_t>(tmpl::Method::kNumMethods) && b <= tmpl::kMethods[a].max_args;
+        ok = a < static_cast<uint32_t>(tmpl::Method::kNumMethods) &&
+             b <= tmpl::kMethods[a].max_args;
         break;
       case Op::kCall:
         ok = a < static_cast<uint32_t>(tmpl::Function::kNumFunctions) &&
@@ -100,16 +122,23 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
       case Op::kUnpack:
       case Op::kBuildList:
       case Op::kBuildDict:
-      case Op::kNamespace: ok = a <= tmpl::kMaxStack; break;
+      case Op::kNamespace:
+        ok = a <= tmpl::kMaxStack;
+        break;
       case Op::kJump:
       case Op::kJumpIfFalse:
       case Op::kJumpIfFalseElsePop:
       case Op::kJumpIfTrueElsePop:
       case Op::kIterNext:
-      case Op::kIterEndElse: jumps.emplace_back(pc, a); break;
-      default: break;
+      case Op::kIterEndElse:
+        jumps.emplace_back(pc, a);
+        break;
+      default:
+        break;
     }
-    if (!ok) return InvalidModel("chat template: bad operand of instruction %u at %zu", byte, pc);
+    if (!ok)
+      return InvalidModel("chat template: bad operand of instruction %u at %zu", byte,
+                          pc);
     pc += 1 + 4 * operands;
   }
   starts[t.code_size] = true;  // jumping to the end finishes the render
@@ -139,7 +168,8 @@ Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
   tmpl::Value inputs[tmpl::kNumInputSlots];
   inputs[tmpl::kSlotMessages].kind = tmpl::Kind::kList;
   inputs[tmpl::kSlotMessages].list = list;
-  inputs[tmpl::kSlotAddGenerationPrompt] = tmpl::Value::Bool(options.add_generation_prompt);
+  inputs[tmpl::kSlotAddGenerationPrompt] =
+      tmpl::Value::Bool(options.add_generation_prompt);
   const auto text = [](std::string_view s) {
     return s.empty() ? tmpl::Value::Undefined() : tmpl::Value::String(s);
   };

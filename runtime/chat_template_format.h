@@ -18,45 +18,45 @@ namespace ember::tmpl {
 inline constexpr uint32_t kFormatVersion = 1;
 
 enum class Op : uint8_t {
-  kText = 0,           // (string): write the string constant
-  kPushString = 1,     // (string)
-  kPushInt = 2,        // (int32 as uint32)
-  kPushFloat = 3,      // (index into the float constants)
-  kPushConstant = 4,   // (Constant)
-  kLoad = 5,           // (slot)
-  kStore = 6,          // (slot): pops
-  kGetAttr = 7,        // (string): pops an object, pushes its attribute
-  kGetItem = 8,        // pops key, object; pushes object[key]
-  kSlice = 9,          // (bits: 1 start, 2 stop, 4 step given, popped in that order
-                       // above the object)
-  kUnary = 10,         // (UnaryOp)
-  kBinary = 11,        // (BinaryOp): pops right, left
-  kJump = 12,          // (target byte offset)
-  kJumpIfFalse = 13,   // (target): pops
+  kText = 0,                 // (string): write the string constant
+  kPushString = 1,           // (string)
+  kPushInt = 2,              // (int32 as uint32)
+  kPushFloat = 3,            // (index into the float constants)
+  kPushConstant = 4,         // (Constant)
+  kLoad = 5,                 // (slot)
+  kStore = 6,                // (slot): pops
+  kGetAttr = 7,              // (string): pops an object, pushes its attribute
+  kGetItem = 8,              // pops key, object; pushes object[key]
+  kSlice = 9,                // (bits: 1 start, 2 stop, 4 step given, popped in that order
+                             // above the object)
+  kUnary = 10,               // (UnaryOp)
+  kBinary = 11,              // (BinaryOp): pops right, left
+  kJump = 12,                // (target byte offset)
+  kJumpIfFalse = 13,         // (target): pops
   kJumpIfFalseElsePop = 14,  // (target): `and`: falsy: keep it, jump; else pop
   kJumpIfTrueElsePop = 15,   // (target): `or`
-  kOutput = 16,        // pops, writes its text
+  kOutput = 16,              // pops, writes its text
   kPop = 17,
-  kFilter = 18,        // (Filter, argc): pops argc arguments, then the value
-  kTest = 19,          // (Test, argc): pops argc arguments, then the value; pushes a bool
-  kCall = 20,          // (Function, argc): pops argc arguments
-  kMethod = 21,        // (Method, argc): pops argc arguments, then the object
-  kNamespace = 22,     // (n): pops n (name, value) pairs; pushes a namespace
-  kSetAttr = 23,       // (string): pops value, then a namespace; sets its attribute
-  kBuildList = 24,     // (n): pops n values
-  kBuildDict = 25,     // (n): pops n (key, value) pairs
-  kIterStart = 26,     // pops an iterable; pushes a loop frame over it
-  kIterNext = 27,      // (target): exhausted: jump; else push the next item
-  kIterEnd = 28,       // pops the loop frame
-  kIterEndElse = 29,   // (target): pops the frame; jumps past the else block if the
-                       // loop ran at least once
-  kLoopAttr = 30,      // (LoopAttr): of the innermost loop frame
-  kCopy = 31,          // (from slot, to slot)
-  kUnpack = 32,        // (n): pops a sequence of exactly n items, pushes them in order
-  kNewList = 33,       // pushes an empty list with room for the innermost frame's items
-  kAppend = 34,        // pops a value, appends it to the list below
+  kFilter = 18,       // (Filter, argc): pops argc arguments, then the value
+  kTest = 19,         // (Test, argc): pops argc arguments, then the value; pushes a bool
+  kCall = 20,         // (Function, argc): pops argc arguments
+  kMethod = 21,       // (Method, argc): pops argc arguments, then the object
+  kNamespace = 22,    // (n): pops n (name, value) pairs; pushes a namespace
+  kSetAttr = 23,      // (string): pops value, then a namespace; sets its attribute
+  kBuildList = 24,    // (n): pops n values
+  kBuildDict = 25,    // (n): pops n (key, value) pairs
+  kIterStart = 26,    // pops an iterable; pushes a loop frame over it
+  kIterNext = 27,     // (target): exhausted: jump; else push the next item
+  kIterEnd = 28,      // pops the loop frame
+  kIterEndElse = 29,  // (target): pops the frame; jumps past the else block if the
+                      // loop ran at least once
+  kLoopAttr = 30,     // (LoopAttr): of the innermost loop frame
+  kCopy = 31,         // (from slot, to slot)
+  kUnpack = 32,       // (n): pops a sequence of exactly n items, pushes them in order
+  kNewList = 33,      // pushes an empty list with room for the innermost frame's items
+  kAppend = 34,       // pops a value, appends it to the list below
   kDup = 35,
-  kRaise = 36,         // pops a message: the render fails with it
+  kRaise = 36,  // pops a message: the render fails with it
   kNumOps = 37,
 };
 
@@ -112,9 +112,33 @@ struct Builtin {
 };
 
 enum class Filter : uint32_t {
-  kTrim, kLength, kToJson, kString, kUpper, kLower, kFirst, kLast, kJoin, kDefault,
-  kList, kReverse, kSelectAttr, kRejectAttr, kSelect, kReject, kMapAttribute,
-  kCapitalize, kTitle, kReplace, kInt, kFloat, kAbs, kItems, kSafe, kCount, kNumFilters
+  kTrim,
+  kLength,
+  kToJson,
+  kString,
+  kUpper,
+  kLower,
+  kFirst,
+  kLast,
+  kJoin,
+  kDefault,
+  kList,
+  kReverse,
+  kSelectAttr,
+  kRejectAttr,
+  kSelect,
+  kReject,
+  kMapAttribute,
+  kCapitalize,
+  kTitle,
+  kReplace,
+  kInt,
+  kFloat,
+  kAbs,
+  kItems,
+  kSafe,
+  kCount,
+  kNumFilters
 };
 inline constexpr Builtin kFilters[] = {
     {"trim", 1, {"chars"}},
@@ -149,26 +173,68 @@ static_assert(sizeof(kFilters) / sizeof(kFilters[0]) ==
               "one entry per filter");
 
 enum class Test : uint32_t {
-  kDefined, kUndefined, kNone, kString, kNumber, kInteger, kFloat, kBoolean, kTrue,
-  kFalse, kMapping, kIterable, kSequence, kOdd, kEven, kDivisibleBy, kEqualTo,
-  kNotEqualTo, kLessThan, kGreaterThan, kIn, kLower, kUpper, kSameAs, kNumTests
+  kDefined,
+  kUndefined,
+  kNone,
+  kString,
+  kNumber,
+  kInteger,
+  kFloat,
+  kBoolean,
+  kTrue,
+  kFalse,
+  kMapping,
+  kIterable,
+  kSequence,
+  kOdd,
+  kEven,
+  kDivisibleBy,
+  kEqualTo,
+  kNotEqualTo,
+  kLessThan,
+  kGreaterThan,
+  kIn,
+  kLower,
+  kUpper,
+  kSameAs,
+  kNumTests
 };
 inline constexpr Builtin kTests[] = {
-    {"defined", 0, {}},      {"undefined", 0, {}}, {"none", 0, {}},
-    {"string", 0, {}},       {"number", 0, {}},    {"integer", 0, {}},
-    {"float", 0, {}},        {"boolean", 0, {}},   {"true", 0, {}},
-    {"false", 0, {}},        {"mapping", 0, {}},   {"iterable", 0, {}},
-    {"sequence", 0, {}},     {"odd", 0, {}},       {"even", 0, {}},
-    {"divisibleby", 1, {"num"}}, {"equalto", 1, {"other"}}, {"ne", 1, {"other"}},
-    {"lt", 1, {"other"}},    {"gt", 1, {"other"}}, {"in", 1, {"seq"}},
-    {"lower", 0, {}},        {"upper", 0, {}},     {"sameas", 1, {"other"}},
+    {"defined", 0, {}},        {"undefined", 0, {}},
+    {"none", 0, {}},           {"string", 0, {}},
+    {"number", 0, {}},         {"integer", 0, {}},
+    {"float", 0, {}},          {"boolean", 0, {}},
+    {"true", 0, {}},           {"false", 0, {}},
+    {"mapping", 0, {}},        {"iterable", 0, {}},
+    {"sequence", 0, {}},       {"odd", 0, {}},
+    {"even", 0, {}},           {"divisibleby", 1, {"num"}},
+    {"equalto", 1, {"other"}}, {"ne", 1, {"other"}},
+    {"lt", 1, {"other"}},      {"gt", 1, {"other"}},
+    {"in", 1, {"seq"}},        {"lower", 0, {}},
+    {"upper", 0, {}},          {"sameas", 1, {"other"}},
 };
 static_assert(sizeof(kTests) / sizeof(kTests[0]) == static_cast<size_t>(Test::kNumTests),
               "one entry per test");
 
 enum class Method : uint32_t {
-  kStartsWith, kEndsWith, kStrip, kLStrip, kRStrip, kSplit, kUpper, kLower, kTitle,
-  kCapitalize, kReplace, kFind, kCount, kJoin, kGet, kItems, kKeys, kValues,
+  kStartsWith,
+  kEndsWith,
+  kStrip,
+  kLStrip,
+  kRStrip,
+  kSplit,
+  kUpper,
+  kLower,
+  kTitle,
+  kCapitalize,
+  kReplace,
+  kFind,
+  kCount,
+  kJoin,
+  kGet,
+  kItems,
+  kKeys,
+  kValues,
   kNumMethods
 };
 inline constexpr Builtin kMethods[] = {
@@ -221,9 +287,8 @@ enum InputSlot : uint32_t {
   kNumInputSlots = 9,
 };
 inline constexpr const char* kInputNames[kNumInputSlots] = {
-    "messages",        "add_generation_prompt", "bos_token",
-    "eos_token",       "unk_token",             "pad_token",
-    "enable_thinking", "strftime_now",          "raise_exception"};
+    "messages",  "add_generation_prompt", "bos_token",    "eos_token",      "unk_token",
+    "pad_token", "enable_thinking",       "strftime_now", "raise_exception"};
 
 // Limits the runtime enforces on a program (and the compiler respects).
 inline constexpr uint32_t kMaxStack = 256;

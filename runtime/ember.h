@@ -215,13 +215,13 @@ typedef struct ember_chat_message {
 } ember_chat_message;
 
 typedef struct ember_chat_options {
-  uint32_t struct_size;           /* sizeof(ember_chat_options) */
-  uint32_t max_text_bytes;        /* conversation text kept; 0: 8 bytes a context position */
-  uint32_t max_messages;          /* turns kept, the oldest dropped first (default 256) */
-  int32_t enable_thinking;        /* -1: undefined (default); 0 or 1: Qwen3's switch */
-  int64_t now_seconds;            /* what strftime_now formats, seconds since 1970 (UTC);
-                                     -1 (default): no clock */
-  int add_generation_prompt;      /* ember_chat_template_render only (default 1) */
+  uint32_t struct_size;      /* sizeof(ember_chat_options) */
+  uint32_t max_text_bytes;   /* conversation text kept; 0: 8 bytes a context position */
+  uint32_t max_messages;     /* turns kept, the oldest dropped first (default 256) */
+  int32_t enable_thinking;   /* -1: undefined (default); 0 or 1: Qwen3's switch */
+  int64_t now_seconds;       /* what strftime_now formats, seconds since 1970 (UTC);
+                                -1 (default): no clock */
+  int add_generation_prompt; /* ember_chat_template_render only (default 1) */
 } ember_chat_options;
 
 void ember_chat_options_default(ember_chat_options* options);
@@ -263,9 +263,9 @@ void ember_chat_reset(ember_chat* chat);
 
 /* What the last ember_chat_generate cost. */
 typedef struct ember_chat_stats {
-  uint32_t struct_size;      /* sizeof(ember_chat_stats) */
-  uint32_t prompt_tokens;    /* the rendered conversation */
-  uint32_t cached_tokens;    /* of them, reused from the cache */
+  uint32_t struct_size;   /* sizeof(ember_chat_stats) */
+  uint32_t prompt_tokens; /* the rendered conversation */
+  uint32_t cached_tokens; /* of them, reused from the cache */
   uint32_t generated_tokens;
   uint32_t dropped_messages; /* the oldest, to make room */
   double prefill_seconds;    /* to the first sampled token */

@@ -18,8 +18,9 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
                 void* user, GenerateResult* result) {
   *result = GenerateResult();
   if (n_prompt == 0 && !session.logits_valid()) {
-    return InvalidArgument("the prompt has no tokens, and the session no logits to go on "
-                           "from");
+    return InvalidArgument(
+        "the prompt has no tokens, and the session no logits to go on "
+        "from");
   }
   if (session.model().config().mask == AttentionMask::kBidirectional) {
     return InvalidArgument(
@@ -31,7 +32,8 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
   StopStrings* stop_strings = options.stop_strings;
   if (stop_strings && stop_strings->size() == 0) stop_strings = nullptr;
   if (stop_strings) stop_strings->Reset();
-  int32_t prev = n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
+  int32_t prev =
+      n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
   result->stop = StopReason::kMaxTokens;
   while (result->generated < options.max_new) {
     int32_t next;

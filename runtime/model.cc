@@ -310,7 +310,8 @@ Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplat
     t.special_ids = VectorData(p->special_ids());
     t.num_special_ids = size(p->special_ids());
     // The verifier checks a vector's length word, not its 8-byte elements' alignment.
-    if (t.num_floats > 0 && reinterpret_cast<uintptr_t>(t.floats) % alignof(double) != 0) {
+    if (t.num_floats > 0 &&
+        reinterpret_cast<uintptr_t>(t.floats) % alignof(double) != 0) {
       return InvalidModel("chat template: float constants are not 8-byte aligned");
     }
   }
@@ -329,10 +330,10 @@ Status ReadBakedPrompt(const fb::Model& fm, const uint8_t* data, uint64_t file_s
   const uint64_t offset = b->state_offset(), size = b->state_size();
   if (offset % kTensorAlignment != 0 || offset < directory_end || offset > file_size ||
       size > file_size - offset || size == 0) {
-    return InvalidModel("baked prompt: state at %llu (%llu bytes) is not inside the file "
-                        "after the directory, 64-byte aligned",
-                        static_cast<unsigned long long>(offset),
-                        static_cast<unsigned long long>(size));
+    return InvalidModel(
+        "baked prompt: state at %llu (%llu bytes) is not inside the file "
+        "after the directory, 64-byte aligned",
+        static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size));
   }
   for (const Tensor& t : tensors) {
     const uint64_t at = static_cast<uint64_t>(t.data - data);
@@ -347,9 +348,10 @@ Status ReadBakedPrompt(const fb::Model& fm, const uint8_t* data, uint64_t file_s
   if (info.position != n || info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
       n > c.max_context ||
       (n && memcmp(info.tokens, b->tokens()->data(), n * sizeof(int32_t)) != 0)) {
-    return InvalidModel("baked prompt: its state (%u positions, %u layers of %u) disagrees "
-                        "with its %zu tokens or the config",
-                        info.position, info.n_layers, info.kv_dim, n);
+    return InvalidModel(
+        "baked prompt: its state (%u positions, %u layers of %u) disagrees "
+        "with its %zu tokens or the config",
+        info.position, info.n_layers, info.kv_dim, n);
   }
   out->text = StringOf(b->text());
   out->tokens = n ? b->tokens()->data() : nullptr;
@@ -444,8 +446,8 @@ Status Model::Init(const uint8_t* data, size_t size) {
       ReadChatProgram(*fm.tokenizer(), config_.vocab_size, &chat_template_));
   EMBER_RETURN_IF_ERROR(BindWeights(config_, tensors_, &weights_));
   description_ = fm.description() ? fm.description()->c_str() : "";
-  EMBER_RETURN_IF_ERROR(ReadBakedPrompt(fm, data, size, directory_end, config_, tensors_,
-                                        &baked_prompt_));
+  EMBER_RETURN_IF_ERROR(
+      ReadBakedPrompt(fm, data, size, directory_end, config_, tensors_, &baked_prompt_));
   return Status::Ok();
 }
 

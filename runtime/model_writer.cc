@@ -333,7 +333,8 @@ Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& a
     offset = AlignUp(offset + planned[i].bytes);
   }
   if (!spec.baked_prompt.empty()) {
-    memcpy(out + baked_at, spec.baked_prompt.state.data(), spec.baked_prompt.state.size());
+    memcpy(out + baked_at, spec.baked_prompt.state.data(),
+           spec.baked_prompt.state.size());
   }
   return Status::Ok();
 }

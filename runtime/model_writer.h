@@ -14,8 +14,8 @@
 
 namespace ember {
 
-// A chat template compiled to bytecode (runtime/chat_template_format.h) by tools/template,
-// with what rendering and chatting need from the tokenizer.
+// A chat template compiled to bytecode (runtime/chat_template_format.h) by
+// tools/template, with what rendering and chatting need from the tokenizer.
 struct ChatProgramSpec {
   std::vector<uint8_t> code;
   std::vector<std::string> strings;  // string constants

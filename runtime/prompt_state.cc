@@ -78,10 +78,17 @@ uint64_t PayloadBytes(uint64_t layers, uint64_t row_bytes, uint64_t position,
 
 uint64_t ModelFingerprint(const Model& model) {
   const ModelConfig& c = model.config();
-  const uint64_t shape[] = {c.d_model,   c.n_layers,  c.n_heads,     c.n_kv_heads,
-                            c.head_dim,  c.ffn_dim,   c.vocab_size,  c.max_context,
+  const uint64_t shape[] = {c.d_model,
+                            c.n_layers,
+                            c.n_heads,
+                            c.n_kv_heads,
+                            c.head_dim,
+                            c.ffn_dim,
+                            c.vocab_size,
+                            c.max_context,
                             static_cast<uint64_t>(c.positions),
-                            static_cast<uint64_t>(c.norm), model.tokenizer().vocab_size()};
+                            static_cast<uint64_t>(c.norm),
+                            model.tokenizer().vocab_size()};
   uint64_t h = Hash(shape, sizeof(shape), 1);
   for (const Tensor& t : model.tensors()) {
     h ^= Hash(t.name, strlen(t.name), h);
@@ -90,7 +97,8 @@ uint64_t ModelFingerprint(const Model& model) {
     h = Hash(meta, sizeof(meta), h);
     // Samples of the bytes: the start, the middle and the end.
     const size_t sample = t.size_bytes < 256 ? t.size_bytes : 256;
-    for (uint64_t at : {uint64_t{0}, (t.size_bytes - sample) / 2, t.size_bytes - sample}) {
+    for (uint64_t at :
+         {uint64_t{0}, (t.size_bytes - sample) / 2, t.size_bytes - sample}) {
       h = Hash(t.data + at, sample, h);
     }
   }
@@ -99,9 +107,8 @@ uint64_t ModelFingerprint(const Model& model) {
 
 size_t PromptStateBytes(const Session& s) {
   const ModelConfig& c = s.model().config();
-  return kPromptStateHeaderBytes +
-         PayloadBytes(c.n_layers, RowBytes(c), s.position(),
-                      s.logits_valid() ? c.vocab_size : 0);
+  return kPromptStateHeaderBytes + PayloadBytes(c.n_layers, RowBytes(c), s.position(),
+                                                s.logits_valid() ? c.vocab_size : 0);
 }
 
 Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
@@ -110,9 +117,10 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
   const size_t needed = PromptStateBytes(s);
   *bytes = needed;
   if (capacity < needed) {
-    return ResourceExhausted("a prompt state at position %zu takes %zu bytes; the buffer "
-                             "has %zu",
-                             s.position(), needed, capacity);
+    return ResourceExhausted(
+        "a prompt state at position %zu takes %zu bytes; the buffer "
+        "has %zu",
+        s.position(), needed, capacity);
   }
   uint8_t* h = static_cast<uint8_t*>(out);
   uint8_t* payload = h + kPromptStateHeaderBytes;
@@ -177,18 +185,20 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
     return InvalidArgument("prompt state: unknown flags %u", flags);
   }
   // The sizes agree with each other (64-bit: no field can wrap them) and with `bytes`.
-  if (info->n_layers > 4096 || info->row_bytes > (1u << 24) || info->position > (1u << 24) ||
+  if (info->n_layers > 4096 || info->row_bytes > (1u << 24) ||
+      info->position > (1u << 24) ||
       info->payload_bytes != PayloadBytes(info->n_layers, info->row_bytes, info->position,
                                           info->has_logits ? info->vocab_size : 0)) {
-    return InvalidArgument("prompt state sizes disagree (%u layers, rows of %u bytes, "
-                           "position %u, payload %llu)",
-                           info->n_layers, info->row_bytes, info->position,
-                           static_cast<unsigned long long>(info->payload_bytes));
+    return InvalidArgument(
+        "prompt state sizes disagree (%u layers, rows of %u bytes, "
+        "position %u, payload %llu)",
+        info->n_layers, info->row_bytes, info->position,
+        static_cast<unsigned long long>(info->payload_bytes));
   }
   if (info->payload_bytes > bytes - kPromptStateHeaderBytes) {
-    return InvalidArgument("prompt state truncated: %zu bytes of %llu",
-                           bytes, static_cast<unsigned long long>(
-                                      kPromptStateHeaderBytes + info->payload_bytes));
+    return InvalidArgument(
+        "prompt state truncated: %zu bytes of %llu", bytes,
+        static_cast<unsigned long long>(kPromptStateHeaderBytes + info->payload_bytes));
   }
   info->tokens = reinterpret_cast<const int32_t*>(h + kPromptStateHeaderBytes);
   return Status::Ok();
@@ -202,16 +212,19 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   if (info.model_fingerprint != ModelFingerprint(s->model())) {
     return InvalidArgument("the prompt state was saved from another model");
   }
-  if (info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() || info.kv_type != kKvTypeF32 ||
-      info.row_bytes != RowBytes(c) || info.vocab_size != c.vocab_size) {
-    return InvalidArgument("the prompt state's KV cache (%u layers of %u, type %u) does not "
-                           "match this session's",
-                           info.n_layers, info.kv_dim, info.kv_type);
+  if (info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
+      info.kv_type != kKvTypeF32 || info.row_bytes != RowBytes(c) ||
+      info.vocab_size != c.vocab_size) {
+    return InvalidArgument(
+        "the prompt state's KV cache (%u layers of %u, type %u) does not "
+        "match this session's",
+        info.n_layers, info.kv_dim, info.kv_type);
   }
   const size_t keep = positions < info.position ? positions : info.position;
   if (keep > s->max_context()) {
-    return OutOfRange("the prompt state holds %zu positions; this session's context is %zu",
-                      keep, s->max_context());
+    return OutOfRange(
+        "the prompt state holds %zu positions; this session's context is %zu", keep,
+        s->max_context());
   }
   const uint8_t* payload = static_cast<const uint8_t*>(data) + kPromptStateHeaderBytes;
   const uint8_t* h = static_cast<const uint8_t*>(data);
@@ -222,7 +235,8 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   for (uint32_t i = 0; i < info.position; ++i) {
     const int32_t t = Get<int32_t>(payload + 4 * i);
     if (t < 0 || static_cast<uint32_t>(t) >= c.vocab_size) {
-      return InvalidArgument("the prompt state holds token %d, outside the vocabulary", t);
+      return InvalidArgument("the prompt state holds token %d, outside the vocabulary",
+                             t);
     }
   }
   // Every check passed: write the first `keep` positions.

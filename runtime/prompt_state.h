@@ -5,9 +5,10 @@
 // Layout (little-endian): a 96-byte header, then the payload: position int32 tokens,
 // then for each layer its key rows and value rows of the positions used (row_bytes
 // each), then (when the session had them) the last position's vocab_size logits, so
-// that a restored session samples its next token with no prefill at all. The header names the model (a fingerprint), the cache's shape and type, the
-// sizes, and checksums of both parts: a state for another model, another cache type or
-// a damaged copy is refused before anything is written, never half-restored.
+// that a restored session samples its next token with no prefill at all. The header names
+// the model (a fingerprint), the cache's shape and type, the sizes, and checksums of both
+// parts: a state for another model, another cache type or a damaged copy is refused
+// before anything is written, never half-restored.
 #ifndef EMBER_RUNTIME_PROMPT_STATE_H_
 #define EMBER_RUNTIME_PROMPT_STATE_H_
 
@@ -32,7 +33,7 @@ struct PromptStateInfo {
   uint64_t rng_state = 0;
   uint64_t payload_bytes = 0;
   uint32_t vocab_size = 0;
-  bool has_logits = false;  // the last position's logits follow the KV rows
+  bool has_logits = false;          // the last position's logits follow the KV rows
   const int32_t* tokens = nullptr;  // position tokens, inside the state's memory
 };
 

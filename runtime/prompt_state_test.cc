@@ -17,14 +17,16 @@ namespace {
 
 std::vector<int32_t> Tokens(size_t n, int32_t offset = 0) {
   std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 37 + 11 + offset) % 300);
+  for (size_t i = 0; i < n; ++i)
+    t[i] = static_cast<int32_t>((i * 37 + 11 + offset) % 300);
   return t;
 }
 
 struct Fixture {
   testing::LoadedModel loaded;
   Fixture(uint32_t seed = 1, uint32_t d_model = 32)
-      : loaded(testing::LoadSpec(testing::TinyModelSpec(d_model, 2, 4, 2, 48, 300, 64, seed))) {}
+      : loaded(testing::LoadSpec(
+            testing::TinyModelSpec(d_model, 2, 4, 2, 48, 300, 64, seed))) {}
   Session NewSession(uint32_t context = 64) {
     SessionOptions o;
     o.max_context = context;
@@ -92,13 +94,15 @@ TEST(PromptStateTest, MismatchesAreErrorsAndLeaveTheSessionAlone) {
   Fixture f, other_weights(2), other_shape(1, 64);
   ASSERT_TRUE(f.loaded.model && other_weights.loaded.model && other_shape.loaded.model);
   EXPECT_EQ(ModelFingerprint(*f.loaded.model), ModelFingerprint(*Fixture().loaded.model));
-  EXPECT_NE(ModelFingerprint(*f.loaded.model), ModelFingerprint(*other_weights.loaded.model));
+  EXPECT_NE(ModelFingerprint(*f.loaded.model),
+            ModelFingerprint(*other_weights.loaded.model));
   const std::vector<int32_t> prompt = Tokens(21);
   Session a = f.NewSession();
   ASSERT_TRUE(a.Prefill(prompt.data(), prompt.size()).ok());
   const std::vector<uint8_t> state = Save(a, nullptr);
 
-  const auto refused = [&](Session& s, const std::vector<uint8_t>& bytes, const char* what) {
+  const auto refused = [&](Session& s, const std::vector<uint8_t>& bytes,
+                           const char* what) {
     const std::vector<int32_t> before(s.tokens(), s.tokens() + s.position());
     const size_t position = s.position();
     const Status status = RestorePromptState(&s, nullptr, bytes.data(), bytes.size());
@@ -122,7 +126,8 @@ TEST(PromptStateTest, MismatchesAreErrorsAndLeaveTheSessionAlone) {
     damaged[at] ^= 0x10;
     refused(b, damaged, at == 0 ? "not an ember prompt state" : "header is damaged");
   }
-  for (size_t at : {kPromptStateHeaderBytes, kPromptStateHeaderBytes + 100, state.size() - 1}) {
+  for (size_t at :
+       {kPromptStateHeaderBytes, kPromptStateHeaderBytes + 100, state.size() - 1}) {
     std::vector<uint8_t> damaged = state;
     damaged[at] ^= 0x01;
     refused(b, damaged, "payload checksum");

@@ -51,7 +51,8 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   }
   const BakedPromptView& baked = model.baked_prompt();
   if (options.baked_prompt && baked.state) {
-    const Status restored = RestorePromptState(&s, nullptr, baked.state, baked.state_bytes);
+    const Status restored =
+        RestorePromptState(&s, nullptr, baked.state, baked.state_bytes);
     if (!restored.ok()) {
       return Status(restored.code(), "the model's baked prompt: %s", restored.message());
     }

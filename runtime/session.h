@@ -66,7 +66,9 @@ class Session {
   // when the session uses it.
   void Reset();
   // Positions the session starts with (the baked prompt's tokens, or 0).
-  size_t start_position() const { return use_baked_ ? model_->baked_prompt().num_tokens : 0; }
+  size_t start_position() const {
+    return use_baked_ ? model_->baked_prompt().num_tokens : 0;
+  }
   // The tokens at positions [0, position()), as prefilled.
   const int32_t* tokens() const { return buffers_.history; }
   // Forgets the positions from `position` on (<= position()): the next prefill continues

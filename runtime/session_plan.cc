@@ -137,8 +137,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                               BufferKind::kXnnpack);
   // The tokens in the cache, position by position: penalties look back over them, a
   // chat or a prompt cache compares a new prompt with them, a saved state keeps them.
-  id.history = a.Add<int32_t>("history", T, kStepSession, kStepLogits,
-                              BufferKind::kKvCache);
+  id.history =
+      a.Add<int32_t>("history", T, kStepSession, kStepLogits, BufferKind::kKvCache);
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address

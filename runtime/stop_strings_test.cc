@@ -15,7 +15,7 @@ namespace {
 // Feeds `text` in pieces at the given cut points; returns what was released and
 // whether a stop string ended it.
 std::string FeedAll(StopStrings& stop, const std::string& text,
-                const std::vector<size_t>& cuts, bool* stopped) {
+                    const std::vector<size_t>& cuts, bool* stopped) {
   std::string out;
   size_t at = 0;
   *stopped = false;
@@ -48,7 +48,7 @@ TEST(StopStringsTest, ReleasesTheTextBeforeTheFirstStopString) {
       {"a a b <|end", "a a b <|end", false},
       {"xxab", "xx", true},
       {"<|end|", "<|end|", false},
-      {"a<|end|>ab", "a", true},       // the earliest stop string wins
+      {"a<|end|>ab", "a", true},  // the earliest stop string wins
       {"\n\nUser<|end|>", "\n\nUser", true},
       {"", "", false},
   };

@@ -38,7 +38,6 @@ Status SelectItems(const Value& value, const Value* attr, const Value& test,
   return Status::Ok();
 }
 
-
 }  // namespace
 
 Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t argc,
@@ -53,7 +52,7 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       return Status::Ok();
     case Filter::kLength:
     case Filter::kCount:
-      *out = Value::Int(value.is_string()          ? static_cast<int64_t>(CodePoints(value.str()))
+      *out = Value::Int(value.is_string() ? static_cast<int64_t>(CodePoints(value.str()))
                         : value.kind == Kind::kList ? value.list->count
                                                     : MappingSize(value));
       return Status::Ok();
@@ -65,7 +64,8 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       heap->Begin();
       const bool ok = AppendJson(value, indent, 0, heap);
       *out = heap->End();
-      if (!ok) return InvalidArgument("chat template: tojson of a value JSON cannot hold");
+      if (!ok)
+        return InvalidArgument("chat template: tojson of a value JSON cannot hold");
       return Done(*heap);
     }
     case Filter::kString:
@@ -95,7 +95,8 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       Value items;
       EMBER_RETURN_IF_ERROR(Iterable(value, heap, &items));
       const uint32_t n = items.list->count;
-      *out = n == 0 ? Value::Undefined() : items.list->at(id == Filter::kFirst ? 0 : n - 1);
+      *out =
+          n == 0 ? Value::Undefined() : items.list->at(id == Filter::kFirst ? 0 : n - 1);
       return Status::Ok();
     }
     case Filter::kJoin: {
@@ -148,7 +149,8 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       EMBER_RETURN_IF_ERROR(NeedString(value, "replace"));
       EMBER_RETURN_IF_ERROR(NeedString(a0, "replace's old"));
       EMBER_RETURN_IF_ERROR(NeedString(a1, "replace's new"));
-      *out = Replace(value.str(), a0.str(), a1.str(), IsInteger(a2) ? IntOf(a2) : -1, heap);
+      *out =
+          Replace(value.str(), a0.str(), a1.str(), IsInteger(a2) ? IntOf(a2) : -1, heap);
       return Done(*heap);
     case Filter::kInt:
     case Filter::kFloat: {
@@ -173,7 +175,8 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
         ok = false;
       }
       if (id == Filter::kInt) {
-        *out = ok ? Value::Int(static_cast<int64_t>(v)) : (Given(a0) ? a0 : Value::Int(0));
+        *out =
+            ok ? Value::Int(static_cast<int64_t>(v)) : (Given(a0) ? a0 : Value::Int(0));
       } else {
         *out = ok ? Value::Float(v) : (Given(a0) ? a0 : Value::Float(0));
       }
@@ -201,67 +204,104 @@ Status ApplyTestByName(std::string_view name, const Value& value, const Value* a
   static const struct {
     const char* alias;
     Test test;
-  } kAliases[] = {{"==", Test::kEqualTo}, {"eq", Test::kEqualTo}, {"!=", Test::kNotEqualTo},
-                  {"<", Test::kLessThan}, {">", Test::kGreaterThan}};
+  } kAliases[] = {{"==", Test::kEqualTo},
+                  {"eq", Test::kEqualTo},
+                  {"!=", Test::kNotEqualTo},
+                  {"<", Test::kLessThan},
+                  {">", Test::kGreaterThan}};
   for (const auto& a : kAliases) {
     if (name == a.alias) return ApplyTest(a.test, value, args, argc, out);
   }
   for (uint32_t i = 0; i < static_cast<uint32_t>(Test::kNumTests); ++i) {
-    if (name == kTests[i].name) return ApplyTest(static_cast<Test>(i), value, args, argc, out);
+    if (name == kTests[i].name)
+      return ApplyTest(static_cast<Test>(i), value, args, argc, out);
   }
-  return InvalidArgument("chat template: no test named '%.*s'", static_cast<int>(name.size()),
-                         name.data());
+  return InvalidArgument("chat template: no test named '%.*s'",
+                         static_cast<int>(name.size()), name.data());
 }
 
 Status ApplyTest(Test id, const Value& v, const Value* args, uint32_t argc, bool* out) {
   const Value& a0 = Arg(args, argc, 0);
   switch (id) {
-    case Test::kDefined: *out = v.kind != Kind::kUndefined; break;
-    case Test::kUndefined: *out = v.kind == Kind::kUndefined; break;
-    case Test::kNone: *out = v.kind == Kind::kNone; break;
-    case Test::kString: *out = v.is_string(); break;
-    case Test::kNumber: *out = v.is_number(); break;
-    case Test::kInteger: *out = v.kind == Kind::kInt; break;
-    case Test::kFloat: *out = v.kind == Kind::kFloat; break;
-    case Test::kBoolean: *out = v.kind == Kind::kBool; break;
-    case Test::kTrue: *out = v.kind == Kind::kBool && v.b; break;
-    case Test::kFalse: *out = v.kind == Kind::kBool && !v.b; break;
-    case Test::kMapping: *out = v.is_mapping(); break;
+    case Test::kDefined:
+      *out = v.kind != Kind::kUndefined;
+      break;
+    case Test::kUndefined:
+      *out = v.kind == Kind::kUndefined;
+      break;
+    case Test::kNone:
+      *out = v.kind == Kind::kNone;
+      break;
+    case Test::kString:
+      *out = v.is_string();
+      break;
+    case Test::kNumber:
+      *out = v.is_number();
+      break;
+    case Test::kInteger:
+      *out = v.kind == Kind::kInt;
+      break;
+    case Test::kFloat:
+      *out = v.kind == Kind::kFloat;
+      break;
+    case Test::kBoolean:
+      *out = v.kind == Kind::kBool;
+      break;
+    case Test::kTrue:
+      *out = v.kind == Kind::kBool && v.b;
+      break;
+    case Test::kFalse:
+      *out = v.kind == Kind::kBool && !v.b;
+      break;
+    case Test::kMapping:
+      *out = v.is_mapping();
+      break;
     case Test::kIterable:
       *out = v.is_string() || v.kind == Kind::kList || v.is_mapping() ||
              v.kind == Kind::kUndefined;
       break;
-    case Test::kSequence: *out = v.is_string() || v.kind == Kind::kList || v.is_mapping(); break;
+    case Test::kSequence:
+      *out = v.is_string() || v.kind == Kind::kList || v.is_mapping();
+      break;
     case Test::kOdd:
     case Test::kEven:
     case Test::kDivisibleBy: {
-      if (!IsInteger(v)) return InvalidArgument("chat template: odd/even/divisibleby of a non-integer");
+      if (!IsInteger(v))
+        return InvalidArgument("chat template: odd/even/divisibleby of a non-integer");
       const int64_t d = id == Test::kDivisibleBy ? (IsInteger(a0) ? IntOf(a0) : 0) : 2;
       if (d == 0) return InvalidArgument("chat template: divisibleby 0");
       const bool divisible = IntOf(v) % d == 0;
       *out = id == Test::kOdd ? !divisible : divisible;
       break;
     }
-    case Test::kEqualTo: *out = Equal(v, a0); break;
-    case Test::kNotEqualTo: *out = !Equal(v, a0); break;
+    case Test::kEqualTo:
+      *out = Equal(v, a0);
+      break;
+    case Test::kNotEqualTo:
+      *out = !Equal(v, a0);
+      break;
     case Test::kSameAs:
-      *out = v.kind == a0.kind && (v.kind == Kind::kNone || v.kind == Kind::kUndefined ||
-                                   (v.kind == Kind::kBool && v.b == a0.b) ||
-                                   ((v.kind == Kind::kList || v.is_mapping()) && v.dict == a0.dict));
+      *out = v.kind == a0.kind &&
+             (v.kind == Kind::kNone || v.kind == Kind::kUndefined ||
+              (v.kind == Kind::kBool && v.b == a0.b) ||
+              ((v.kind == Kind::kList || v.is_mapping()) && v.dict == a0.dict));
       break;
     case Test::kLessThan:
     case Test::kGreaterThan: {
       Value r;
       Heap none(nullptr, 0);
-      EMBER_RETURN_IF_ERROR(ApplyBinary(
-          id == Test::kLessThan ? BinaryOp::kLess : BinaryOp::kGreater, v, a0, &none, &r));
+      EMBER_RETURN_IF_ERROR(
+          ApplyBinary(id == Test::kLessThan ? BinaryOp::kLess : BinaryOp::kGreater, v, a0,
+                      &none, &r));
       *out = r.b;
       break;
     }
-    case Test::kIn: return Contains(a0, v, out);
+    case Test::kIn:
+      return Contains(a0, v, out);
     case Test::kLower:
     case Test::kUpper: {
-      if (!v.is_string()) return InvalidArgument("chat template: lower/upper test of a non-string");
+      if (!v.is_string())
+        return InvalidArgument("chat template: lower/upper test of a non-string");
       bool cased = false, all = true;
       for (char c : v.str()) {
         const bool lower = c >= 'a' && c <= 'z', upper = c >= 'A' && c <= 'Z';
@@ -271,7 +311,8 @@ Status ApplyTest(Test id, const Value& v, const Value* args, uint32_t argc, bool
       *out = cased && all;
       break;
     }
-    case Test::kNumTests: return InvalidArgument("chat template: unknown test");
+    case Test::kNumTests:
+      return InvalidArgument("chat template: unknown test");
   }
   return Status::Ok();
 }

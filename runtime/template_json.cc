@@ -13,13 +13,27 @@ void AppendJsonString(std::string_view s, Heap* heap) {
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': heap->Append("\\\""); break;
-      case '\\': heap->Append("\\\\"); break;
-      case '\n': heap->Append("\\n"); break;
-      case '\r': heap->Append("\\r"); break;
-      case '\t': heap->Append("\\t"); break;
-      case '\b': heap->Append("\\b"); break;
-      case '\f': heap->Append("\\f"); break;
+      case '"':
+        heap->Append("\\\"");
+        break;
+      case '\\':
+        heap->Append("\\\\");
+        break;
+      case '\n':
+        heap->Append("\\n");
+        break;
+      case '\r':
+        heap->Append("\\r");
+        break;
+      case '\t':
+        heap->Append("\\t");
+        break;
+      case '\b':
+        heap->Append("\\b");
+        break;
+      case '\f':
+        heap->Append("\\f");
+        break;
       default:
         if (u < 0x20) {
           char buf[8];
@@ -54,8 +68,8 @@ bool AppendJson(const Value& v, int indent, int depth, Heap* heap) {
     case Kind::kInt: {
       char buf[24];
       heap->Append(std::string_view(
-          buf, static_cast<size_t>(snprintf(buf, sizeof(buf), "%lld",
-                                            static_cast<long long>(v.i)))));
+          buf, static_cast<size_t>(
+                   snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v.i)))));
       return true;
     }
     case Kind::kFloat: {

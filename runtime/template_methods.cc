@@ -60,9 +60,10 @@ Status CallMethod(Method id, const Value& object, const Value* args, uint32_t ar
       for (uint32_t i = 0; i < prefixes.list->count; ++i) {
         const Value p = prefixes.list->at(i);
         EMBER_RETURN_IF_ERROR(NeedString(p, "startswith/endswith"));
-        const bool hit = p.size <= s.size() &&
-                         (id == Method::kStartsWith ? s.substr(0, p.size) == p.str()
-                                                    : s.substr(s.size() - p.size) == p.str());
+        const bool hit =
+            p.size <= s.size() &&
+            (id == Method::kStartsWith ? s.substr(0, p.size) == p.str()
+                                       : s.substr(s.size() - p.size) == p.str());
         if (hit) *out = Value::Bool(true);
       }
       return Status::Ok();
@@ -70,8 +71,7 @@ Status CallMethod(Method id, const Value& object, const Value* args, uint32_t ar
     case Method::kStrip:
     case Method::kLStrip:
     case Method::kRStrip:
-      *out = Value::String(
-          Strip(s, a0, id != Method::kRStrip, id != Method::kLStrip));
+      *out = Value::String(Strip(s, a0, id != Method::kRStrip, id != Method::kLStrip));
       return Status::Ok();
     case Method::kSplit:
       if (a0.is_string() && a0.size == 0) {
@@ -119,17 +119,20 @@ Status CallMethod(Method id, const Value& object, const Value* args, uint32_t ar
   return InvalidArgument("chat template: unknown method");
 }
 
-Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap, Value* out) {
+Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap,
+                    Value* out) {
   if (id == Function::kStrftimeNow) {
     if (argc != 2 || args[0].kind != Kind::kInt) {
-      return InvalidArgument("chat template: 'strftime_now' is undefined (no clock given)");
+      return InvalidArgument(
+          "chat template: 'strftime_now' is undefined (no clock given)");
     }
     EMBER_RETURN_IF_ERROR(NeedString(args[1], "strftime_now"));
     return Strftime(args[0].i, args[1].str(), heap, out);
   }
   if (id != Function::kRange) return InvalidArgument("chat template: unknown function");
   for (uint32_t i = 0; i < argc; ++i) {
-    if (!IsInteger(args[i])) return InvalidArgument("chat template: range of a non-integer");
+    if (!IsInteger(args[i]))
+      return InvalidArgument("chat template: range of a non-integer");
   }
   int64_t start = 0, stop = 0, step = 1;
   if (argc == 1) stop = IntOf(args[0]);
@@ -138,15 +141,17 @@ Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap, V
     stop = IntOf(args[1]);
   }
   if (argc == 3) step = IntOf(args[2]);
-  if (argc == 0 || step == 0) return InvalidArgument("chat template: range needs a stop and a step != 0");
+  if (argc == 0 || step == 0)
+    return InvalidArgument("chat template: range needs a stop and a step != 0");
   const int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
                                  : (start > stop ? (start - stop - step - 1) / -step : 0);
-  if (count > (1 << 20)) return InvalidArgument("chat template: range of %lld items", static_cast<long long>(count));
+  if (count > (1 << 20))
+    return InvalidArgument("chat template: range of %lld items",
+                           static_cast<long long>(count));
   Value* items;
   *out = NewList(static_cast<uint32_t>(count), &items, heap);
   for (int64_t i = 0; i < count && items; ++i) items[i] = Value::Int(start + i * step);
   return Done(*heap);
 }
-
 
 }  // namespace ember::tmpl

@@ -1,26 +1,28 @@
 // Chat template operators, attributes, subscripts and slices (see template_ops.h).
+#include "runtime/template_ops.h"
+
 #include <cmath>
 #include <cstring>
-
-#include "runtime/template_ops.h"
 
 namespace ember::tmpl {
 namespace {
 
 const char* KindName(const Value& v) {
-  static const char* const kNames[] = {"undefined", "none",  "bool", "int",       "float",
-                                       "string",    "list",  "dict", "namespace", "dict"};
+  static const char* const kNames[] = {"undefined", "none", "bool", "int",       "float",
+                                       "string",    "list", "dict", "namespace", "dict"};
   return kNames[static_cast<int>(v.kind)];
 }
 
 Status TypeError(const char* op, const Value& a, const Value& b) {
-  return InvalidArgument("chat template: '%s' of %s and %s is not defined", op, KindName(a),
-                         KindName(b));
+  return InvalidArgument("chat template: '%s' of %s and %s is not defined", op,
+                         KindName(a), KindName(b));
 }
 
 bool IsInt(const Value& v) { return v.kind == Kind::kInt || v.kind == Kind::kBool; }
 int64_t IntOf(const Value& v) { return v.kind == Kind::kInt ? v.i : v.b; }
-double FloatOf(const Value& v) { return v.kind == Kind::kFloat ? v.f : static_cast<double>(IntOf(v)); }
+double FloatOf(const Value& v) {
+  return v.kind == Kind::kFloat ? v.f : static_cast<double>(IntOf(v));
+}
 
 // Python's slice bounds for a sequence of n: the first index, the step, and the count.
 Status SliceBounds(int64_t n, const Value& start, const Value& stop, const Value& step,
@@ -29,7 +31,8 @@ Status SliceBounds(int64_t n, const Value& start, const Value& stop, const Value
     return v.kind == Kind::kUndefined || v.kind == Kind::kNone;
   };
   for (const Value* v : {&start, &stop, &step}) {
-    if (!absent(*v) && !IsInt(*v)) return InvalidArgument("chat template: slice bounds must be integers");
+    if (!absent(*v) && !IsInt(*v))
+      return InvalidArgument("chat template: slice bounds must be integers");
   }
   const int64_t s = absent(step) ? 1 : IntOf(step);
   if (s == 0) return InvalidArgument("chat template: slice step cannot be zero");
@@ -48,7 +51,8 @@ Status SliceBounds(int64_t n, const Value& start, const Value& stop, const Value
   return Status::Ok();
 }
 
-Value ListView(const List& base, int64_t first, int64_t stride, int64_t count, Heap* heap) {
+Value ListView(const List& base, int64_t first, int64_t stride, int64_t count,
+               Heap* heap) {
   List* l = heap->AllocateArray<List>(1);
   if (!l) return Value::Undefined();
   *l = base;
@@ -150,15 +154,18 @@ Status ApplyBinary(BinaryOp op, const Value& a, const Value& b, Heap* heap, Valu
         *out = NewList(a.list->count + b.list->count, &items, heap);
         if (heap->full()) return HeapFull(*heap);
         for (uint32_t i = 0; i < a.list->count; ++i) items[i] = a.list->at(i);
-        for (uint32_t i = 0; i < b.list->count; ++i) items[a.list->count + i] = b.list->at(i);
+        for (uint32_t i = 0; i < b.list->count; ++i)
+          items[a.list->count + i] = b.list->at(i);
         return Status::Ok();
       }
       if (!numbers) return TypeError("+", a, b);
-      *out = ints ? Value::Int(IntOf(a) + IntOf(b)) : Value::Float(FloatOf(a) + FloatOf(b));
+      *out =
+          ints ? Value::Int(IntOf(a) + IntOf(b)) : Value::Float(FloatOf(a) + FloatOf(b));
       return Status::Ok();
     case BinaryOp::kSubtract:
       if (!numbers) return TypeError("-", a, b);
-      *out = ints ? Value::Int(IntOf(a) - IntOf(b)) : Value::Float(FloatOf(a) - FloatOf(b));
+      *out =
+          ints ? Value::Int(IntOf(a) - IntOf(b)) : Value::Float(FloatOf(a) - FloatOf(b));
       return Status::Ok();
     case BinaryOp::kMultiply:
       if ((a.is_string() && IsInt(b)) || (IsInt(a) && b.is_string())) {
@@ -173,7 +180,8 @@ Status ApplyBinary(BinaryOp op, const Value& a, const Value& b, Heap* heap, Valu
         return heap->full() ? HeapFull(*heap) : Status::Ok();
       }
       if (!numbers) return TypeError("*", a, b);
-      *out = ints ? Value::Int(IntOf(a) * IntOf(b)) : Value::Float(FloatOf(a) * FloatOf(b));
+      *out =
+          ints ? Value::Int(IntOf(a) * IntOf(b)) : Value::Float(FloatOf(a) * FloatOf(b));
       return Status::Ok();
     case BinaryOp::kDivide:
     case BinaryOp::kFloorDivide:
@@ -274,7 +282,8 @@ Status GetItem(const Value& object, const Value& key, Heap* heap, Value* out) {
   int64_t i = IntOf(key);
   if (object.kind == Kind::kList) {
     if (i < 0) i += object.list->count;
-    if (i >= 0 && i < object.list->count) *out = object.list->at(static_cast<uint32_t>(i));
+    if (i >= 0 && i < object.list->count)
+      *out = object.list->at(static_cast<uint32_t>(i));
     return Status::Ok();
   }
   if (object.is_string()) {
@@ -289,8 +298,8 @@ Status GetItem(const Value& object, const Value& key, Heap* heap, Value* out) {
   return Status::Ok();
 }
 
-Status Slice(const Value& object, const Value& start, const Value& stop, const Value& step,
-             Heap* heap, Value* out) {
+Status Slice(const Value& object, const Value& start, const Value& stop,
+             const Value& step, Heap* heap, Value* out) {
   int64_t first, stride, count;
   if (object.kind == Kind::kList) {
     EMBER_RETURN_IF_ERROR(

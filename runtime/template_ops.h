@@ -20,8 +20,8 @@ Status GetAttr(const Value& object, std::string_view name, Value* out);
 // a[key]: list or string index (negative from the end), or a mapping's key.
 Status GetItem(const Value& object, const Value& key, Heap* heap, Value* out);
 // a[start:stop:step] of a list or a string (each bound may be undefined: absent).
-Status Slice(const Value& object, const Value& start, const Value& stop, const Value& step,
-             Heap* heap, Value* out);
+Status Slice(const Value& object, const Value& start, const Value& stop,
+             const Value& step, Heap* heap, Value* out);
 // `needle in haystack`.
 Status Contains(const Value& haystack, const Value& needle, bool* out);
 // The list a loop or a filter walks: a list itself, a mapping's keys, a string's
@@ -37,7 +37,8 @@ Status ApplyTestByName(std::string_view name, const Value& value, const Value* a
                        uint32_t argc, bool* out);
 Status CallMethod(Method id, const Value& object, const Value* args, uint32_t argc,
                   Heap* heap, Value* out);
-Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap, Value* out);
+Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap,
+                    Value* out);
 
 // A new list of n values in the heap (values to fill; null when full).
 Value NewList(uint32_t n, Value** values, Heap* heap);

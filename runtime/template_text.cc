@@ -13,10 +13,15 @@ bool IsSpaceCodePoint(uint32_t c) {
 
 uint32_t Decode(std::string_view s, size_t at, size_t* len) {
   const unsigned char c = static_cast<unsigned char>(s[at]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+  size_t n = c < 0x80         ? 1
+             : (c >> 5) == 6  ? 2
+             : (c >> 4) == 14 ? 3
+             : (c >> 3) == 30 ? 4
+                              : 1;
   if (at + n > s.size()) n = 1;
   uint32_t cp = n == 1 ? c : c & (0x7F >> n);
-  for (size_t i = 1; i < n; ++i) cp = cp << 6 | (static_cast<unsigned char>(s[at + i]) & 0x3F);
+  for (size_t i = 1; i < n; ++i)
+    cp = cp << 6 | (static_cast<unsigned char>(s[at + i]) & 0x3F);
   *len = n;
   return cp;
 }
@@ -26,7 +31,8 @@ namespace {
 // Whether code point `cp` (at s[at], `len` bytes) is stripped: in `chars` when given,
 // else whitespace.
 bool Strippable(std::string_view s, size_t at, size_t len, const Value& chars) {
-  if (chars.is_string()) return chars.str().find(s.substr(at, len)) != std::string_view::npos;
+  if (chars.is_string())
+    return chars.str().find(s.substr(at, len)) != std::string_view::npos;
   size_t unused;
   return IsSpaceCodePoint(Decode(s, at, &unused));
 }
@@ -67,8 +73,8 @@ Value ChangeCase(std::string_view s, Case mode, Heap* heap) {
   return heap->End();
 }
 
-Value Replace(std::string_view s, std::string_view from, std::string_view to, int64_t count,
-              Heap* heap) {
+Value Replace(std::string_view s, std::string_view from, std::string_view to,
+              int64_t count, Heap* heap) {
   heap->Begin();
   size_t at = 0;
   int64_t done = 0;
@@ -137,7 +143,6 @@ Value Split(std::string_view s, const Value& sep, int64_t max_split, Heap* heap)
   return list;
 }
 
-
 const Value& Arg(const Value* args, uint32_t argc, uint32_t i) {
   static const Value kUndefined;
   return i < argc ? args[i] : kUndefined;
@@ -149,9 +154,9 @@ Status NeedString(const Value& v, const char* what) {
 }
 
 Status Strftime(int64_t seconds, std::string_view format, Heap* heap, Value* out) {
-  static const char* const kMonths[] = {"January", "February", "March",     "April",
-                                        "May",     "June",     "July",      "August",
-                                        "September", "October", "November", "December"};
+  static const char* const kMonths[] = {"January",   "February", "March",    "April",
+                                        "May",       "June",     "July",     "August",
+                                        "September", "October",  "November", "December"};
   static const char* const kDays[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                       "Friday", "Saturday", "Sunday"};
   const int64_t days = seconds / 86400, rest = seconds % 86400;
@@ -174,23 +179,50 @@ Status Strftime(int64_t seconds, std::string_view format, Heap* heap, Value* out
     }
     const char d = format[++i];
     const auto number = [&](const char* f, int64_t v) {
-      heap->Append(std::string_view(buf, static_cast<size_t>(snprintf(
-                                             buf, sizeof(buf), f, static_cast<long long>(v)))));
+      heap->Append(std::string_view(
+          buf,
+          static_cast<size_t>(snprintf(buf, sizeof(buf), f, static_cast<long long>(v)))));
     };
     switch (d) {
-      case 'd': number("%02lld", day); break;
-      case 'm': number("%02lld", month); break;
-      case 'Y': number("%lld", year); break;
-      case 'y': number("%02lld", year % 100); break;
-      case 'j': number("%03lld", yday); break;
-      case 'H': number("%02lld", rest / 3600); break;
-      case 'M': number("%02lld", rest / 60 % 60); break;
-      case 'S': number("%02lld", rest % 60); break;
-      case 'B': heap->Append(kMonths[month - 1]); break;
-      case 'b': heap->Append(std::string_view(kMonths[month - 1], 3)); break;
-      case 'A': heap->Append(kDays[weekday]); break;
-      case 'a': heap->Append(std::string_view(kDays[weekday], 3)); break;
-      case '%': heap->AppendChar('%'); break;
+      case 'd':
+        number("%02lld", day);
+        break;
+      case 'm':
+        number("%02lld", month);
+        break;
+      case 'Y':
+        number("%lld", year);
+        break;
+      case 'y':
+        number("%02lld", year % 100);
+        break;
+      case 'j':
+        number("%03lld", yday);
+        break;
+      case 'H':
+        number("%02lld", rest / 3600);
+        break;
+      case 'M':
+        number("%02lld", rest / 60 % 60);
+        break;
+      case 'S':
+        number("%02lld", rest % 60);
+        break;
+      case 'B':
+        heap->Append(kMonths[month - 1]);
+        break;
+      case 'b':
+        heap->Append(std::string_view(kMonths[month - 1], 3));
+        break;
+      case 'A':
+        heap->Append(kDays[weekday]);
+        break;
+      case 'a':
+        heap->Append(std::string_view(kDays[weekday], 3));
+        break;
+      case '%':
+        heap->AppendChar('%');
+        break;
       default:
         heap->AppendChar('%');
         heap->AppendChar(d);
@@ -199,6 +231,5 @@ Status Strftime(int64_t seconds, std::string_view format, Heap* heap, Value* out
   *out = heap->End();
   return Done(*heap);
 }
-
 
 }  // namespace ember::tmpl

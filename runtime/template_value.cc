@@ -148,8 +148,9 @@ Value Lookup(const Value& m, std::string_view key) {
 namespace {
 
 double AsDouble(const Value& v) {
-  return v.kind == Kind::kFloat ? v.f : v.kind == Kind::kInt ? static_cast<double>(v.i)
-                                                             : (v.b ? 1.0 : 0.0);
+  return v.kind == Kind::kFloat ? v.f
+         : v.kind == Kind::kInt ? static_cast<double>(v.i)
+                                : (v.b ? 1.0 : 0.0);
 }
 
 }  // namespace
@@ -157,12 +158,14 @@ double AsDouble(const Value& v) {
 bool Equal(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.kind != Kind::kFloat && b.kind != Kind::kFloat) {
-      const int64_t x = a.kind == Kind::kInt ? a.i : a.b, y = b.kind == Kind::kInt ? b.i : b.b;
+      const int64_t x = a.kind == Kind::kInt ? a.i : a.b,
+                    y = b.kind == Kind::kInt ? b.i : b.b;
       return x == y;
     }
     return AsDouble(a) == AsDouble(b);
   }
-  if (a.is_string() || b.is_string()) return a.is_string() && b.is_string() && a.str() == b.str();
+  if (a.is_string() || b.is_string())
+    return a.is_string() && b.is_string() && a.str() == b.str();
   if (a.kind == Kind::kList && b.kind == Kind::kList) {
     if (a.list->count != b.list->count) return false;
     for (uint32_t i = 0; i < a.list->count; ++i) {
@@ -176,7 +179,8 @@ bool Equal(const Value& a, const Value& b) {
     for (uint32_t i = 0; i < n; ++i) {
       const Value key = MappingKey(a, i);
       const Value other = Lookup(b, key.str());
-      if (other.kind == Kind::kUndefined || !Equal(MappingValue(a, i), other)) return false;
+      if (other.kind == Kind::kUndefined || !Equal(MappingValue(a, i), other))
+        return false;
     }
     return true;
   }
@@ -185,7 +189,8 @@ bool Equal(const Value& a, const Value& b) {
 
 size_t FormatFloat(double f, char* buf) {
   if (std::isnan(f)) return static_cast<size_t>(snprintf(buf, 32, "nan"));
-  if (std::isinf(f)) return static_cast<size_t>(snprintf(buf, 32, f < 0 ? "-inf" : "inf"));
+  if (std::isinf(f))
+    return static_cast<size_t>(snprintf(buf, 32, f < 0 ? "-inf" : "inf"));
   // The shortest digits that read back as f, then Python's layout: positional for
   // exponents in [-4, 16), else d.ddde+XX.
   char e[40];
@@ -217,7 +222,8 @@ size_t FormatFloat(double f, char* buf) {
       }
       buf[out++] = '.';
       if (n > static_cast<size_t>(exponent) + 1) {
-        for (size_t i = static_cast<size_t>(exponent) + 1; i < n; ++i) buf[out++] = digits[i];
+        for (size_t i = static_cast<size_t>(exponent) + 1; i < n; ++i)
+          buf[out++] = digits[i];
       } else {
         buf[out++] = '0';
       }
@@ -239,15 +245,17 @@ namespace {
 
 void AppendInt(int64_t i, Heap* heap) {
   char buf[24];
-  heap->Append(std::string_view(buf, static_cast<size_t>(snprintf(buf, sizeof(buf), "%lld",
-                                                                  static_cast<long long>(i)))));
+  heap->Append(
+      std::string_view(buf, static_cast<size_t>(snprintf(buf, sizeof(buf), "%lld",
+                                                         static_cast<long long>(i)))));
 }
 
 // Python's repr of a string: single quotes unless it holds one and no double quote.
 void AppendRepr(std::string_view s, Heap* heap) {
   const char quote =
-      s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"'
-                                                                                       : '\'';
+      s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos
+          ? '"'
+          : '\'';
   heap->AppendChar(quote);
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);

@@ -84,7 +84,9 @@ struct Value {
   }
   std::string_view str() const { return {s, size}; }
   bool is_string() const { return kind == Kind::kString; }
-  bool is_number() const { return kind == Kind::kInt || kind == Kind::kFloat || kind == Kind::kBool; }
+  bool is_number() const {
+    return kind == Kind::kInt || kind == Kind::kFloat || kind == Kind::kBool;
+  }
   bool is_mapping() const {
     return kind == Kind::kDict || kind == Kind::kNamespace || kind == Kind::kMessage;
   }
@@ -93,7 +95,7 @@ struct Value {
 // A list: element i is values[start + i * step] (or messages[...], as kMessage values),
 // so that slices, reversals and views of the caller's messages copy nothing.
 struct List {
-  const Value* values = nullptr;          // or null, with messages
+  const Value* values = nullptr;  // or null, with messages
   const ChatMessage* messages = nullptr;
   int64_t start = 0;
   int64_t step = 1;
@@ -112,7 +114,8 @@ struct Dict {
 // The caller's buffer: text from the front, scratch allocations from the back.
 class Heap {
  public:
-  Heap(char* buffer, size_t capacity) : buffer_(buffer), capacity_(capacity), top_(capacity) {}
+  Heap(char* buffer, size_t capacity)
+      : buffer_(buffer), capacity_(capacity), top_(capacity) {}
   // `bytes` of scratch aligned to 8, or null (and an error kept) when the buffer is full.
   void* Allocate(size_t bytes);
   template <class T>
@@ -139,8 +142,8 @@ class Heap {
  private:
   char* buffer_;
   size_t capacity_;
-  size_t top_;        // scratch is [top_, capacity_)
-  size_t text_ = 0;   // text is [0, text_)
+  size_t top_;       // scratch is [top_, capacity_)
+  size_t text_ = 0;  // text is [0, text_)
   bool full_ = false;
   // An open string: it grows downward from `build_end_`, moved to its place by End.
   size_t build_start_ = 0, build_bytes_ = 0;

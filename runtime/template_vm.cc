@@ -15,7 +15,7 @@ namespace {
 constexpr uint64_t kMaxSteps = uint64_t{1} << 24;
 
 struct Frame {
-  Value list;       // kList
+  Value list;         // kList
   uint32_t next = 0;  // index of the next item
 };
 
@@ -87,10 +87,10 @@ class Machine {
       case Op::kPushFloat:
         return Push(Value::Float(p_.floats[a]));
       case Op::kPushConstant:
-        r = a == static_cast<uint32_t>(Constant::kNone)   ? Value::None()
+        r = a == static_cast<uint32_t>(Constant::kNone)    ? Value::None()
             : a == static_cast<uint32_t>(Constant::kTrue)  ? Value::Bool(true)
             : a == static_cast<uint32_t>(Constant::kFalse) ? Value::Bool(false)
-                                                            : Value::Undefined();
+                                                           : Value::Undefined();
         return Push(r);
       case Op::kLoad:
         return Push(slots_[a]);
@@ -194,9 +194,10 @@ class Machine {
         EMBER_RETURN_IF_ERROR(Pop(&y));
         EMBER_RETURN_IF_ERROR(Pop(&x));
         if (x.kind != Kind::kNamespace) {
-          return InvalidArgument("chat template: `set x.%.*s = ...` needs x to be a "
-                                 "namespace()",
-                                 static_cast<int>(String(a).size()), String(a).data());
+          return InvalidArgument(
+              "chat template: `set x.%.*s = ...` needs x to be a "
+              "namespace()",
+              static_cast<int>(String(a).size()), String(a).data());
         }
         return SetKey(x.dict, Value::String(String(a)), y, heap_);
       case Op::kBuildList: {
@@ -234,7 +235,8 @@ class Machine {
       case Op::kUnpack: {
         EMBER_RETURN_IF_ERROR(Pop(&x));
         if (x.kind != Kind::kList || x.list->count != a) {
-          return InvalidArgument("chat template: cannot unpack into %u loop variables", a);
+          return InvalidArgument("chat template: cannot unpack into %u loop variables",
+                                 a);
         }
         for (uint32_t i = 0; i < a; ++i) EMBER_RETURN_IF_ERROR(Push(x.list->at(i)));
         return Status::Ok();
@@ -274,16 +276,26 @@ class Machine {
     if (!f || f->next == 0) return Corrupt();
     const uint32_t i = f->next - 1, n = f->list.list->count;
     switch (attr) {
-      case LoopAttr::kIndex: return Push(Value::Int(i + 1));
-      case LoopAttr::kIndex0: return Push(Value::Int(i));
-      case LoopAttr::kRevIndex: return Push(Value::Int(n - i));
-      case LoopAttr::kRevIndex0: return Push(Value::Int(n - i - 1));
-      case LoopAttr::kFirst: return Push(Value::Bool(i == 0));
-      case LoopAttr::kLast: return Push(Value::Bool(i + 1 == n));
-      case LoopAttr::kLength: return Push(Value::Int(n));
-      case LoopAttr::kPrevItem: return Push(i > 0 ? f->list.list->at(i - 1) : Value());
-      case LoopAttr::kNextItem: return Push(i + 1 < n ? f->list.list->at(i + 1) : Value());
-      case LoopAttr::kNumAttrs: break;
+      case LoopAttr::kIndex:
+        return Push(Value::Int(i + 1));
+      case LoopAttr::kIndex0:
+        return Push(Value::Int(i));
+      case LoopAttr::kRevIndex:
+        return Push(Value::Int(n - i));
+      case LoopAttr::kRevIndex0:
+        return Push(Value::Int(n - i - 1));
+      case LoopAttr::kFirst:
+        return Push(Value::Bool(i == 0));
+      case LoopAttr::kLast:
+        return Push(Value::Bool(i + 1 == n));
+      case LoopAttr::kLength:
+        return Push(Value::Int(n));
+      case LoopAttr::kPrevItem:
+        return Push(i > 0 ? f->list.list->at(i - 1) : Value());
+      case LoopAttr::kNextItem:
+        return Push(i + 1 < n ? f->list.list->at(i + 1) : Value());
+      case LoopAttr::kNumAttrs:
+        break;
     }
     return Corrupt();
   }

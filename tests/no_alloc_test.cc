@@ -13,8 +13,8 @@
 #include "gtest/gtest.h"
 #include "runtime/chat.h"
 #include "runtime/generate.h"
-#include "runtime/prompt_state.h"
 #include "runtime/model.h"
+#include "runtime/prompt_state.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"
@@ -211,8 +211,9 @@ TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
   ChatOptions chat_options;
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   Chat chat;
-  ASSERT_TRUE(chat.Init(&*session, &sampler, chat_options, memory.data(),
-                        memory.size() * 8).ok());
+  ASSERT_TRUE(
+      chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
+          .ok());
   std::vector<uint8_t> state(PromptStateBytes(*session) + 1000000);
   std::vector<char> rendered(65536);
   FixedText text;
@@ -228,8 +229,8 @@ TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
   size_t length = 0, bytes = 0;
   if (s.ok()) {
     s = loaded.model->chat_template().Render(&chat.message(0), chat.num_messages(),
-                                              ChatTemplateOptions(), rendered.data(),
-                                              rendered.size(), &length);
+                                             ChatTemplateOptions(), rendered.data(),
+                                             rendered.size(), &length);
   }
   if (s.ok()) s = SavePromptState(*session, &sampler, state.data(), state.size(), &bytes);
   session->Reset();

@@ -3,11 +3,10 @@
  * reply. What an app (or a JNI/Swift wrapper) does.
  *
  *   usage: chat MODEL.ember [SYSTEM_TEXT] < turns.txt   (one user turn a line) */
+#include <ember/ember.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <ember/ember.h>
 
 static int print_token(void* user, int32_t token, const char* bytes, size_t length) {
   (void)user;
@@ -36,7 +35,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s MODEL.ember [SYSTEM_TEXT] < turns.txt\n", argv[0]);
     return 2;
   }
-  if ((status = ember_model_open(argv[1], &model)) != EMBER_OK) return fail("open", status);
+  if ((status = ember_model_open(argv[1], &model)) != EMBER_OK)
+    return fail("open", status);
   if (!ember_model_has_chat_template(model)) {
     fprintf(stderr, "%s has no chat template\n", argv[1]);
     return 1;
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   if ((status = ember_chat_create(session, &chat_options, &chat)) != EMBER_OK) {
     return fail("chat", status);
   }
-  if (argc > 2 && (status = ember_chat_set_system(chat, argv[2], strlen(argv[2]))) != EMBER_OK) {
+  if (argc > 2 &&
+      (status = ember_chat_set_system(chat, argv[2], strlen(argv[2]))) != EMBER_OK) {
     return fail("system", status);
   }
   while (fgets(line, sizeof(line), stdin)) {

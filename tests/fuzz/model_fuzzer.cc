@@ -1,8 +1,8 @@
 // Fuzzes model loading from memory through the C API: FlatBuffers verification, the
 // semantic checks, weight binding and the arena plan; whatever loads then runs a short
 // forward pass (two tokens prefilled, one decoded), samples, and round-trips text
-// through its tokenizer, and renders its chat template if it has one. Any crash, sanitizer report or abort is a bug: bad files must
-// come back as a status.
+// through its tokenizer, and renders its chat template if it has one. Any crash,
+// sanitizer report or abort is a bug: bad files must come back as a status.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

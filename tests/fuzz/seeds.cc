@@ -68,10 +68,12 @@ int main(int argc, char** argv) {
     ModelSpec chat = small;
     chat.tokenizer.chat_template =
         "{%- set ns = namespace(last=messages|length - 1) %}"
-        "{%- for m in messages[::-1] %}{% if m.role == 'user' and ns.last == messages|length"
+        "{%- for m in messages[::-1] %}{% if m.role == 'user' and ns.last == "
+        "messages|length"
         " - 1 %}{% set ns.last = (messages|length - 1) - loop.index0 %}{% endif %}"
         "{% endfor %}{%- for m in messages %}{{ '<' ~ m.role ~ '>' ~ m.content.split("
-        "'</think>')[-1].strip() | trim ~ ('*' if loop.index0 == ns.last) }}\n{% endfor %}"
+        "'</think>')[-1].strip() | trim ~ ('*' if loop.index0 == ns.last) }}\n{% endfor "
+        "%}"
         "{%- if add_generation_prompt %}<assistant>{% endif %}";
     if (!ember::tools::CompileChatTemplate(&chat.tokenizer).ok()) exit(1);
     files.push_back({"model/small_chat.ember", Serialized(chat)});

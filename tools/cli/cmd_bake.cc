@@ -60,9 +60,9 @@ Status Bake(const ArgParser& args) {
 }  // namespace
 
 int BakeCommand(int argc, char** argv) {
-  return RunSubcommand("bake",
-                       "usage: ember bake -m MODEL (-p TEXT | --chat-system TEXT) -o OUT\n",
-                       MakeParser(), argc, argv, &Bake);
+  return RunSubcommand(
+      "bake", "usage: ember bake -m MODEL (-p TEXT | --chat-system TEXT) -o OUT\n",
+      MakeParser(), argc, argv, &Bake);
 }
 
 }  // namespace ember::tools

@@ -56,9 +56,10 @@ Status Chat(const ArgParser& args) {
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
   if ((*model)->chat_template().empty()) {
-    return NotFound("%s has no compiled chat template (convert it again, with "
-                    "--chat-template FILE if its tokenizer has none)",
-                    args.Get("-m").c_str());
+    return NotFound(
+        "%s has no compiled chat template (convert it again, with "
+        "--chat-template FILE if its tokenizer has none)",
+        args.Get("-m").c_str());
   }
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
@@ -75,14 +76,17 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8));
   EMBER_RETURN_IF_ERROR(chat.SetSystem(args.Get("--system")));
-  const size_t max_new = n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
+  const size_t max_new =
+      n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
   const bool terminal = isatty(STDIN_FILENO);
   if (terminal) {
-    fprintf(stderr, "ember chat: %s, context %zu; /reset forgets the turns, /exit quits\n",
+    fprintf(stderr,
+            "ember chat: %s, context %zu; /reset forgets the turns, /exit quits\n",
             args.Get("-m").c_str(), session->max_context());
   }
   if (sampling.temperature >= kGreedyBelowTemperature) {
-    fprintf(stderr, "ember chat: seed %llu\n", static_cast<unsigned long long>(sampling.seed));
+    fprintf(stderr, "ember chat: seed %llu\n",
+            static_cast<unsigned long long>(sampling.seed));
   }
   std::string line;
   while (true) {
@@ -110,16 +114,17 @@ Status Chat(const ArgParser& args) {
               stats.dropped_messages, stats.dropped_messages == 1 ? "" : "s");
     }
     const size_t decoded = stats.generated > 0 ? stats.generated - 1 : 0;
-    fprintf(stderr,
-            "ember chat: prefill %zu of %zu tokens (%zu cached) in %.2f ms (%.1f tok/s); "
-            "generated %zu tokens, %.1f tok/s%s\n",
-            stats.prefill_tokens, stats.prompt_tokens, stats.reused_tokens,
-            stats.prefill_seconds * 1e3,
-            stats.prefill_seconds > 0 ? stats.prefill_tokens / stats.prefill_seconds : 0.0,
-            stats.generated,
-            stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0,
-            stats.stop == StopReason::kContextFull ? " (context full: the reply is cut)"
-                                                   : "");
+    fprintf(
+        stderr,
+        "ember chat: prefill %zu of %zu tokens (%zu cached) in %.2f ms (%.1f tok/s); "
+        "generated %zu tokens, %.1f tok/s%s\n",
+        stats.prefill_tokens, stats.prompt_tokens, stats.reused_tokens,
+        stats.prefill_seconds * 1e3,
+        stats.prefill_seconds > 0 ? stats.prefill_tokens / stats.prefill_seconds : 0.0,
+        stats.generated,
+        stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0,
+        stats.stop == StopReason::kContextFull ? " (context full: the reply is cut)"
+                                               : "");
   }
   return Status::Ok();
 }
@@ -127,10 +132,11 @@ Status Chat(const ArgParser& args) {
 }  // namespace
 
 int ChatCommand(int argc, char** argv) {
-  return RunSubcommand("chat",
-                       "usage: ember chat -m MODEL [--system TEXT] [-n N] [sampling options]\n"
-                       "Reads user turns from standard input, one a line.\n",
-                       MakeParser(), argc, argv, &Chat);
+  return RunSubcommand(
+      "chat",
+      "usage: ember chat -m MODEL [--system TEXT] [-n N] [sampling options]\n"
+      "Reads user turns from standard input, one a line.\n",
+      MakeParser(), argc, argv, &Chat);
 }
 
 }  // namespace ember::tools

@@ -185,15 +185,18 @@ Status Convert(const ArgParser& args) {
     spec.tokenizer.chat_template.assign(bytes.begin(), bytes.end());
   }
   if (const Status s = CompileChatTemplate(&spec.tokenizer); !s.ok()) {
-    return Status(s.code(), "%s (--chat-template FILE replaces it, --no-chat-template drops it)",
+    return Status(s.code(),
+                  "%s (--chat-template FILE replaces it, --no-chat-template drops it)",
                   s.message());
   }
   if (!spec.tokenizer.chat_program.empty()) {
-    fprintf(stderr,
-            "ember convert: chat template compiled: %zu bytes of code, %zu strings, ends a "
-            "turn at %zu token(s)\n",
-            spec.tokenizer.chat_program.code.size(), spec.tokenizer.chat_program.strings.size(),
-            spec.tokenizer.chat_program.end_of_turn_ids.size());
+    fprintf(
+        stderr,
+        "ember convert: chat template compiled: %zu bytes of code, %zu strings, ends a "
+        "turn at %zu token(s)\n",
+        spec.tokenizer.chat_program.code.size(),
+        spec.tokenizer.chat_program.strings.size(),
+        spec.tokenizer.chat_program.end_of_turn_ids.size());
   }
   EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
   uint64_t params = 0;

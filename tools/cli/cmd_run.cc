@@ -125,7 +125,8 @@ Status Run(const ArgParser& args) {
   }
   // The prompt first: the session is sized for it and the tokens asked for.
   std::vector<int32_t> ids;
-  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos() && !baked_tokens,
+  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"),
+                                   tokenizer.add_bos() && !baked_tokens,
                                    ctx ? ctx : c.max_context, &ids));
   // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it; after
   // a baked prompt, which brings its logits, an empty prompt needs no token at all.
@@ -172,7 +173,8 @@ Status Run(const ArgParser& args) {
 
   // Echo the prompt as the model will continue it (the baked one first).
   for (size_t i = 0; i < before; ++i) {
-    const std::string_view piece = tokenizer.Decode(i ? baked.tokens[i - 1] : -1, baked.tokens[i]);
+    const std::string_view piece =
+        tokenizer.Decode(i ? baked.tokens[i - 1] : -1, baked.tokens[i]);
     fwrite(piece.data(), 1, piece.size(), stdout);
   }
   for (size_t i = 0; i < n_ids; ++i) {
@@ -195,8 +197,8 @@ Status Run(const ArgParser& args) {
   size_t first = 0;  // the prompt's tokens Generate prefills start here
   if (args.Has("--prompt-cache")) {
     size_t reused = 0;
-    EMBER_RETURN_IF_ERROR(
-        PrefillWithPromptCache(args.Get("--prompt-cache"), &s, ids.data(), n_ids, &reused));
+    EMBER_RETURN_IF_ERROR(PrefillWithPromptCache(args.Get("--prompt-cache"), &s,
+                                                 ids.data(), n_ids, &reused));
     fprintf(stderr, "ember run: prompt cache: %zu of %zu prompt tokens reused\n", reused,
             n_ids);
     first = n_ids - 1;
@@ -212,20 +214,21 @@ Status Run(const ArgParser& args) {
           .count();
   const double decode_s = std::chrono::duration<double>(end - state.first_token).count();
   const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
-  const double first_s =
-      std::chrono::duration<double>((state.seen_first ? state.first_token : end) - created)
-          .count();
+  const double first_s = std::chrono::duration<double>(
+                             (state.seen_first ? state.first_token : end) - created)
+                             .count();
   if (baked_tokens > 0) {
     fprintf(stderr, "ember run: baked prompt of %zu tokens restored, not prefilled\n",
             baked_tokens);
   }
-  fprintf(stderr,
-          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms after "
-          "the session's creation; generated %zu tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
-          n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
-          decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
-          s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
-          static_cast<long long>(threads), threads == 1 ? "" : "s");
+  fprintf(
+      stderr,
+      "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms after "
+      "the session's creation; generated %zu tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
+      n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
+      decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
+      s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
+      static_cast<long long>(threads), threads == 1 ? "" : "s");
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(
         "context full after %zu of the %lld tokens asked for (context %zu); "

@@ -109,9 +109,10 @@ Status Template(const ArgParser& args) {
     if (!model.ok()) return model.status();
     const ChatTemplate& chat = (*model)->chat_template();
     if (chat.empty()) {
-      return NotFound("%s has no compiled chat template (convert it again, or with "
-                      "--chat-template FILE)",
-                      args.Get("-m").c_str());
+      return NotFound(
+          "%s has no compiled chat template (convert it again, or with "
+          "--chat-template FILE)",
+          args.Get("-m").c_str());
     }
     EMBER_RETURN_IF_ERROR(RenderToString(chat, messages, options, &text));
   }

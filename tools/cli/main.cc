@@ -14,7 +14,8 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"run", ember::tools::RunCommand, "generate text from a prompt"},
-    {"chat", ember::tools::ChatCommand, "talk with a model in turns, through its chat template"},
+    {"chat", ember::tools::ChatCommand,
+     "talk with a model in turns, through its chat template"},
     {"convert", ember::tools::ConvertCommand, "write a .ember model from another format"},
     {"inspect", ember::tools::InspectCommand,
      "model summary and the session's memory plan"},

@@ -33,19 +33,23 @@ Status PrefillWithPromptCache(const std::string& path, Session* session,
       }
       if (common == 0) s = InvalidArgument("it holds another prompt");
     }
-    if (s.ok()) s = RestorePromptState(session, nullptr, bytes.data(), bytes.size(), common);
+    if (s.ok())
+      s = RestorePromptState(session, nullptr, bytes.data(), bytes.size(), common);
     if (s.ok()) {
       *reused = common;
     } else {
       session->Reset();
-      fprintf(stderr, "ember run: prompt cache %s not used: %s\n", path.c_str(), s.message());
+      fprintf(stderr, "ember run: prompt cache %s not used: %s\n", path.c_str(),
+              s.message());
     }
   }
-  if (want > *reused) EMBER_RETURN_IF_ERROR(session->Prefill(prompt + *reused, want - *reused));
+  if (want > *reused)
+    EMBER_RETURN_IF_ERROR(session->Prefill(prompt + *reused, want - *reused));
   if (want > *reused) {
     std::vector<uint8_t> state(PromptStateBytes(*session));
     size_t size = 0;
-    EMBER_RETURN_IF_ERROR(SavePromptState(*session, nullptr, state.data(), state.size(), &size));
+    EMBER_RETURN_IF_ERROR(
+        SavePromptState(*session, nullptr, state.data(), state.size(), &size));
     EMBER_RETURN_IF_ERROR(WriteFileAtomic(path, state.data(), size));
   }
   return Status::Ok();

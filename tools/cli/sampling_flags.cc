@@ -48,7 +48,8 @@ Status ReadSamplingFlags(const ArgParser& args, SamplerOptions* o,
       std::chrono::steady_clock::now().time_since_epoch().count() & 0xFFFFFFFF;
   EMBER_RETURN_IF_ERROR(args.GetInt("-s", clock, 0, INT64_MAX, &seed));
   EMBER_RETURN_IF_ERROR(args.GetInt("--top-k", 40, 0, int64_t{1} << 30, &top_k));
-  EMBER_RETURN_IF_ERROR(args.GetInt("--repeat-last-n", 64, -1, int64_t{1} << 24, &last_n));
+  EMBER_RETURN_IF_ERROR(
+      args.GetInt("--repeat-last-n", 64, -1, int64_t{1} << 24, &last_n));
   EMBER_RETURN_IF_ERROR(args.GetFloat("--temp", 0.8, 0.0, 100.0, &temp));
   EMBER_RETURN_IF_ERROR(args.GetFloat("--top-p", 0.95, 0.0, 1.0, &top_p));
   EMBER_RETURN_IF_ERROR(args.GetFloat("--min-p", 0.0, 0.0, 1.0, &min_p));

@@ -45,8 +45,9 @@ Status SpecFromModel(const Model& model, ModelSpec* spec) {
     ChatProgramSpec& c = out.chat_program;
     c.code.assign(p.code, p.code + p.code_size);
     for (size_t i = 0; i < p.num_strings; ++i) {
-      c.strings.emplace_back(reinterpret_cast<const char*>(p.string_bytes) + p.string_offsets[i],
-                             p.string_offsets[i + 1] - p.string_offsets[i]);
+      c.strings.emplace_back(
+          reinterpret_cast<const char*>(p.string_bytes) + p.string_offsets[i],
+          p.string_offsets[i + 1] - p.string_offsets[i]);
     }
     c.floats.assign(p.floats, p.floats + p.num_floats);
     c.num_slots = p.num_slots;
@@ -56,7 +57,8 @@ Status SpecFromModel(const Model& model, ModelSpec* spec) {
     c.eos_token = std::string(p.eos_token);
     c.unk_token = std::string(p.unk_token);
     c.pad_token = std::string(p.pad_token);
-    c.end_of_turn_ids.assign(p.end_of_turn_ids, p.end_of_turn_ids + p.num_end_of_turn_ids);
+    c.end_of_turn_ids.assign(p.end_of_turn_ids,
+                             p.end_of_turn_ids + p.num_end_of_turn_ids);
     c.special_ids.assign(p.special_ids, p.special_ids + p.num_special_ids);
   }
   for (const Tensor& t : model.tensors()) {
@@ -76,12 +78,14 @@ Status SpecFromModel(const Model& model, ModelSpec* spec) {
   return Status::Ok();
 }
 
-Status BakePrompt(const Model& model, const BakeRequest& request, BakedPromptSpec* baked) {
+Status BakePrompt(const Model& model, const BakeRequest& request,
+                  BakedPromptSpec* baked) {
   const Tokenizer& tok = model.tokenizer();
   std::vector<int32_t> tokens;
   if (request.chat_system) {
     const ChatTemplate& chat = model.chat_template();
-    if (chat.empty()) return NotFound("the model has no compiled chat template to render");
+    if (chat.empty())
+      return NotFound("the model has no compiled chat template to render");
     const ChatMessage system{"system", request.text};
     ChatTemplateOptions options;
     options.add_generation_prompt = false;
@@ -99,7 +103,8 @@ Status BakePrompt(const Model& model, const BakeRequest& request, BakedPromptSpe
   } else {
     tokens.resize(Tokenizer::EncodeCapacity(request.text.size()));
     size_t n = 0;
-    EMBER_RETURN_IF_ERROR(tok.Encode(request.text, tok.add_bos(), tokens.data(), tokens.size(), &n));
+    EMBER_RETURN_IF_ERROR(
+        tok.Encode(request.text, tok.add_bos(), tokens.data(), tokens.size(), &n));
     tokens.resize(n);
   }
   if (tokens.empty()) return InvalidArgument("the prompt to bake has no tokens");
@@ -119,7 +124,8 @@ Status BakePrompt(const Model& model, const BakeRequest& request, BakedPromptSpe
   baked->tokens = tokens;
   baked->state.resize(PromptStateBytes(*session));
   size_t bytes = 0;
-  return SavePromptState(*session, nullptr, baked->state.data(), baked->state.size(), &bytes);
+  return SavePromptState(*session, nullptr, baked->state.data(), baked->state.size(),
+                         &bytes);
 }
 
 Status BakeSpec(const BakeRequest& request, ModelSpec* spec) {
@@ -128,7 +134,8 @@ Status BakeSpec(const BakeRequest& request, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(SerializeModel(*spec, &bytes));
   // At an address the loader takes (16-byte aligned; a vector is only malloc-aligned).
   std::vector<uint8_t> storage(bytes.size() + 16);
-  uint8_t* data = storage.data() + (16 - reinterpret_cast<uintptr_t>(storage.data()) % 16) % 16;
+  uint8_t* data =
+      storage.data() + (16 - reinterpret_cast<uintptr_t>(storage.data()) % 16) % 16;
   memcpy(data, bytes.data(), bytes.size());
   bytes.clear();
   bytes.shrink_to_fit();

@@ -90,7 +90,8 @@ TEST(BakeTest, AStateFromOtherWeightsIsRefused) {
   testing::AlignedBytes aligned(bytes);
   auto model = Model::FromMemory(aligned.data(), aligned.size());
   ASSERT_FALSE(model.ok());
-  EXPECT_NE(std::string(model.status().message()).find("baked prompt"), std::string::npos);
+  EXPECT_NE(std::string(model.status().message()).find("baked prompt"),
+            std::string::npos);
 }
 
 // A baked system text: a chat with it finds the whole prompt in the cache.
@@ -110,7 +111,8 @@ TEST(BakeTest, AChatStartsFromABakedSystemText) {
   ChatOptions options;
   std::vector<uint64_t> memory(Chat::RequiredBytes(*session, options) / 8 + 1);
   Chat chat;
-  ASSERT_TRUE(chat.Init(&*session, &sampler, options, memory.data(), memory.size() * 8).ok());
+  ASSERT_TRUE(
+      chat.Init(&*session, &sampler, options, memory.data(), memory.size() * 8).ok());
   ASSERT_TRUE(chat.SetSystem(request.text).ok());
   ASSERT_TRUE(chat.Add("user", "Hi").ok());
   ChatTurnStats stats;

@@ -74,7 +74,8 @@ ChatProgramTables TablesOf(const ChatProgramSpec& p, ProgramStorage* storage) {
   storage->string_offsets.assign(1, 0);
   for (const std::string& s : p.strings) {
     storage->string_bytes.insert(storage->string_bytes.end(), s.begin(), s.end());
-    storage->string_offsets.push_back(static_cast<uint32_t>(storage->string_bytes.size()));
+    storage->string_offsets.push_back(
+        static_cast<uint32_t>(storage->string_bytes.size()));
   }
   ChatProgramTables t;
   t.format_version = tmpl::kFormatVersion;
@@ -116,8 +117,8 @@ Status RenderToString(const ChatTemplate& t, const std::vector<ChatMessage>& mes
   for (;; bytes *= 2) {
     std::vector<char> buffer(bytes);
     size_t length = 0;
-    const Status s =
-        t.Render(messages.data(), messages.size(), options, buffer.data(), bytes, &length);
+    const Status s = t.Render(messages.data(), messages.size(), options, buffer.data(),
+                              bytes, &length);
     if (s.ok()) {
       text->assign(buffer.data(), length);
       return s;
@@ -134,7 +135,7 @@ Status CompileChatTemplate(TokenizerSpec* tok) {
   }
   const auto piece = [&](int32_t id) {
     return id >= 0 && static_cast<size_t>(id) < tok->pieces.size() ? tok->pieces[id]
-                                                                     : std::string();
+                                                                   : std::string();
   };
   if (p.bos_token.empty()) p.bos_token = piece(tok->bos_id);
   if (p.eos_token.empty()) p.eos_token = piece(tok->eos_id);

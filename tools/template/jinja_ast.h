@@ -55,11 +55,11 @@ using StmtPtr = std::unique_ptr<Stmt>;
 using Body = std::vector<StmtPtr>;
 
 enum class StmtKind {
-  kText,      // text
-  kOutput,    // {{ expr }}
-  kIf,        // branches (condition, body), else_body
-  kFor,       // targets in iterable [if filter]: body [else: else_body]
-  kSet,       // {% set target = value %} or {% set target.attr = value %}
+  kText,    // text
+  kOutput,  // {{ expr }}
+  kIf,      // branches (condition, body), else_body
+  kFor,     // targets in iterable [if filter]: body [else: else_body]
+  kSet,     // {% set target = value %} or {% set target.attr = value %}
   kBreak,
   kContinue,
 };
@@ -67,14 +67,14 @@ enum class StmtKind {
 struct Stmt {
   StmtKind kind;
   Where where;
-  std::string text;                 // kText
-  ExprPtr expr;                     // kOutput; kSet value; kFor iterable
-  ExprPtr filter;                   // kFor: "if" condition (or null)
+  std::string text;                  // kText
+  ExprPtr expr;                      // kOutput; kSet value; kFor iterable
+  ExprPtr filter;                    // kFor: "if" condition (or null)
   std::vector<std::string> targets;  // kFor names; kSet: name (and attribute second)
-  bool set_attribute = false;       // kSet: targets[0].targets[1] = ...
+  bool set_attribute = false;        // kSet: targets[0].targets[1] = ...
   std::vector<std::pair<ExprPtr, Body>> branches;  // kIf
-  Body body;                        // kFor
-  Body else_body;                   // kIf, kFor
+  Body body;                                       // kFor
+  Body else_body;                                  // kIf, kFor
 };
 
 }  // namespace ember::tools::jinja

@@ -78,7 +78,8 @@ Status Compiler::Expression(const Expr& e) {
     case ExprKind::kUnary: {
       const Expr& operand = *e.children[0];
       if (e.text == "-" && operand.kind == ExprKind::kInt) {  // a negative literal
-        Emit(Op::kPushInt, 1, {static_cast<uint32_t>(-static_cast<int32_t>(operand.int_value))});
+        Emit(Op::kPushInt, 1,
+             {static_cast<uint32_t>(-static_cast<int32_t>(operand.int_value))});
         return Status::Ok();
       }
       EMBER_RETURN_IF_ERROR(Expression(operand));
@@ -95,7 +96,8 @@ Status Compiler::Expression(const Expr& e) {
       // Python's: the first falsy (and) or truthy (or) operand, else the last.
       EMBER_RETURN_IF_ERROR(Expression(*e.children[0]));
       const size_t end = EmitJump(
-          e.kind == ExprKind::kAnd ? Op::kJumpIfFalseElsePop : Op::kJumpIfTrueElsePop, -1);
+          e.kind == ExprKind::kAnd ? Op::kJumpIfFalseElsePop : Op::kJumpIfTrueElsePop,
+          -1);
       EMBER_RETURN_IF_ERROR(Expression(*e.children[1]));
       PatchHere(end);
       return Status::Ok();
@@ -137,8 +139,9 @@ Status Compiler::Expression(const Expr& e) {
 
 Status Compiler::Name(const Expr& e) {
   if (e.text == "loop" && !loops_.empty()) {
-    return ErrorAt(e.where, "`loop` as a value is not supported (only loop.index, "
-                            "loop.first, ...)");
+    return ErrorAt(e.where,
+                   "`loop` as a value is not supported (only loop.index, "
+                   "loop.first, ...)");
   }
   Emit(Op::kLoad, 1, {Resolve(e.text)});
   return Status::Ok();
@@ -148,9 +151,9 @@ Status Compiler::Attribute(const Expr& e) {
   const Expr& object = *e.children[0];
   if (object.kind == ExprKind::kName && object.text == "loop" && !loops_.empty()) {
     if (filtering_) return ErrorAt(e.where, "`loop` in a for loop's \"if\" filter");
-    static const char* const kNames[] = {"index",    "index0", "revindex",
-                                         "revindex0", "first",  "last",
-                                         "length",   "previtem", "nextitem"};
+    static const char* const kNames[] = {"index",     "index0",   "revindex",
+                                         "revindex0", "first",    "last",
+                                         "length",    "previtem", "nextitem"};
     for (uint32_t i = 0; i < static_cast<uint32_t>(tmpl::LoopAttr::kNumAttrs); ++i) {
       if (e.text == kNames[i]) {
         Emit(Op::kLoopAttr, 1, {i});
@@ -192,8 +195,9 @@ Status Compiler::Arguments(const Expr& call, size_t first_child,
   std::vector<const Expr*> args(builtin.max_args, nullptr);
   const size_t positional = call.children.size() - first_child;
   if (positional > builtin.max_args) {
-    return ErrorAt(call.where, std::string(kind) + " '" + builtin.name + "' takes at most " +
-                                   std::to_string(builtin.max_args) + " arguments");
+    return ErrorAt(call.where, std::string(kind) + " '" + builtin.name +
+                                   "' takes at most " + std::to_string(builtin.max_args) +
+                                   " arguments");
   }
   for (size_t i = 0; i < positional; ++i) args[i] = call.children[first_child + i].get();
   for (const auto& [name, value] : call.kwargs) {
@@ -224,7 +228,8 @@ Status Compiler::Filter(const Expr& e) {
   const int id = FindBuiltin(tmpl::kFilters, name);
   if (id < 0) return ErrorAt(e.where, "filter '" + e.text + "' is not supported");
   if (id == static_cast<int>(tmpl::Filter::kMapAttribute) && e.children.size() > 1) {
-    return ErrorAt(e.where, "map with a filter name is not supported (map(attribute=...) is)");
+    return ErrorAt(e.where,
+                   "map with a filter name is not supported (map(attribute=...) is)");
   }
   EMBER_RETURN_IF_ERROR(Expression(*e.children[0]));
   uint32_t argc;
@@ -234,9 +239,13 @@ Status Compiler::Filter(const Expr& e) {
 }
 
 Status Compiler::TestExpr(const Expr& e) {
-  const char* name = Canonical(
-      e.text, {{"==", "equalto"}, {"eq", "equalto"}, {"!=", "ne"}, {"<", "lt"},
-               {"lessthan", "lt"}, {">", "gt"}, {"greaterthan", "gt"}});
+  const char* name = Canonical(e.text, {{"==", "equalto"},
+                                        {"eq", "equalto"},
+                                        {"!=", "ne"},
+                                        {"<", "lt"},
+                                        {"lessthan", "lt"},
+                                        {">", "gt"},
+                                        {"greaterthan", "gt"}});
   const int id = FindBuiltin(tmpl::kTests, name);
   if (id < 0) return ErrorAt(e.where, "test '" + e.text + "' is not supported");
   EMBER_RETURN_IF_ERROR(Expression(*e.children[0]));
@@ -272,8 +281,8 @@ Status Compiler::Call(const Expr& e) {
         EMBER_RETURN_IF_ERROR(Expression(*value));
       }
       const uint32_t n = static_cast<uint32_t>(e.kwargs.size());
-      Emit(f == "namespace" ? Op::kNamespace : Op::kBuildDict, 1 - 2 * static_cast<int>(n),
-           {n});
+      Emit(f == "namespace" ? Op::kNamespace : Op::kBuildDict,
+           1 - 2 * static_cast<int>(n), {n});
       return Status::Ok();
     }
     if (f == "strftime_now") {
@@ -294,7 +303,8 @@ Status Compiler::Call(const Expr& e) {
     }
     // Any other name holds no function here (strftime_now among them): calling it is
     // an error when, and only if, the render reaches it, as in Jinja.
-    Emit(Op::kPushString, 1, {StringConstant("'" + f + "' is undefined or not callable")});
+    Emit(Op::kPushString, 1,
+         {StringConstant("'" + f + "' is undefined or not callable")});
     Emit(Op::kRaise, -1);
     undefined();
     return Status::Ok();

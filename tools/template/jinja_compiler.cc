@@ -130,8 +130,9 @@ Status Compiler::Statement(const Stmt& s) {
     case StmtKind::kBreak:
     case StmtKind::kContinue: {
       if (loops_.empty()) {
-        return ErrorAt(s.where, s.kind == StmtKind::kBreak ? "{% break %} outside a loop"
-                                                           : "{% continue %} outside a loop");
+        return ErrorAt(s.where, s.kind == StmtKind::kBreak
+                                    ? "{% break %} outside a loop"
+                                    : "{% continue %} outside a loop");
       }
       LoopLabels& loop = loops_.back();
       if (s.kind == StmtKind::kContinue) {
@@ -239,7 +240,8 @@ Status Compiler::Run(const Body& body, ChatProgramSpec* program) {
   program->strings.clear();
   program->floats.clear();
   scopes_.assign(1, {});
-  for (uint32_t i = 0; i < tmpl::kNumInputSlots; ++i) scopes_[0][tmpl::kInputNames[i]] = i;
+  for (uint32_t i = 0; i < tmpl::kNumInputSlots; ++i)
+    scopes_[0][tmpl::kInputNames[i]] = i;
   num_slots_ = tmpl::kNumInputSlots;
   EMBER_RETURN_IF_ERROR(Statements(body));
   if (num_slots_ > tmpl::kMaxSlots || max_depth_ > static_cast<int>(tmpl::kMaxStack) ||

@@ -22,8 +22,8 @@ class Compiler {
 
  private:
   struct LoopLabels {
-    uint32_t next = 0;            // where `continue` goes
-    std::vector<size_t> breaks;   // jumps to patch to the loop's end
+    uint32_t next = 0;           // where `continue` goes
+    std::vector<size_t> breaks;  // jumps to patch to the loop's end
   };
 
   Status ErrorAt(const Where& where, const std::string& what) const;

@@ -107,7 +107,8 @@ class Lexer {
   // The next "{{", "{%" or "{#" at or after pos, or the end.
   size_t FindTag(size_t pos) const {
     for (size_t i = pos; i + 1 < src_.size(); ++i) {
-      if (src_[i] == '{' && (src_[i + 1] == '{' || src_[i + 1] == '%' || src_[i + 1] == '#')) {
+      if (src_[i] == '{' &&
+          (src_[i + 1] == '{' || src_[i + 1] == '%' || src_[i + 1] == '#')) {
         return i;
       }
     }
@@ -175,10 +176,9 @@ class Lexer {
         while (pos < src_.size() && (IsNameStart(src_[pos]) || IsDigit(src_[pos]))) ++pos;
         Emit(TokenKind::kName, src_.substr(start, pos - start), start);
       } else {
-        static const char* const kOps[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-",
-                                           "*",  "/",  "%",  "~",  "<",  ">",  "=", "(",
-                                           ")",  "[",  "]",  "{",  "}",  ",",  ".", ":",
-                                           "|"};
+        static const char* const kOps[] = {
+            "**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<",
+            ">",  "=",  "(",  ")",  "[",  "]",  "{", "}", ",", ".", ":", "|"};
         const char* op = nullptr;
         for (const char* o : kOps) {
           if (src_.compare(pos, strlen(o), o) == 0) {
@@ -229,9 +229,8 @@ class Lexer {
         AppendUtf8(cp, &value);
       } else if (e >= '0' && e <= '7') {
         uint32_t cp = static_cast<uint32_t>(e - '0');
-        for (int i = 0; i < 2 && *pos < src_.size() && src_[*pos] >= '0' &&
-                        src_[*pos] <= '7';
-             ++i) {
+        for (int i = 0;
+             i < 2 && *pos < src_.size() && src_[*pos] >= '0' && src_[*pos] <= '7'; ++i) {
           cp = cp * 8 + static_cast<uint32_t>(src_[(*pos)++] - '0');
         }
         AppendUtf8(cp, &value);

@@ -31,7 +31,7 @@ struct Token {
   std::string value;
   int64_t int_value = 0;
   double float_value = 0;
-  int line = 1;    // where it starts in the source, 1-based
+  int line = 1;  // where it starts in the source, 1-based
   int column = 1;
 };
 

@@ -71,7 +71,8 @@ class Parser {
 
   // Statements until a {% keyword %} in `ends` (left unconsumed, named in *end) or the
   // end of the template (*end empty).
-  Status ParseBody(Body* body, std::initializer_list<const char*> ends, std::string* end) {
+  Status ParseBody(Body* body, std::initializer_list<const char*> ends,
+                   std::string* end) {
     end->clear();
     while (true) {
       const Token& t = Peek();
@@ -94,7 +95,8 @@ class Parser {
         body->push_back(std::move(s));
       } else if (t.kind == TokenKind::kStmtOpen) {
         const Token& keyword = Peek(1);
-        if (keyword.kind != TokenKind::kName) return Error(keyword, "expected a statement");
+        if (keyword.kind != TokenKind::kName)
+          return Error(keyword, "expected a statement");
         for (const char* e : ends) {
           if (keyword.value == e) {
             *end = e;
@@ -137,7 +139,8 @@ class Parser {
       s->kind = StmtKind::kFor;
       const bool parenthesized = SkipOp("(");
       do {
-        if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected a loop variable");
+        if (Peek().kind != TokenKind::kName)
+          return Error(Peek(), "expected a loop variable");
         s->targets.push_back(Next().value);
       } while (SkipOp(","));
       if (parenthesized) EMBER_RETURN_IF_ERROR(Expect(")"));
@@ -161,14 +164,16 @@ class Parser {
       if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected a name to set");
       s->targets.push_back(Next().value);
       if (SkipOp(".")) {
-        if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected an attribute");
+        if (Peek().kind != TokenKind::kName)
+          return Error(Peek(), "expected an attribute");
         s->targets.push_back(Next().value);
         s->set_attribute = true;
       }
       if (IsOp(",")) return Error(Peek(), "{% set a, b = ... %} is not supported");
       if (Peek().kind == TokenKind::kStmtClose) {
-        return Error(keyword, "block assignments ({% set x %}...{% endset %}) are not "
-                              "supported");
+        return Error(keyword,
+                     "block assignments ({% set x %}...{% endset %}) are not "
+                     "supported");
       }
       EMBER_RETURN_IF_ERROR(Expect("="));
       EMBER_RETURN_IF_ERROR(Tuple(&s->expr));
@@ -308,8 +313,8 @@ class Parser {
     switch (t.kind) {
       case TokenKind::kName: {
         ++pos_;
-        static const char* const kConstants[] = {"none", "None", "true", "True",
-                                                 "false", "False"};
+        static const char* const kConstants[] = {"none", "None",  "true",
+                                                 "True", "false", "False"};
         for (const char* c : kConstants) {
           if (t.value == c) {
             std::string lower = t.value;
@@ -396,7 +401,8 @@ class Parser {
           *out = std::move(e);
           continue;
         }
-        if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected an attribute");
+        if (Peek().kind != TokenKind::kName)
+          return Error(Peek(), "expected an attribute");
         ExprPtr e = Make(ExprKind::kAttr, at, Next().value);
         e->children.push_back(std::move(*out));
         *out = std::move(e);
@@ -438,7 +444,8 @@ class Parser {
   Status Arguments(Expr* call) {
     EMBER_RETURN_IF_ERROR(Expect("("));
     while (!IsOp(")")) {
-      if (IsOp("*") || IsOp("**")) return Error(Peek(), "*args and **kwargs are not supported");
+      if (IsOp("*") || IsOp("**"))
+        return Error(Peek(), "*args and **kwargs are not supported");
       if (Peek().kind == TokenKind::kName && IsOp("=", 1)) {
         std::string name = Next().value;
         ++pos_;
@@ -470,7 +477,8 @@ class Parser {
   Status Filters(ExprPtr* out) {
     while (true) {
       if (SkipOp("|")) {
-        if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected a filter name");
+        if (Peek().kind != TokenKind::kName)
+          return Error(Peek(), "expected a filter name");
         const Token& name = Next();
         ExprPtr e = Make(ExprKind::kFilter, name, name.value);
         e->children.push_back(std::move(*out));

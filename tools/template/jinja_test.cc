@@ -9,9 +9,9 @@
 
 #include "gtest/gtest.h"
 #include "runtime/chat_template.h"
+#include "runtime/chat_template_format.h"
 #include "runtime/model.h"
 #include "tests/testing.h"
-#include "runtime/chat_template_format.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
 #include "tools/template/jinja_compiler.h"
@@ -31,13 +31,15 @@ TEST(JinjaTest, UnsupportedConstructsAreRefusedByNameAndLine) {
     const char* source;
     const char* message;
   } cases[] = {
-      {"a\n{% macro f() %}x{% endmacro %}", "line 2, column 4: {% macro %} is not supported"},
+      {"a\n{% macro f() %}x{% endmacro %}",
+       "line 2, column 4: {% macro %} is not supported"},
       {"{% include 'x' %}", "{% include %} is not supported"},
       {"{% raw %}x{% endraw %}", "{% raw %} is not supported"},
       {"{{ x | wordcount }}", "line 1, column 8: filter 'wordcount' is not supported"},
       {"{{ x is callable }}", "test 'callable' is not supported"},
       {"{{ x.format(1) }}", "method 'format' is not supported"},
-      {"{% for x in y %}{{ loop.cycle('a') }}{% endfor %}", "loop.cycle() is not supported"},
+      {"{% for x in y %}{{ loop.cycle('a') }}{% endfor %}",
+       "loop.cycle() is not supported"},
       {"{% for x in y %}{{ loop.depth }}{% endfor %}", "loop.depth is not supported"},
       {"{% for x in y %}{% set l = loop %}{% endfor %}", "`loop` as a value"},
       {"{% for x in y recursive %}{% endfor %}", "recursive loops are not supported"},
@@ -45,7 +47,8 @@ TEST(JinjaTest, UnsupportedConstructsAreRefusedByNameAndLine) {
       {"{{ f(*args) }}", "*args and **kwargs are not supported"},
       {"{{ x | map('upper') }}", "map with a filter name is not supported"},
       {"{{ x | join(foo=1) }}", "filter 'join' has no argument 'foo'"},
-      {"{{ 'a' | replace('a', 'b', 1, 2) }}", "filter 'replace' takes at most 3 arguments"},
+      {"{{ 'a' | replace('a', 'b', 1, 2) }}",
+       "filter 'replace' takes at most 3 arguments"},
       {"{% if x %}", "{% if %} without {% endif %}"},
       {"{% for x in y %}", "{% for %} without {% endfor %}"},
       {"{% endif %}", "unexpected {% endif %}"},
@@ -71,7 +74,8 @@ std::string BigTemplate() {
   std::string source;
   ChatProgramSpec texts;
   if (ReadHfChatConfig(path, &source, &texts).ok() && !source.empty()) return source;
-  return "{% set ns = namespace(n=0) %}{% for m in messages[::-1] %}{% if m.role == 'user' "
+  return "{% set ns = namespace(n=0) %}{% for m in messages[::-1] %}{% if m.role == "
+         "'user' "
          "%}{% set ns.n = ns.n + 1 %}{% endif %}{% endfor %}{% for m in messages %}"
          "{{ '<' ~ m.role ~ '>' ~ m.content | trim ~ '\\n' }}{% endfor %}{{ ns.n }}";
 }
@@ -86,7 +90,8 @@ TEST(JinjaTest, ACorruptedProgramIsRefusedOrFailsCleanly) {
   ChatProgramSpec program;
   ASSERT_TRUE(CompileSource(BigTemplate(), &program).ok());
   std::string want;
-  ASSERT_TRUE(RenderProgram(program, 1, kConversation, ChatTemplateOptions(), &want).ok());
+  ASSERT_TRUE(
+      RenderProgram(program, 1, kConversation, ChatTemplateOptions(), &want).ok());
   std::mt19937 rng(7);
   std::vector<char> buffer(1 << 16);
   int refused = 0, failed = 0, rendered = 0;
@@ -115,8 +120,9 @@ TEST(JinjaTest, ACorruptedProgramIsRefusedOrFailsCleanly) {
       continue;
     }
     size_t length = 0;
-    const Status s = t.Render(kConversation.data(), kConversation.size(),
-                              ChatTemplateOptions(), buffer.data(), buffer.size(), &length);
+    const Status s =
+        t.Render(kConversation.data(), kConversation.size(), ChatTemplateOptions(),
+                 buffer.data(), buffer.size(), &length);
     (s.ok() ? rendered : failed) += 1;
     EXPECT_LE(length, buffer.size());
   }
@@ -161,8 +167,8 @@ TEST(JinjaTest, ARunawayTemplateStopsAtTheStepBudget) {
   ASSERT_TRUE(t.Init(TablesOf(program, &storage), 1).ok());
   std::vector<char> buffer(1 << 16);
   size_t length = 0;
-  const Status s = t.Render(nullptr, 0, ChatTemplateOptions(), buffer.data(), buffer.size(),
-                            &length);
+  const Status s =
+      t.Render(nullptr, 0, ChatTemplateOptions(), buffer.data(), buffer.size(), &length);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(s.message()).find("steps"), std::string::npos) << s.message();
 }
@@ -185,7 +191,8 @@ TEST(JinjaTest, TheLoaderRefusesABadProgram) {
   testing::AlignedBytes aligned(bytes);
   auto model = Model::FromMemory(aligned.data(), aligned.size());
   ASSERT_FALSE(model.ok());
-  EXPECT_NE(std::string(model.status().message()).find("chat template"), std::string::npos)
+  EXPECT_NE(std::string(model.status().message()).find("chat template"),
+            std::string::npos)
       << model.status().message();
 }
 
