@@ -11,21 +11,7 @@ src="$3"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect STATUS STDERR_FRAGMENT -- command... (stdout kept in $tmp/stdout)
-expect() {
-  local want_status="$1" fragment="$2"
-  shift 3
-  local out status
-  out=$("$@" 2>&1 >"$tmp/stdout")
-  status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    fail "$* -> status $status (want $want_status), stderr: $out (want '$fragment')"
-  else
-    echo "ok: $* -> $status"
-  fi
-}
+source "$(dirname "$0")/cli_expect.sh"
 
 bin="$models/llama2c/stories260K/stories260K.bin"
 tok="$models/llama2c/stories260K/tok512.bin"
