@@ -21,10 +21,12 @@ ChatLayout Plan(const Session& session, const ChatOptions& o) {
   l.messages = RoundUp8(sizeof(ChatMessage) * (o.max_messages ? o.max_messages : 1));
   l.text = RoundUp8(text);
   // The rendered conversation (the text plus the template's markup) and the render's
-  // scratch (its string concatenations: a few times the text).
-  l.render = RoundUp8(4 * text + 16384);
-  // Tokenizing needs 5 ids a byte of work space, and a special token's 2 more.
-  l.tokens = RoundUp8(sizeof(int32_t) * (6 * (text + 4096) + 64));
+  // scratch (its string concatenations copy each message a few times).
+  l.render = RoundUp8(8 * text + 16384);
+  // The tokens (a conversation past the context is cut short anyway), and the work space
+  // of encoding the longest piece of text between two control tokens (5 ids a byte).
+  l.tokens = RoundUp8(sizeof(int32_t) *
+                      (session.max_context() + 64 + Tokenizer::EncodeCapacity(text + 4096)));
   l.total = l.messages + l.text + l.render + l.tokens;
   return l;
 }
@@ -184,9 +186,14 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   const int32_t* tokens;
   size_t n;
   while (true) {
-    EMBER_RETURN_IF_ERROR(Tokenize(&tokens, &n));
-    if (n + reserve <= context && n < context) break;
+    // A conversation whose tokens overflow their buffer is longer than the context too.
+    const Status tokenized = Tokenize(&tokens, &n);
+    if (!tokenized.ok() && tokenized.code() != StatusCode::kResourceExhausted) {
+      return tokenized;
+    }
+    if (tokenized.ok() && n + reserve <= context && n < context) break;
     if (num_messages_ - first_turn_ <= 1) {
+      if (!tokenized.ok()) return tokenized;
       return OutOfRange(
           "the conversation's last turn (%zu tokens with the template's) "
           "does not fit the context of %zu with room to reply",
