@@ -25,8 +25,8 @@ ChatLayout Plan(const Session& session, const ChatOptions& o) {
   l.render = RoundUp8(8 * text + 16384);
   // The tokens (a conversation past the context is cut short anyway), and the work space
   // of encoding the longest piece of text between two control tokens (5 ids a byte).
-  l.tokens = RoundUp8(sizeof(int32_t) *
-                      (session.max_context() + 64 + Tokenizer::EncodeCapacity(text + 4096)));
+  l.tokens = RoundUp8(sizeof(int32_t) * (session.max_context() + 64 +
+                                         Tokenizer::EncodeCapacity(text + 4096)));
   l.total = l.messages + l.text + l.render + l.tokens;
   return l;
 }
