@@ -184,7 +184,7 @@ Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
   if (options.enable_thinking >= 0) {
     inputs[tmpl::kSlotEnableThinking] = tmpl::Value::Bool(options.enable_thinking != 0);
   }
-  EMBER_RETURN_IF_ERROR(tmpl::Run(t_, inputs, &heap));
+  EMBER_RETURN_IF_ERROR(tmpl::Run(t_, inputs, options.max_steps, &heap));
   *length = heap.text_bytes();
   return Status::Ok();
 }

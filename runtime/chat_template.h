@@ -38,6 +38,9 @@ struct ChatTemplateOptions {
   // The time strftime_now formats, in seconds since 1970 (UTC); negative: no clock, and
   // strftime_now is undefined.
   int64_t now_seconds = -1;
+  // Instructions a render may run (0: 2^24, far more than any chat template needs); past
+  // them it fails, whatever the template does.
+  uint64_t max_steps = 0;
 };
 
 class ChatTemplate {
@@ -68,7 +71,8 @@ class ChatTemplate {
 
 namespace tmpl {
 // The machine (template_vm.cc): runs a checked program over its inputs.
-Status Run(const ChatProgramTables& program, const Value* inputs, Heap* heap);
+Status Run(const ChatProgramTables& program, const Value* inputs, uint64_t max_steps,
+           Heap* heap);
 }  // namespace tmpl
 
 }  // namespace ember

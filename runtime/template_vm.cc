@@ -12,7 +12,7 @@ namespace {
 
 // Far more than any chat template needs (Qwen3's renders 4,000 messages well within
 // it); a corrupt or hostile program stops here instead of running for minutes.
-constexpr uint64_t kMaxSteps = uint64_t{1} << 24;
+constexpr uint64_t kDefaultMaxSteps = uint64_t{1} << 24;
 
 struct Frame {
   Value list;         // kList
@@ -21,7 +21,8 @@ struct Frame {
 
 class Machine {
  public:
-  Machine(const ChatProgramTables& p, Heap* heap) : p_(p), heap_(heap) {}
+  Machine(const ChatProgramTables& p, uint64_t max_steps, Heap* heap)
+      : p_(p), max_steps_(max_steps ? max_steps : kDefaultMaxSteps), heap_(heap) {}
 
   Status Run(const Value* inputs) {
     stack_ = heap_->AllocateArray<Value>(p_.max_stack + 1);
@@ -32,9 +33,9 @@ class Machine {
     for (uint32_t i = 0; i < kNumInputSlots; ++i) slots_[i] = inputs[i];
     size_t pc = 0;
     for (uint64_t steps = 0; pc < p_.code_size; ++steps) {
-      if (steps == kMaxSteps) {
+      if (steps == max_steps_) {
         return InvalidArgument("chat template: more than %llu steps (a runaway loop?)",
-                               static_cast<unsigned long long>(kMaxSteps));
+                               static_cast<unsigned long long>(max_steps_));
       }
       const Op op = static_cast<Op>(p_.code[pc]);
       uint32_t a = 0, b = 0;
@@ -301,6 +302,7 @@ class Machine {
   }
 
   const ChatProgramTables& p_;
+  const uint64_t max_steps_;
   Heap* heap_;
   Value* stack_ = nullptr;
   uint32_t sp_ = 0;
@@ -311,8 +313,9 @@ class Machine {
 
 }  // namespace
 
-Status Run(const ChatProgramTables& program, const Value* inputs, Heap* heap) {
-  return Machine(program, heap).Run(inputs);
+Status Run(const ChatProgramTables& program, const Value* inputs, uint64_t max_steps,
+           Heap* heap) {
+  return Machine(program, max_steps, heap).Run(inputs);
 }
 
 }  // namespace ember::tmpl
