@@ -18,7 +18,7 @@ extern "C" {
 
 /* The one place the version is stated: CMakeLists.txt reads it from here. */
 #define EMBER_VERSION_MAJOR 0
-#define EMBER_VERSION_MINOR 2
+#define EMBER_VERSION_MINOR 3
 #define EMBER_VERSION_PATCH 0
 
 /* The values equal ember::StatusCode's (c_api.cc checks it at compile time). */
