@@ -10,6 +10,7 @@
   make well-formed, self-contained SVG that headless Chromium renders at its size; in the
   PNG every bar ends where the drawn axis puts its value, in its series' legend colour,
   left to right in the data's order, with the roofline mark at the decode roofline.
+  `bench-chart --format md` tabulates the same medians and roofline shares.
 - Comparison: two runs written here with known ratios (5 repetitions each; one pair 25 %
   faster, one 20 % slower, one within noise; results without a partner; the NEW file in
   an older field set: samples_ns instead of samples_ts, no test field, a field OLD lacks)
@@ -254,6 +255,19 @@ def test_chart_of_known_values(checks, args, tool):
     root = well_formed(checks, svg, "known chart")
     if root is None:
         return
+    # The same as a table: median tokens/s and the share of the roofline per cell.
+    table = tool.run("bench-chart", data, "--format", "md").stdout
+    lines = [l for l in table.splitlines() if l.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = {}
+    for line in lines[1:]:
+        row = [c.strip() for c in line.strip("|").split("|")]
+        for name, cell in zip(header[2:], row[2:]):
+            cells[(row[0], name)] = cell
+    for model, label, mean, ref in order:
+        want = f"{mean:.0f} ({100 * mean / ref:.0f} %)"
+        got = cells.get((model, "tg64, " + label))
+        checks.check(f"known table {model} {label}: {want}", got == want, str(got))
     checks.check("known chart: title escapes the CPU name",
                  "Test CPU <x>" in root.find(NS + "title").text)
     colours = legend_colours(root)

@@ -2,8 +2,11 @@
 #include "tools/bench/bench_chart.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+
+#include "tools/util/text_table.h"
 
 namespace ember::tools {
 namespace {
@@ -29,6 +32,13 @@ class Index {
   std::map<std::string, size_t> index_;
   std::vector<std::string> keys_;
 };
+
+// Tokens/s as a table shows it: 25317, 4399, 66.8, 5.12.
+std::string TableRate(double ts) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), ts >= 100 ? "%.0f" : ts >= 10 ? "%.1f" : "%.2f", ts);
+  return buf;
+}
 
 // The value a field has in every record, or "" when it varies or is missing.
 std::string Common(const std::vector<BenchRecord>& records, const std::string& name) {
@@ -85,10 +95,9 @@ double RooflineTokensPerSecond(const BenchJson& record) {
   return gbps > 0 && bytes > 0 ? gbps * 1e9 / bytes : -1;
 }
 
-BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
-  BarChartSpec spec;
-  spec.title = TitleAndNotes(records, &spec.notes);
-  spec.value_label = "tokens/s";
+BenchGrid MakeBenchGrid(const std::vector<BenchRecord>& records) {
+  BenchGrid grid;
+  grid.title = TitleAndNotes(records, &grid.notes);
   // The configuration fields that vary make the series.
   std::vector<std::string> fields;
   std::set<std::string> seen;
@@ -108,16 +117,9 @@ BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
   }
   if (varying.empty() && seen.count("n_threads")) varying.push_back("n_threads");
 
-  Index panels, groups, series;
-  // (panel, group, series) -> pooled speed, roofline sum and count.
-  struct Cell {
-    BenchSpeed speed;
-    double roofline = 0;
-    int results = 0, rooflines = 0;
-  };
-  std::map<std::vector<size_t>, Cell> cells;
-  std::vector<std::vector<size_t>> order;
-  std::set<size_t> repetitions;
+  Index tests, groups, series;
+  std::map<std::vector<size_t>, size_t> cell_of;  // (test, group, series) -> cell
+  std::vector<int> rooflines;                     // per cell: results with a roofline
   for (const BenchRecord& r : records) {
     std::string label;
     for (const std::string& name : varying) {
@@ -127,63 +129,74 @@ BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
     const std::string type = FieldText(r.fields, "model_type");
     std::string group = FieldText(r.fields, "model_filename");
     if (type != "-") group += "\n" + type;
-    const std::vector<size_t> at = {panels.Of(TestLabel(r.fields)), groups.Of(group),
+    const std::vector<size_t> at = {tests.Of(TestLabel(r.fields)), groups.Of(group),
                                     series.Of(label.empty() ? "tokens/s" : label)};
-    Cell& cell = cells[at];
-    if (cell.results++ == 0) {
-      cell.speed = r.speed;
-      order.push_back(at);
+    const auto found = cell_of.find(at);
+    if (found == cell_of.end()) {
+      cell_of.emplace(at, grid.cells.size());
+      grid.cells.push_back({at[0], at[1], at[2], r.speed, 0, 1});
+      rooflines.push_back(0);
     } else {
+      BenchGrid::Cell& cell = grid.cells[found->second];
       cell.speed = BenchSpeed::Pool(cell.speed, r.speed);
+      ++cell.results;
     }
+    const size_t c = cell_of[at];
     const double roofline = RooflineTokensPerSecond(r.fields);
-    if (roofline > 0) cell.roofline += roofline, ++cell.rooflines;
-    repetitions.insert(r.speed.samples.size());
+    if (roofline > 0) grid.cells[c].roofline += roofline, ++rooflines[c];
+    grid.repetitions.insert(r.speed.samples.size());
   }
-  spec.series = series.keys();
-  for (const std::string& test : panels.keys()) {
+  for (size_t c = 0; c < grid.cells.size(); ++c) {
+    grid.cells[c].roofline = rooflines[c] ? grid.cells[c].roofline / rooflines[c] : -1;
+  }
+  grid.tests = tests.keys();
+  grid.groups = groups.keys();
+  grid.series = series.keys();
+  return grid;
+}
+
+BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
+  const BenchGrid grid = MakeBenchGrid(records);
+  BarChartSpec spec;
+  spec.title = grid.title;
+  spec.notes = grid.notes;
+  spec.value_label = "tokens/s";
+  spec.series = grid.series;
+  bool any_roofline = false;
+  for (size_t p = 0; p < grid.tests.size(); ++p) {
+    const std::string& test = grid.tests[p];
     BarChartPanel panel;
     panel.title = test + (test.rfind("pp", 0) == 0   ? " (prefill)"
                           : test.rfind("tg", 0) == 0 ? " (decode)"
                                                      : "");
-    panel.groups = groups.keys();
+    // The groups with a result in this test (a test one model did not run has none).
+    std::vector<size_t> index(grid.groups.size(), SIZE_MAX);
+    for (const BenchGrid::Cell& cell : grid.cells) {
+      if (cell.test != p || index[cell.group] != SIZE_MAX) continue;
+      index[cell.group] = 0;
+    }
+    for (size_t g = 0; g < grid.groups.size(); ++g) {
+      if (index[g] == SIZE_MAX) continue;
+      index[g] = panel.groups.size();
+      panel.groups.push_back(grid.groups[g]);
+    }
+    for (const BenchGrid::Cell& cell : grid.cells) {
+      if (cell.test != p) continue;
+      ChartBar bar;
+      bar.group = index[cell.group];
+      bar.series = cell.series;
+      bar.value = cell.speed.mean;
+      bar.low = std::max(0.0, cell.speed.Min());
+      bar.high = cell.speed.Max();
+      bar.reference = cell.roofline;
+      any_roofline |= cell.roofline > 0;
+      panel.bars.push_back(bar);
+    }
     spec.panels.push_back(panel);
   }
-  bool any_roofline = false;
-  for (const std::vector<size_t>& at : order) {
-    const Cell& cell = cells[at];
-    ChartBar bar;
-    bar.group = at[1];
-    bar.series = at[2];
-    bar.value = cell.speed.mean;
-    bar.low = std::max(0.0, cell.speed.Min());
-    bar.high = cell.speed.Max();
-    if (cell.rooflines > 0) {
-      bar.reference = cell.roofline / cell.rooflines;
-      any_roofline = true;
-    }
-    spec.panels[at[0]].bars.push_back(bar);
-  }
-  // Groups a panel has no bar for (a test one model did not run) are dropped.
-  for (BarChartPanel& panel : spec.panels) {
-    std::vector<size_t> remap(panel.groups.size(), SIZE_MAX);
-    std::vector<std::string> kept;
-    for (const ChartBar& bar : panel.bars) {
-      if (remap[bar.group] == SIZE_MAX) {
-        remap[bar.group] = 0;
-      }
-    }
-    for (size_t g = 0; g < panel.groups.size(); ++g) {
-      if (remap[g] == SIZE_MAX) continue;
-      remap[g] = kept.size();
-      kept.push_back(panel.groups[g]);
-    }
-    for (ChartBar& bar : panel.bars) bar.group = remap[bar.group];
-    panel.groups = kept;
-  }
-  const bool all_samples = repetitions.count(0) == 0;
-  if (all_samples && repetitions.size() == 1) {
-    const size_t n = *repetitions.begin();
+  const bool all_samples = grid.repetitions.count(0) == 0;
+  if (all_samples && grid.repetitions.size() == 1) {
+    const size_t n = *grid.repetitions.begin();
     spec.whisker_legend = "bar: mean of " + std::to_string(n) +
                           (n == 1 ? " repetition" : " repetitions") +
                           "; whisker: the slowest and the fastest";
@@ -201,6 +214,65 @@ BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
 
 std::string RenderBenchChart(const std::vector<BenchRecord>& records) {
   return RenderBarChartSvg(BenchChartSpec(records));
+}
+
+void WriteBenchTable(const std::vector<BenchRecord>& records, FILE* out) {
+  const BenchGrid grid = MakeBenchGrid(records);
+  fprintf(out, "%s\n", grid.title.c_str());
+  for (const std::string& note : grid.notes) fprintf(out, "%s\n", note.c_str());
+  fprintf(out, "\n");
+  // A column per (test, series) that has a result, in order.
+  std::vector<std::pair<size_t, size_t>> columns;
+  for (size_t t = 0; t < grid.tests.size(); ++t) {
+    for (size_t s = 0; s < grid.series.size(); ++s) {
+      for (const BenchGrid::Cell& cell : grid.cells) {
+        if (cell.test == t && cell.series == s) {
+          columns.push_back({t, s});
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::string> header = {"model", "type"};
+  std::vector<bool> right = {false, false};
+  for (const auto& column : columns) {
+    header.push_back(grid.tests[column.first] + ", " + grid.series[column.second]);
+    right.push_back(true);
+  }
+  std::vector<std::vector<std::string>> rows;
+  bool any_roofline = false;
+  int most_results = 0;
+  for (size_t g = 0; g < grid.groups.size(); ++g) {
+    const size_t nl = grid.groups[g].find('\n');
+    std::vector<std::string> row = {
+        grid.groups[g].substr(0, nl),
+        nl == std::string::npos ? "" : grid.groups[g].substr(nl + 1)};
+    for (const auto& column : columns) {
+      std::string text = "-";
+      for (const BenchGrid::Cell& cell : grid.cells) {
+        if (cell.test != column.first || cell.series != column.second ||
+            cell.group != g) {
+          continue;
+        }
+        const double median = cell.speed.Median();
+        text = TableRate(median);
+        if (cell.roofline > 0) {
+          char pct[32];
+          snprintf(pct, sizeof(pct), " (%.0f %%)", 100 * median / cell.roofline);
+          text += pct;
+          any_roofline = true;
+        }
+        most_results = std::max(most_results, cell.results);
+      }
+      row.push_back(text);
+    }
+    rows.push_back(row);
+  }
+  WriteMarkdownTable(header, right, rows, out);
+  fprintf(out, "\nMedian tokens/s over the repetitions%s.%s\n",
+          most_results > 1 ? " of every result of a configuration (runs pooled)" : "",
+          any_roofline ? " Decode: its share of the roofline in parentheses." : "");
+  fflush(out);
 }
 
 }  // namespace ember::tools

@@ -1,6 +1,6 @@
 // `ember bench-compare OLD NEW`: two bench files' results paired and compared, and
-// `ember bench-chart FILE...`: bench files drawn as the chart `ember bench -o svg` draws
-// (tools/bench/bench_compare.h, bench_chart.h).
+// `ember bench-chart FILE...`: bench files drawn as the chart `ember bench -o svg` draws,
+// or tabulated (tools/bench/bench_compare.h, bench_chart.h).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -72,13 +72,29 @@ Status RunCompare(const ArgParser& args) {
 Status RunChart(const ArgParser& args) {
   const std::vector<std::string>& files = args.Positional();
   if (files.empty()) return InvalidArgument("no bench file to draw");
+  // --format, else the output's extension, else svg.
+  const std::string output = args.Get("-o", "-");
+  const bool md_name =
+      output.size() > 3 && output.compare(output.size() - 3, 3, ".md") == 0;
+  const std::string format = args.Get("--format", md_name ? "md" : "svg");
+  if (format != "svg" && format != "md") {
+    return InvalidArgument("--format %s: not svg or md", format.c_str());
+  }
   std::vector<BenchRecord> records;
   for (const std::string& file : files) {
     std::vector<BenchRecord> more;
     EMBER_RETURN_IF_ERROR(ReadBenchRecords(file, &more));
     records.insert(records.end(), more.begin(), more.end());
   }
-  return WriteOutput(args.Get("-o", "-"), RenderBenchChart(records));
+  if (format == "svg") return WriteOutput(output, RenderBenchChart(records));
+  if (output == "-") {
+    WriteBenchTable(records, stdout);
+    return Status::Ok();
+  }
+  return WriteFileAtomic(output, [&](FILE* f) {
+    WriteBenchTable(records, f);
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -110,16 +126,22 @@ int BenchCompareCommand(int argc, char** argv) {
 
 int BenchChartCommand(int argc, char** argv) {
   ArgParser parser({
-      {{"-o", "--output"}, true, "the SVG file (default: stdout)"},
+      {{"-o", "--output"}, true, "the output file (default: stdout)"},
+      {{"--format"},
+       true,
+       "svg (the chart; default) or md (its numbers as a table; the default for -o "
+       "*.md)"},
       {{"-h", "--help"}, false, "show this help"},
   });
   parser.TakePositional();
   return RunSubcommand(
       "bench-chart",
-      "usage: ember bench-chart FILE... [-o OUT.svg]\n\n"
+      "usage: ember bench-chart FILE... [-o OUT.svg|OUT.md] [--format svg|md]\n\n"
       "Draws bench results (files of `ember bench -o json|jsonl` or --history) as\n"
       "`ember bench -o svg` does: tokens/s per test, grouped by model, a series per\n"
-      "configuration that varies (threads, backend, build ...), the decode roofline.\n",
+      "configuration that varies (threads, backend, build ...), the decode roofline.\n"
+      "--format md prints the same as a table: median tokens/s per model, test and\n"
+      "series, results of one configuration (repeated runs) pooled.\n",
       parser, argc, argv, &RunChart);
 }
 
