@@ -170,13 +170,13 @@ BarChartSpec BenchChartSpec(const std::vector<BenchRecord>& records) {
                           : test.rfind("tg", 0) == 0 ? " (decode)"
                                                      : "");
     // The groups with a result in this test (a test one model did not run has none).
-    std::vector<size_t> index(grid.groups.size(), SIZE_MAX);
+    std::vector<bool> present(grid.groups.size(), false);
     for (const BenchGrid::Cell& cell : grid.cells) {
-      if (cell.test != p || index[cell.group] != SIZE_MAX) continue;
-      index[cell.group] = 0;
+      if (cell.test == p) present[cell.group] = true;
     }
+    std::vector<size_t> index(grid.groups.size(), 0);
     for (size_t g = 0; g < grid.groups.size(); ++g) {
-      if (index[g] == SIZE_MAX) continue;
+      if (!present[g]) continue;
       index[g] = panel.groups.size();
       panel.groups.push_back(grid.groups[g]);
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tools/bench/bench_report.h"
 
 namespace ember::tools {
 namespace {
@@ -120,6 +121,27 @@ TEST(BenchRecordsTest, FieldRoles) {
   EXPECT_EQ(DescribeField("n_threads", "4"), "4 threads");
   EXPECT_EQ(DescribeField("n_depth", "512"), "depth 512");
   EXPECT_EQ(DescribeField("isa_tier", "AVX2"), "isa_tier AVX2");
+}
+
+TEST(BenchRecordsTest, EveryFieldBenchWritesHasItsRole) {
+  // What ember bench writes today, with --profile and --hash: the fields that configure a
+  // test are exactly these. A new field lands here: a configuration field (a depth, a
+  // tier) belongs in this list, a measurement in ClassifyBenchField's.
+  BenchResult r;
+  r.n_prompt = 8;
+  r.samples_ns = {1000, 1100};
+  r.has_profile = true;
+  r.model_sha256 = "00";
+  const BenchJson fields = BenchJson::parse(BenchJsonLine(r));
+  std::vector<std::string> config;
+  for (const auto& item : fields.items()) {
+    if (ClassifyBenchField(item.key()) == BenchField::kConfig)
+      config.push_back(item.key());
+  }
+  EXPECT_EQ(config,
+            (std::vector<std::string>{"build_commit", "cpu_info", "backends", "n_batch",
+                                      "n_threads", "type_k", "type_v", "use_mmap",
+                                      "hwy_target", "int8_dot", "ember_version"}));
 }
 
 TEST(BenchRecordsTest, PooledSpeeds) {

@@ -20,7 +20,10 @@ std::vector<double> ToDouble(const std::vector<uint64_t>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-// Every field of a result, in output order.
+// Every field of a result, in output order. A new field that measures (a time, a rate,
+// bytes) must be listed as a measurement in ClassifyBenchField (bench_records.cc);
+// anything else configures the test, and the charts draw a series per value of it and
+// bench-compare pairs on it (bench_records_test checks the list).
 OrderedJson Fields(const BenchResult& r) {
   OrderedJson j;
   j["build_commit"] = r.build_commit;
