@@ -10,20 +10,50 @@
 namespace ember::tools {
 namespace {
 
+constexpr double kMaxTokensPerSecond = 1e12;
+
 // Why nlohmann could not parse `text`: "column 7: syntax error while parsing value -
-// invalid literal", or that the text ends early (a line cut short by an interrupted
-// write: the error is at its end).
-std::string ParseProblem(const BenchJson::parse_error& e, const std::string& text) {
+// invalid literal", "number overflow parsing '1e999'", or that the text ends early (a
+// line cut short by an interrupted write: the error is at its end).
+std::string ParseProblem(const BenchJson::exception& e, size_t byte,
+                         const std::string& text) {
   std::string what = e.what();
-  if (what.find("unexpected end of input") != std::string::npos ||
-      e.byte >= text.size()) {
+  if (what.find("unexpected end of input") != std::string::npos || byte >= text.size()) {
     return "it ends early: cut short by an interrupted write?";
   }
   const size_t column = what.find("column ");
-  if (column != std::string::npos) what = what.substr(column);
+  const size_t tag = what.find("] ");
+  if (column != std::string::npos) {
+    what = what.substr(column);
+  } else if (tag != std::string::npos) {
+    what = what.substr(tag + 2);
+  }
   const size_t last = what.find("; last read");
   if (last != std::string::npos) what.resize(last);
   return what.substr(0, 90);
+}
+
+// Parses `text`: one line of a file, numbered `line`, or (line 0) a whole file, whose
+// error then names the line it is on.
+Status ParseJson(const std::string& text, const std::string& name, size_t line,
+                 BenchJson* out) {
+  size_t byte = 0;
+  try {
+    *out = BenchJson::parse(text);
+    return Status::Ok();
+  } catch (const BenchJson::parse_error& e) {
+    byte = e.byte ? e.byte - 1 : 0;
+    if (line == 0) {
+      const size_t at = std::min(byte, text.size());
+      line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+    }
+    return InvalidArgument("%s:%zu: not valid JSON: %s", name.c_str(), line,
+                           ParseProblem(e, byte, text).c_str());
+  } catch (const BenchJson::exception& e) {  // a number beyond a double's range
+    const std::string where = line ? name + ":" + std::to_string(line) : name;
+    return InvalidArgument("%s: not valid JSON: %s", where.c_str(),
+                           ParseProblem(e, 0, text).c_str());
+  }
 }
 
 bool PositiveNumber(const BenchJson& v) {
@@ -175,6 +205,16 @@ Status MakeBenchRecord(BenchJson fields, std::string where, BenchRecord* out) {
     return InvalidArgument("%s: no tokens/s (samples_ts, samples_ns or avg_ts)",
                            where.c_str());
   }
+  // Rates a chart and sums can hold (a sum of 1e300s overflows; no device decodes a
+  // trillion tokens a second).
+  const std::vector<double>& rates =
+      out->speed.samples.empty() ? std::vector<double>{out->speed.mean, out->speed.stddev}
+                                 : out->speed.samples;
+  for (double rate : rates) {
+    if (!(rate <= kMaxTokensPerSecond)) {
+      return InvalidArgument("%s: %g tokens/s is out of range", where.c_str(), rate);
+    }
+  }
   const auto test = fields.find("test");
   if ((test == fields.end() || !test->is_string()) && n_prompt + n_gen == 0) {
     return InvalidArgument("%s: no test (test, n_prompt or n_gen)", where.c_str());
@@ -191,17 +231,19 @@ Status ParseBenchRecords(const std::string& text, const std::string& name,
   if (first == std::string::npos) return InvalidArgument("%s: no results", name.c_str());
   // A JSON array, or one (possibly pretty-printed) object.
   if (text[first] == '[' || text[first] == '{') {
-    BenchJson all = BenchJson::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!all.is_discarded()) {
-      if (all.is_object()) {
-        // One object: named by the line it starts on, as a line of JSON Lines is.
-        const long line = 1 + std::count(text.begin(), text.begin() + first, '\n');
-        BenchRecord r;
-        EMBER_RETURN_IF_ERROR(
-            MakeBenchRecord(std::move(all), name + ":" + std::to_string(line), &r));
-        out->push_back(std::move(r));
-        return Status::Ok();
-      }
+    BenchJson all;
+    const Status parsed = ParseJson(text, name, 0, &all);
+    if (!parsed.ok() && text[first] == '[') return parsed;
+    if (parsed.ok() && all.is_object()) {
+      // One object: named by the line it starts on, as a line of JSON Lines is.
+      const long line = 1 + std::count(text.begin(), text.begin() + first, '\n');
+      BenchRecord r;
+      EMBER_RETURN_IF_ERROR(
+          MakeBenchRecord(std::move(all), name + ":" + std::to_string(line), &r));
+      out->push_back(std::move(r));
+      return Status::Ok();
+    }
+    if (parsed.ok()) {
       for (size_t i = 0; i < all.size(); ++i) {
         BenchRecord r;
         EMBER_RETURN_IF_ERROR(MakeBenchRecord(
@@ -210,17 +252,6 @@ Status ParseBenchRecords(const std::string& text, const std::string& name,
       }
       if (out->empty()) return InvalidArgument("%s: no results", name.c_str());
       return Status::Ok();
-    }
-    if (text[first] == '[') {
-      try {
-        const BenchJson reparsed = BenchJson::parse(text);  // throws: it failed above
-        (void)reparsed;
-      } catch (const BenchJson::parse_error& e) {
-        const size_t at = std::min<size_t>(e.byte ? e.byte - 1 : 0, text.size());
-        const long line = 1 + std::count(text.begin(), text.begin() + at, '\n');
-        return InvalidArgument("%s:%ld: not valid JSON: %s", name.c_str(), line,
-                               ParseProblem(e, text).c_str());
-      }
     }
   }
   // JSON Lines.
@@ -234,12 +265,7 @@ Status ParseBenchRecords(const std::string& text, const std::string& name,
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = name + ":" + std::to_string(line_number);
     BenchJson fields;
-    try {
-      fields = BenchJson::parse(line);
-    } catch (const BenchJson::parse_error& e) {
-      return InvalidArgument("%s: not valid JSON: %s", where.c_str(),
-                             ParseProblem(e, line).c_str());
-    }
+    EMBER_RETURN_IF_ERROR(ParseJson(line, name, line_number, &fields));
     BenchRecord r;
     EMBER_RETURN_IF_ERROR(MakeBenchRecord(std::move(fields), where, &r));
     out->push_back(std::move(r));

@@ -92,6 +92,14 @@ TEST(BenchRecordsTest, BadInputNamesFileAndLine) {
       {"{\"n_gen\":-3,\"avg_ts\":5}", "x.jsonl:1: 'n_gen' is -3, not a count"},
       {"[\n" + good + ",\n{\"test\": }\n]", "x.jsonl:4: not valid JSON"},
       {"[\n" + good + "]\n[", "x.jsonl:4: not valid JSON"},
+      {good + "{\"test\":\"pp8\",\"samples_ts\":[1e999]}\n",
+       "x.jsonl:2: not valid JSON: number overflow parsing '1e999'"},
+      {"[{\"test\":\"pp8\",\"samples_ts\":[1e999]}]",
+       "x.jsonl: not valid JSON: number overflow"},
+      {"{\"test\":\"pp8\",\"samples_ts\":[1e300,1e300]}",
+       "x.jsonl:1: 1e+300 tokens/s is out of range"},
+      {"{\"n_gen\":8,\"samples_ns\":[1e-300]}",
+       "x.jsonl:1: inf tokens/s is out of range"},
   };
   for (const Case& c : cases) {
     const Status s = ParseBenchRecords(c.text, "x.jsonl", &r);
