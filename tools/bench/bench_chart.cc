@@ -2,6 +2,7 @@
 #include "tools/bench/bench_chart.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -92,7 +93,8 @@ double RooflineTokensPerSecond(const BenchJson& record) {
   const double gbps = file > 0 ? file : Number(record, "measured_gbps");
   const double bytes =
       Number(record, "weight_bytes_per_token") + Number(record, "kv_bytes_per_token");
-  return gbps > 0 && bytes > 0 ? gbps * 1e9 / bytes : -1;
+  const double roofline = gbps > 0 && bytes > 0 ? gbps * 1e9 / bytes : -1;
+  return std::isfinite(roofline) && roofline <= 1e12 ? roofline : -1;  // as tokens/s are
 }
 
 BenchGrid MakeBenchGrid(const std::vector<BenchRecord>& records) {
