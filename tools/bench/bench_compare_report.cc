@@ -20,9 +20,11 @@ std::string Format(const char* format, double value) {
 
 std::string Rate(double ts) { return Format(ts >= 100 ? "%.1f" : "%.2f", ts); }
 
+// "1234.5 (5)": the median and its repetitions; "(15 of 3)" for 3 results pooled.
 std::string Side(const CompareSide& s) {
   const size_t n = s.speed.samples.size();
-  return Rate(s.speed.Median()) + (n ? " (" + std::to_string(n) + ")" : " (mean)");
+  const std::string of = s.results > 1 ? " of " + std::to_string(s.results) : "";
+  return Rate(s.speed.Median()) + (n ? " (" + std::to_string(n) + of + ")" : " (mean)");
 }
 
 // "+12.3 %", "-4.0 %", "0.0 %" (no sign on what rounds to zero).
@@ -113,8 +115,9 @@ void WriteMarkdown(const Comparison& c, FILE* out) {
       ++same;
     }
   }
-  fprintf(out, "- paired on %s and %zu more fields (equal in every result)\n\n",
-          paired.c_str(), same);
+  if (same > 0)
+    paired += " and " + std::to_string(same) + " fields equal in every result";
+  fprintf(out, "- paired on %s\n\n", paired.c_str());
   std::vector<bool> right;
   std::vector<std::string> header = KeyHeader(c, &right);
   for (const char* h : {"OLD t/s", "NEW t/s", "NEW/OLD", "interval", "p"}) {
@@ -139,7 +142,8 @@ void WriteMarkdown(const Comparison& c, FILE* out) {
     rows.push_back(row);
   }
   WriteMarkdownTable(header, right, rows, out);
-  fprintf(out, "\nt/s: median (repetitions). %s\n", CompareRule(c.options).c_str());
+  fprintf(out, "\nt/s: median (repetitions, of how many results pooled). %s\n",
+          CompareRule(c.options).c_str());
   if (narrow) {
     fprintf(
         out,
