@@ -2,11 +2,8 @@
 // tg N: N decode steps) per model and thread count, with what llama-bench does not
 // measure: time to first token, load time, memory, heap allocations, and decode's
 // bandwidth against the machine's measured read bandwidth (the roofline %).
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -27,6 +24,7 @@
 #include "tools/bench/host_info.h"
 #include "tools/cli/args.h"
 #include "tools/cli/bench_model.h"
+#include "tools/cli/bench_progress.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
@@ -131,36 +129,6 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   }
   return Status::Ok();
 }
-
-// Shows which test runs, repetition k of r, on one stderr line (rewritten in place on a
-// terminal).
-class Progress {
- public:
-  Progress() : tty_(isatty(fileno(stderr))) {}
-  ~Progress() { Done(); }
-  void Show(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    char line[256];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    if (tty_) {
-      fprintf(stderr, "\r\033[Kember bench: %s", line);
-      shown_ = true;
-    } else {
-      fprintf(stderr, "ember bench: %s\n", line);
-    }
-    fflush(stderr);
-  }
-  void Done() {
-    if (shown_) fprintf(stderr, "\r\033[K");
-    shown_ = false;
-  }
-
- private:
-  bool tty_;
-  bool shown_ = false;
-};
 
 // One loaded model at one thread count: pool, session (prefill in one batch of the
 // longest prompt) and a greedy sampler.
