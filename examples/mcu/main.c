@@ -34,8 +34,10 @@ static uint8_t arena[EMBER_MCU_ARENA_BYTES]
     __attribute__((section(".bss.ember_arena"), aligned(64)));
 #endif
 
-/* thread_local works (the C API keeps its last error in one): startup.c's TLS block. */
-static _Thread_local uint32_t tls_probe = 0x7115u;
+/* thread_local works (the C API keeps its last error in one): startup.c's TLS block
+ * holds this initial value, read through the thread pointer (not static, and read as
+ * volatile, so that the compiler cannot fold it to its initializer). */
+_Thread_local uint32_t ember_mcu_tls_probe = 0x7115u;
 
 static int Fail(const char* what) {
   BoardPrintf("\n[mcu] %s: %s\n", what, ember_last_error());
@@ -44,7 +46,7 @@ static int Fail(const char* what) {
 
 /* Loads the model and creates the session: everything that may allocate. */
 static int StartUp(ember_model** model, ember_session** session) {
-  if (tls_probe != 0x7115u) {
+  if (*(volatile uint32_t*)&ember_mcu_tls_probe != 0x7115u) {
     BoardPrintf("\n[mcu] thread-local storage is not initialised\n");
     return 1;
   }
