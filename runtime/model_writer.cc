@@ -249,14 +249,40 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
     const auto sorted = SortedPieceIds(tok);
     std::vector<int32_t> stop_ids = tok.stop_ids;
     if (stop_ids.empty() && tok.eos_id >= 0) stop_ids.push_back(tok.eos_id);
+    PreTokenizerKind pre_tokenizer = tok.pre_tokenizer;
+    if (pre_tokenizer == PreTokenizerKind::kDefault) {
+      pre_tokenizer = tok.kind == TokenizerKind::kByteLevelBpe ? PreTokenizerKind::kGpt2
+                                                               : PreTokenizerKind::kNone;
+    }
+    std::vector<const TokenizerSpec::Added*> added;
+    for (const TokenizerSpec::Added& a : tok.added) added.push_back(&a);
+    std::sort(added.begin(), added.end(),
+              [](const auto* x, const auto* y) { return x->text < y->text; });
+    std::vector<uint32_t> added_ids, added_offsets;
+    std::vector<uint8_t> added_text, added_flags;
+    for (const TokenizerSpec::Added* a : added) {
+      if (added_offsets.empty()) added_offsets.push_back(0);
+      added_ids.push_back(a->id);
+      added_text.insert(added_text.end(), a->text.begin(), a->text.end());
+      added_offsets.push_back(static_cast<uint32_t>(added_text.size()));
+      added_flags.push_back(a->flags);
+    }
+    const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
+      if (v.empty()) return {};  // absent
+      return b.CreateVector(v);
+    };
     auto tokenizer = fb::CreateTokenizer(
         b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(piece_bytes),
-        b.CreateVector(offsets), tok.scores.empty() ? 0 : b.CreateVector(tok.scores),
-        b.CreateVector(types), b.CreateVector(sorted),
-        merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
-        tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
+        b.CreateVector(offsets), vector_or_none(tok.scores), b.CreateVector(types),
+        b.CreateVector(sorted), merges.empty() ? 0 : b.CreateVectorOfStructs(merges),
+        tok.bos_id, tok.eos_id, tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
         b.CreateVector(stop_ids),
-        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template));
+        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template),
+        static_cast<fb::PreTokenizer>(pre_tokenizer),
+        static_cast<fb::Normalizer>(tok.normalizer), tok.ignore_merges,
+        tok.metaspace_is_space, static_cast<fb::DummyPrefix>(tok.dummy_prefix),
+        vector_or_none(added_ids), vector_or_none(added_offsets),
+        vector_or_none(added_text), vector_or_none(added_flags));
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool add_bos = (data[0] & 0x80) != 0 && tok.bos_id() >= 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
 
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
+  std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
   size_t n = 0;
   const ember::Status s = tok.Encode(text, add_bos, ids.data(), ids.size(), &n);
   size_t bad = 0;

@@ -279,7 +279,7 @@ int Run(const std::string& dir, bool old) {
                                       {"spaces", " "},
                                       {"letters", letters}}) {
       const std::string text = Repeat(unit, kNewBytes);
-      std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
+      std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
       size_t tokens = 0;
       const Clock t = Median(kRuns, &ids, &tokens, [&](int32_t* out) {
         size_t n = 0;
@@ -290,7 +290,7 @@ int Run(const std::string& dir, bool old) {
       printf("%-34s %-7s %8zu %8zu %5s %10.1f %10.1f\n", v.name, label, text.size(),
              tokens, "heap", t.wall_ms, t.cpu_ms);
       const std::string small = Repeat(unit, kOldBytes);
-      std::vector<int32_t> new_ids(Tokenizer::EncodeCapacity(small.size()));
+      std::vector<int32_t> new_ids(tok.EncodeCapacity(small.size()));
       size_t new_tokens = 0;
       const Clock new_t = Median(kRuns, &new_ids, &new_tokens, [&](int32_t* out) {
         size_t n = 0;
