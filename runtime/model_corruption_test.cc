@@ -81,6 +81,11 @@ void QuantizeQ(ModelSpec& spec) {
   }
 }
 
+// Two added tokens, "<s>" (id 1) and "<t>" (id 2), sorted by text.
+void WithAddedTokens(ModelSpec& spec) {
+  spec.tokenizer.added = {{1, "<s>", 0}, {2, "<t>", kAddedRstrip}};
+}
+
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
 fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 
@@ -419,7 +424,43 @@ INSTANTIATE_TEST_SUITE_P(
                    "byte token 3 is not <0xNN>"},
         Corruption{"sorted_id_names_a_control_token",
                    [](Bytes& b) { Tok(b)->mutable_sorted_ids()->Mutate(0, 1); },
-                   "sorted id 1 is out of range or not a normal piece"}),
+                   "sorted id 1 is out of range or not a normal piece"},
+        Corruption{"unknown_pre_tokenizer",
+                   [](Bytes& b) {
+                     Tok(b)->mutate_pre_tokenizer(static_cast<fb::PreTokenizer>(9));
+                   },
+                   "unknown pre-tokenizer 9"},
+        Corruption{"unknown_normalizer",
+                   [](Bytes& b) {
+                     Tok(b)->mutate_normalizer(static_cast<fb::Normalizer>(7));
+                   },
+                   "normalizer 7"},
+        Corruption{"unknown_dummy_prefix",
+                   [](Bytes& b) {
+                     Tok(b)->mutate_dummy_prefix(static_cast<fb::DummyPrefix>(5));
+                   },
+                   "dummy prefix 5"},
+        Corruption{"sentencepiece_with_a_split_pattern",
+                   [](Bytes& b) { Tok(b)->mutate_pre_tokenizer(fb::PreTokenizer::Llama3); },
+                   "SentencePiece BPE with the llama3 pre-tokenizer"},
+        Corruption{"added_token_unknown_flags",
+                   [](Bytes& b) { Tok(b)->mutable_added_flags()->Mutate(0, 9); },
+                   "unknown flags", WithAddedTokens},
+        Corruption{"added_token_outside_vocabulary",
+                   [](Bytes& b) { Tok(b)->mutable_added_ids()->Mutate(1, 300); },
+                   "(id 300) is out of range", WithAddedTokens},
+        Corruption{"added_token_offsets_short",
+                   [](Bytes& b) { SetLength(Tok(b)->added_offsets(), 2); },
+                   "2 added tokens with 2 offsets", WithAddedTokens},
+        Corruption{"added_token_not_utf8",
+                   [](Bytes& b) { Tok(b)->mutable_added_text()->Mutate(0, 0xFF); },
+                   "is not valid UTF-8", WithAddedTokens},
+        Corruption{"added_tokens_out_of_order",
+                   [](Bytes& b) { Tok(b)->mutable_added_text()->Mutate(1, 'z'); },
+                   "added tokens out of order", WithAddedTokens},
+        Corruption{"added_token_empty",
+                   [](Bytes& b) { Tok(b)->mutable_added_offsets()->Mutate(1, 0); },
+                   "added token 0 is empty", WithAddedTokens}),
     [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <random>
 #include <sstream>
 
+#include "tests/testing.h"
+
 namespace ember::testing {
 namespace {
 
@@ -131,26 +133,6 @@ void AddFixedTexts(std::vector<std::string>* texts) {
 
 bool LeftOutOfCorpus(uint32_t code_point) {
   return code_point == 0x85 || code_point == 0xFEFF;
-}
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
 }
 
 std::vector<std::string> HfTokenizerCorpus(const std::string& unicode_data,

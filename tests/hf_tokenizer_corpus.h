@@ -22,9 +22,6 @@ bool LeftOutOfCorpus(uint32_t code_point);
 std::vector<std::string> HfTokenizerCorpus(const std::string& unicode_data,
                                            size_t num_random);
 
-// UTF-8 of a code point.
-std::string Utf8(uint32_t code_point);
-
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_HF_TOKENIZER_CORPUS_H_

@@ -56,6 +56,9 @@ struct LoadedTokenizer {
   Tokenizer tokenizer;
 };
 Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out);
+// Any tokenizer spec, through the writer and the loader.
+Status LoadTokenizerSpec(const TokenizerSpec& tokenizer, const std::string& description,
+                         LoadedTokenizer* out);
 
 }  // namespace ember::tools
 

@@ -147,11 +147,12 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
   return Status::Ok();
 }
 
-Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out) {
+Status LoadTokenizerSpec(const TokenizerSpec& tokenizer, const std::string& description,
+                         LoadedTokenizer* out) {
   ModelSpec spec;
-  EMBER_RETURN_IF_ERROR(ReadHfTokenizer(dir, 0, SpecialTokens(), &spec.tokenizer));
-  spec.config.vocab_size = static_cast<uint32_t>(spec.tokenizer.pieces.size());
-  spec.description = "the tokenizer of " + dir;
+  spec.tokenizer = tokenizer;
+  spec.config.vocab_size = static_cast<uint32_t>(tokenizer.pieces.size());
+  spec.description = description;
   std::vector<uint8_t> bytes;
   EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
   // The loader wants 16-byte aligned memory: over-allocate and align the copy.
@@ -160,6 +161,12 @@ Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out) {
   uint8_t* aligned = out->storage.data() + (16 - address % 16) % 16;
   memcpy(aligned, bytes.data(), bytes.size());
   return ReadTokenizerOnly(aligned, bytes.size(), &out->tokenizer);
+}
+
+Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out) {
+  TokenizerSpec tokenizer;
+  EMBER_RETURN_IF_ERROR(ReadHfTokenizer(dir, 0, SpecialTokens(), &tokenizer));
+  return LoadTokenizerSpec(tokenizer, "the tokenizer of " + dir, out);
 }
 
 }  // namespace ember::tools
