@@ -1,10 +1,12 @@
 // Oracle: Hugging Face's tokenizers as transformers.js ports them (the npm package
 // @lenml/tokenizers, pinned and installed by tools/scripts/setup.sh all, run by node)
 // against ember's import of the same tokenizer.json, on the tokenizers of Llama 3, Qwen3
-// and Gemma 3 (../shared/models/hf-tokenizers): every id equal on a corpus the test
-// builds (tests/hf_tokenizer_corpus.h), with and without special-token parsing, and BOS
-// as encode(add_special_tokens) adds it. Without node or the package the test skips,
-// or fails under EMBER_REQUIRE_MODELS=1 (CI).
+// and Gemma 3 (../shared/models/hf-tokenizers), and on tokenizer.json files written here
+// from GPT-2's and Llama 2's vocabularies in GPT-2's, SmolLM's and Llama 2's shapes
+// (tests/hf_tokenizer_files.h): every id equal on a corpus the test builds
+// (tests/hf_tokenizer_corpus.h), with and without special-token parsing, and BOS as
+// encode(add_special_tokens) adds it. Without node or the package the test skips, or
+// fails under EMBER_REQUIRE_MODELS=1 (CI).
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/hf_tokenizer_corpus.h"
+#include "tests/hf_tokenizer_files.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"
@@ -71,17 +74,31 @@ std::string Join(const std::vector<int32_t>& ids) {
   return s;
 }
 
-class HfTokenizerOracleTest : public ::testing::TestWithParam<const char*> {};
+// A tokenizer directory: a real one under hf-tokenizers/, or one written here.
+struct Case {
+  const char* name;
+  const char* needs;  // the model file it is made of (under ModelsDir())
+  Status (*write)(const std::string& models, const std::string& dir);
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class HfTokenizerOracleTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
-  const std::string name = GetParam();
-  const std::string relative = "hf-tokenizers/" + name + "/tokenizer.json";
-  if (!testing::HaveModel(relative) || !HaveNode()) return;
-  const std::string dir = testing::ModelsDir() + "/hf-tokenizers/" + name;
+  const Case& c = GetParam();
+  const std::string name = c.name;
+  if (!testing::HaveModel(c.needs) || !HaveNode()) return;
+  testing::ScratchDir scratch("hf_oracle");
+  std::string dir = testing::ModelsDir() + "/hf-tokenizers/" + name;
+  if (c.write) {
+    dir = scratch.path();
+    const Status written = c.write(testing::ModelsDir(), dir);
+    ASSERT_TRUE(written.ok()) << written.message();
+  }
   const std::vector<std::string> texts = testing::HfTokenizerCorpus(
       EMBER_UNICODE_DATA_DIR "/UnicodeData.txt", kRandomTexts);
 
-  testing::ScratchDir scratch("hf_oracle");
   const std::string texts_path = scratch.path() + "/texts.json";
   const std::string out_path = scratch.path() + "/ids.json";
   const std::string json = tools::Json(texts).dump();
@@ -133,9 +150,22 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
          compared - differ, compared, texts.size(), json.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Tokenizers, HfTokenizerOracleTest,
-                         ::testing::Values("llama3", "qwen3", "gemma3"),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    Tokenizers, HfTokenizerOracleTest,
+    ::testing::Values(
+        Case{"llama3", "hf-tokenizers/llama3/tokenizer.json", nullptr},
+        Case{"qwen3", "hf-tokenizers/qwen3/tokenizer.json", nullptr},
+        Case{"gemma3", "hf-tokenizers/gemma3/tokenizer.json", nullptr},
+        Case{"gpt2_style", "gpt2-bpe/vocab.bpe",
+             [](const std::string& models, const std::string& dir) {
+               return testing::WriteGpt2StyleTokenizer(models, false, dir);
+             }},
+        Case{"smollm_style", "gpt2-bpe/vocab.bpe",
+             [](const std::string& models, const std::string& dir) {
+               return testing::WriteGpt2StyleTokenizer(models, true, dir);
+             }},
+        Case{"llama2_style", "llama2c/tokenizer.bin", testing::WriteLlama2StyleTokenizer}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace ember

@@ -25,14 +25,36 @@ const tokenizerJSON = readJson("tokenizer.json");
 const tokenizerConfig = readJson("tokenizer_config.json");
 const texts = JSON.parse(fs.readFileSync(textsPath, "utf8"));
 
-const parsing = TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig });
+// One known departure of the port from Hugging Face's Rust code, undone here: its Digits
+// pre-tokenizer matches JavaScript's \d (ASCII digits only) where the Rust code splits
+// on char::is_numeric (Unicode's Nd, Nl and No: \p{N}), as llama.cpp's "smollm" does.
+function numericDigits(tok) {
+  let patched = 0;
+  const visit = (pre) => {
+    if (!pre) return;
+    if (pre.constructor.name === "DigitsPreTokenizer") {
+      const more = pre.config.individual_digits ? "" : "+";
+      pre.pattern = new RegExp(`[^\\p{N}]+|\\p{N}${more}`, "gu");
+      ++patched;
+    }
+    (pre.tokenizers || []).forEach(visit);
+  };
+  visit(tok.pre_tokenizer);
+  if (JSON.stringify(tokenizerJSON.pre_tokenizer || null).includes('"Digits"') && !patched) {
+    throw new Error("the Digits pre-tokenizer was not found to correct");
+  }
+  return tok;
+}
+
+const parsing = numericDigits(TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig }));
 // The same tokenizer with its special added tokens removed from the list it splits on:
 // their text goes through normalization, pre-tokenization and BPE like any other.
 const plainJSON = {
   ...tokenizerJSON,
   added_tokens: tokenizerJSON.added_tokens.filter((t) => !t.special),
 };
-const plain = TokenizerLoader.fromPreTrained({ tokenizerJSON: plainJSON, tokenizerConfig });
+const plain = numericDigits(
+  TokenizerLoader.fromPreTrained({ tokenizerJSON: plainJSON, tokenizerConfig }));
 
 const encode = (tok, text, add_special_tokens) =>
   Array.from(tok.encode(text, { add_special_tokens }));
