@@ -52,6 +52,13 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
 // tokenizer_config.json) read as ReadHfTokenizer does, written into a model file without
 // tensors and bound as the runtime binds a model's: `ember tokenize --tokenizer DIR`.
 struct LoadedTokenizer {
+  LoadedTokenizer() = default;
+  // A move keeps the bytes where they are; a copy would point into the original.
+  LoadedTokenizer(LoadedTokenizer&&) = default;
+  LoadedTokenizer& operator=(LoadedTokenizer&&) = default;
+  LoadedTokenizer(const LoadedTokenizer&) = delete;
+  LoadedTokenizer& operator=(const LoadedTokenizer&) = delete;
+
   std::vector<uint8_t> storage;  // the file's bytes (the tokenizer reads them in place)
   Tokenizer tokenizer;
 };
