@@ -36,14 +36,16 @@ TokenizerSpec SentencePieceSpec() {
     if (b != 0xA9) add(name, TokenType::kByte);
   }
   const uint32_t space = add(" ", TokenType::kNormal), a = add("a", TokenType::kNormal),
-                 b = add("b", TokenType::kNormal), space_a = add(" a", TokenType::kNormal),
+                 b = add("b", TokenType::kNormal),
+                 space_a = add(" a", TokenType::kNormal),
                  ab = add("ab", TokenType::kNormal),
                  space_ab = add(" ab", TokenType::kNormal);
   add("c", TokenType::kNormal);
   t.merges = {{space, a, space_a, 0}, {a, b, ab, 1}, {space_a, b, space_ab, 2}};
   const uint32_t user = add("<|user|>", TokenType::kControl),
                  lstrip = add("<|l|>", TokenType::kUserDefined),
-                 x = add("<x>", TokenType::kControl), xy = add("<xy>", TokenType::kControl),
+                 x = add("<x>", TokenType::kControl),
+                 xy = add("<xy>", TokenType::kControl),
                  spaces = add("  ", TokenType::kUserDefined);
   t.added = {{user, "<|user|>", kAddedRstrip},
              {lstrip, "<|l|>", kAddedLstrip},
@@ -104,9 +106,11 @@ TEST_F(AddedTokensTest, MetaspacePrefixSchemes) {
   spec.dummy_prefix = DummyPrefix::kFirstUnlessSpace;
   Load(spec);
   EXPECT_EQ(Encode("ab<xy>ab"), (V{" ab", "<xy>", "ab"}));
-  EXPECT_EQ(Encode(" ab"), (V{" ab"}));                 // starts with a space already
-  EXPECT_EQ(Encode("\xE2\x96\x81" "ab"), (V{" ab"}));  // ... or with U+2581
-  EXPECT_EQ(Encode("<xy>ab"), (V{"<xy>", "ab"}));       // not the section at offset 0
+  EXPECT_EQ(Encode(" ab"), (V{" ab"}));  // starts with a space already
+  EXPECT_EQ(Encode("\xE2\x96\x81"
+                   "ab"),
+            (V{" ab"}));                           // ... or with U+2581
+  EXPECT_EQ(Encode("<xy>ab"), (V{"<xy>", "ab"}));  // not the section at offset 0
   spec.dummy_prefix = DummyPrefix::kEveryUnlessSpace;
   Load(spec);
   EXPECT_EQ(Encode("ab<xy>ab<xy> a"), (V{" ab", "<xy>", " ab", "<xy>", " a"}));
@@ -116,9 +120,14 @@ TEST_F(AddedTokensTest, MetaspaceIsASpaceAndByteFallbackIsAllOrUnk) {
   TokenizerSpec spec = SentencePieceSpec();
   spec.add_dummy_prefix = false;
   Load(spec);
-  EXPECT_EQ(Encode("\xE2\x96\x81" "ab \xE2\x96\x81" "a"), (V{" ab", " ", " a"}));
+  EXPECT_EQ(Encode("\xE2\x96\x81"
+                   "ab \xE2\x96\x81"
+                   "a"),
+            (V{" ab", " ", " a"}));
   // U+00E9 is C3 A9, and A9 has no byte token: <unk>, not <0xC3> <unk>.
-  EXPECT_EQ(Encode("a\xC3\xA9" "b"), (V{"a", "<unk>", "b"}));
+  EXPECT_EQ(Encode("a\xC3\xA9"
+                   "b"),
+            (V{"a", "<unk>", "b"}));
   EXPECT_EQ(Encode("\xC3\xA8"), (V{"<0xC3>", "<0xA8>"}));
 }
 

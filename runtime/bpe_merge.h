@@ -132,6 +132,44 @@ class MergeHeap {
   Before before_;
 };
 
+// Merges the symbols sym[0, m) (followed by room for 4m int32: the list's links, the
+// heap's slots and entries) until no adjacent pair can merge; returns how many are left
+// in sym[0, ...). `pair(left, right)` is the key of the pair's merge, or -1; `before`
+// orders entries (the best merge first, a strict total order); `result(key)` is the
+// merged symbol. A merge looks up only the two pairs it changes: O(m log m).
+template <class Pair, class Before, class Result>
+size_t MergeSymbols(int32_t* sym, int32_t m, Pair pair, Before before, Result result) {
+  if (m < 2) return static_cast<size_t>(m);
+  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
+  MergeHeap<Before> heap(sym + 3 * m, sym + 2 * m, m, before);
+  // Symbol i's pair changed: look it up again.
+  auto update = [&](int32_t i) {
+    const int32_t next = list.Next(i);
+    const int32_t key = next == SymbolList::kNone ? -1 : pair(sym[i], sym[next]);
+    if (key >= 0) {
+      heap.Update(i, key);
+    } else {
+      heap.Remove(i);
+    }
+  };
+  for (int32_t i = 0; i < m; ++i) update(i);
+  while (!heap.empty()) {
+    const MergeEntry best = heap.top();
+    const int32_t i = best.symbol;
+    heap.Remove(list.Next(i));  // its pair is gone with it
+    sym[i] = result(best.key);
+    list.MergeWithNext(i);
+    update(i);  // i stays in the heap if it can merge again: one sift, not two
+    const int32_t prev = list.Prev(i);
+    if (prev != SymbolList::kNone) update(prev);
+  }
+  // Compact the live symbols; the k-th sits at index >= k, so nothing is overwritten
+  // before it is read.
+  size_t count = 0;
+  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
+  return count;
+}
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_BPE_MERGE_H_

@@ -127,7 +127,8 @@ ember::Status ToSamplerOptions(const ember_sampler_options* o,
   return ember::Sampler::CheckOptions(*options);
 }
 
-ember::Status ToEncodeOptions(const ember_tokenize_options* o, const ember::Tokenizer& tok,
+ember::Status ToEncodeOptions(const ember_tokenize_options* o,
+                              const ember::Tokenizer& tok,
                               ember::EncodeOptions* options) {
   *options = ember::EncodeOptions();
   options->add_bos = tok.add_bos();
@@ -171,8 +172,8 @@ ember_status Tokenize(ember_session* session, const char* text, size_t length,
   *n_ids = 0;
   ember::EncodeOptions encode;
   if (options || add_bos < 0) {
-    ember_status status = Report(
-        ToEncodeOptions(options, session->session.model().tokenizer(), &encode));
+    ember_status status =
+        Report(ToEncodeOptions(options, session->session.model().tokenizer(), &encode));
     if (status != EMBER_OK) return status;
   } else {
     encode.add_bos = add_bos != 0;

@@ -266,7 +266,7 @@ TEST(CApiTokenizeTest, OptionsAndSpecialTokens) {
   const std::string text = "a</s>b";
   ASSERT_EQ(session.Tokenize(text, options, &ids), EMBER_OK) << cpp::LastError();
   ASSERT_FALSE(ids.empty());
-  EXPECT_EQ(ids[0], 1);  // the model adds BOS
+  EXPECT_EQ(ids[0], 1);                                 // the model adds BOS
   EXPECT_EQ(std::count(ids.begin(), ids.end(), 2), 0);  // "</s>" is text
   options.parse_special = 1;
   options.add_bos = 0;

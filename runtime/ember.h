@@ -73,11 +73,11 @@ typedef struct ember_sampler_options {
 /* How ember_tokenize_with_options encodes (appended after 0.2.0). */
 typedef struct ember_tokenize_options {
   uint32_t struct_size; /* sizeof(ember_tokenize_options) */
-  int add_bos;          /* -1 (default): as the model's tokenizer says; 0: no; 1: BOS first */
-  int parse_special;    /* nonzero: control tokens written in the text (<|eot_id|>,
-                           <start_of_turn>, <|im_start|>) become their ids, as chat
-                           templates need; 0 (default): they are text like any other.
-                           Other added tokens are always matched (as Hugging Face does). */
+  int add_bos; /* -1 (default): as the model's tokenizer says; 0: no; 1: BOS first */
+  int parse_special; /* nonzero: control tokens written in the text (<|eot_id|>,
+                        <start_of_turn>, <|im_start|>) become their ids, as chat
+                        templates need; 0 (default): they are text like any other.
+                        Other added tokens are always matched (as Hugging Face does). */
 } ember_tokenize_options;
 
 /* Called for each generated token with the bytes it adds to the text (possibly none, or

@@ -279,11 +279,11 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   if (!EnumInRange(ft.pre_tokenizer(), fb::PreTokenizer::MAX) ||
       !EnumInRange(ft.normalizer(), fb::Normalizer::MAX) ||
       !EnumInRange(ft.dummy_prefix(), fb::DummyPrefix::MAX)) {
-    return InvalidModel("tokenizer: unknown pre-tokenizer %u, normalizer %u or dummy "
-                        "prefix %u",
-                        static_cast<unsigned>(ft.pre_tokenizer()),
-                        static_cast<unsigned>(ft.normalizer()),
-                        static_cast<unsigned>(ft.dummy_prefix()));
+    return InvalidModel(
+        "tokenizer: unknown pre-tokenizer %u, normalizer %u or dummy "
+        "prefix %u",
+        static_cast<unsigned>(ft.pre_tokenizer()), static_cast<unsigned>(ft.normalizer()),
+        static_cast<unsigned>(ft.dummy_prefix()));
   }
   t.pre_tokenizer = static_cast<PreTokenizerKind>(ft.pre_tokenizer());
   t.normalizer = static_cast<Normalization>(ft.normalizer());

@@ -348,9 +348,11 @@ INSTANTIATE_TEST_SUITE_P(
                    }}),
     [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
 
-INSTANTIATE_TEST_SUITE_P(
-    Tokenizer, CorruptionTest, ::testing::ValuesIn(testing::TokenizerCorruptions()),
-    [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Tokenizer, CorruptionTest,
+                         ::testing::ValuesIn(testing::TokenizerCorruptions()),
+                         [](const ::testing::TestParamInfo<Corruption>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace ember

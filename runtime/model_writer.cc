@@ -216,7 +216,8 @@ TokenizerLayout LayOutTokenizer(const TokenizerSpec& tok) {
     t.max_piece = std::max<uint32_t>(t.max_piece, p.size());
   }
   for (TokenType type : tok.types) t.types.push_back(static_cast<fb::TokenType>(type));
-  for (const auto& m : tok.merges) t.merges.emplace_back(m.left, m.right, m.result, m.rank);
+  for (const auto& m : tok.merges)
+    t.merges.emplace_back(m.left, m.right, m.result, m.rank);
   std::sort(t.merges.begin(), t.merges.end(), [](const fb::Merge& a, const fb::Merge& b) {
     return a.left() != b.left() ? a.left() < b.left() : a.right() < b.right();
   });
@@ -286,10 +287,11 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
     };
     auto tokenizer = fb::CreateTokenizer(
         b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(tables.piece_bytes),
-        b.CreateVector(tables.offsets), vector_or_none(tok.scores), b.CreateVector(tables.types),
-        b.CreateVector(tables.sorted), tables.merges.empty() ? 0 : b.CreateVectorOfStructs(tables.merges),
-        tok.bos_id, tok.eos_id, tok.unk_id, tok.add_bos, tok.add_dummy_prefix,
-        tables.max_piece, b.CreateVector(tables.stop_ids),
+        b.CreateVector(tables.offsets), vector_or_none(tok.scores),
+        b.CreateVector(tables.types), b.CreateVector(tables.sorted),
+        tables.merges.empty() ? 0 : b.CreateVectorOfStructs(tables.merges), tok.bos_id,
+        tok.eos_id, tok.unk_id, tok.add_bos, tok.add_dummy_prefix, tables.max_piece,
+        b.CreateVector(tables.stop_ids),
         tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template),
         static_cast<fb::PreTokenizer>(tables.pre_tokenizer),
         static_cast<fb::Normalizer>(tok.normalizer), tok.ignore_merges,

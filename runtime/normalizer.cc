@@ -85,7 +85,8 @@ uint32_t Compose(uint32_t a, uint32_t b) {
   if (a - kLBase < kLCount && b - kVBase < kVCount) {
     return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
   }
-  if (a - kSBase < kSCount && (a - kSBase) % kTCount == 0 && b - kTBase - 1 < kTCount - 1) {
+  if (a - kSBase < kSCount && (a - kSBase) % kTCount == 0 &&
+      b - kTBase - 1 < kTCount - 1) {
     return a + (b - kTBase);
   }
   const uint64_t key = (uint64_t{a} << 21) | b;

@@ -38,7 +38,8 @@ std::string Nfc(const std::string& text) {
 std::string Column(const std::string& hex) {
   std::istringstream in(hex);
   std::string out;
-  for (std::string cp; in >> cp;) out += Utf8(static_cast<uint32_t>(std::stoul(cp, nullptr, 16)));
+  for (std::string cp; in >> cp;)
+    out += Utf8(static_cast<uint32_t>(std::stoul(cp, nullptr, 16)));
   return out;
 }
 
@@ -56,7 +57,8 @@ TEST(NfcTest, NormalizationTestTxt) {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> c;
     std::istringstream fields(line);
-    for (std::string f; std::getline(fields, f, ';') && c.size() < 5;) c.push_back(Column(f));
+    for (std::string f; std::getline(fields, f, ';') && c.size() < 5;)
+      c.push_back(Column(f));
     ASSERT_EQ(c.size(), 5u) << line;
     if (part == 1) in_part1[std::stoul(line, nullptr, 16)] = true;
     ++lines;
@@ -88,9 +90,9 @@ TEST(NfcTest, QuickCheck) {
   EXPECT_TRUE(IsNfcQuick(""));
   EXPECT_TRUE(IsNfcQuick("plain ASCII\n"));
   EXPECT_TRUE(IsNfcQuick("caf\xC3\xA9 \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(IsNfcQuick("cafe\xCC\x81"));         // a mark that may compose
-  EXPECT_FALSE(IsNfcQuick("\xE2\x84\xAB"));         // Angstrom sign: never in NFC
-  EXPECT_FALSE(IsNfcQuick("x\xCC\x82\xCC\xA3"));    // marks out of canonical order
+  EXPECT_FALSE(IsNfcQuick("cafe\xCC\x81"));       // a mark that may compose
+  EXPECT_FALSE(IsNfcQuick("\xE2\x84\xAB"));       // Angstrom sign: never in NFC
+  EXPECT_FALSE(IsNfcQuick("x\xCC\x82\xCC\xA3"));  // marks out of canonical order
   EXPECT_EQ(Nfc("x\xCC\x82\xCC\xA3"), "x\xCC\xA3\xCC\x82");
   EXPECT_EQ(Nfc("cafe\xCC\x81!"), "caf\xC3\xA9!");
 }

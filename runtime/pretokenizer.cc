@@ -112,7 +112,8 @@ size_t SplitPattern(std::string_view text, size_t pos, int max_digits) {
     }
     return end;
   }
-  //  ?[^\s\p{L}\p{N}]+[\r\n]*: an optional ASCII space, a run of "other", then CRs and LFs.
+  //  ?[^\s\p{L}\p{N}]+[\r\n]*: an optional ASCII space, a run of "other", then CRs and
+  //  LFs.
   size_t start = pos;
   if (text[pos] == ' ' && pos + 1 < n && At(text, pos + 1).cls == CharClass::kOther) {
     start = pos + 1;

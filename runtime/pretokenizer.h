@@ -6,26 +6,23 @@
 // The model file stores the kind (schema/model.fbs, Tokenizer.pre_tokenizer). Importers
 // recognise it from tokenizer.json (the exact pattern string inside its Sequence) or
 // from GGUF's `tokenizer.ggml.pre`; llama.cpp's names for each kind (src/llama-vocab.cpp,
-// at commit c392e50, which also gives these splits to the names in brackets):
+// at commit c392e50, which also gives these splits to the other names listed):
 //
-//   kind     tokenizer.json pre_tokenizer                      tokenizer.ggml.pre
-//   kGpt2    ByteLevel(use_regex) with kGpt2Pattern            "gpt-2" ["phi-2",
-//                                                              "roberta-bpe", "mpt", "olmo",
-//                                                              "jais", "jina-*"]
-//   kLlama3  Sequence[Split(kLlama3Pattern, Isolated),         "llama-bpe", "llama3",
-//            ByteLevel(use_regex false)]; with ignore_merges   "llama-v3" ["falcon3",
-//                                                              "dbrx", "smaug-bpe"]
-//   kQwen2   Sequence[Split(kQwen2Pattern, Isolated),          "qwen2" ["deepseek-r1-qwen",
-//            ByteLevel(use_regex false)]; NFC normalizer       "megrez", "stablelm2"]
-//   kSmolLm  Sequence[Digits(individual_digits),               "smollm" ["starcoder",
-//            ByteLevel(use_regex)]                             "refact", "codeshell",
-//                                                              "exaone", "minerva-7b",
-//                                                              "command-r"]
+//   kGpt2    tokenizer.json: ByteLevel(use_regex) (kGpt2Pattern)
+//            tokenizer.ggml.pre: "gpt-2" (also "phi-2", "roberta-bpe", "mpt", "olmo",
+//            "jais", "gigachat", "jina-*")
+//   kLlama3  Sequence[Split(kLlama3Pattern, Isolated), ByteLevel(use_regex false)],
+//            BPE ignore_merges; "llama-bpe", "llama3", "llama-v3", "falcon3" (also
+//            "dbrx", "smaug-bpe", without ignore_merges)
+//   kQwen2   NFC normalizer, Sequence[Split(kQwen2Pattern, Isolated), ByteLevel(use_regex
+//            false)]; "qwen2" (also "deepseek-r1-qwen", "megrez", "stablelm2")
+//   kSmolLm  Sequence[Digits(individual_digits), ByteLevel(use_regex)]; "smollm" (also
+//            "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b")
 //
 // ignore_merges (Tokenizer.ignore_merges) is the BPE model's flag in tokenizer.json;
 // llama.cpp sets it for "llama-bpe"/"llama3"/"llama-v3"/"falcon3" (and "tekken"). The
 // normalizer (Qwen's NFC) is its own field: llama.cpp does not normalize.
-// tools/convert/hf_pretokenizer.h maps these names to a PreTokenizerKind.
+// tools/convert/pretokenizer_names.h maps these names to a PreTokenizerKind.
 //
 // Character classes: \p{L}, \p{N} are Unicode general categories L* and N*, \s is the
 // White_Space property (as Oniguruma, which Hugging Face tokenizers uses, and llama.cpp

@@ -86,7 +86,8 @@ TEST(Llama3PretokenizerTest, ContractionsInEitherCase) {
 TEST(Llama3PretokenizerTest, LettersTakeOnePrefix) {
   // [^\r\n\p{L}\p{N}]?\p{L}+: a space, tab, punctuation or other white space before a
   // word joins it; CR, LF and digits do not.
-  EXPECT_EQ(Llama3("(word \tx \xE3\x80\x80y"), (V{"(word", " ", "\tx", " ", "\xE3\x80\x80y"}));
+  EXPECT_EQ(Llama3("(word \tx \xE3\x80\x80y"),
+            (V{"(word", " ", "\tx", " ", "\xE3\x80\x80y"}));
   EXPECT_EQ(Llama3("\nword 1word"), (V{"\n", "word", " ", "1", "word"}));
   EXPECT_EQ(Llama3("((word"), (V{"((", "word"}));
 }
@@ -128,9 +129,17 @@ TEST(SmolLmPretokenizerTest, DigitsAloneThenGpt2) {
 // follows the property, as Oniguruma (Hugging Face tokenizers) and llama.cpp do, and the
 // oracle corpus leaves them out.
 TEST(Llama3PretokenizerTest, NextLineIsWhiteSpaceByteOrderMarkIsNot) {
-  EXPECT_EQ(Llama3("a\xC2\x85" "b"), (V{"a", "\xC2\x85" "b"}));          // U+0085, letter
-  EXPECT_EQ(Llama3("a\xEF\xBB\xBF" "b"), (V{"a", "\xEF\xBB\xBF" "b"}));  // U+FEFF: other
-  EXPECT_EQ(Llama3("\xC2\x85\xC2\x85"), (V{"\xC2\x85\xC2\x85"}));        // white space
+  EXPECT_EQ(Llama3("a\xC2\x85"
+                   "b"),
+            (V{"a",
+               "\xC2\x85"
+               "b"}));  // U+0085, letter
+  EXPECT_EQ(Llama3("a\xEF\xBB\xBF"
+                   "b"),
+            (V{"a",
+               "\xEF\xBB\xBF"
+               "b"}));                                             // U+FEFF: other
+  EXPECT_EQ(Llama3("\xC2\x85\xC2\x85"), (V{"\xC2\x85\xC2\x85"}));  // white space
   EXPECT_EQ(Llama3("\xEF\xBB\xBF\xEF\xBB\xBF!"), (V{"\xEF\xBB\xBF\xEF\xBB\xBF!"}));
 }
 

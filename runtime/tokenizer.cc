@@ -87,14 +87,15 @@ Status Tokenizer::Init(const TokenizerTables& t) {
     if (std::isnan(t.scores[i])) return InvalidModel("tokenizer: score %u is NaN", i);
   }
   if (!t.merges && t.num_merges != 0) return InvalidModel("tokenizer: merges missing");
-  if (static_cast<uint8_t>(t.pre_tokenizer) > static_cast<uint8_t>(PreTokenizerKind::kSmolLm) ||
+  if (static_cast<uint8_t>(t.pre_tokenizer) >
+          static_cast<uint8_t>(PreTokenizerKind::kSmolLm) ||
       static_cast<uint8_t>(t.normalizer) > static_cast<uint8_t>(Normalization::kNfc) ||
       static_cast<uint8_t>(t.dummy_prefix) >
           static_cast<uint8_t>(DummyPrefix::kEveryUnlessSpace)) {
-    return InvalidModel("tokenizer: unknown pre-tokenizer %u, normalizer %u or dummy prefix %u",
-                        static_cast<unsigned>(t.pre_tokenizer),
-                        static_cast<unsigned>(t.normalizer),
-                        static_cast<unsigned>(t.dummy_prefix));
+    return InvalidModel(
+        "tokenizer: unknown pre-tokenizer %u, normalizer %u or dummy prefix %u",
+        static_cast<unsigned>(t.pre_tokenizer), static_cast<unsigned>(t.normalizer),
+        static_cast<unsigned>(t.dummy_prefix));
   }
   if (t.kind == TokenizerKind::kSentencePieceBpe &&
       t.pre_tokenizer != PreTokenizerKind::kDefault &&

@@ -165,8 +165,8 @@ class Tokenizer {
   AddedMatch FindAdded(std::string_view text, size_t pos, bool parse_special) const;
   int32_t LongestAddedAt(std::string_view text, size_t pos, bool parse_special) const;
   Status InitAdded();
-  Status EncodeSection(std::string_view text, bool prefix, int32_t* ids,
-                       size_t capacity, size_t* count) const;
+  Status EncodeSection(std::string_view text, bool prefix, int32_t* ids, size_t capacity,
+                       size_t* count) const;
   Status EncodeSentencePiece(std::string_view text, bool prefix, int32_t* ids,
                              size_t* n) const;
   void EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const;

@@ -36,22 +36,24 @@ Status Tokenizer::InitAdded() {
                         t.num_added);
   }
   if (t.added_offsets[0] != 0 || t.added_offsets[t.num_added] != t.added_text_size) {
-    return InvalidModel("tokenizer: added token offsets do not span the %zu bytes of text",
-                        t.added_text_size);
+    return InvalidModel(
+        "tokenizer: added token offsets do not span the %zu bytes of text",
+        t.added_text_size);
   }
   for (size_t i = 0; i < t.num_added; ++i) {
     if (t.added_offsets[i + 1] <= t.added_offsets[i] ||
         t.added_offsets[i + 1] - t.added_offsets[i] > kMaxAddedBytes) {
-      return InvalidModel("tokenizer: added token %zu is empty or longer than %zu bytes", i,
-                          kMaxAddedBytes);
+      return InvalidModel("tokenizer: added token %zu is empty or longer than %zu bytes",
+                          i, kMaxAddedBytes);
     }
   }
   for (size_t i = 0; i < t.num_added; ++i) {
     const uint32_t id = t.added_ids[i];
     if (id >= t.vocab_size || type(id) == TokenType::kByte || t.added_flags[i] > 7) {
-      return InvalidModel("tokenizer: added token %zu (id %u) is out of range, a byte or has "
-                          "unknown flags",
-                          i, id);
+      return InvalidModel(
+          "tokenizer: added token %zu (id %u) is out of range, a byte or has "
+          "unknown flags",
+          i, id);
     }
     const std::string_view text = added_text(i);
     size_t bad = 0;
@@ -59,7 +61,8 @@ Status Tokenizer::InitAdded() {
       return InvalidModel("tokenizer: added token %u is not valid UTF-8", id);
     }
     if (i > 0 && CompareBytes(added_text(i - 1), text) >= 0) {
-      return InvalidModel("tokenizer: added tokens out of order (or duplicate) at %zu", i);
+      return InvalidModel("tokenizer: added tokens out of order (or duplicate) at %zu",
+                          i);
     }
     const uint8_t first = static_cast<uint8_t>(text[0]);
     for (int all = 0; all < 2; ++all) {
@@ -79,7 +82,8 @@ Status Tokenizer::InitAdded() {
 // parse_special) shortens it too.
 int32_t Tokenizer::LongestAddedAt(std::string_view text, size_t pos,
                                   bool parse_special) const {
-  size_t len = text.size() - pos < max_added_bytes_ ? text.size() - pos : max_added_bytes_;
+  size_t len =
+      text.size() - pos < max_added_bytes_ ? text.size() - pos : max_added_bytes_;
   while (len > 0) {
     const std::string_view key = text.substr(pos, len);
     size_t lo = 0, hi = t_.num_added;  // the first token > key

@@ -104,8 +104,9 @@ Status Tokenizer::EncodeSentencePiece(std::string_view text, bool prefix, int32_
   uint32_t cp = 0;
   for (size_t pos = 0; pos < text.size();) {
     const size_t len = DecodeUtf8(text, pos, &cp);  // > 0: the text was validated
-    const std::string_view character =
-        t_.metaspace_is_space && cp == 0x2581 ? std::string_view(" ") : text.substr(pos, len);
+    const std::string_view character = t_.metaspace_is_space && cp == 0x2581
+                                           ? std::string_view(" ")
+                                           : text.substr(pos, len);
     const int32_t id = Find(character);
     pos += len;
     if (id >= 0) {
@@ -148,41 +149,15 @@ int32_t Tokenizer::Join(int32_t left, int32_t right) const {
 // The symbols sym[0, m) are followed by room for 4m int32 (Tokenizer::EncodeCapacity);
 // the merged ids end up in sym[0, returned count).
 size_t Tokenizer::MergeByScore(int32_t* sym, int32_t m) const {
-  if (m < 2) return static_cast<size_t>(m);
-  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
   const float* const scores = t_.scores;
   // Keys are the pieces the pairs make.
   auto before = [scores](MergeEntry a, MergeEntry b) {
     const float score_a = scores[a.key], score_b = scores[b.key];
     return score_a != score_b ? score_a > score_b : a.symbol < b.symbol;  // no NaN: Init
   };
-  MergeHeap<decltype(before)> heap(sym + 3 * m, sym + 2 * m, m, before);
-  // Symbol i's pair changed: look it up again.
-  auto update = [&](int32_t i) {
-    const int32_t next = list.Next(i);
-    const int32_t joined = next == SymbolList::kNone ? -1 : Join(sym[i], sym[next]);
-    if (joined >= 0) {
-      heap.Update(i, joined);
-    } else {
-      heap.Remove(i);
-    }
-  };
-  for (int32_t i = 0; i < m; ++i) update(i);
-  while (!heap.empty()) {
-    const MergeEntry best = heap.top();
-    const int32_t i = best.symbol;
-    heap.Remove(list.Next(i));  // its pair is gone with it
-    sym[i] = best.key;
-    list.MergeWithNext(i);
-    update(i);  // i stays in the heap if it can merge again: one sift, not two
-    const int32_t prev = list.Prev(i);
-    if (prev != SymbolList::kNone) update(prev);
-  }
-  // Compact the live symbols; the k-th sits at index >= k, so nothing is overwritten
-  // before it is read.
-  size_t count = 0;
-  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
-  return count;
+  return MergeSymbols(
+      sym, m, [this](int32_t left, int32_t right) { return Join(left, right); }, before,
+      [](int32_t piece) { return piece; });
 }
 
 // The index of the merge (left, right) in the table, or -1: binary search over the
@@ -211,38 +186,15 @@ int32_t Tokenizer::FindMerge(int32_t left, int32_t right) const {
 // holds each pair that has a merge, ordered by (rank, position): O(m log m). The
 // symbols sym[0, m) are followed by room for 4m int32; returns the number left.
 size_t Tokenizer::MergeByRank(int32_t* sym, int32_t m) const {
-  if (m < 2) return static_cast<size_t>(m);
-  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
   const uint32_t* const merges = t_.merges;
   // Keys are indices into the merge table.
   auto before = [merges](MergeEntry a, MergeEntry b) {
     const uint32_t rank_a = merges[4 * a.key + 3], rank_b = merges[4 * b.key + 3];
     return rank_a != rank_b ? rank_a < rank_b : a.symbol < b.symbol;
   };
-  MergeHeap<decltype(before)> heap(sym + 3 * m, sym + 2 * m, m, before);
-  auto update = [&](int32_t i) {
-    const int32_t next = list.Next(i);
-    const int32_t merge = next == SymbolList::kNone ? -1 : FindMerge(sym[i], sym[next]);
-    if (merge >= 0) {
-      heap.Update(i, merge);
-    } else {
-      heap.Remove(i);
-    }
-  };
-  for (int32_t i = 0; i < m; ++i) update(i);
-  while (!heap.empty()) {
-    const MergeEntry best = heap.top();
-    const int32_t i = best.symbol;
-    heap.Remove(list.Next(i));
-    sym[i] = static_cast<int32_t>(merges[4 * best.key + 2]);
-    list.MergeWithNext(i);
-    update(i);
-    const int32_t prev = list.Prev(i);
-    if (prev != SymbolList::kNone) update(prev);
-  }
-  size_t count = 0;
-  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
-  return count;
+  return MergeSymbols(
+      sym, m, [this](int32_t left, int32_t right) { return FindMerge(left, right); },
+      before, [merges](int32_t merge) { return static_cast<int32_t>(merges[4 * merge + 2]); });
 }
 
 // Byte-level BPE: split the text with the pre-tokenizer, start each chunk from one token

@@ -402,7 +402,8 @@ TEST(TokenizerCapacityTest, TooLongTextsNeedMoreThanAnyBuffer) {
   ASSERT_TRUE(tok.Init(vocab.Tables()).ok());
   EXPECT_EQ(tok.EncodeCapacity(0), 6u);
   EXPECT_EQ(tok.max_text_bytes(), Tokenizer::kMaxTextBytes);
-  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxTextBytes), 5 * Tokenizer::kMaxTextBytes + 6);
+  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxTextBytes),
+            5 * Tokenizer::kMaxTextBytes + 6);
   EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxTextBytes + 1), SIZE_MAX);
   // NFC text may grow threefold: 16 ids a byte, a quarter of the longest text.
   TokenizerTables t = vocab.Tables();

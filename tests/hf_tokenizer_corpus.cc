@@ -64,7 +64,8 @@ void AddFixedTexts(std::vector<std::string>* texts) {
       "y'all o'clock rock'n'roll ''s '' 'x 'sup 'Sup",
       "'tis the season",
       // Words Llama 3's merges do not reach but its vocabulary has (ignore_merges).
-      "T\xC3\xB4i l\xC3\xA0m vi\xE1\xBB\x87" "c \xE1\xBB\x9F Vi\xE1\xBB\x87t Nam, "
+      "T\xC3\xB4i l\xC3\xA0m vi\xE1\xBB\x87"
+      "c \xE1\xBB\x9F Vi\xE1\xBB\x87t Nam, "
       "nhi\xE1\xBB\x81u \xC4\x91i\xE1\xBB\x81u h\xE1\xBB\xA3p ngo\xC3\xA0i t\xE1"
       "\xBB\xB1 nhi\xC3\xAAn. jeho 1ektedir \xD8\xA7\xDB\x8C\xD8\xB1\xD8\xA7\xD9\x86",
       // Numbers.
@@ -76,15 +77,19 @@ void AddFixedTexts(std::vector<std::string>* texts) {
       "The year 2024, 12:30pm, $1,000.00 and 50%",
       // CJK.
       "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C\xEF\xBC\x81",
-      "\xE7\xA7\x81\xE3\x81\xAF\xE5\xAD\xA6\xE7\x94\x9F\xE3\x81\xA7\xE3\x81\x99\xE3\x80\x82"
+      "\xE7\xA7\x81\xE3\x81\xAF\xE5\xAD\xA6\xE7\x94\x9F\xE3\x81\xA7\xE3\x81\x99\xE3\x80"
+      "\x82"
       "\xE3\x82\xAB\xE3\x82\xBF\xE3\x82\xAB\xE3\x83\x8A",
       "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xED\x85\x8D\xEC\x8A\xA4\xED\x8A\xB8",
-      "\xE4\xB8\xAD\xE6\x96\x87" "English\xE6\xB7\xB7\xE5\x90\x88 mixed 123",
+      "\xE4\xB8\xAD\xE6\x96\x87"
+      "English\xE6\xB7\xB7\xE5\x90\x88 mixed 123",
       // Emoji: skin tones, ZWJ sequences, flags, keycaps, variation selectors.
       "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD \xF0\x9F\x91\x8B\xF0\x9F\x8F\xBF",
-      "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7\xE2\x80\x8D"
+      "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7\xE2\x80"
+      "\x8D"
       "\xF0\x9F\x91\xA6 family",
-      "\xF0\x9F\x8F\xB3\xEF\xB8\x8F\xE2\x80\x8D\xF0\x9F\x8C\x88 \xF0\x9F\x87\xAF\xF0\x9F\x87"
+      "\xF0\x9F\x8F\xB3\xEF\xB8\x8F\xE2\x80\x8D\xF0\x9F\x8C\x88 "
+      "\xF0\x9F\x87\xAF\xF0\x9F\x87"
       "\xB5\xF0\x9F\x87\xAB\xF0\x9F\x87\xB7",
       "1\xEF\xB8\x8F\xE2\x83\xA3 #\xEF\xB8\x8F\xE2\x83\xA3 \xE2\x9D\xA4\xEF\xB8\x8F",
       "I \xE2\x9D\xA4 \xF0\x9F\xA6\x99s!",
@@ -161,9 +166,11 @@ std::vector<std::string> HfTokenizerCorpus(const std::string& unicode_data,
   // Random texts of units: any assigned code point, letters, digits, white space, marks,
   // punctuation, emoji, pieces of added tokens.
   const std::vector<uint32_t>& marks = categories["Mn"];
-  const char* const kUnits[] = {" ",  "  ", "\n", "\r\n", "\t", "'s", "'LL", "<|", "|>",
-                                "<",  ">",  "_",  "\xE2\x96\x81", "<|im_start|>",
-                                "<start_of_turn>", "<think>", "<|eot_id|>", "<bos>"};
+  const char* const kUnits[] = {
+      " ",       "  ",         "\n",           "\r\n",         "\t",
+      "'s",      "'LL",        "<|",           "|>",           "<",
+      ">",       "_",          "\xE2\x96\x81", "<|im_start|>", "<start_of_turn>",
+      "<think>", "<|eot_id|>", "<bos>"};
   for (size_t t = 0; t < num_random; ++t) {
     std::string text;
     for (size_t units = 1 + rng() % 24; units > 0; --units) {
@@ -176,7 +183,8 @@ std::vector<std::string> HfTokenizerCorpus(const std::string& unicode_data,
           for (size_t n = 1 + rng() % 8; n > 0; --n) text += "etaoinsrhdlCTA"[rng() % 14];
           break;
         case 3:
-          for (size_t n = 1 + rng() % 12; n > 0; --n) text += static_cast<char>('0' + rng() % 10);
+          for (size_t n = 1 + rng() % 12; n > 0; --n)
+            text += static_cast<char>('0' + rng() % 10);
           break;
         case 4:
           text += kUnits[rng() % (sizeof(kUnits) / sizeof(kUnits[0]))];

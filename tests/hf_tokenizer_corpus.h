@@ -1,7 +1,7 @@
-// The texts the Hugging Face tokenizer oracle test encodes (tests/hf_tokenizer_oracle_test):
-// every Unicode general category, digit and white-space runs, CRLF, tabs, CJK, emoji
-// sequences, contractions in both cases, code, text that NFC changes, special-token
-// text, and random valid UTF-8 from a fixed seed.
+// The texts the Hugging Face tokenizer oracle test encodes
+// (tests/hf_tokenizer_oracle_test): every Unicode general category, digit and white-space
+// runs, CRLF, tabs, CJK, emoji sequences, contractions in both cases, code, text that NFC
+// changes, special-token text, and random valid UTF-8 from a fixed seed.
 #ifndef EMBER_TESTS_HF_TOKENIZER_CORPUS_H_
 #define EMBER_TESTS_HF_TOKENIZER_CORPUS_H_
 

@@ -52,9 +52,10 @@ Status WriteGpt2StyleTokenizer(const std::string& models, bool smollm,
                            {"use_regex", true}};
   Json pre = byte_level;
   if (smollm) {
-    pre = {{"type", "Sequence"},
-           {"pretokenizers",
-            Json::array({{{"type", "Digits"}, {"individual_digits", true}}, byte_level})}};
+    pre = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         Json::array({{{"type", "Digits"}, {"individual_digits", true}}, byte_level})}};
   }
   const Json tokenizer = {
       {"version", "1.0"},
@@ -89,7 +90,8 @@ Status WriteLlama2StyleTokenizer(const std::string& models, const std::string& d
   std::map<std::string, uint32_t> ids;
   for (uint32_t id = 0; id < pieces.size(); ++id) {
     std::string& p = pieces[id];
-    for (size_t at; (at = p.find(' ')) != std::string::npos;) p.replace(at, 1, "\xE2\x96\x81");
+    for (size_t at; (at = p.find(' ')) != std::string::npos;)
+      p.replace(at, 1, "\xE2\x96\x81");
     ids.emplace(p, id);
   }
   // LlamaConverter's merges: every split of a piece into two pieces (ordered by their
@@ -100,10 +102,12 @@ Status WriteLlama2StyleTokenizer(const std::string& models, const std::string& d
     for (size_t at : Boundaries(pieces[id])) {
       const std::string l = pieces[id].substr(0, at), r = pieces[id].substr(at);
       const auto li = ids.find(l), ri = ids.find(r);
-      if (li != ids.end() && ri != ids.end()) local.emplace_back(li->second, ri->second, l, r);
+      if (li != ids.end() && ri != ids.end())
+        local.emplace_back(li->second, ri->second, l, r);
     }
     std::sort(local.begin(), local.end());
-    for (const auto& [li, ri, l, r] : local) merges.emplace_back(l, r, llama2c.scores[id]);
+    for (const auto& [li, ri, l, r] : local)
+      merges.emplace_back(l, r, llama2c.scores[id]);
   }
   std::stable_sort(merges.begin(), merges.end(), [](const auto& a, const auto& b) {
     return std::get<2>(a) > std::get<2>(b);
@@ -137,18 +141,18 @@ Status WriteLlama2StyleTokenizer(const std::string& models, const std::string& d
       {"added_tokens", added},
       {"normalizer",
        {{"type", "Sequence"},
-        {"normalizers",
-         Json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
-                      {{"type", "Replace"},
-                       {"pattern", {{"String", " "}}},
-                       {"content", "\xE2\x96\x81"}}})}}},
+        {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                     {{"type", "Replace"},
+                                      {"pattern", {{"String", " "}}},
+                                      {"content", "\xE2\x96\x81"}}})}}},
       {"pre_tokenizer", nullptr},
       {"post_processor",
        {{"type", "TemplateProcessing"},
         {"single", Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
                                 {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
         {"pair", Json::array()},
-        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
+        {"special_tokens",
+         {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
       {"decoder", nullptr},
       {"model",
        {{"type", "BPE"},

@@ -41,8 +41,9 @@ bool HaveNode() {
   }
   if (missing.empty()) return true;
   const std::string message =
-      missing + " not found: run tools/scripts/setup.sh all (or configure with "
-                "-DEMBER_NODE= and -DEMBER_NODE_MODULES=)";
+      missing +
+      " not found: run tools/scripts/setup.sh all (or configure with "
+      "-DEMBER_NODE= and -DEMBER_NODE_MODULES=)";
   const char* require = getenv("EMBER_REQUIRE_MODELS");
   if (require && std::string(require) == "1") {
     ADD_FAILURE() << message;
@@ -96,8 +97,8 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
     const Status written = c.write(testing::ModelsDir(), dir);
     ASSERT_TRUE(written.ok()) << written.message();
   }
-  const std::vector<std::string> texts = testing::HfTokenizerCorpus(
-      EMBER_UNICODE_DATA_DIR "/UnicodeData.txt", kRandomTexts);
+  const std::vector<std::string> texts =
+      testing::HfTokenizerCorpus(EMBER_UNICODE_DATA_DIR "/UnicodeData.txt", kRandomTexts);
 
   const std::string texts_path = scratch.path() + "/texts.json";
   const std::string out_path = scratch.path() + "/ids.json";
@@ -152,20 +153,22 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
 
 INSTANTIATE_TEST_SUITE_P(
     Tokenizers, HfTokenizerOracleTest,
-    ::testing::Values(
-        Case{"llama3", "hf-tokenizers/llama3/tokenizer.json", nullptr},
-        Case{"qwen3", "hf-tokenizers/qwen3/tokenizer.json", nullptr},
-        Case{"gemma3", "hf-tokenizers/gemma3/tokenizer.json", nullptr},
-        Case{"gpt2_style", "gpt2-bpe/vocab.bpe",
-             [](const std::string& models, const std::string& dir) {
-               return testing::WriteGpt2StyleTokenizer(models, false, dir);
-             }},
-        Case{"smollm_style", "gpt2-bpe/vocab.bpe",
-             [](const std::string& models, const std::string& dir) {
-               return testing::WriteGpt2StyleTokenizer(models, true, dir);
-             }},
-        Case{"llama2_style", "llama2c/tokenizer.bin", testing::WriteLlama2StyleTokenizer}),
-    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+    ::testing::Values(Case{"llama3", "hf-tokenizers/llama3/tokenizer.json", nullptr},
+                      Case{"qwen3", "hf-tokenizers/qwen3/tokenizer.json", nullptr},
+                      Case{"gemma3", "hf-tokenizers/gemma3/tokenizer.json", nullptr},
+                      Case{"gpt2_style", "gpt2-bpe/vocab.bpe",
+                           [](const std::string& models, const std::string& dir) {
+                             return testing::WriteGpt2StyleTokenizer(models, false, dir);
+                           }},
+                      Case{"smollm_style", "gpt2-bpe/vocab.bpe",
+                           [](const std::string& models, const std::string& dir) {
+                             return testing::WriteGpt2StyleTokenizer(models, true, dir);
+                           }},
+                      Case{"llama2_style", "llama2c/tokenizer.bin",
+                           testing::WriteLlama2StyleTokenizer}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      return std::string(info.param.name);
+    });
 
 }  // namespace
 }  // namespace ember

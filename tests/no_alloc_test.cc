@@ -205,7 +205,8 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
       options.add_bos = tok.bos_id() >= 0;
       size_t n = 0;
       ok &= tok.Encode(text, options, ids.data(), ids.size(), &n).ok();
-      for (size_t i = 0; i < n; ++i) decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
+      for (size_t i = 0; i < n; ++i)
+        decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
       total += n;
     }
     const uint64_t allocations = tools::AllocCounterDisarm();

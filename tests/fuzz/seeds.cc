@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
       "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
       "invalid \xc3 utf-8 \xff",
       "1234567890 !?,.;:'\" don't I'M we'LL",
-      "<|im_start|>user\ncafe\xcc\x81<|im_end|><start_of_turn>\xe2\x96\x81\xe2\x96\x81<bos>",
+      "<|im_start|>user\ncafe\xcc\x81<|im_end|><start_of_turn>\xe2\x96\x81\xe2\x96\x81<"
+      "bos>",
       ""};
   int k = 0;
   for (const char* text : texts) {

@@ -130,7 +130,8 @@ void LoadVocabularies() {
 std::string AsRead(const Tokenizer& tok, const std::string& text) {
   std::string out = text;
   if (!tok.tables().metaspace_is_space) return out;
-  for (size_t at; (at = out.find("\xE2\x96\x81")) != std::string::npos;) out.replace(at, 3, " ");
+  for (size_t at; (at = out.find("\xE2\x96\x81")) != std::string::npos;)
+    out.replace(at, 3, " ");
   return out;
 }
 
@@ -186,7 +187,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       prev = ids[i];
     }
     const bool sentencepiece_prefix =
-        tok.kind() == ember::TokenizerKind::kSentencePieceBpe && tok.tables().add_dummy_prefix;
+        tok.kind() == ember::TokenizerKind::kSentencePieceBpe &&
+        tok.tables().add_dummy_prefix;
     const bool nfc = tok.tables().normalizer == ember::Normalization::kNfc;
     if (nfc && !ember::IsNfcQuick(text)) {
       // Normalized: encoding what decoding gave changes nothing more.
@@ -196,12 +198,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       plain.add_bos = false;
       const size_t skip = options.add_bos ? 1 : 0;
       if (!tok.Encode(decoded, plain, again.data(), again.size(), &m).ok() ||
-          m != n - skip || !std::equal(again.begin(), again.begin() + m, ids.begin() + skip)) {
+          m != n - skip ||
+          !std::equal(again.begin(), again.begin() + m, ids.begin() + skip)) {
         Fail(l, text, "encode(decode(encode(text))) != encode(text)", decoded);
       }
     } else if (!(sentencepiece_prefix && options.parse_special) && !Strips(tok)) {
       std::string expected = AsRead(tok, text);
-      if (sentencepiece_prefix && !options.add_bos && !text.empty()) expected = " " + expected;
+      if (sentencepiece_prefix && !options.add_bos && !text.empty())
+        expected = " " + expected;
       if (decoded != expected) Fail(l, text, "decode(encode(text)) != text", decoded);
     }
   }
@@ -209,7 +213,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Any id sequence decodes safely: the text's bytes as little-endian 16-bit ids.
   int32_t prev = -1;
   for (size_t i = 1; i + 1 < size; i += 2) {
-    const int32_t id = (data[i] | (data[i + 1] << 8) | (data[i] << 16)) % tok.vocab_size();
+    const int32_t id =
+        (data[i] | (data[i + 1] << 8) | (data[i] << 16)) % tok.vocab_size();
     const std::string_view piece = tok.Decode(prev, id);
     if (piece.size() > 256) Fail(l, text, "a piece longer than 256 bytes", "");
     prev = id;

@@ -226,10 +226,10 @@ int Run(const std::string& dir, bool old) {
     }
     vocabs.push_back(std::move(v));
   }
-  for (const auto& [name, dir] : {std::pair<const char*, const char*>{
-                                      "Llama 3 byte-level (128256)", "llama3"},
-                                  {"Qwen3 byte-level, NFC (151669)", "qwen3"},
-                                  {"Gemma 3 SentencePiece (262145)", "gemma3"}}) {
+  for (const auto& [name, dir] :
+       {std::pair<const char*, const char*>{"Llama 3 byte-level (128256)", "llama3"},
+        {"Qwen3 byte-level, NFC (151669)", "qwen3"},
+        {"Gemma 3 SentencePiece (262145)", "gemma3"}}) {
     Vocab v{name, {}, true};
     const Status s =
         tools::ReadHfTokenizer(dir_of(dir), 0, tools::SpecialTokens(), &v.spec);

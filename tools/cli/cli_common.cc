@@ -61,9 +61,10 @@ Status EncodeText(const Model& model, const std::string& text, bool add_bos,
 Status EncodeWith(const Tokenizer& tokenizer, const std::string& text,
                   const EncodeOptions& options, std::vector<int32_t>* ids) {
   if (text.size() > tokenizer.max_text_bytes()) {
-    return InvalidArgument("the text of %zu bytes is longer than the %zu the tokenizer "
-                           "takes",
-                           text.size(), tokenizer.max_text_bytes());
+    return InvalidArgument(
+        "the text of %zu bytes is longer than the %zu the tokenizer "
+        "takes",
+        text.size(), tokenizer.max_text_bytes());
   }
   ids->resize(tokenizer.EncodeCapacity(text.size()));
   size_t n = 0;

@@ -19,13 +19,15 @@ namespace {
 ArgParser MakeParser() {
   return ArgParser({
       {{"-m", "--model"}, true, "model file (.ember)"},
-      {{"--tokenizer"}, true,
+      {{"--tokenizer"},
+       true,
        "instead of -m: a Hugging Face tokenizer directory (tokenizer.json or vocab.json "
        "+ merges.txt, with tokenizer_config.json)"},
       {{"-p", "--prompt"}, true, "text to tokenize"},
       {{"--pieces"}, false, "print one token per line: id and its piece"},
       {{"--no-bos"}, false, "do not add BOS even if the tokenizer wants it"},
-      {{"--parse-special"}, false,
+      {{"--parse-special"},
+       false,
        "read control tokens written in the text (<|eot_id|>, <start_of_turn>) as their "
        "ids, as a chat template needs; without it they are plain text"},
       {{"-h", "--help"}, false, "show this help"},

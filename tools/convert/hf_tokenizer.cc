@@ -173,7 +173,8 @@ Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& 
     }
     // A piece is stored as it decodes: SentencePiece's "▁" is a space there too.
     std::string piece = added.content;
-    if (tok->kind == TokenizerKind::kSentencePieceBpe) ReplaceAll(&piece, kMetaSpace, " ");
+    if (tok->kind == TokenizerKind::kSentencePieceBpe)
+      ReplaceAll(&piece, kMetaSpace, " ");
     tok->pieces[id] = piece;
     tok->types[id] = added.special ? TokenType::kControl : TokenType::kUserDefined;
     const uint8_t flags = (added.lstrip ? kAddedLstrip : 0) |
@@ -208,7 +209,6 @@ Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& 
   return Status::Ok();
 }
 
-
 // Merges of ids (left, right) -> result from the file's list of piece pairs, in rank
 // order.
 Status ResolveMerges(const std::string& where, const RawVocab& v, TokenizerSpec* tok) {
@@ -233,7 +233,8 @@ Status ResolveMerges(const std::string& where, const RawVocab& v, TokenizerSpec*
                    });
   std::vector<TokenizerSpec::Merge> unique;
   for (const TokenizerSpec::Merge& m : tok->merges) {
-    if (!unique.empty() && unique.back().left == m.left && unique.back().right == m.right) {
+    if (!unique.empty() && unique.back().left == m.left &&
+        unique.back().right == m.right) {
       unique.back() = m;
     } else {
       unique.push_back(m);

@@ -1,7 +1,7 @@
-// Hugging Face tokenizers -> ember TokenizerSpec: byte-level BPE (vocab.json + merges.txt,
-// or tokenizer.json with GPT-2's, Llama 3's, Qwen2's or SmolLM's pre-tokenizer, NFC) and
-// SentencePiece-style BPE with byte fallback (Gemma 3's and Llama 2's tokenizer.json),
-// with their added tokens.
+// Hugging Face tokenizers -> ember TokenizerSpec: byte-level BPE (vocab.json +
+// merges.txt, or tokenizer.json with GPT-2's, Llama 3's, Qwen2's or SmolLM's
+// pre-tokenizer, NFC) and SentencePiece-style BPE with byte fallback (Gemma 3's and Llama
+// 2's tokenizer.json), with their added tokens.
 #ifndef EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
 #define EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
 

@@ -26,8 +26,8 @@ struct Pipeline {
 std::vector<const Json*> Steps(const Json& node, const char* list_key) {
   std::vector<const Json*> steps;
   if (node.is_null()) return steps;
-  if (node.is_object() && node.value("type", "") == "Sequence" && node.contains(list_key) &&
-      node[list_key].is_array()) {
+  if (node.is_object() && node.value("type", "") == "Sequence" &&
+      node.contains(list_key) && node[list_key].is_array()) {
     for (const Json& step : node[list_key]) {
       for (const Json* inner : Steps(step, list_key)) steps.push_back(inner);
     }
@@ -73,12 +73,14 @@ Status ReadNormalizer(const std::string& where, const Json& root, Pipeline* p) {
 
 Status CheckByteLevel(const std::string& where, const Json& step, bool use_regex) {
   if (step.value("add_prefix_space", false)) {
-    return InvalidArgument("%s: ByteLevel add_prefix_space is not supported", where.c_str());
+    return InvalidArgument("%s: ByteLevel add_prefix_space is not supported",
+                           where.c_str());
   }
   if (step.value("use_regex", true) != use_regex) {
-    return InvalidArgument("%s: a ByteLevel pre-tokenizer with use_regex %s here is not "
-                           "supported",
-                           where.c_str(), use_regex ? "false" : "true");
+    return InvalidArgument(
+        "%s: a ByteLevel pre-tokenizer with use_regex %s here is not "
+        "supported",
+        where.c_str(), use_regex ? "false" : "true");
   }
   return Status::Ok();
 }
@@ -92,7 +94,9 @@ Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p)
   const std::vector<const Json*> steps = Steps(root["pre_tokenizer"], "pretokenizers");
   std::string types;
   for (const Json* step : steps) types += (types.empty() ? "" : ", ") + TypeOf(*step);
-  const auto type_at = [&](size_t i) { return i < steps.size() ? TypeOf(*steps[i]) : ""; };
+  const auto type_at = [&](size_t i) {
+    return i < steps.size() ? TypeOf(*steps[i]) : "";
+  };
   if (steps.size() == 1 && type_at(0) == "ByteLevel") {
     p->byte_level = true;
     const bool use_regex = steps[0]->value("use_regex", true);
@@ -104,9 +108,10 @@ Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p)
     const std::string regex = PatternOf(split, "Regex");
     if (regex.empty() || split.value("behavior", "") != "Isolated" ||
         split.value("invert", false)) {
-      return InvalidArgument("%s: a Split pre-tokenizer other than Isolated on a regex is "
-                             "not supported",
-                             where.c_str());
+      return InvalidArgument(
+          "%s: a Split pre-tokenizer other than Isolated on a regex is "
+          "not supported",
+          where.c_str());
     }
     p->byte_level = true;
     EMBER_RETURN_IF_ERROR(PreTokenizerForPattern(where, regex, &p->pre_tokenizer));
@@ -125,9 +130,10 @@ Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p)
     const Json& m = *steps[0];
     // Hugging Face's default is to split on "▁" (each word merged apart): not run here.
     if (m.value("split", true) || m.value("replacement", "") != kMetaSpace) {
-      return InvalidArgument("%s: a Metaspace pre-tokenizer that splits words (or uses "
-                             "another replacement than \"▁\") is not supported",
-                             where.c_str());
+      return InvalidArgument(
+          "%s: a Metaspace pre-tokenizer that splits words (or uses "
+          "another replacement than \"▁\") is not supported",
+          where.c_str());
     }
     p->replaces_spaces = p->metaspace = true;
     p->prepend_scheme = m.value("prepend_scheme", "");
@@ -150,7 +156,8 @@ Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p)
   for (const Json* step : steps) {  // quote a Split's pattern: the likeliest to differ
     if (TypeOf(*step) == "Split" && !PatternOf(*step, "Regex").empty()) {
       PreTokenizerKind unused;
-      EMBER_RETURN_IF_ERROR(PreTokenizerForPattern(where, PatternOf(*step, "Regex"), &unused));
+      EMBER_RETURN_IF_ERROR(
+          PreTokenizerForPattern(where, PatternOf(*step, "Regex"), &unused));
     }
   }
   return InvalidArgument(
@@ -176,10 +183,10 @@ Status ReadPostProcessor(const std::string& where, const Json& root,
       continue;
     }
     const std::string name = first["SpecialToken"].value("id", "");
-    const Json* token = step->contains("special_tokens") &&
-                                (*step)["special_tokens"].contains(name)
-                            ? &(*step)["special_tokens"][name]
-                            : nullptr;
+    const Json* token =
+        step->contains("special_tokens") && (*step)["special_tokens"].contains(name)
+            ? &(*step)["special_tokens"][name]
+            : nullptr;
     if (!token || !token->contains("ids") || !(*token)["ids"].is_array() ||
         (*token)["ids"].size() != 1 || !(*token)["ids"][0].is_number_unsigned()) {
       return InvalidArgument("%s: the post-processor's first token '%.40s' is not one id",
@@ -211,9 +218,10 @@ Status ReadTokenizerJsonUnguarded(const std::string& path, SpecialTokens special
   EMBER_RETURN_IF_ERROR(f.String("continuing_subword_prefix", false, "", &prefix));
   EMBER_RETURN_IF_ERROR(f.String("end_of_word_suffix", false, "", &suffix));
   if (dropout != 0 || !prefix.empty() || !suffix.empty()) {
-    return InvalidArgument("%s: BPE dropout, continuing_subword_prefix and "
-                           "end_of_word_suffix are not supported",
-                           path.c_str());
+    return InvalidArgument(
+        "%s: BPE dropout, continuing_subword_prefix and "
+        "end_of_word_suffix are not supported",
+        path.c_str());
   }
   RawVocab v;
   if (!model.contains("vocab"))
@@ -233,9 +241,10 @@ Status ReadTokenizerJsonUnguarded(const std::string& path, SpecialTokens special
   EMBER_RETURN_IF_ERROR(ReadPostProcessor(path, root, &specials));
   if (p.byte_level) {
     if (p.replaces_spaces || p.prepend) {
-      return InvalidArgument("%s: a byte-level tokenizer with a \"▁\" normalizer is not "
-                             "supported",
-                             path.c_str());
+      return InvalidArgument(
+          "%s: a byte-level tokenizer with a \"▁\" normalizer is not "
+          "supported",
+          path.c_str());
     }
     EMBER_RETURN_IF_ERROR(CheckAddedTokens(path, v, false, p.normalizer));
     EMBER_RETURN_IF_ERROR(BuildByteLevel(path, v, specials, tok));
@@ -245,9 +254,10 @@ Status ReadTokenizerJsonUnguarded(const std::string& path, SpecialTokens special
     return Status::Ok();
   }
   if (!p.replaces_spaces) {
-    return InvalidArgument("%s: a SentencePiece-style tokenizer must map spaces to '▁' "
-                           "(or have a ByteLevel pre-tokenizer)",
-                           path.c_str());
+    return InvalidArgument(
+        "%s: a SentencePiece-style tokenizer must map spaces to '▁' "
+        "(or have a ByteLevel pre-tokenizer)",
+        path.c_str());
   }
   if (p.prepend && p.metaspace) {
     return InvalidArgument("%s: both Prepend and Metaspace add \"▁\"", path.c_str());

@@ -2,11 +2,12 @@
 // around it) is recognised and recorded, anything else is refused with a message that
 // names it (an unknown Split pattern quoted); added-token flags, the template's BOS, and
 // GGUF's pre-tokenizer names.
+#include "tools/convert/hf_tokenizer.h"
+
 #include <string>
 
 #include "gtest/gtest.h"
 #include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/pretokenizer_names.h"
 #include "tools/util/json_util.h"
 
@@ -20,11 +21,12 @@ Json ByteLevelJson() {
   Json vocab = Json::object();
   for (uint32_t b = 0; b < 256; ++b) vocab[Utf8(ByteToUnicode(b))] = b;
   vocab["ab"] = 256;
-  return {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"a b"})}}},
-          {"added_tokens",
-           Json::array({{{"id", 257}, {"content", "<|end|>"}, {"special", true}}})},
-          {"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "ByteLevel"}, {"use_regex", true}}}};
+  return {
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"a b"})}}},
+      {"added_tokens",
+       Json::array({{{"id", 257}, {"content", "<|end|>"}, {"special", true}}})},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"use_regex", true}}}};
 }
 
 Json Split(const std::string& regex) {
@@ -123,32 +125,40 @@ TEST_F(HfTokenizerTest, RefusesWhatItDoesNotRun) {
 
 // A SentencePiece-style tokenizer.json: "▁" for spaces, byte pieces, merges.
 Json SentencePieceJson() {
-  Json vocab = {{"<unk>", 0}, {"<s>", 1}, {"<0x41>", 2}, {"\xE2\x96\x81", 3}, {"a", 4},
-                {"\xE2\x96\x81" "a", 5}};
-  return {{"model",
-           {{"type", "BPE"},
-            {"vocab", vocab},
-            {"merges", Json::array({Json::array({"\xE2\x96\x81", "a"})})},
-            {"unk_token", "<unk>"},
-            {"byte_fallback", true}}},
-          {"added_tokens",
-           Json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}},
-                        {{"id", 1}, {"content", "<s>"}, {"special", true}},
-                        {{"id", 6}, {"content", "<|u|>"}, {"special", true},
-                         {"rstrip", true}, {"normalized", false}}})},
-          {"normalizer",
-           {{"type", "Sequence"},
-            {"normalizers",
-             Json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
-                          {{"type", "Replace"},
-                           {"pattern", {{"String", " "}}},
-                           {"content", "\xE2\x96\x81"}}})}}},
-          {"pre_tokenizer", nullptr},
-          {"post_processor",
-           {{"type", "TemplateProcessing"},
-            {"single", Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
-                                    {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
-            {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}}}}}}}};
+  Json vocab = {{"<unk>", 0},
+                {"<s>", 1},
+                {"<0x41>", 2},
+                {"\xE2\x96\x81", 3},
+                {"a", 4},
+                {"\xE2\x96\x81"
+                 "a",
+                 5}};
+  return {
+      {"model",
+       {{"type", "BPE"},
+        {"vocab", vocab},
+        {"merges", Json::array({Json::array({"\xE2\x96\x81", "a"})})},
+        {"unk_token", "<unk>"},
+        {"byte_fallback", true}}},
+      {"added_tokens", Json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+                                    {{"id", 1}, {"content", "<s>"}, {"special", true}},
+                                    {{"id", 6},
+                                     {"content", "<|u|>"},
+                                     {"special", true},
+                                     {"rstrip", true},
+                                     {"normalized", false}}})},
+      {"normalizer",
+       {{"type", "Sequence"},
+        {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                     {{"type", "Replace"},
+                                      {"pattern", {{"String", " "}}},
+                                      {"content", "\xE2\x96\x81"}}})}}},
+      {"pre_tokenizer", nullptr},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                                {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
+        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}}}}}}}};
 }
 
 TEST_F(HfTokenizerTest, SentencePieceStyle) {
