@@ -194,7 +194,8 @@ size_t Tokenizer::MergeByRank(int32_t* sym, int32_t m) const {
   };
   return MergeSymbols(
       sym, m, [this](int32_t left, int32_t right) { return FindMerge(left, right); },
-      before, [merges](int32_t merge) { return static_cast<int32_t>(merges[4 * merge + 2]); });
+      before,
+      [merges](int32_t merge) { return static_cast<int32_t>(merges[4 * merge + 2]); });
 }
 
 // Byte-level BPE: split the text with the pre-tokenizer, start each chunk from one token
