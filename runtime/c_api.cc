@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <type_traits>
 
 #include "runtime/c_api_internal.h"
 #include "runtime/generate.h"
@@ -116,6 +117,24 @@ ember::Status ToSamplerOptions(const ember_sampler_options* o,
   return stop->Set(strings, n_stop);
 }
 
+ember::Status ToEncodeOptions(const ember_tokenize_options* o,
+                              const ember::Tokenizer& tok,
+                              ember::EncodeOptions* options) {
+  *options = ember::EncodeOptions();
+  options->add_bos = tok.add_bos();
+  if (o == nullptr) return ember::Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_tokenize_options>(
+      "ember_tokenize_options", o->struct_size,
+      offsetof(ember_tokenize_options, parse_special) + sizeof(o->parse_special)));
+  if (o->add_bos < -1 || o->add_bos > 1) {
+    return ember::InvalidArgument("ember_tokenize_options: add_bos %d is not -1, 0 or 1",
+                                  o->add_bos);
+  }
+  if (o->add_bos >= 0) options->add_bos = o->add_bos == 1;
+  options->parse_special = o->parse_special != 0;
+  return ember::Status::Ok();
+}
+
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
                          ember_model** model) {
   if (!result.ok()) return Report(result.status());
@@ -134,6 +153,36 @@ bool CallBack(void* user, int32_t id, std::string_view text) {
   return t->callback(t->user, id, text.data(), text.size()) != 0;
 }
 
+ember_status Tokenize(ember_session* session, const char* text, size_t length,
+                      const ember_tokenize_options* options, int add_bos, int32_t* ids,
+                      size_t capacity, size_t* n_ids) {
+  if (!session) return NullArgument("session");
+  if (!n_ids) return NullArgument("n_ids");
+  if (!text && length) return NullArgument("text");
+  *n_ids = 0;
+  ember::EncodeOptions encode;
+  if (options || add_bos < 0) {
+    ember_status status =
+        Report(ToEncodeOptions(options, session->session.model().tokenizer(), &encode));
+    if (status != EMBER_OK) return status;
+  } else {
+    encode.add_bos = add_bos != 0;
+  }
+  const int32_t* tokens = nullptr;
+  size_t n = 0;
+  ember_status status =
+      Report(session->session.Tokenize(text ? text : "", length, encode, &tokens, &n));
+  if (status != EMBER_OK) return status;
+  *n_ids = n;
+  if (n > capacity) {
+    return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
+                                           n, capacity));
+  }
+  if (n && !ids) return NullArgument("ids");
+  memcpy(ids, tokens, n * sizeof(int32_t));
+  return EMBER_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -146,11 +195,13 @@ const char* ember_version(void) {
 }
 
 const char* ember_status_string(ember_status status) {
-  // A C caller may pass any int: read it as one (loading an out-of-range enum value is
-  // undefined in C++), and name only the codes there are.
-  static_assert(sizeof(ember_status) == sizeof(int), "ember_status is an int in C");
-  int code;
-  memcpy(&code, &status, sizeof(code));
+  // A C caller may pass any value: read its representation (loading an out-of-range
+  // enum value is undefined in C++), and name only the codes there are. That is an int,
+  // or a byte where enums are short (arm-none-eabi's AAPCS default).
+  std::underlying_type_t<ember_status> raw;
+  static_assert(sizeof(raw) == sizeof(status), "an enum is its underlying type");
+  memcpy(&raw, &status, sizeof(raw));
+  const int code = static_cast<int>(raw);
   if (code < EMBER_OK || code > EMBER_INTERNAL) return "unknown status";
   return ember::StatusCodeName(static_cast<ember::StatusCode>(code));
 }
@@ -183,6 +234,13 @@ void ember_sampler_options_default(ember_sampler_options* options) {
   options->min_p = d.min_p;
   options->stop = nullptr;
   options->n_stop = 0;
+}
+
+void ember_tokenize_options_default(ember_tokenize_options* options) {
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->add_bos = -1;
+  options->parse_special = 0;
 }
 
 ember_status ember_model_open(const char* path, ember_model** model) {
@@ -293,23 +351,17 @@ size_t ember_session_position(const ember_session* session) {
 
 ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
                             int add_bos, int32_t* ids, size_t capacity, size_t* n_ids) {
-  if (!session) return NullArgument("session");
-  if (!n_ids) return NullArgument("n_ids");
-  if (!text && length) return NullArgument("text");
-  *n_ids = 0;
-  const int32_t* tokens = nullptr;
-  size_t n = 0;
-  ember_status status = Report(
-      session->session.Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
-  if (status != EMBER_OK) return status;
-  *n_ids = n;
-  if (n > capacity) {
-    return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
-                                           n, capacity));
+  return Tokenize(session, text, length, nullptr, add_bos != 0, ids, capacity, n_ids);
+}
+
+ember_status ember_tokenize_with_options(ember_session* session, const char* text,
+                                         size_t length,
+                                         const ember_tokenize_options* options,
+                                         int32_t* ids, size_t capacity, size_t* n_ids) {
+  if (!options) {
+    return Tokenize(session, text, length, nullptr, -1, ids, capacity, n_ids);
   }
-  if (n && !ids) return NullArgument("ids");
-  memcpy(ids, tokens, n * sizeof(int32_t));
-  return EMBER_OK;
+  return Tokenize(session, text, length, options, 0, ids, capacity, n_ids);
 }
 
 ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,

@@ -26,7 +26,7 @@ ChatLayout Plan(const Session& session, const ChatOptions& o) {
   // The tokens (a conversation past the context is cut short anyway), and the work space
   // of encoding the longest piece of text between two control tokens (5 ids a byte).
   l.tokens = RoundUp8(sizeof(int32_t) * (session.max_context() + 64 +
-                                         Tokenizer::EncodeCapacity(text + 4096)));
+                                         session.model().tokenizer().EncodeCapacity(text + 4096)));
   l.total = l.messages + l.text + l.render + l.tokens;
   return l;
 }
@@ -248,7 +248,7 @@ Status EncodeWithSpecials(const Tokenizer& tok, const int32_t* special_ids,
   const auto flush = [&](size_t end) -> Status {
     if (end == start) return Status::Ok();
     const std::string_view segment = text.substr(start, end - start);
-    if (Tokenizer::EncodeCapacity(segment.size()) > capacity - *n) {
+    if (tok.EncodeCapacity(segment.size()) > capacity - *n) {
       return ResourceExhausted("%zu bytes of chat text need more token space",
                                text.size());
     }

@@ -1,6 +1,7 @@
-# Sourced by the CLI test scripts: fail MESSAGE counts a failure; expect STATUS FRAGMENT
-# -- command... runs the command (stdout into $tmp/stdout) and checks its exit status and
-# that FRAGMENT appears in its stderr. The script sets $tmp and failures=0 first.
+# Sourced by the CLI test scripts (which set $tmp and failures=0 first): fail MESSAGE
+# counts a failure; expect STATUS FRAGMENT -- command... runs the command (its stdout
+# kept in $tmp/stdout) and counts a failure unless it exits with STATUS and FRAGMENT
+# appears in its stderr or stdout.
 fail() {
   echo "FAIL: $*"
   failures=$((failures + 1))
@@ -12,9 +13,12 @@ expect() {
   local out status
   out=$("$@" 2>&1 >"$tmp/stdout")
   status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    fail "$* -> status $status (want $want_status), stderr: $out (want '$fragment')"
+  if [ "$status" != "$want_status" ] ||
+    ! { grep -qF -- "$fragment" <<<"$out" || grep -qaF -- "$fragment" "$tmp/stdout"; }; then
+    fail "$* -> status $status (want $want_status), stderr: $out," \
+      "stdout: $(head -c 400 "$tmp/stdout" | tr -d '\0') (want '$fragment')"
   else
-    echo "ok: $* -> $status: $(head -c 160 <<<"$out" | tr '\n' ' ')"
+    echo "ok: $* -> $status: $(head -c 160 <<<"$out$(head -c 160 "$tmp/stdout" |
+      tr -d '\0')" | tr '\n' ' ')"
   fi
 }

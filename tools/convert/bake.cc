@@ -93,7 +93,7 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
     size_t length = 0;
     EMBER_RETURN_IF_ERROR(
         chat.Render(&system, 1, options, buffer.data(), buffer.size(), &length));
-    tokens.resize(Tokenizer::EncodeCapacity(length) + 64);
+    tokens.resize(tok.EncodeCapacity(length) + 64);
     size_t n = 0;
     const ChatProgramTables& p = chat.tables();
     EMBER_RETURN_IF_ERROR(EncodeWithSpecials(tok, p.special_ids, p.num_special_ids,
@@ -101,7 +101,7 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
                                              tokens.data(), tokens.size(), &n));
     tokens.resize(n);
   } else {
-    tokens.resize(Tokenizer::EncodeCapacity(request.text.size()));
+    tokens.resize(tok.EncodeCapacity(request.text.size()));
     size_t n = 0;
     EMBER_RETURN_IF_ERROR(
         tok.Encode(request.text, tok.add_bos(), tokens.data(), tokens.size(), &n));

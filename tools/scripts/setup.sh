@@ -6,9 +6,12 @@
 #                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/scripts/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
 #                           # python3-torch (oracles), chromium (SVG rendering), cross
-#                           # compilers, qemu-user and the arm64/armhf libraries, and the
-#                           # chat template oracles: python3-jinja2, Node.js and the npm
-#                           # package @huggingface/jinja (pinned) under $EMBER_DEPS/npm
+#                           # compilers, qemu-user and the arm64/armhf libraries, the
+#                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm,
+#                           # Node.js with the npm package @lenml/tokenizers (the Hugging
+#                           # Face tokenizer oracle) in $EMBER_DEPS/node, and the chat
+#                           # template oracles: python3-jinja2 and the npm package
+#                           # @huggingface/jinja (pinned) in $EMBER_DEPS/npm
 set -euo pipefail
 
 profile="${1:-build}"
@@ -35,6 +38,11 @@ test_pkgs=(
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )
+# The microcontroller image (examples/mcu, tools/scripts/mcu.sh): arm-none-eabi GCC with
+# newlib and its libstdc++, run on qemu-system-arm's mps3-an547 board.
+mcu_pkgs=(
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+)
 cross_arches=(arm64 armhf)
 # -dev packages that coexist with their amd64 twins (multi-arch: same).
 cross_pkgs=(libhwy-dev libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev libcpuinfo0)
@@ -43,7 +51,7 @@ cross_unpack=(libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev)
 
 wanted=("${native_pkgs[@]}")
 if [ "$profile" = all ]; then
-  wanted+=("${test_pkgs[@]}")
+  wanted+=("${test_pkgs[@]}" "${mcu_pkgs[@]}")
   for arch in "${cross_arches[@]}"; do
     for p in "${cross_pkgs[@]}"; do wanted+=("$p:$arch"); done
   done
@@ -96,6 +104,29 @@ if [ "${#missing[@]}" -gt 0 ]; then
     --no-install-recommends "${missing[@]}" >/dev/null
 else
   log "all ${#wanted[@]} packages for '$profile' are installed"
+fi
+
+# The tokenizer oracle: transformers.js' tokenizers as the npm package @lenml/tokenizers
+# (pinned), run by Node.js. A machine that has node and npm keeps them (Debian's nodejs and
+# npm otherwise; installing Debian's npm beside another nodejs would replace it).
+node_oracle_pkg="@lenml/tokenizers"
+node_oracle_version="3.7.2"
+node_prefix="$deps_prefix/node"
+if [ "$profile" = all ]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    apt_update
+    log "installing nodejs npm"
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends nodejs npm >/dev/null
+  fi
+  installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+    "$node_prefix/node_modules/$node_oracle_pkg/package.json" 2>/dev/null | head -1 || true)
+  if [ "$installed" != "$node_oracle_version" ]; then
+    log "npm install $node_oracle_pkg@$node_oracle_version into $node_prefix"
+    "${sudo_cmd[@]}" mkdir -p "$node_prefix"
+    "${sudo_cmd[@]}" npm install --prefix "$node_prefix" --no-audit --no-fund \
+      --ignore-scripts --save-exact --loglevel=error "$node_oracle_pkg@$node_oracle_version" >/dev/null
+  fi
 fi
 
 if [ "$profile" = all ]; then
