@@ -12,9 +12,11 @@ using Clock = std::chrono::steady_clock;
 size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 struct ChatLayout {
-  size_t messages, text, render, tokens, total;
+  size_t messages, text, render, total;
 };
 
+// The rendered conversation is tokenized into the session's token buffer (sized for its
+// max_prompt_bytes by the tokenizer's EncodeCapacity): the chat needs no other.
 ChatLayout Plan(const Session& session, const ChatOptions& o) {
   ChatLayout l;
   const size_t text = o.max_text_bytes ? o.max_text_bytes : 8 * session.max_context();
@@ -23,11 +25,7 @@ ChatLayout Plan(const Session& session, const ChatOptions& o) {
   // The rendered conversation (the text plus the template's markup) and the render's
   // scratch (its string concatenations copy each message a few times).
   l.render = RoundUp8(8 * text + 16384);
-  // The tokens (a conversation past the context is cut short anyway), and the work space
-  // of encoding the longest piece of text between two control tokens (5 ids a byte).
-  l.tokens = RoundUp8(sizeof(int32_t) * (session.max_context() + 64 +
-                                         session.model().tokenizer().EncodeCapacity(text + 4096)));
-  l.total = l.messages + l.text + l.render + l.tokens;
+  l.total = l.messages + l.text + l.render;
   return l;
 }
 
@@ -87,8 +85,6 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
   text_capacity_ = l.text;
   render_ = text_ + l.text;
   render_capacity_ = l.render;
-  tokens_ = reinterpret_cast<int32_t*>(render_ + l.render);
-  token_capacity_ = l.tokens / sizeof(int32_t);
   num_messages_ = first_turn_ = 0;
   text_used_ = 0;
   return Status::Ok();
@@ -163,17 +159,25 @@ void Chat::DropOldest() {
 }
 
 Status Chat::Tokenize(const int32_t** tokens, size_t* n) {
-  const ChatTemplate& t = session_->model().chat_template();
+  Session& s = *session_;
+  const ChatTemplate& t = s.model().chat_template();
   ChatTemplateOptions render = options_.render;
   render.add_generation_prompt = true;
   size_t length = 0;
   EMBER_RETURN_IF_ERROR(
       t.Render(messages_, num_messages_, render, render_, render_capacity_, &length));
-  const ChatProgramTables& p = t.tables();
-  *tokens = tokens_;
-  return EncodeWithSpecials(session_->model().tokenizer(), p.special_ids,
-                            p.num_special_ids, std::string_view(render_, length), tokens_,
-                            token_capacity_, n);
+  if (length > s.plan().max_prompt_bytes) {
+    return ResourceExhausted(
+        "the rendered conversation of %zu bytes exceeds the session's max_prompt_bytes "
+        "%zu",
+        length, s.plan().max_prompt_bytes);
+  }
+  // As Hugging Face tokenizes apply_chat_template's text: the control tokens the
+  // template wrote become their ids, and no BOS is added (templates write their own).
+  EncodeOptions encode;
+  encode.add_bos = false;
+  encode.parse_special = true;
+  return s.Tokenize(render_, length, encode, tokens, n);
 }
 
 Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
@@ -186,7 +190,7 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   const int32_t* tokens;
   size_t n;
   while (true) {
-    // A conversation whose tokens overflow their buffer is longer than the context too.
+    // A conversation too long to render or tokenize is longer than the context too.
     const Status tokenized = Tokenize(&tokens, &n);
     if (!tokenized.ok() && tokenized.code() != StatusCode::kResourceExhausted) {
       return tokenized;
@@ -229,6 +233,7 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   const Clock::time_point end = Clock::now();
   stats->generated = result.generated;
   stats->stop = result.stop;
+  stats->stop_token = result.stop_token;
   stats->prefill_seconds =
       std::chrono::duration<double>((state.seen ? state.first : end) - start).count();
   stats->generate_seconds =
@@ -238,46 +243,6 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
       ChatMessage{"assistant", std::string_view(text_ + text_used_, state.used)};
   text_used_ += state.used;
   return Status::Ok();
-}
-
-Status EncodeWithSpecials(const Tokenizer& tok, const int32_t* special_ids,
-                          size_t num_special, std::string_view text, int32_t* ids,
-                          size_t capacity, size_t* n) {
-  *n = 0;
-  size_t start = 0, at = 0;
-  const auto flush = [&](size_t end) -> Status {
-    if (end == start) return Status::Ok();
-    const std::string_view segment = text.substr(start, end - start);
-    if (tok.EncodeCapacity(segment.size()) > capacity - *n) {
-      return ResourceExhausted("%zu bytes of chat text need more token space",
-                               text.size());
-    }
-    size_t count = 0;
-    EMBER_RETURN_IF_ERROR(tok.Encode(segment, false, ids + *n, capacity - *n, &count));
-    *n += count;
-    return Status::Ok();
-  };
-  while (at < text.size()) {
-    int32_t best = -1;
-    size_t best_size = 0;
-    for (size_t i = 0; i < num_special; ++i) {
-      const std::string_view piece = tok.piece(static_cast<uint32_t>(special_ids[i]));
-      if (piece.size() > best_size && text.compare(at, piece.size(), piece) == 0) {
-        best = special_ids[i];
-        best_size = piece.size();
-      }
-    }
-    if (best < 0) {
-      ++at;
-      continue;
-    }
-    EMBER_RETURN_IF_ERROR(flush(at));
-    if (*n == capacity) return ResourceExhausted("chat text needs more token space");
-    ids[(*n)++] = best;
-    at += best_size;
-    start = at;
-  }
-  return flush(text.size());
 }
 
 }  // namespace ember

@@ -1,6 +1,6 @@
 // Chat: a conversation in turns over a Session, with the model's chat template. Each
 // turn renders the whole conversation, tokenizes it (the template's control tokens
-// parsed out by their text), keeps the cached prefix that still matches and prefills
+// parsed as special tokens), keeps the cached prefix that still matches and prefills
 // only the rest, then generates the reply until the template's end of turn. A context
 // too full for the next turn drops the oldest turns (the system text stays). Its memory
 // is one block sized at creation (RequiredBytes); no turn allocates.
@@ -34,6 +34,7 @@ struct ChatTurnStats {
   double prefill_seconds = 0;   // to the first sampled token
   double generate_seconds = 0;  // after it
   StopReason stop = StopReason::kMaxTokens;
+  int32_t stop_token = -1;  // with kEndOfText: the end of turn or stop id sampled
 };
 
 class Chat {
@@ -66,7 +67,8 @@ class Chat {
   const ChatMessage& message(size_t i) const { return messages_[i]; }
 
   // Renders the conversation with add_generation_prompt and tokenizes it into the
-  // chat's token buffer (valid until the next call).
+  // session's token buffer (valid until its next Tokenize), with special-token parsing
+  // and no BOS, as Hugging Face tokenizes apply_chat_template's text.
   Status Tokenize(const int32_t** tokens, size_t* n);
 
  private:
@@ -84,16 +86,7 @@ class Chat {
   size_t text_capacity_ = 0, text_used_ = 0;
   char* render_ = nullptr;  // the rendered conversation and the render's scratch
   size_t render_capacity_ = 0;
-  int32_t* tokens_ = nullptr;
-  size_t token_capacity_ = 0;
 };
-
-// Encodes text in which the given control tokens appear by their text (a rendered chat
-// template): each occurrence becomes its id (longest first), the text between is
-// encoded without BOS. `ids` must hold EncodeCapacity(text.size()) + 2 per occurrence.
-Status EncodeWithSpecials(const Tokenizer& tokenizer, const int32_t* special_ids,
-                          size_t num_special, std::string_view text, int32_t* ids,
-                          size_t capacity, size_t* n);
 
 }  // namespace ember
 

@@ -41,14 +41,11 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
         t.num_slots, t.max_stack, t.max_loops, tmpl::kNumInputSlots, tmpl::kMaxSlots,
         tmpl::kMaxStack, tmpl::kMaxLoops);
   }
-  for (const auto& [ids, n] :
-       {std::pair<const int32_t*, size_t>{t.end_of_turn_ids, t.num_end_of_turn_ids},
-        {t.special_ids, t.num_special_ids}}) {
-    for (size_t i = 0; i < n; ++i) {
-      if (ids[i] < 0 || static_cast<uint32_t>(ids[i]) >= vocab_size) {
-        return InvalidModel("chat template: token %d outside the vocabulary of %u",
-                            ids[i], vocab_size);
-      }
+  for (size_t i = 0; i < t.num_end_of_turn_ids; ++i) {
+    const int32_t id = t.end_of_turn_ids[i];
+    if (id < 0 || static_cast<uint32_t>(id) >= vocab_size) {
+      return InvalidModel("chat template: token %d outside the vocabulary of %u", id,
+                          vocab_size);
     }
   }
   // Every instruction: a known opcode, whole operands, each in range; then every jump

@@ -28,8 +28,6 @@ struct ChatProgramTables {
   std::string_view bos_token, eos_token, unk_token, pad_token;
   const int32_t* end_of_turn_ids = nullptr;
   size_t num_end_of_turn_ids = 0;
-  const int32_t* special_ids = nullptr;
-  size_t num_special_ids = 0;
 };
 
 struct ChatTemplateOptions {

@@ -271,8 +271,11 @@ ember_status ember_chat_add(ember_chat* chat, const char* role, const char* text
 /* Generates the assistant's reply to the conversation, calling `callback` per token,
  * and appends it as the assistant's turn. Prefills only what the cache does not already
  * hold; stops at the template's end of turn, the model's stop ids, a stop string or
- * max_new tokens. A context too full for the conversation drops the oldest turns first.
- * *n_generated (may be NULL) tells how many tokens came. */
+ * max_new tokens. The rendered conversation is tokenized as Hugging Face tokenizes
+ * apply_chat_template's text (special tokens parsed, no BOS added) in the session's token
+ * buffer: a context too full for it, or a rendering longer than the session's
+ * max_prompt_bytes, drops the oldest turns first. *n_generated (may be NULL) tells how
+ * many tokens came. */
 ember_status ember_chat_generate(ember_chat* chat, size_t max_new,
                                  ember_token_callback callback, void* user,
                                  size_t* n_generated);

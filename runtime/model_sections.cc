@@ -48,8 +48,6 @@ Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplat
     t.pad_token = StringOf(p->pad_token());
     t.end_of_turn_ids = VectorData(p->end_of_turn_ids());
     t.num_end_of_turn_ids = size(p->end_of_turn_ids());
-    t.special_ids = VectorData(p->special_ids());
-    t.num_special_ids = size(p->special_ids());
     // The verifier checks a vector's length word, not its 8-byte elements' alignment.
     if (t.num_floats > 0 &&
         reinterpret_cast<uintptr_t>(t.floats) % alignof(double) != 0) {

@@ -260,7 +260,7 @@ flatbuffers::Offset<fb::ChatProgram> WriteChatProgram(flatbuffers::FlatBufferBui
       b.CreateVector(string_offsets), b.CreateVector(p.floats), p.num_slots, p.max_stack,
       p.max_loops, b.CreateString(p.bos_token), b.CreateString(p.eos_token),
       b.CreateString(p.unk_token), b.CreateString(p.pad_token),
-      b.CreateVector(p.end_of_turn_ids), b.CreateVector(p.special_ids));
+      b.CreateVector(p.end_of_turn_ids));
 }
 
 // The directory (padded to the first tensor's offset) and each tensor's plan, in

@@ -25,9 +25,6 @@ struct ChatProgramSpec {
   std::string bos_token, eos_token, unk_token, pad_token;
   // Tokens that end an assistant's turn (Llama 3's <|eot_id|>, ChatML's <|im_end|>).
   std::vector<int32_t> end_of_turn_ids;
-  // Control tokens whose text the template writes: a rendered prompt is split at them
-  // into ids (the rest is encoded as text).
-  std::vector<int32_t> special_ids;
   bool empty() const { return code.empty(); }
 };
 

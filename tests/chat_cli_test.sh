@@ -79,6 +79,21 @@ printf 'Hello there\nTell me about the dog\n/reset\nOnce more\n' |
   "$ember" chat -m "$model" --system "You tell short stories." -n 16 --temp 0 \
   >"$tmp/chat2.out" 2>/dev/null
 cmp -s "$tmp/chat.out" "$tmp/chat2.out" || fail "chat: a replay differs"
+# The rendered conversation is tokenized with special-token parsing and no BOS added:
+# the template's bos_token and eos_token (llama2.c's "\n<s>\n", "\n</s>\n") become ids 1
+# and 2, registered as special tokens at conversion (text elsewhere is never matched).
+printf 'Hello there\nTell me about the dog\n' |
+  "$ember" chat -m "$model" --system "You tell short stories." -n 16 --temp 0 \
+  --verbose-prompt >/dev/null 2>"$tmp/verbose.err"
+prompts=$(grep '^ember chat: prompt tokens:' "$tmp/verbose.err" | cut -d: -f3)
+[ "$(wc -l <<<"$prompts")" = 2 ] || fail "chat --verbose-prompt: $(cat "$tmp/verbose.err")"
+first=$(head -1 <<<"$prompts") second=$(tail -1 <<<"$prompts")
+[[ "$first" == " 1 "* && "$(tr ' ' '\n' <<<"$first" | grep -cx 1)" = 1 ]] ||
+  fail "turn 1 does not start with one BOS: $first"
+[[ "$second" == "$first"* && "$second" == *" 2 "* ]] || fail "turn 2 lacks turn 1 or EOS: $second"
+expect 0 "1 1 320 417 2" -- "$ember" tokenize -m "$model" -p $'\n<s>\nHi\n</s>\n' --parse-special
+expect 0 "1 410 13 504" -- "$ember" tokenize -m "$model" -p $'\n<s>\nHi\n</s>\n'
+
 # A full context: the oldest turns go, with a message.
 for i in $(seq 1 12); do echo "Tell me more about the little dog and the big cat $i"; done |
   "$ember" chat -m "$model" -c 96 -n 12 --temp 0 >"$tmp/full.out" 2>"$tmp/full.err"

@@ -161,6 +161,41 @@ globalThis.Date = class extends real {
 """ % (NOW * 1000, NOW * 1000)
 
 
+def render_references(jobs, node, node_modules, python, tmp):
+    """Renders jobs ([{"template", "context"}]) with @huggingface/jinja and with Python's
+    Jinja2, both seeing the clock NOW: returns ([(name, results)], why Jinja2 could not
+    run or None); each result is {"ok", "text"} or {"ok": False, "error"}. Raises
+    RuntimeError when node fails."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    jobs_path = os.path.join(tmp, "jobs.json")
+    json.dump(jobs, open(jobs_path, "w"))
+    node_script = os.path.join(tmp, "render.mjs")
+    with open(node_script, "w") as f:
+        f.write(NODE_CLOCK + open(os.path.join(here, "jinja_render.mjs")).read())
+    node_out = os.path.join(tmp, "node.json")
+    r = subprocess.run([node, node_script, node_modules, jobs_path, node_out],
+                       capture_output=True, text=True, env=dict(os.environ, TZ="UTC"))
+    if r.returncode != 0:
+        raise RuntimeError("node: " + r.stderr)
+    references = [("@huggingface/jinja", json.load(open(node_out)))]
+    py_out = os.path.join(tmp, "python.json")
+    py_script = os.path.join(tmp, "render.py")
+    open(py_script, "w").write(PY_SETUP)
+    r = subprocess.run([python, py_script, jobs_path, py_out], capture_output=True, text=True)
+    if r.returncode != 0:
+        return references, (r.stderr.strip().splitlines()[-1] if r.stderr.strip()
+                            else f"exit {r.returncode}")
+    references.append(("Python Jinja2", json.load(open(py_out))))
+    return references, None
+
+
+def have_jinja_js(node, node_modules):
+    """Whether node runs and @huggingface/jinja is installed in node_modules."""
+    package = os.path.join(node_modules, "@huggingface", "jinja", "dist", "index.js")
+    return shutil_which(node) and os.path.exists(package) and \
+        subprocess.run([node, "--version"], capture_output=True).returncode == 0
+
+
 def templates(models_dir, test_dir):
     found = {}
     for name in ("llama3", "qwen3", "gemma3"):
@@ -191,11 +226,9 @@ def main():
     require = os.environ.get("EMBER_REQUIRE_MODELS", "0") == "1"
     here = os.path.dirname(os.path.abspath(__file__))
     test_dir = os.path.dirname(here)
-    package = os.path.join(args.node_modules, "@huggingface", "jinja", "dist", "index.js")
-    have_node = subprocess.run([args.node, "--version"], capture_output=True).returncode == 0 \
-        if shutil_which(args.node) else False
-    if not have_node or not os.path.exists(package):
-        why = f"node ({args.node}) or {package} is missing (tools/scripts/setup.sh all)"
+    if not have_jinja_js(args.node, args.node_modules):
+        why = (f"node ({args.node}) or @huggingface/jinja in {args.node_modules} is missing"
+               " (tools/scripts/setup.sh all)")
         print(("FAIL: " if require else "SKIP: ") + why)
         return 1 if require else 77
 
@@ -228,31 +261,18 @@ def main():
                     keys.append((name, conv_name, gen, thinking))
 
     with tempfile.TemporaryDirectory() as tmp:
-        jobs_path = os.path.join(tmp, "jobs.json")
-        json.dump(jobs, open(jobs_path, "w"))
-        node_script = os.path.join(tmp, "render.mjs")
-        with open(node_script, "w") as f:
-            f.write(NODE_CLOCK + open(os.path.join(here, "jinja_render.mjs")).read())
-        node_out = os.path.join(tmp, "node.json")
-        r = subprocess.run([args.node, node_script, args.node_modules, jobs_path, node_out],
-                           capture_output=True, text=True, env=dict(os.environ, TZ="UTC"))
-        if r.returncode != 0:
-            print("FAIL: node:", r.stderr)
+        try:
+            references, py_error = render_references(jobs, args.node, args.node_modules,
+                                                     args.python, tmp)
+        except RuntimeError as e:
+            print("FAIL:", e)
             return 1
-        references = [("@huggingface/jinja", json.load(open(node_out)))]
-        py_out = os.path.join(tmp, "python.json")
-        py_script = os.path.join(tmp, "render.py")
-        open(py_script, "w").write(PY_SETUP)
-        r = subprocess.run([args.python, py_script, jobs_path, py_out], capture_output=True,
-                           text=True)
-        if r.returncode == 0:
-            references.append(("Python Jinja2", json.load(open(py_out))))
-        elif require:
+        if py_error and require:
             print("FAIL: Python's Jinja2 is missing (python3-jinja2: tools/scripts/setup.sh all)")
             return 1
-        else:
+        if py_error:
             print("note: Python's Jinja2 not available, comparing with @huggingface/jinja only"
-                  f" ({r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode})")
+                  f" ({py_error})")
 
         failures = compared = disagreements = 0
         dirs = {}

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/chat.h"
@@ -17,6 +17,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/sampling_flags.h"
+#include "tools/cli/template_flags.h"
 
 namespace ember::tools {
 namespace {
@@ -31,9 +32,13 @@ ArgParser MakeParser() {
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
+      {{"--verbose-prompt"},
+       false,
+       "print each turn's prompt token ids (the rendered conversation's) on stderr"},
       {{"-h", "--help"}, false, "show this help"},
   };
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : TemplateFlagSpecs()) specs.push_back(std::move(spec));
   return ArgParser(std::move(specs));
 }
 
@@ -70,7 +75,7 @@ Status Chat(const ArgParser& args) {
   if (!session.ok()) return session.status();
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   ChatOptions chat_options;
-  chat_options.render.now_seconds = static_cast<int64_t>(time(nullptr));
+  EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &chat_options.render));
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   ember::Chat chat;
   EMBER_RETURN_IF_ERROR(
@@ -113,7 +118,20 @@ Status Chat(const ArgParser& args) {
       fprintf(stderr, "ember chat: context full: dropped the %zu oldest message%s\n",
               stats.dropped_messages, stats.dropped_messages == 1 ? "" : "s");
     }
+    if (args.Has("--verbose-prompt")) {
+      // The session holds the prompt's tokens at positions [0, prompt_tokens).
+      fprintf(stderr, "ember chat: prompt tokens:");
+      for (size_t i = 0; i < stats.prompt_tokens; ++i)
+        fprintf(stderr, " %d", session->tokens()[i]);
+      fprintf(stderr, "\n");
+    }
     const size_t decoded = stats.generated > 0 ? stats.generated - 1 : 0;
+    char ending[64] = "";
+    if (stats.stop == StopReason::kEndOfText) {
+      snprintf(ending, sizeof(ending), " (ended at token %d)", stats.stop_token);
+    } else if (stats.stop == StopReason::kContextFull) {
+      snprintf(ending, sizeof(ending), " (context full: the reply is cut)");
+    }
     fprintf(
         stderr,
         "ember chat: prefill %zu of %zu tokens (%zu cached) in %.2f ms (%.1f tok/s); "
@@ -122,9 +140,7 @@ Status Chat(const ArgParser& args) {
         stats.prefill_seconds * 1e3,
         stats.prefill_seconds > 0 ? stats.prefill_tokens / stats.prefill_seconds : 0.0,
         stats.generated,
-        stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0,
-        stats.stop == StopReason::kContextFull ? " (context full: the reply is cut)"
-                                               : "");
+        stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0, ending);
   }
   return Status::Ok();
 }
@@ -134,7 +150,8 @@ Status Chat(const ArgParser& args) {
 int ChatCommand(int argc, char** argv) {
   return RunSubcommand(
       "chat",
-      "usage: ember chat -m MODEL [--system TEXT] [-n N] [sampling options]\n"
+      "usage: ember chat -m MODEL [--system TEXT] [-n N] [--verbose-prompt] [sampling "
+      "options]\n"
       "Reads user turns from standard input, one a line.\n",
       MakeParser(), argc, argv, &Chat);
 }

@@ -2,14 +2,15 @@
 // compiled one in the file, or a Hugging Face tokenizer directory's, compiled here),
 // exactly: no newline is added.
 #include <cstdio>
-#include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/model.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/template_flags.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
 #include "tools/template/jinja_compiler.h"
@@ -21,7 +22,7 @@ namespace ember::tools {
 namespace {
 
 ArgParser MakeParser() {
-  return ArgParser({
+  std::vector<OptionSpec> specs = {
       {{"-m", "--model"}, true, "model file (.ember) whose chat template renders"},
       {{"--tokenizer"},
        true,
@@ -30,16 +31,10 @@ ArgParser MakeParser() {
       {{"--no-generation-prompt"},
        false,
        "do not end with the assistant's turn opening (add_generation_prompt=False)"},
-      {{"--enable-thinking"},
-       true,
-       "true or false: sets enable_thinking (Qwen3's templates read it; default: "
-       "undefined)"},
-      {{"--now"},
-       true,
-       "seconds since 1970 that strftime_now formats (UTC; default: the clock's; -1: "
-       "no clock, strftime_now undefined)"},
       {{"-h", "--help"}, false, "show this help"},
-  });
+  };
+  for (OptionSpec& spec : TemplateFlagSpecs()) specs.push_back(std::move(spec));
+  return ArgParser(std::move(specs));
 }
 
 // The conversation of a messages file; the strings the messages point into stay in
@@ -78,15 +73,7 @@ Status Template(const ArgParser& args) {
   if (!args.Has("--messages")) return InvalidArgument("missing --messages FILE.json");
   ChatTemplateOptions options;
   options.add_generation_prompt = !args.Has("--no-generation-prompt");
-  if (args.Has("--enable-thinking")) {
-    const std::string v = args.Get("--enable-thinking");
-    if (v != "true" && v != "false") {
-      return InvalidArgument("--enable-thinking %s: not true or false", v.c_str());
-    }
-    options.enable_thinking = v == "true";
-  }
-  EMBER_RETURN_IF_ERROR(args.GetInt("--now", static_cast<int64_t>(time(nullptr)), -1,
-                                    INT64_MAX / 2, &options.now_seconds));
+  EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &options));
   std::vector<std::string> storage;
   std::vector<ChatMessage> messages;
   EMBER_RETURN_IF_ERROR(ReadMessages(args.Get("--messages"), &storage, &messages));

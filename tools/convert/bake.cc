@@ -39,6 +39,18 @@ Status SpecFromModel(const Model& model, ModelSpec* spec) {
       if (id >= 0) out.stop_ids.push_back(id);
     }
   }
+  out.pre_tokenizer = t.pre_tokenizer;
+  out.normalizer = t.normalizer;
+  out.ignore_merges = t.ignore_merges;
+  out.metaspace_is_space = t.metaspace_is_space;
+  out.dummy_prefix = t.dummy_prefix;
+  for (size_t i = 0; i < t.num_added; ++i) {
+    const uint32_t begin = t.added_offsets[i], end = t.added_offsets[i + 1];
+    out.added.push_back(
+        {t.added_ids[i],
+         std::string(reinterpret_cast<const char*>(t.added_text) + begin, end - begin),
+         t.added_flags[i]});
+  }
   out.chat_template = std::string(tok.chat_template());
   if (!model.chat_template().empty()) {
     const ChatProgramTables& p = model.chat_template().tables();
@@ -59,7 +71,6 @@ Status SpecFromModel(const Model& model, ModelSpec* spec) {
     c.pad_token = std::string(p.pad_token);
     c.end_of_turn_ids.assign(p.end_of_turn_ids,
                              p.end_of_turn_ids + p.num_end_of_turn_ids);
-    c.special_ids.assign(p.special_ids, p.special_ids + p.num_special_ids);
   }
   for (const Tensor& t : model.tensors()) {
     TensorSpec ts;
@@ -93,12 +104,13 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
     size_t length = 0;
     EMBER_RETURN_IF_ERROR(
         chat.Render(&system, 1, options, buffer.data(), buffer.size(), &length));
-    tokens.resize(tok.EncodeCapacity(length) + 64);
+    // As a chat tokenizes it (runtime/chat.h): special tokens parsed, no BOS added.
+    tokens.resize(tok.EncodeCapacity(length));
+    EncodeOptions encode;
+    encode.parse_special = true;
     size_t n = 0;
-    const ChatProgramTables& p = chat.tables();
-    EMBER_RETURN_IF_ERROR(EncodeWithSpecials(tok, p.special_ids, p.num_special_ids,
-                                             std::string_view(buffer.data(), length),
-                                             tokens.data(), tokens.size(), &n));
+    EMBER_RETURN_IF_ERROR(tok.Encode(std::string_view(buffer.data(), length), encode,
+                                     tokens.data(), tokens.size(), &n));
     tokens.resize(n);
   } else {
     tokens.resize(tok.EncodeCapacity(request.text.size()));

@@ -2,7 +2,8 @@
 // prefill would have made (the next logits bitwise equal), Reset returns there, sessions
 // may opt out; the prompt survives a rewrite (SpecFromModel); a state baked from other
 // weights is refused when a session starts; the loader refuses a state that disagrees
-// with its tokens; chat templates bake their system text.
+// with its tokens; chat templates bake their system text; a rewrite keeps every
+// tokenizer field.
 #include "tools/convert/bake.h"
 
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "runtime/chat.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
+#include "tools/convert/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 
 namespace ember::tools {
@@ -120,6 +122,45 @@ TEST(BakeTest, AChatStartsFromABakedSystemText) {
       4, nullptr, [](void*, int32_t, std::string_view) { return true; }, nullptr, &stats);
   ASSERT_TRUE(reply.ok()) << reply.message();
   EXPECT_EQ(stats.reused_tokens, spec.baked_prompt.tokens.size());
+}
+
+// Written again from a loaded model, a file holds the same bytes.
+void ExpectRewriteEqual(const ModelSpec& spec, const char* what) {
+  std::vector<uint8_t> bytes, rewritten;
+  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
+  testing::AlignedBytes aligned(bytes);
+  auto model = Model::FromMemory(aligned.data(), aligned.size());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ModelSpec again;
+  ASSERT_TRUE(SpecFromModel(**model, &again).ok());
+  ASSERT_TRUE(SerializeModel(again, &rewritten).ok());
+  EXPECT_TRUE(bytes == rewritten) << what << ": the rewrite differs";
+}
+
+// Every tokenizer field survives a rewrite: Llama 3's (byte-level, its split,
+// ignore_merges, added tokens, its template), and a SentencePiece one with NFC, U+2581 as
+// a space, a dummy-prefix rule and added tokens with each flag.
+TEST(BakeTest, ARewriteKeepsEveryTokenizerField) {
+  ModelSpec spec = Spec();
+  TokenizerSpec& tok = spec.tokenizer;
+  tok.normalizer = Normalization::kNfc;
+  tok.metaspace_is_space = true;
+  tok.dummy_prefix = DummyPrefix::kEveryUnlessSpace;
+  tok.types[260] = TokenType::kControl;
+  tok.types[261] = TokenType::kUserDefined;
+  tok.added = {{260, "<ctl>", kAddedLstrip | kAddedRstrip},
+               {261, "<usr>", kAddedNormalized}};
+  ExpectRewriteEqual(spec, "sentencepiece");
+
+  const std::string relative = "hf-tokenizers/llama3";
+  if (!testing::HaveModel(relative + "/tokenizer.json")) return;
+  TokenizerSpec llama3;
+  const Status s =
+      ReadHfTokenizer(testing::ModelsDir() + "/" + relative, 0, SpecialTokens(), &llama3);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(CompileChatTemplate(&llama3).ok());
+  ASSERT_TRUE(llama3.ignore_merges && !llama3.added.empty());
+  ExpectRewriteEqual(testing::ModelSpecAroundTokenizer(llama3), "llama3");
 }
 
 }  // namespace

@@ -2,37 +2,48 @@
 #include "tools/template/chat_program.h"
 
 #include <cstdio>
+#include <set>
 
 #include "runtime/chat_template_format.h"
+#include "runtime/utf8.h"
 #include "tools/template/jinja_compiler.h"
 #include "tools/template/jinja_parser.h"
 
 namespace ember::tools {
 namespace {
 
-bool IsSpecial(TokenType type) {
-  return type == TokenType::kControl || type == TokenType::kUserDefined;
-}
-
-// The control tokens whose text occurs in the program's strings or special token texts.
-std::vector<int32_t> SpecialIds(const TokenizerSpec& tok, const ChatProgramSpec& p) {
+// Control tokens the template writes (their text is in its strings or special token
+// texts) become added tokens when the tokenizer has them only as pieces (llama2.c's BOS
+// and EOS): a rendered conversation is then encoded with special-token parsing, as
+// Hugging Face's apply_chat_template encodes it, and each becomes its id. Tokenizers from
+// tokenizer.json list all theirs already.
+void AddTemplateSpecials(const ChatProgramSpec& p, TokenizerSpec* tok) {
   std::vector<const std::string*> texts;
   for (const std::string& s : p.strings) texts.push_back(&s);
   for (const std::string* s : {&p.bos_token, &p.eos_token, &p.unk_token, &p.pad_token}) {
     texts.push_back(s);
   }
-  std::vector<int32_t> ids;
-  for (size_t id = 0; id < tok.pieces.size(); ++id) {
-    const std::string& piece = tok.pieces[id];
-    if (!IsSpecial(tok.types[id]) || piece.empty()) continue;
+  std::set<uint32_t> ids;
+  std::set<std::string> added;
+  for (const TokenizerSpec::Added& a : tok->added) {
+    ids.insert(a.id);
+    added.insert(a.text);
+  }
+  for (uint32_t id = 0; id < tok->pieces.size(); ++id) {
+    const std::string& piece = tok->pieces[id];
+    size_t bad = 0;
+    if (tok->types[id] != TokenType::kControl || piece.empty() ||
+        !ValidUtf8(piece, &bad) || ids.count(id) || added.count(piece)) {
+      continue;
+    }
     for (const std::string* text : texts) {
       if (text->find(piece) != std::string::npos) {
-        ids.push_back(static_cast<int32_t>(id));
+        tok->added.push_back({id, piece, 0});
+        added.insert(piece);
         break;
       }
     }
   }
-  return ids;
 }
 
 // The token that ends an assistant's turn: the special token the template writes right
@@ -53,15 +64,15 @@ std::vector<int32_t> EndOfTurn(const TokenizerSpec& tok, const ChatProgramSpec& 
   // Right after the content, or after whitespace (" </s>"); pieces may hold whitespace
   // themselves (llama2.c's EOS is "\n</s>\n").
   for (; at < text.size(); ++at) {
-    int32_t best = -1;
-    for (int32_t id : p.special_ids) {
-      const std::string& piece = tok.pieces[id];
-      if (text.compare(at, piece.size(), piece) == 0 &&
-          (best < 0 || piece.size() > tok.pieces[best].size())) {
-        best = id;
+    const TokenizerSpec::Added* best = nullptr;
+    for (const TokenizerSpec::Added& a : tok.added) {
+      if (tok.types[a.id] != TokenType::kNormal &&
+          text.compare(at, a.text.size(), a.text) == 0 &&
+          (!best || a.text.size() > best->text.size())) {
+        best = &a;
       }
     }
-    if (best >= 0) return {best};
+    if (best) return {static_cast<int32_t>(best->id)};
     if (text[at] != ' ' && text[at] != '\n') break;
   }
   return {};
@@ -96,8 +107,6 @@ ChatProgramTables TablesOf(const ChatProgramSpec& p, ProgramStorage* storage) {
   t.pad_token = p.pad_token;
   t.end_of_turn_ids = p.end_of_turn_ids.data();
   t.num_end_of_turn_ids = p.end_of_turn_ids.size();
-  t.special_ids = p.special_ids.data();
-  t.num_special_ids = p.special_ids.size();
   return t;
 }
 
@@ -142,7 +151,7 @@ Status CompileChatTemplate(TokenizerSpec* tok) {
   jinja::Body body;
   EMBER_RETURN_IF_ERROR(jinja::Parse(tok->chat_template, &body));
   EMBER_RETURN_IF_ERROR(jinja::Compile(body, &p));
-  p.special_ids = SpecialIds(*tok, p);
+  AddTemplateSpecials(p, tok);
   p.end_of_turn_ids = EndOfTurn(*tok, p);
   return Status::Ok();
 }
