@@ -154,11 +154,17 @@ inline void CheckQuantizeActs(QuantizeActsFn quantize, uint32_t seed) {
       std::vector<float> want_s(batch * groups);
       Buffer got_s(batch * groups, seed % 4, seed);
       std::vector<int32_t> want_sum(batch * groups), got_sum(batch * groups, 777);
+      std::vector<int32_t> want_half(batch * groups), got_half(batch * groups, 777);
       Buffer xin(batch * cols, seed % 4, seed);
       memcpy(xin.data(), x.data(), x.size() * sizeof(float));
       reference::QuantizeActs(x.data(), batch, cols, want_q.data(), want_s.data(),
-                              want_sum.data());
-      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data());
+                              want_sum.data(), want_half.data());
+      // Without half sums, then with them: the same values.
+      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data(), nullptr);
+      std::vector<int8_t> first_q(got_q, got_q + batch * padded);
+      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data(),
+               got_half.data());
+      ASSERT_EQ(0, memcmp(first_q.data(), got_q, first_q.size()));
       if (cols >= 32) {  // the reference itself rounds ties to even: x[i] = i - 15.5
         ASSERT_EQ(want_q[18], 2);    // 2.5
         ASSERT_EQ(want_q[13], -2);   // -2.5
@@ -175,6 +181,10 @@ inline void CheckQuantizeActs(QuantizeActsFn quantize, uint32_t seed) {
         memcpy(&want_bits, &want_s[i], 4);
         ASSERT_EQ(got_bits, want_bits) << "scale " << i << " cols " << cols;
         ASSERT_EQ(got_sum[i], want_sum[i]) << "sum " << i << " cols " << cols;
+        ASSERT_EQ(got_half[i], want_half[i]) << "half sum " << i << " cols " << cols;
+        int32_t half = 0;  // the reference's own half sums, from its q
+        for (size_t k = 0; k < kQuantGroup / 2; ++k) half += want_q[i * kQuantGroup + k];
+        ASSERT_EQ(want_half[i], half) << i;
       }
     }
   }
