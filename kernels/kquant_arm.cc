@@ -11,6 +11,8 @@
 #include <arm_neon.h>
 #include <sys/auxv.h>
 
+#include <cstdint>
+
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #endif
@@ -101,12 +103,19 @@ EMBER_DOTPROD void KPanelTokens(const uint8_t* panel, size_t cols, const int8_t*
   for (int b = 0; b < kB; ++b) {
     for (int q = 0; q < 4; ++q) acc[b][q] = vdupq_n_f32(0.0f);
   }
+  uintptr_t prefetched = (reinterpret_cast<uintptr_t>(panel) + kPrefetchBytes) & ~uintptr_t{63};
   for (size_t g = 0; g < groups; ++g) {
     const size_t block = g / kKQuantGroups, j = g % kKQuantGroups;
     const uint8_t* entry = panel + block * KQuantTableEntryBytes(kKind);
     const uint8_t* scales = panel + table_bytes + block * KQuantSuperBlockBytes(kKind);
     const uint8_t* values = scales + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
-    if (kB == 1) __builtin_prefetch(values + kPrefetchBytes);
+    if (kB == 1) {  // decode: every line up to kPrefetchBytes past this group, once
+      const uintptr_t want =
+          reinterpret_cast<uintptr_t>(values) + KQuantGroupBytes(kKind) + kPrefetchBytes;
+      for (; prefetched < want; prefetched += 64) {
+        __builtin_prefetch(reinterpret_cast<const void*>(prefetched));
+      }
+    }
     int8x16_t x0[kB], x1[kB];
     int32x4_t dot[kB][4], high[kB][4];  // chunks 0..3 (q6_k: half 0), chunks 4..7
     for (int b = 0; b < kB; ++b) {

@@ -13,12 +13,15 @@ namespace {
 // Sub-blocks whose largest magnitude is below this are all zeros (as GGML's).
 constexpr float kZeroGroup = 1e-15f;
 
-// round-to-nearest-even(v) clamped to [lo, hi] (NaN gives lo).
+// round-to-nearest-even(v) clamped to [lo, hi] (NaN gives lo), for |lo|, |hi| < 2^22:
+// between them, adding 1.5 * 2^23 leaves no fraction bits and the addition rounds (to
+// nearest even, as std::nearbyint, which is a library call: a conversion spends most of
+// its time rounding).
 int RoundClamp(float v, int lo, int hi) {
-  const float r = std::nearbyint(v);
-  if (!(r >= static_cast<float>(lo))) return lo;
-  if (r > static_cast<float>(hi)) return hi;
-  return static_cast<int>(r);
+  if (!(v > static_cast<float>(lo))) return lo;
+  if (v >= static_cast<float>(hi)) return hi;
+  constexpr float kMagic = 12582912.0f;
+  return static_cast<int>((v + kMagic) - kMagic);
 }
 
 // Weighted affine fit of x[0, n) ~ scale * q + offset with q in 0..nmax and offset <= 0

@@ -102,7 +102,8 @@ inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQu
       const uint8_t* w = storage.get() + offset;
       const size_t groups = cols / 32;
       for (size_t batch : KQuantBatches()) {
-        const KQuantActs x(batch, cols, exact, seed++, seed % 4);
+        const uint32_t acts_seed = seed++;
+        const KQuantActs x(batch, cols, exact, acts_seed, acts_seed % 4);
         const size_t y_stride = rows + 3;
         std::vector<float> expected(batch * y_stride, kSentinel);
         reference::MatMulKQuant(kind, w, x.q, x.scales.data(), batch, expected.data(),

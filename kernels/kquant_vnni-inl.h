@@ -54,23 +54,23 @@ EMBER_KVNNI HWY_INLINE __m512 Halves(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// q4_k/q5_k: d * float(sc_j) and dmin * float(m_j) of a panel's 16 rows (AffineScales).
-EMBER_KVNNI HWY_INLINE void VnniAffineScales(const uint8_t* entry, const uint8_t* scales,
-                                             size_t j, __m512* ws, __m512* wm) {
-  const size_t k = j % 4;
-  const __m128i nibble = _mm_cvtsi32_si128(static_cast<int>(4 * (j / 4)));
-  const __m128i pair = _mm_cvtsi32_si128(static_cast<int>(2 * (j / 4)));
-  const __m128i pair_m = _mm_cvtsi32_si128(static_cast<int>(4 + 2 * (j / 4)));
-  const __m512i n15 = _mm512_set1_epi32(15), n3 = _mm512_set1_epi32(3);
-  const __m512i high = Bytes32(scales + 128 + 16 * k);
-  const __m512i sc = _mm512_or_si512(
-      _mm512_and_si512(_mm512_srl_epi32(Bytes32(scales + 16 * k), nibble), n15),
-      _mm512_slli_epi32(_mm512_and_si512(_mm512_srl_epi32(high, pair), n3), 4));
-  const __m512i m = _mm512_or_si512(
-      _mm512_and_si512(_mm512_srl_epi32(Bytes32(scales + 64 + 16 * k), nibble), n15),
-      _mm512_slli_epi32(_mm512_and_si512(_mm512_srl_epi32(high, pair_m), n3), 4));
-  *ws = _mm512_mul_ps(Halves(entry), _mm512_cvtepi32_ps(sc));
-  *wm = _mm512_mul_ps(Halves(entry + 32), _mm512_cvtepi32_ps(m));
+// q4_k/q5_k: the 6-bit sc[k] and m[k] of a panel's 16 rows for a whole super-block, as
+// bytes (out + 16k + r: sc[k]; out + 128 + 16k + r: m[k]), decoded 64 bytes at a time
+// from kquant_layout.h's planes (low nibbles at 0 and 64, high pairs at 128).
+EMBER_KVNNI HWY_INLINE void VnniAffineScaleBytes(const uint8_t* scales, uint8_t* out) {
+  const __m512i n15 = _mm512_set1_epi8(0x0F), pair = _mm512_set1_epi8(0x30);
+  const __m512i sc_low = _mm512_loadu_si512(scales), m_low = _mm512_loadu_si512(scales + 64);
+  const __m512i high = _mm512_loadu_si512(scales + 128);
+  const auto merge = [&](__m512i low_nibbles, __m512i top_at_4) {
+    return _mm512_or_si512(_mm512_and_si512(low_nibbles, n15),
+                           _mm512_and_si512(top_at_4, pair));
+  };
+  _mm512_storeu_si512(out, merge(sc_low, _mm512_slli_epi16(high, 4)));  // sc[0..3]
+  _mm512_storeu_si512(out + 64, merge(_mm512_srli_epi16(sc_low, 4),
+                                      _mm512_slli_epi16(high, 2)));  // sc[4..7]
+  _mm512_storeu_si512(out + 128, merge(m_low, high));                 // m[0..3]
+  _mm512_storeu_si512(out + 192, merge(_mm512_srli_epi16(m_low, 4),
+                                       _mm512_srli_epi16(high, 2)));  // m[4..7]
 }
 
 // kP consecutive panels (the first at `panel`, holding row row0) times kB tokens of xq
@@ -92,18 +92,32 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
   for (int b = 0; b < kB; ++b) {
     for (int p = 0; p < kP; ++p) acc[b][p] = _mm512_setzero_ps();
   }
+  alignas(64) uint8_t scale_bytes[kP][256];  // q4_k/q5_k: VnniAffineScaleBytes
+  // Decode: every line up to kKDecodePrefetchBytes past what a group reads, once.
+  uintptr_t prefetched[kP];
+  for (int p = 0; p < kP; ++p) {
+    prefetched[p] = (reinterpret_cast<uintptr_t>(panel) + p * panel_bytes +
+                     kKDecodePrefetchBytes) & ~uintptr_t{63};
+  }
   for (size_t g = 0; g < groups; ++g) {
     const size_t block = g / kKQuantGroups, j = g % kKQuantGroups;
     const size_t table_at = block * KQuantTableEntryBytes(kKind);
     const uint8_t* super_block = panel + table_bytes + block * KQuantSuperBlockBytes(kKind);
     const uint8_t* values = super_block + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
     const int8_t* xg = xq + g * kQuantGroup;
+    if (kKind != KQuantKind::kQ6K && j == 0) {
+      for (int p = 0; p < kP; ++p) VnniAffineScaleBytes(super_block + p * panel_bytes, scale_bytes[p]);
+    }
     if constexpr (kB == 1) {
-      // One sequential stream: see quant_vnni-inl.h's decode (prefetches never fault).
+      // One sequential stream (see quant_vnni-inl.h's decode; prefetches never fault),
+      // prefetched line by line: one prefetch per group, as q8/q4 issue, left q5_k and
+      // q6_k (5 and 6 lines a group besides the scales) at half the read bandwidth.
       for (int p = 0; p < kP; ++p) {
-        const uintptr_t ahead =
-            reinterpret_cast<uintptr_t>(values) + p * panel_bytes + kKDecodePrefetchBytes;
-        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T1);
+        const uintptr_t want = reinterpret_cast<uintptr_t>(values) + p * panel_bytes +
+                               KQuantGroupBytes(kKind) + kKDecodePrefetchBytes;
+        for (; prefetched[p] < want; prefetched[p] += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(prefetched[p]), _MM_HINT_T1);
+        }
       }
     }
     // dot: chunks 0..3 (q6_k: the first half), high: chunks 4..7.
@@ -133,13 +147,8 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
       __m512i lo[kP], hi[kP];
       for (int p = 0; p < kP; ++p) {
         const __m512i raw = _mm512_loadu_si512(values + p * panel_bytes + 64 * jj);
-        lo[p] = _mm512_and_si512(raw, low_mask);  // chunk jj
-        if (kKind == KQuantKind::kQ4K) {
-          // 16 x chunk jj + 4, divided by 16 (exactly) after the group (as q4's kernel).
-          hi[p] = _mm512_andnot_si512(low_mask, raw);
-        } else {
-          hi[p] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);  // chunk jj + 4
-        }
+        lo[p] = _mm512_and_si512(raw, low_mask);                         // chunk jj
+        hi[p] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);  // chunk jj + 4
         if (kKind == KQuantKind::kQ5K) {  // bit c of the plane is chunk c's bit 4
           lo[p] = _mm512_or_si512(lo[p], _mm512_and_si512(Shift16(planes[p][0], 4 - jj), bit4));
           hi[p] = _mm512_or_si512(hi[p], _mm512_and_si512(Shift16(planes[p][0], -jj), bit4));
@@ -175,13 +184,13 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
         }
         continue;
       }
-      __m512 ws, wm;
-      VnniAffineScales(entry, scales, j, &ws, &wm);
+      // ws = d * float(sc_j), wm = dmin * float(m_j) (exact).
+      const uint8_t* bytes = scale_bytes[p] + 16 * j;
+      const __m512 ws = _mm512_mul_ps(Halves(entry), _mm512_cvtepi32_ps(Bytes32(bytes)));
+      const __m512 wm =
+          _mm512_mul_ps(Halves(entry + 32), _mm512_cvtepi32_ps(Bytes32(bytes + 128)));
       for (int b = 0; b < kB; ++b) {
-        const __m512i total =
-            kKind == KQuantKind::kQ4K
-                ? _mm512_add_epi32(dot[b][p], _mm512_srai_epi32(high[b][p], 4))
-                : _mm512_add_epi32(dot[b][p], high[b][p]);
+        const __m512i total = _mm512_add_epi32(dot[b][p], high[b][p]);
         const float xs = xscales[b * groups + g];
         const float xsum_scaled = xs * static_cast<float>(xsums[b * groups + g]);
         acc[b][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total),

@@ -1,7 +1,7 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
+// f32, f16, q8, q4, q4_k and q6_k weights, with 1 and 2 threads; and planning and creating a session
 // in a caller's arena make none either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
@@ -14,6 +14,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
@@ -51,7 +52,10 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  // K-quants need rows of whole super-blocks (256 inputs).
+  const bool k_quant = IsKQuant(dtype);
+  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, 2, 4, 2, k_quant ? 256 : 96,
+                                          300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
@@ -186,7 +190,7 @@ TEST(NoAllocTest, TheCounterCounts) {
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndThreads, NoAllocTest,
     ::testing::Combine(::testing::Values(DType::kF32, DType::kF16, DType::kQ8,
-                                         DType::kQ4),
+                                         DType::kQ4, DType::kQ4K, DType::kQ6K),
                        ::testing::Values(1, 2), ::testing::Values(Backend::kHighway)),
     [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +

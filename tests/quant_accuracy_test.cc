@@ -1,7 +1,7 @@
 // Accuracy of the f16, bf16, q8 and q4 encodings of stories260K against f32: the
 // next-token distributions over a fixed text (mean KL divergence, top-1 agreement), q8's
 // greedy story against llama2.c's golden, q4's greedy story scored by the f32 model, and
-// prefill/decode/thread agreement of the quantized kernels.
+// prefill/decode/thread agreement of the quantized kernels (K-quants included).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/llama2c_import.h"
@@ -197,8 +198,33 @@ TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
   EXPECT_EQ(story.text.rfind("Once upon a time", 0), 0u) << story.text;
 }
 
-// The quantized kernels keep ember's promises: one prefill equals token-by-token decode,
-// bit for bit, for 1, 2 and 3 threads.
+// The quantized kernels keep ember's promises: one prefill (in blocks of 16 tokens)
+// equals token-by-token decode, bit for bit, for 1, 2 and 3 threads.
+void ExpectPrefillDecodeAndThreadsAgree(const Model& model, const std::vector<int32_t>& tokens,
+                                        const char* what) {
+  const size_t vocab = model.config().vocab_size;
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    SessionOptions options;
+    options.max_batch = 16;
+    auto batched = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(batched.ok());
+    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back(batched->logits(), batched->logits() + vocab);
+    auto stepped = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(stepped.ok());
+    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+        << what << ": result " << i << " (threads " << 1 + i / 2
+        << (i % 2 ? ", decode" : ", prefill") << ") differs";
+  }
+}
+
 TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   for (DType dtype : {DType::kQ8, DType::kQ4, DType::kF16, DType::kBF16}) {
@@ -207,27 +233,27 @@ TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
     std::vector<int32_t> tokens = {1};
     tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),
                   testing::Stories260KGolden().begin() + 60);
-    const size_t vocab = m.model->config().vocab_size;
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      auto pool = ThreadPool::Create(threads);
-      ASSERT_TRUE(pool.ok());
-      SessionOptions options;
-      options.max_batch = 16;
-      auto batched = Session::Create(*m.model, options, pool->get());
-      ASSERT_TRUE(batched.ok());
-      ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
-      results.emplace_back(batched->logits(), batched->logits() + vocab);
-      auto stepped = Session::Create(*m.model, options, pool->get());
-      ASSERT_TRUE(stepped.ok());
-      for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
-      results.emplace_back(stepped->logits(), stepped->logits() + vocab);
-    }
-    for (size_t i = 1; i < results.size(); ++i) {
-      EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
-          << DTypeName(dtype) << ": result " << i << " (threads " << 1 + i / 2
-          << (i % 2 ? ", decode" : ", prefill") << ") differs";
-    }
+    ExpectPrefillDecodeAndThreadsAgree(*m.model, tokens, DTypeName(dtype));
+  }
+}
+
+// The same for the K-quants, on a random model whose rows are multiples of 256 (d_model
+// 256, ffn 512, 2 layers): q4_k_m holds q4_k and q6_k matrices (layer 1's attn_v and
+// ffn_down, the classifier), q5_k the other kind; a small prompt, for emulated CPUs.
+TEST(QuantAccuracyTest, KQuantPrefillDecodeAndThreadsAgreeBitwise) {
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 18; ++i) tokens.push_back((i * 37 + 1) % 300);
+  for (const char* dtype : {"q4_k_m", "q5_k"}) {
+    ModelSpec spec = testing::TinyModelSpec(256, 2, 4, 2, 512, 300, 64, 5);
+    tools::WeightTypes types;
+    ASSERT_TRUE(tools::ParseWeightTypes(dtype, &types).ok());
+    ASSERT_TRUE(tools::ChooseDTypes(types, {}, &spec).ok());
+    size_t k_quants = 0;
+    for (const TensorSpec& t : spec.tensors) k_quants += IsKQuant(t.dtype);
+    EXPECT_EQ(k_quants, 15u) << dtype;  // 7 per layer and the classifier
+    Loaded m = testing::LoadSpec(spec);
+    ASSERT_TRUE(m.model);
+    ExpectPrefillDecodeAndThreadsAgree(*m.model, tokens, dtype);
   }
 }
 
