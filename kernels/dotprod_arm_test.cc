@@ -1,14 +1,15 @@
-// Tests the q8/q4 and K-quant kernels ChooseKernels() picks for this CPU: the Arm sdot kernels where
-// the CPU has dotprod (under qemu: neoverse-n1, max), the Highway fallback where it has
-// not (cortex-a72), AVX-512 VNNI on AVX3_DL. Each must equal the reference.
+// Tests the q8/q4 and K-quant kernels ChooseKernels() picks for this CPU: the Arm sdot
+// kernels where the CPU has dotprod (under qemu: neoverse-n1, max), the Highway fallback
+// where it has not (cortex-a72), AVX-512 VNNI on AVX3_DL. Each must equal the reference.
 // tools/scripts/test.sh says per emulated CPU whether it has dotprod
 // (EMBER_EXPECT_DOTPROD).
+#include "kernels/dotprod_arm.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "kernels/dotprod_arm.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_test_util.h"
 #include "kernels/quant_test_util.h"

@@ -61,8 +61,9 @@ HWY_INLINE void AffineScales(DF df, const KGroupAt& at, size_t j, hn::Vec<DF>* w
   const auto n15 = hn::Set(du, 15u), n3 = hn::Set(du, 3u);
   const auto sc = hn::Or(hn::And(hn::ShiftRightSame(low_sc, nibble), n15),
                          hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(high, pair), n3)));
-  const auto m = hn::Or(hn::And(hn::ShiftRightSame(low_m, nibble), n15),
-                        hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(high, 4 + pair), n3)));
+  const auto m =
+      hn::Or(hn::And(hn::ShiftRightSame(low_m, nibble), n15),
+             hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(high, 4 + pair), n3)));
   *ws = hn::Mul(LoadHalfScales(df, at.entry), hn::ConvertTo(df, hn::BitCast(di, sc)));
   *wm = hn::Mul(LoadHalfScales(df, at.entry + 32), hn::ConvertTo(df, hn::BitCast(di, m)));
 }
@@ -71,7 +72,8 @@ HWY_INLINE void AffineScales(DF df, const KGroupAt& at, size_t j, hn::Vec<DF>* w
 template <class DI>
 HWY_INLINE hn::Vec<DI> SymmetricScale(DI di, const KGroupAt& at, size_t k) {
   const hn::Rebind<int8_t, DI> d8;
-  return hn::PromoteTo(di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(at.scales) + 16 * k));
+  return hn::PromoteTo(
+      di, hn::LoadU(d8, reinterpret_cast<const int8_t*>(at.scales) + 16 * k));
 }
 
 #if HWY_TARGET != HWY_SCALAR
@@ -90,9 +92,11 @@ HWY_INLINE hn::Vec<D16> ChunkWeights(D16 d16, const uint8_t* HWY_RESTRICT values
                                            hn::Set(du, 1))));
   }
   if (kKind == KQuantKind::kQ6K) {
-    const auto high = hn::PromoteTo(du, hn::LoadU(d8, values + 256 + 64 * (c / 4) + offset));
-    v = hn::Or(v, hn::ShiftLeft<4>(hn::And(
-                      hn::ShiftRightSame(high, static_cast<int>(2 * (c % 4))), hn::Set(du, 3))));
+    const auto high =
+        hn::PromoteTo(du, hn::LoadU(d8, values + 256 + 64 * (c / 4) + offset));
+    v = hn::Or(
+        v, hn::ShiftLeft<4>(hn::And(
+               hn::ShiftRightSame(high, static_cast<int>(2 * (c % 4))), hn::Set(du, 3))));
     return hn::Sub(hn::BitCast(d16, v), hn::Set(d16, 32));
   }
   return hn::BitCast(d16, v);
@@ -102,15 +106,16 @@ HWY_INLINE hn::Vec<D16> ChunkWeights(D16 d16, const uint8_t* HWY_RESTRICT values
 // activations as in PanelsTokenPortable) for the Lanes rows at values.
 template <KQuantKind kKind, class D32>
 HWY_INLINE hn::Vec<D32> ChunkDots(D32 d32, const uint8_t* HWY_RESTRICT values,
-                                  const int16_t* HWY_RESTRICT pattern, size_t c0, size_t c1,
-                                  int32_t /*offset_sum*/) {
+                                  const int16_t* HWY_RESTRICT pattern, size_t c0,
+                                  size_t c1, int32_t /*offset_sum*/) {
   const hn::Repartition<int16_t, D32> d16;
   const size_t N = hn::Lanes(d32);
   // a: the first N/2 rows, b: the next N/2; 0/1: ReorderWidenMulAccumulate's two sums.
   auto a0 = hn::Zero(d32), a1 = hn::Zero(d32), b0 = hn::Zero(d32), b1 = hn::Zero(d32);
   for (size_t c = c0; c < c1; ++c) {
     const auto x = hn::Load(d16, pattern + c * 2 * N);
-    a0 = hn::ReorderWidenMulAccumulate(d32, ChunkWeights<kKind>(d16, values, c, 0), x, a0, a1);
+    a0 = hn::ReorderWidenMulAccumulate(d32, ChunkWeights<kKind>(d16, values, c, 0), x, a0,
+                                       a1);
     b0 = hn::ReorderWidenMulAccumulate(d32, ChunkWeights<kKind>(d16, values, c, 2 * N), x,
                                        b0, b1);
   }
@@ -146,13 +151,15 @@ HWY_INLINE hn::Vec<DU> ChunkBytes(DU du, const uint8_t* HWY_RESTRICT values, siz
   const auto raw = load(64 * (c % 4));
   auto v = c < 4 ? hn::And(raw, nibbles) : hn::And(hn::ShiftRight<4>(raw), nibbles);
   if (kKind == KQuantKind::kQ5K) {
-    v = hn::Or(v, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(load(256), static_cast<int>(c)),
-                                           hn::Set(du, 0x01010101u))));
+    v = hn::Or(
+        v, hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(load(256), static_cast<int>(c)),
+                                    hn::Set(du, 0x01010101u))));
   }
   if (kKind == KQuantKind::kQ6K) {
-    v = hn::Or(v, hn::ShiftLeft<4>(hn::And(
-                      hn::ShiftRightSame(load(256 + 64 * (c / 4)), static_cast<int>(2 * (c % 4))),
-                      hn::Set(du, 0x03030303u))));
+    v = hn::Or(v,
+               hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(load(256 + 64 * (c / 4)),
+                                                           static_cast<int>(2 * (c % 4))),
+                                        hn::Set(du, 0x03030303u))));
   }
   return v;
 }
@@ -200,8 +207,9 @@ HWY_INLINE void KPanelsToken(const uint8_t* HWY_RESTRICT panel, size_t panel_byt
     const float xsum_scaled = xs * static_cast<float>(xsums[g]);
     const int32_t half0 = kKind == KQuantKind::kQ6K ? xhalf_sums[g] : 0;
     for (size_t row = 0; row < rows; row += N) {
-      const KGroupAt at = LocateGroup<kKind>(panel + row / kQuantPanelRows * panel_bytes,
-                                             table_bytes, block, j, row % kQuantPanelRows);
+      const KGroupAt at =
+          LocateGroup<kKind>(panel + row / kQuantPanelRows * panel_bytes, table_bytes,
+                             block, j, row % kQuantPanelRows);
       auto sum = hn::Load(df, acc + row);
       if (kKind == KQuantKind::kQ6K) {
         const auto dot0 = ChunkDots<kKind>(d32, at.values, x, 0, 4, half0);

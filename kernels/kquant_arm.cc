@@ -32,7 +32,8 @@ template <int kLane, int kB>
 EMBER_DOTPROD inline void DotLane(int32x4_t (&acc)[kB][4], const int8x16_t (&w)[4],
                                   const int8x16_t (&xv)[kB]) {
   for (int b = 0; b < kB; ++b) {
-    for (int q = 0; q < 4; ++q) acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
+    for (int q = 0; q < 4; ++q)
+      acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
   }
 }
 
@@ -40,10 +41,18 @@ template <int kB>
 EMBER_DOTPROD inline void DotLaneOf(int lane, int32x4_t (&acc)[kB][4],
                                     const int8x16_t (&w)[4], const int8x16_t (&xv)[kB]) {
   switch (lane) {
-    case 0: DotLane<0, kB>(acc, w, xv); break;
-    case 1: DotLane<1, kB>(acc, w, xv); break;
-    case 2: DotLane<2, kB>(acc, w, xv); break;
-    default: DotLane<3, kB>(acc, w, xv); break;
+    case 0:
+      DotLane<0, kB>(acc, w, xv);
+      break;
+    case 1:
+      DotLane<1, kB>(acc, w, xv);
+      break;
+    case 2:
+      DotLane<2, kB>(acc, w, xv);
+      break;
+    default:
+      DotLane<3, kB>(acc, w, xv);
+      break;
   }
 }
 
@@ -57,16 +66,20 @@ EMBER_DOTPROD inline void ChunkPair(const uint8_t* values, int jj, int8x16_t (&l
     uint8x16_t lo = vandq_u8(raw, n15), hi = vshrq_n_u8(raw, 4);
     if (kKind == KQuantKind::kQ5K) {  // bit c of the plane is chunk c's bit 4
       const uint8x16_t plane = vld1q_u8(values + 256 + 16 * q), bit4 = vdupq_n_u8(0x10);
-      lo = vorrq_u8(lo, vandq_u8(vshlq_u8(plane, vdupq_n_s8(static_cast<int8_t>(4 - jj))), bit4));
-      hi = vorrq_u8(hi, vandq_u8(vshlq_u8(plane, vdupq_n_s8(static_cast<int8_t>(-jj))), bit4));
+      lo = vorrq_u8(
+          lo, vandq_u8(vshlq_u8(plane, vdupq_n_s8(static_cast<int8_t>(4 - jj))), bit4));
+      hi = vorrq_u8(
+          hi, vandq_u8(vshlq_u8(plane, vdupq_n_s8(static_cast<int8_t>(-jj))), bit4));
     }
     if (kKind == KQuantKind::kQ6K) {  // bits 2k, 2k+1 of plane h: chunk 4h + k's 4, 5
       const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(4 - 2 * jj));
       const uint8x16_t bits = vdupq_n_u8(0x30), offset = vdupq_n_u8(32);
-      lo = vsubq_u8(vorrq_u8(lo, vandq_u8(vshlq_u8(vld1q_u8(values + 256 + 16 * q), shift), bits)),
-                    offset);
-      hi = vsubq_u8(vorrq_u8(hi, vandq_u8(vshlq_u8(vld1q_u8(values + 320 + 16 * q), shift), bits)),
-                    offset);
+      lo = vsubq_u8(
+          vorrq_u8(lo, vandq_u8(vshlq_u8(vld1q_u8(values + 256 + 16 * q), shift), bits)),
+          offset);
+      hi = vsubq_u8(
+          vorrq_u8(hi, vandq_u8(vshlq_u8(vld1q_u8(values + 320 + 16 * q), shift), bits)),
+          offset);
     }
     low[q] = vreinterpretq_s8_u8(lo);
     high[q] = vreinterpretq_s8_u8(hi);
@@ -90,7 +103,8 @@ EMBER_DOTPROD inline void WidenS8(const uint8_t* p, int32x4_t (&out)[4]) {
   out[3] = vmovl_s16(vget_high_s16(b));
 }
 EMBER_DOTPROD inline float32x4_t HalvesAt(const uint8_t* p) {
-  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
+  return vcvt_f32_f16(
+      vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
 }
 
 // One panel times kB tokens: y[b * y_stride + row0 + r] for rows below `rows`.
@@ -103,12 +117,14 @@ EMBER_DOTPROD void KPanelTokens(const uint8_t* panel, size_t cols, const int8_t*
   for (int b = 0; b < kB; ++b) {
     for (int q = 0; q < 4; ++q) acc[b][q] = vdupq_n_f32(0.0f);
   }
-  uintptr_t prefetched = (reinterpret_cast<uintptr_t>(panel) + kPrefetchBytes) & ~uintptr_t{63};
+  uintptr_t prefetched =
+      (reinterpret_cast<uintptr_t>(panel) + kPrefetchBytes) & ~uintptr_t{63};
   for (size_t g = 0; g < groups; ++g) {
     const size_t block = g / kKQuantGroups, j = g % kKQuantGroups;
     const uint8_t* entry = panel + block * KQuantTableEntryBytes(kKind);
     const uint8_t* scales = panel + table_bytes + block * KQuantSuperBlockBytes(kKind);
-    const uint8_t* values = scales + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
+    const uint8_t* values =
+        scales + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
     if (kB == 1) {  // decode: every line up to kPrefetchBytes past this group, once
       const uintptr_t want =
           reinterpret_cast<uintptr_t>(values) + KQuantGroupBytes(kKind) + kPrefetchBytes;
@@ -138,7 +154,8 @@ EMBER_DOTPROD void KPanelTokens(const uint8_t* panel, size_t cols, const int8_t*
       for (int b = 0; b < kB; ++b) {
         const float32x4_t xs = vdupq_n_f32(xscales[b * groups + g]);
         for (int q = 0; q < 4; ++q) {
-          const int32x4_t idot = vmlaq_s32(vmulq_s32(sc0[q], dot[b][q]), sc1[q], high[b][q]);
+          const int32x4_t idot =
+              vmlaq_s32(vmulq_s32(sc0[q], dot[b][q]), sc1[q], high[b][q]);
           acc[b][q] = vfmaq_f32(acc[b][q], vcvtq_f32_s32(idot), vmulq_f32(d[q], xs));
         }
       }
@@ -146,15 +163,19 @@ EMBER_DOTPROD void KPanelTokens(const uint8_t* panel, size_t cols, const int8_t*
     }
     // The 6-bit sc_j and m_j of 16 rows (kquant_layout.h), then ws = d sc, wm = dmin m.
     const size_t k = j % 4;
-    const int8x16_t nibble = vdupq_n_s8(static_cast<int8_t>(-4 * static_cast<int>(j / 4)));
+    const int8x16_t nibble =
+        vdupq_n_s8(static_cast<int8_t>(-4 * static_cast<int>(j / 4)));
     const int8x16_t pair = vdupq_n_s8(static_cast<int8_t>(-2 * static_cast<int>(j / 4)));
-    const int8x16_t pair_m = vdupq_n_s8(static_cast<int8_t>(-4 - 2 * static_cast<int>(j / 4)));
+    const int8x16_t pair_m =
+        vdupq_n_s8(static_cast<int8_t>(-4 - 2 * static_cast<int>(j / 4)));
     const uint8x16_t n15 = vdupq_n_u8(15), n3 = vdupq_n_u8(3);
     const uint8x16_t top = vld1q_u8(scales + 128 + 16 * k);
-    const uint8x16_t sc = vorrq_u8(vandq_u8(vshlq_u8(vld1q_u8(scales + 16 * k), nibble), n15),
-                                   vshlq_n_u8(vandq_u8(vshlq_u8(top, pair), n3), 4));
-    const uint8x16_t m = vorrq_u8(vandq_u8(vshlq_u8(vld1q_u8(scales + 64 + 16 * k), nibble), n15),
-                                  vshlq_n_u8(vandq_u8(vshlq_u8(top, pair_m), n3), 4));
+    const uint8x16_t sc =
+        vorrq_u8(vandq_u8(vshlq_u8(vld1q_u8(scales + 16 * k), nibble), n15),
+                 vshlq_n_u8(vandq_u8(vshlq_u8(top, pair), n3), 4));
+    const uint8x16_t m =
+        vorrq_u8(vandq_u8(vshlq_u8(vld1q_u8(scales + 64 + 16 * k), nibble), n15),
+                 vshlq_n_u8(vandq_u8(vshlq_u8(top, pair_m), n3), 4));
     float32x4_t ws[4], wm[4];
     WidenU8(sc, ws);
     WidenU8(m, wm);
@@ -165,7 +186,8 @@ EMBER_DOTPROD void KPanelTokens(const uint8_t* panel, size_t cols, const int8_t*
     for (int b = 0; b < kB; ++b) {
       const float xs = xscales[b * groups + g];
       const float32x4_t xv = vdupq_n_f32(xs);
-      const float32x4_t xsum = vdupq_n_f32(xs * static_cast<float>(xsums[b * groups + g]));
+      const float32x4_t xsum =
+          vdupq_n_f32(xs * static_cast<float>(xsums[b * groups + g]));
       for (int q = 0; q < 4; ++q) {
         const int32x4_t total = vaddq_s32(dot[b][q], high[b][q]);
         acc[b][q] = vfmaq_f32(acc[b][q], vcvtq_f32_s32(total), vmulq_f32(ws[q], xv));
@@ -187,7 +209,8 @@ template <KQuantKind kKind>
 EMBER_DOTPROD void MatMulKQuantDotProd(const uint8_t* w, const int8_t* xq,
                                        const float* xscales, const int32_t* xsums,
                                        const int32_t* /*xhalf_sums*/, size_t batch,
-                                       float* y, size_t y_stride, size_t rows, size_t cols) {
+                                       float* y, size_t y_stride, size_t rows,
+                                       size_t cols) {
   const size_t groups = cols / kQuantGroup, panel_bytes = KQuantPanelBytes(kKind, cols);
   for (size_t p = 0; p * kQuantPanelRows < rows; ++p) {
     const uint8_t* panel = w + p * panel_bytes;

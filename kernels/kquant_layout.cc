@@ -32,8 +32,8 @@ struct PackedBlock {
 
 PackedBlock Locate(KQuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                    size_t block) {
-  uint8_t* panel = const_cast<uint8_t*>(packed) +
-                   row / kQuantPanelRows * KQuantPanelBytes(kind, cols);
+  uint8_t* panel =
+      const_cast<uint8_t*>(packed) + row / kQuantPanelRows * KQuantPanelBytes(kind, cols);
   const size_t r = row % kQuantPanelRows;
   uint8_t* super_block =
       panel + KQuantTableBytes(kind, cols) + block * KQuantSuperBlockBytes(kind);
@@ -99,16 +99,18 @@ void PutKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, size_t cols, s
     const size_t ii = i % 32, c = ii / 4, lane = ii % 4;
     const unsigned q = in.q[i];
     SetBits(group + NibbleByte(ii), NibbleShift(ii), 4, q & 15);
-    if (kind == KQuantKind::kQ5K) SetBits(group + 256 + lane, static_cast<int>(c), 1, q >> 4);
+    if (kind == KQuantKind::kQ5K)
+      SetBits(group + 256 + lane, static_cast<int>(c), 1, q >> 4);
     if (kind == KQuantKind::kQ6K) {
-      SetBits(group + 256 + 64 * (c / 4) + lane, static_cast<int>(2 * (c % 4)), 2, q >> 4);
+      SetBits(group + 256 + 64 * (c / 4) + lane, static_cast<int>(2 * (c % 4)), 2,
+              q >> 4);
     }
   }
 }
 
 // GGML's blocks. get_scale_min_k4's packing of the 6-bit sc[j], m[j] in scales[12]: for
-// j < 4, scales[j] = sc[j] | (sc[j+4] >> 4) << 6, scales[j+4] = m[j] | (m[j+4] >> 4) << 6,
-// scales[j+8] = (sc[j+4] & 15) | (m[j+4] & 15) << 4.
+// j < 4, scales[j] = sc[j] | (sc[j+4] >> 4) << 6, scales[j+4] = m[j] | (m[j+4] >> 4) <<
+// 6, scales[j+8] = (sc[j+4] & 15) | (m[j+4] & 15) << 4.
 void ReadGgmlKQuantBlock(KQuantKind kind, const uint8_t* b, KQuantBlockValues* out) {
   if (kind == KQuantKind::kQ6K) {
     const uint8_t *ql = b, *qh = b + 128;
@@ -148,7 +150,8 @@ void WriteGgmlKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, uint8_t*
   if (kind == KQuantKind::kQ6K) {
     for (size_t i = 0; i < kKQuantBlock; ++i) {
       const size_t half = i / 128, s = i % 128 / 32, l = i % 32;
-      b[64 * half + 32 * (s % 2) + l] |= static_cast<uint8_t>((in.q[i] & 15) << (4 * (s / 2)));
+      b[64 * half + 32 * (s % 2) + l] |=
+          static_cast<uint8_t>((in.q[i] & 15) << (4 * (s / 2)));
       b[128 + 32 * half + l] |= static_cast<uint8_t>((in.q[i] >> 4 & 3) << (2 * s));
     }
     for (int k = 0; k < 16; ++k) b[192 + k] = static_cast<uint8_t>(in.scales[k]);
@@ -167,8 +170,10 @@ void WriteGgmlKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, uint8_t*
   }
   uint8_t* qs = b + (kind == KQuantKind::kQ5K ? 48 : 16);
   for (size_t i = 0; i < kKQuantBlock; ++i) {
-    qs[i / 64 * 32 + i % 32] |= static_cast<uint8_t>((in.q[i] & 15) << (4 * (i / 32 % 2)));
-    if (kind == KQuantKind::kQ5K) b[16 + i % 32] |= static_cast<uint8_t>((in.q[i] >> 4 & 1) << (i / 32));
+    qs[i / 64 * 32 + i % 32] |=
+        static_cast<uint8_t>((in.q[i] & 15) << (4 * (i / 32 % 2)));
+    if (kind == KQuantKind::kQ5K)
+      b[16 + i % 32] |= static_cast<uint8_t>((in.q[i] >> 4 & 1) << (i / 32));
   }
 }
 
@@ -183,7 +188,7 @@ void KQuantBlockWeights(KQuantKind kind, const KQuantBlockValues& b, float* out)
   const float dmin = HalfToFloat(b.dmin);
   for (size_t i = 0; i < kKQuantBlock; ++i) {
     const float scale = d * static_cast<float>(b.scales[i / 32]);  // exact
-    const float min = dmin * static_cast<float>(b.mins[i / 32]);     // exact
+    const float min = dmin * static_cast<float>(b.mins[i / 32]);   // exact
     out[i] = scale * static_cast<float>(b.q[i]) - min;
   }
 }
@@ -232,7 +237,8 @@ void DequantizeGgmlKQuantRow(KQuantKind kind, const uint8_t* row, size_t cols,
                             (ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4};
           for (int k = 0; k < 4; ++k) {
             const int index = 128 * half + 32 * k + l;
-            y[index] = d * static_cast<float>(sc[index / 16]) * static_cast<float>(q[k] - 32);
+            y[index] =
+                d * static_cast<float>(sc[index / 16]) * static_cast<float>(q[k] - 32);
           }
         }
       }

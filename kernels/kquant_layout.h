@@ -61,8 +61,8 @@ namespace ember::kernels {
 
 enum class KQuantKind : uint8_t { kQ4K, kQ5K, kQ6K };
 
-inline constexpr size_t kKQuantBlock = 256;   // inputs per super-block (GGML's QK_K)
-inline constexpr size_t kKQuantGroups = 8;    // groups of 32 inputs per super-block
+inline constexpr size_t kKQuantBlock = 256;  // inputs per super-block (GGML's QK_K)
+inline constexpr size_t kKQuantGroups = 8;   // groups of 32 inputs per super-block
 
 // Sizes in uint64_t so the loader's checks cannot wrap on 32-bit targets.
 inline constexpr uint64_t KQuantSuperBlocks(uint64_t cols) { return cols / kKQuantBlock; }
@@ -82,10 +82,12 @@ inline constexpr uint64_t KQuantTableBytes(KQuantKind kind, uint64_t cols) {
   return (KQuantSuperBlocks(cols) * KQuantTableEntryBytes(kind) + 63) / 64 * 64;
 }
 inline constexpr uint64_t KQuantPanelBytes(KQuantKind kind, uint64_t cols) {
-  return KQuantTableBytes(kind, cols) + KQuantSuperBlocks(cols) * KQuantSuperBlockBytes(kind);
+  return KQuantTableBytes(kind, cols) +
+         KQuantSuperBlocks(cols) * KQuantSuperBlockBytes(kind);
 }
 // The whole packed matrix (rows padded to 16), for rows and cols below 2^48.
-inline constexpr uint64_t KQuantPackedBytes(KQuantKind kind, uint64_t rows, uint64_t cols) {
+inline constexpr uint64_t KQuantPackedBytes(KQuantKind kind, uint64_t rows,
+                                            uint64_t cols) {
   return (rows + 15) / 16 * KQuantPanelBytes(kind, cols);
 }
 
@@ -101,7 +103,7 @@ inline constexpr uint64_t GgmlKQuantRowBytes(KQuantKind kind, uint64_t cols) {
 }
 
 // Repacks a (rows, cols) GGML tensor of `kind` into the panel layout, keeping every
-// value bit for bit (d, dmin, each scale, minimum and q). ggml_rows: rows * 
+// value bit for bit (d, dmin, each scale, minimum and q). ggml_rows: rows *
 // GgmlKQuantRowBytes(kind, cols) bytes, rows one after the other as in a GGUF file (any
 // alignment); out: KQuantPackedBytes(kind, rows, cols) bytes, every one written.
 // Returns false, writing nothing, unless rows >= 1 and cols is a positive multiple of
@@ -128,8 +130,10 @@ void GetKQuantBlock(KQuantKind kind, const uint8_t* packed, size_t cols, size_t 
 void PutKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, size_t cols, size_t row,
                     size_t block, uint8_t* packed);
 // Reads / writes one GGML block.
-void ReadGgmlKQuantBlock(KQuantKind kind, const uint8_t* ggml_block, KQuantBlockValues* out);
-void WriteGgmlKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, uint8_t* ggml_block);
+void ReadGgmlKQuantBlock(KQuantKind kind, const uint8_t* ggml_block,
+                         KQuantBlockValues* out);
+void WriteGgmlKQuantBlock(KQuantKind kind, const KQuantBlockValues& in,
+                          uint8_t* ggml_block);
 
 // The weights of a super-block (the format's definition above): out[0, 256).
 void KQuantBlockWeights(KQuantKind kind, const KQuantBlockValues& b, float* out);

@@ -1,6 +1,8 @@
 // Tests of the K-quant panel layout, the GGML packer and decoders, and the f32
 // quantizer (kquant_layout.h, kquant_quantize.h), against llama.cpp's own decoding and
 // quantization (kernels/testdata/kquant_vectors.bin, tools/scripts/gen_kquant_vectors.c).
+#include "kernels/kquant_layout.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -10,7 +12,6 @@
 
 #include "gtest/gtest.h"
 #include "kernels/half.h"
-#include "kernels/kquant_layout.h"
 #include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "kernels/reference.h"
@@ -45,7 +46,8 @@ TEST(KQuantLayoutTest, SizesMatchGgmlAndKeepLoadsAligned) {
 }
 
 // Random GGML blocks: every byte random but d and dmin, finite f16 values.
-std::vector<uint8_t> RandomGgml(KQuantKind kind, size_t rows, size_t cols, uint32_t seed) {
+std::vector<uint8_t> RandomGgml(KQuantKind kind, size_t rows, size_t cols,
+                                uint32_t seed) {
   std::mt19937 rng(seed);
   const size_t block_bytes = GgmlKQuantBlockBytes(kind);
   std::vector<uint8_t> out(rows * GgmlKQuantRowBytes(kind, cols));
@@ -65,21 +67,23 @@ TEST(KQuantLayoutTest, PackingKeepsEveryGgmlByteAndValue) {
   for (KQuantKind kind : kKinds) {
     for (size_t rows : {1, 15, 16, 17, 40}) {
       for (size_t cols : {256, 768}) {
-        SCOPED_TRACE(testing::Message() << Name(kind) << " rows " << rows << " cols " << cols);
+        SCOPED_TRACE(testing::Message()
+                     << Name(kind) << " rows " << rows << " cols " << cols);
         const std::vector<uint8_t> ggml = RandomGgml(kind, rows, cols, rows * 7 + cols);
         // Misaligned input and a poisoned output: every byte must be written.
         std::vector<uint8_t> input(ggml.size() + 1);
         memcpy(input.data() + 1, ggml.data(), ggml.size());
         std::vector<uint8_t> packed(KQuantPackedBytes(kind, rows, cols), 0xA5);
-        ASSERT_TRUE(PackKQuantFromGgml(kind, input.data() + 1, rows, cols, packed.data()));
+        ASSERT_TRUE(
+            PackKQuantFromGgml(kind, input.data() + 1, rows, cols, packed.data()));
         std::vector<uint8_t> back(ggml.size(), 0x5A);
         reference::UnpackKQuantToGgml(kind, packed.data(), rows, cols, back.data());
         ASSERT_EQ(0, memcmp(back.data(), ggml.data(), ggml.size()));
         std::vector<float> a(cols), b(cols);
         for (size_t r = 0; r < rows; ++r) {
           DequantizeKQuantRow(kind, packed.data(), cols, r, a.data());
-          DequantizeGgmlKQuantRow(kind, ggml.data() + r * GgmlKQuantRowBytes(kind, cols), cols,
-                                  b.data());
+          DequantizeGgmlKQuantRow(kind, ggml.data() + r * GgmlKQuantRowBytes(kind, cols),
+                                  cols, b.data());
           ASSERT_EQ(0, memcmp(a.data(), b.data(), cols * sizeof(float))) << "row " << r;
         }
         // Rows past the last are zero bytes: weights 0.
@@ -124,17 +128,20 @@ TEST(KQuantLayoutTest, BytesSitWhereTheHeaderSays) {
     block.d = 0x3C00;
     block.dmin = 0x4000;
     const bool q6 = kind == KQuantKind::kQ6K;
-    for (int k = 0; k < (q6 ? 16 : 8); ++k) block.scales[k] = static_cast<int16_t>(q6 ? -k - 100 : 40 + k);
+    for (int k = 0; k < (q6 ? 16 : 8); ++k)
+      block.scales[k] = static_cast<int16_t>(q6 ? -k - 100 : 40 + k);
     for (int k = 0; k < 8; ++k) block.mins[k] = static_cast<uint8_t>(50 + k);
     const int qmax = kind == KQuantKind::kQ4K ? 15 : kind == KQuantKind::kQ5K ? 31 : 63;
-    for (size_t i = 0; i < kKQuantBlock; ++i) block.q[i] = static_cast<uint8_t>((i * 7 + 3) % (qmax + 1));
+    for (size_t i = 0; i < kKQuantBlock; ++i)
+      block.q[i] = static_cast<uint8_t>((i * 7 + 3) % (qmax + 1));
     const size_t row = 5, s = 1;
     PutKQuantBlock(kind, block, cols, row, s, packed.data());
     const uint8_t* table = packed.data() + s * KQuantTableEntryBytes(kind);
     uint16_t d;
     memcpy(&d, table + 2 * row, 2);
     EXPECT_EQ(d, 0x3C00);
-    const uint8_t* sb = packed.data() + KQuantTableBytes(kind, cols) + s * KQuantSuperBlockBytes(kind);
+    const uint8_t* sb =
+        packed.data() + KQuantTableBytes(kind, cols) + s * KQuantSuperBlockBytes(kind);
     if (q6) {
       EXPECT_EQ(static_cast<int8_t>(sb[16 * 9 + row]), -109);
     } else {
@@ -148,8 +155,8 @@ TEST(KQuantLayoutTest, BytesSitWhereTheHeaderSays) {
       EXPECT_EQ((sb[128 + 16 * 2 + row] >> 6) & 3, 3);
     }
     // Input 32 * 3 + 4 * 5 + 2 (group 3, chunk 5, lane 2): high nibble of byte
-    // 64 * 1 + 4 * row + 2 of group 3; its bit 4 (q5_k) at bit 5 of byte 256 + 4 * row + 2;
-    // bits 4, 5 (q6_k) at bits 2, 3 of byte 256 + 64 + 4 * row + 2.
+    // 64 * 1 + 4 * row + 2 of group 3; its bit 4 (q5_k) at bit 5 of byte 256 + 4 * row +
+    // 2; bits 4, 5 (q6_k) at bits 2, 3 of byte 256 + 64 + 4 * row + 2.
     const size_t i = 32 * 3 + 4 * 5 + 2;
     const uint8_t* group = sb + KQuantScaleBytes(kind) + 3 * KQuantGroupBytes(kind);
     EXPECT_EQ(group[64 + 4 * row + 2] >> 4, block.q[i] & 15);
@@ -171,7 +178,9 @@ struct VectorInputs {
     state ^= state << 5;
     return state;
   }
-  float Uniform() { return static_cast<float>(Next() >> 8) * (2.0f / 16777216.0f) - 1.0f; }
+  float Uniform() {
+    return static_cast<float>(Next() >> 8) * (2.0f / 16777216.0f) - 1.0f;
+  }
   std::vector<uint8_t> Blocks(int kind, size_t blocks, size_t block_bytes) {
     state = 1u + static_cast<uint32_t>(kind);
     std::vector<uint8_t> out(blocks * block_bytes);
@@ -239,7 +248,8 @@ TEST(KQuantLayoutTest, DecodingAndQuantizingAgreeWithLlamaCpp) {
     EXPECT_EQ(0, memcmp(want.data(), got.data(), want.size() * sizeof(float)));
     // And through the panels.
     std::vector<uint8_t> packed(KQuantPackedBytes(kind, 1, blocks * kKQuantBlock));
-    ASSERT_TRUE(PackKQuantFromGgml(kind, raw.data(), 1, blocks * kKQuantBlock, packed.data()));
+    ASSERT_TRUE(
+        PackKQuantFromGgml(kind, raw.data(), 1, blocks * kKQuantBlock, packed.data()));
     DequantizeKQuantRow(kind, packed.data(), blocks * kKQuantBlock, 0, got.data());
     EXPECT_EQ(0, memcmp(want.data(), got.data(), want.size() * sizeof(float)));
 
@@ -253,8 +263,8 @@ TEST(KQuantLayoutTest, DecodingAndQuantizingAgreeWithLlamaCpp) {
       QuantizeKQuantRowGgml(kind, x.data() + r * cols, cols, mine.data() + r * row_bytes);
     }
     for (size_t b = 0; b < rows * cols / kKQuantBlock; ++b) {
-      EXPECT_EQ(0, memcmp(file.data() + at + b * block_bytes, mine.data() + b * block_bytes,
-                          block_bytes))
+      EXPECT_EQ(0, memcmp(file.data() + at + b * block_bytes,
+                          mine.data() + b * block_bytes, block_bytes))
           << "block " << b;
     }
     at += rows * row_bytes;
@@ -285,10 +295,12 @@ TEST(KQuantQuantizeTest, ErrorShrinksWithBitsAndPackMatchesGgmlPath) {
       QuantizeKQuantRowGgml(kind, w.data() + r * cols, cols, ggml.data());
       std::vector<float> b(cols);
       DequantizeGgmlKQuantRow(kind, ggml.data(), cols, b.data());
-      ASSERT_EQ(0, memcmp(a.data(), b.data(), cols * sizeof(float))) << Name(kind) << " " << r;
+      ASSERT_EQ(0, memcmp(a.data(), b.data(), cols * sizeof(float)))
+          << Name(kind) << " " << r;
     }
     const double relative = std::sqrt(err / energy);
-    printf("[ember] %s: relative RMS error %.4f on Gaussian weights\n", Name(kind), relative);
+    printf("[ember] %s: relative RMS error %.4f on Gaussian weights\n", Name(kind),
+           relative);
     // 4, 5 and 6 bits: roughly halving per bit (q4_k measured ~0.09 when set).
     EXPECT_LT(relative, previous * 0.7);
     EXPECT_LT(relative, kind == KQuantKind::kQ4K ? 0.12 : 1.0);

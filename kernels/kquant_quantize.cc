@@ -51,7 +51,8 @@ float FitAffine(const float* x, const float* w, int n, int nmax, float rmin, flo
   }
   uint8_t trial[32];
   for (int step = 0; step <= nsteps; ++step) {
-    inverse = (rmin + rdelta * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
+    inverse =
+        (rmin + rdelta * static_cast<float>(step) + static_cast<float>(nmax)) / (hi - lo);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
     for (int i = 0; i < n; ++i) {
       const int l = RoundClamp(inverse * (x[i] - lo), 0, nmax);

@@ -31,20 +31,24 @@ inline std::vector<size_t> KQuantBatches() { return {1, 2, 5, 9}; }
 // and partial sum in the kernels is exact. Otherwise d and dmin random in about
 // [2^-9, 2^-7) with either sign.
 inline hwy::AlignedFreeUniquePtr<uint8_t[]> RandomKQuant(KQuantKind kind, size_t rows,
-                                                          size_t cols, bool exact,
-                                                          uint32_t seed, size_t offset = 0) {
+                                                         size_t cols, bool exact,
+                                                         uint32_t seed,
+                                                         size_t offset = 0) {
   std::mt19937 rng(seed);
-  auto packed = hwy::AllocateAligned<uint8_t>(KQuantPackedBytes(kind, rows, cols) + offset);
+  auto packed =
+      hwy::AllocateAligned<uint8_t>(KQuantPackedBytes(kind, rows, cols) + offset);
   memset(packed.get(), 0, KQuantPackedBytes(kind, rows, cols) + offset);
   const int qmax = kind == KQuantKind::kQ4K ? 15 : kind == KQuantKind::kQ5K ? 31 : 63;
   KQuantBlockValues b;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t s = 0; s < cols / kKQuantBlock; ++s) {
-      b.d = exact ? 0x1C00 : static_cast<uint16_t>(0x1800 + rng() % 0x800 + (rng() % 2) * 0x8000);
+      b.d = exact ? 0x1C00
+                  : static_cast<uint16_t>(0x1800 + rng() % 0x800 + (rng() % 2) * 0x8000);
       b.dmin = exact ? 0x1800 : static_cast<uint16_t>(0x1800 + rng() % 0x800);
       for (int k = 0; k < 16; ++k) {
-        b.scales[k] = static_cast<int16_t>(kind == KQuantKind::kQ6K ? static_cast<int>(rng() % 256) - 128
-                                                                    : static_cast<int>(rng() % 64));
+        b.scales[k] = static_cast<int16_t>(kind == KQuantKind::kQ6K
+                                               ? static_cast<int>(rng() % 256) - 128
+                                               : static_cast<int>(rng() % 64));
       }
       for (uint8_t& m : b.mins) m = static_cast<uint8_t>(rng() % 64);
       for (uint8_t& q : b.q) q = static_cast<uint8_t>(rng() % (qmax + 1));
@@ -64,12 +68,15 @@ struct KQuantActs {
   std::vector<int32_t> sums, half_sums;
 
   KQuantActs(size_t batch, size_t cols, bool exact, uint32_t seed, size_t misalign)
-      : storage(batch * cols + 4), scales(batch * cols / 32), sums(batch * cols / 32),
+      : storage(batch * cols + 4),
+        scales(batch * cols / 32),
+        sums(batch * cols / 32),
         half_sums(batch * cols / 32) {
     q = storage.data() + misalign;
     std::mt19937 rng(seed);
     if (exact) {
-      for (size_t i = 0; i < batch * cols; ++i) q[i] = static_cast<int8_t>(static_cast<int>(rng() % 7) - 3);
+      for (size_t i = 0; i < batch * cols; ++i)
+        q[i] = static_cast<int8_t>(static_cast<int>(rng() % 7) - 3);
       for (size_t g = 0; g < scales.size(); ++g) {
         scales[g] = 1.0f / 32;
         sums[g] = half_sums[g] = 0;
@@ -92,8 +99,8 @@ struct KQuantActs {
 // outputs at a misaligned, padded stride whose padding must stay untouched, decode equal
 // to prefill bit for bit, and a second call on the rows from 16 on (a thread's share)
 // that must give the same bits.
-inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQuantFn matmul,
-                               bool exact, uint32_t seed) {
+inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec,
+                               MatMulKQuantFn matmul, bool exact, uint32_t seed) {
   const float kSentinel = -12345.0f;
   for (size_t rows : KQuantRows()) {
     for (size_t cols : KQuantCols()) {
@@ -110,8 +117,8 @@ inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQu
                                 y_stride, rows, cols);
         Buffer y(batch * y_stride, (seed + 1) % 4, seed);
         for (size_t i = 0; i < batch * y_stride; ++i) y[i] = kSentinel;
-        matmul(w, x.q, x.scales.data(), x.sums.data(), x.half_sums.data(), batch, y.data(),
-               y_stride, rows, cols);
+        matmul(w, x.q, x.scales.data(), x.sums.data(), x.half_sums.data(), batch,
+               y.data(), y_stride, rows, cols);
         for (size_t b = 0; b < batch; ++b) {
           const float* got = y.data() + b * y_stride;
           const float* want = expected.data() + b * y_stride;
@@ -125,15 +132,18 @@ inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQu
           for (size_t r = rows; r < y_stride; ++r) ASSERT_EQ(got[r], kSentinel) << r;
           Buffer single(rows + 1, b % 4, seed);
           single[rows] = kSentinel;
-          matvec(w, x.q + b * cols, x.scales.data() + b * groups, x.sums.data() + b * groups,
-                 x.half_sums.data() + b * groups, 1, single.data(), rows, rows, cols);
-          for (size_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], got[r]) << "decode row " << r;
+          matvec(w, x.q + b * cols, x.scales.data() + b * groups,
+                 x.sums.data() + b * groups, x.half_sums.data() + b * groups, 1,
+                 single.data(), rows, rows, cols);
+          for (size_t r = 0; r < rows; ++r)
+            ASSERT_EQ(single[r], got[r]) << "decode row " << r;
           ASSERT_EQ(single[rows], kSentinel);
         }
         if (rows > kQuantPanelRows) {  // rows from 16 on, from the second panel
           std::vector<float> part(batch * y_stride, kSentinel);
           matmul(w + KQuantPanelBytes(kind, cols), x.q, x.scales.data(), x.sums.data(),
-                 x.half_sums.data(), batch, part.data(), y_stride, rows - kQuantPanelRows, cols);
+                 x.half_sums.data(), batch, part.data(), y_stride, rows - kQuantPanelRows,
+                 cols);
           for (size_t b = 0; b < batch; ++b) {
             for (size_t r = kQuantPanelRows; r < rows; ++r) {
               ASSERT_EQ(part[b * y_stride + r - kQuantPanelRows], y[b * y_stride + r])
@@ -158,7 +168,8 @@ inline void CheckKQuantSame(KQuantKind kind, MatMulKQuantFn a, MatMulKQuantFn b,
       rows, rows, cols);
     b(w.get(), x.q, x.scales.data(), x.sums.data(), x.half_sums.data(), batch, yb.data(),
       rows, rows, cols);
-    ASSERT_EQ(0, memcmp(ya.data(), yb.data(), ya.size() * sizeof(float))) << "rows " << rows;
+    ASSERT_EQ(0, memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)))
+        << "rows " << rows;
   }
 }
 

@@ -59,7 +59,8 @@ EMBER_KVNNI HWY_INLINE __m512 Halves(const uint8_t* p) {
 // from kquant_layout.h's planes (low nibbles at 0 and 64, high pairs at 128).
 EMBER_KVNNI HWY_INLINE void VnniAffineScaleBytes(const uint8_t* scales, uint8_t* out) {
   const __m512i n15 = _mm512_set1_epi8(0x0F), pair = _mm512_set1_epi8(0x30);
-  const __m512i sc_low = _mm512_loadu_si512(scales), m_low = _mm512_loadu_si512(scales + 64);
+  const __m512i sc_low = _mm512_loadu_si512(scales),
+                m_low = _mm512_loadu_si512(scales + 64);
   const __m512i high = _mm512_loadu_si512(scales + 128);
   const auto merge = [&](__m512i low_nibbles, __m512i top_at_4) {
     return _mm512_or_si512(_mm512_and_si512(low_nibbles, n15),
@@ -68,7 +69,7 @@ EMBER_KVNNI HWY_INLINE void VnniAffineScaleBytes(const uint8_t* scales, uint8_t*
   _mm512_storeu_si512(out, merge(sc_low, _mm512_slli_epi16(high, 4)));  // sc[0..3]
   _mm512_storeu_si512(out + 64, merge(_mm512_srli_epi16(sc_low, 4),
                                       _mm512_slli_epi16(high, 2)));  // sc[4..7]
-  _mm512_storeu_si512(out + 128, merge(m_low, high));                 // m[0..3]
+  _mm512_storeu_si512(out + 128, merge(m_low, high));                // m[0..3]
   _mm512_storeu_si512(out + 192, merge(_mm512_srli_epi16(m_low, 4),
                                        _mm512_srli_epi16(high, 2)));  // m[4..7]
 }
@@ -76,14 +77,11 @@ EMBER_KVNNI HWY_INLINE void VnniAffineScaleBytes(const uint8_t* scales, uint8_t*
 // kP consecutive panels (the first at `panel`, holding row row0) times kB tokens of xq
 // (stride cols): y[b * y_stride + r] for the panels' rows below `rows`.
 template <KQuantKind kKind, int kP, int kB>
-EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
-                                       size_t panel_bytes, size_t cols,
-                                       const int8_t* HWY_RESTRICT xq,
-                                       const float* HWY_RESTRICT xscales,
-                                       const int32_t* HWY_RESTRICT xsums,
-                                       const int32_t* HWY_RESTRICT xhalf_sums,
-                                       float* HWY_RESTRICT y, size_t y_stride,
-                                       size_t row0, size_t rows) {
+EMBER_KVNNI HWY_INLINE void KVnniBlock(
+    const uint8_t* HWY_RESTRICT panel, size_t panel_bytes, size_t cols,
+    const int8_t* HWY_RESTRICT xq, const float* HWY_RESTRICT xscales,
+    const int32_t* HWY_RESTRICT xsums, const int32_t* HWY_RESTRICT xhalf_sums,
+    float* HWY_RESTRICT y, size_t y_stride, size_t row0, size_t rows) {
   const size_t groups = cols / kQuantGroup;
   const size_t table_bytes = KQuantTableBytes(kKind, cols);
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
@@ -96,17 +94,21 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
   // Decode: every line up to kKDecodePrefetchBytes past what a group reads, once.
   uintptr_t prefetched[kP];
   for (int p = 0; p < kP; ++p) {
-    prefetched[p] = (reinterpret_cast<uintptr_t>(panel) + p * panel_bytes +
-                     kKDecodePrefetchBytes) & ~uintptr_t{63};
+    prefetched[p] =
+        (reinterpret_cast<uintptr_t>(panel) + p * panel_bytes + kKDecodePrefetchBytes) &
+        ~uintptr_t{63};
   }
   for (size_t g = 0; g < groups; ++g) {
     const size_t block = g / kKQuantGroups, j = g % kKQuantGroups;
     const size_t table_at = block * KQuantTableEntryBytes(kKind);
-    const uint8_t* super_block = panel + table_bytes + block * KQuantSuperBlockBytes(kKind);
-    const uint8_t* values = super_block + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
+    const uint8_t* super_block =
+        panel + table_bytes + block * KQuantSuperBlockBytes(kKind);
+    const uint8_t* values =
+        super_block + KQuantScaleBytes(kKind) + j * KQuantGroupBytes(kKind);
     const int8_t* xg = xq + g * kQuantGroup;
     if (kKind != KQuantKind::kQ6K && j == 0) {
-      for (int p = 0; p < kP; ++p) VnniAffineScaleBytes(super_block + p * panel_bytes, scale_bytes[p]);
+      for (int p = 0; p < kP; ++p)
+        VnniAffineScaleBytes(super_block + p * panel_bytes, scale_bytes[p]);
     }
     if constexpr (kB == 1) {
       // One sequential stream (see quant_vnni-inl.h's decode; prefetches never fault),
@@ -147,17 +149,19 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
       __m512i lo[kP], hi[kP];
       for (int p = 0; p < kP; ++p) {
         const __m512i raw = _mm512_loadu_si512(values + p * panel_bytes + 64 * jj);
-        lo[p] = _mm512_and_si512(raw, low_mask);                         // chunk jj
+        lo[p] = _mm512_and_si512(raw, low_mask);                        // chunk jj
         hi[p] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_mask);  // chunk jj + 4
         if (kKind == KQuantKind::kQ5K) {  // bit c of the plane is chunk c's bit 4
-          lo[p] = _mm512_or_si512(lo[p], _mm512_and_si512(Shift16(planes[p][0], 4 - jj), bit4));
-          hi[p] = _mm512_or_si512(hi[p], _mm512_and_si512(Shift16(planes[p][0], -jj), bit4));
+          lo[p] = _mm512_or_si512(lo[p],
+                                  _mm512_and_si512(Shift16(planes[p][0], 4 - jj), bit4));
+          hi[p] =
+              _mm512_or_si512(hi[p], _mm512_and_si512(Shift16(planes[p][0], -jj), bit4));
         }
         if (kKind == KQuantKind::kQ6K) {  // bits 2k, 2k+1 of plane h: chunk 4h + k's 4, 5
-          lo[p] = _mm512_or_si512(lo[p],
-                                  _mm512_and_si512(Shift16(planes[p][0], 4 - 2 * jj), bits45));
-          hi[p] = _mm512_or_si512(hi[p],
-                                  _mm512_and_si512(Shift16(planes[p][1], 4 - 2 * jj), bits45));
+          lo[p] = _mm512_or_si512(
+              lo[p], _mm512_and_si512(Shift16(planes[p][0], 4 - 2 * jj), bits45));
+          hi[p] = _mm512_or_si512(
+              hi[p], _mm512_and_si512(Shift16(planes[p][1], 4 - 2 * jj), bits45));
         }
       }
       for (int b = 0; b < kB; ++b) {
@@ -216,41 +220,38 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(const uint8_t* HWY_RESTRICT panel,
 
 // The last `left` (< kB + 1) tokens: one block of exactly `left` tokens.
 template <KQuantKind kKind, int kP, int kB>
-EMBER_KVNNI HWY_INLINE void KVnniTail(const uint8_t* HWY_RESTRICT panel, size_t panel_bytes,
-                                      size_t cols, const int8_t* HWY_RESTRICT xq,
-                                      const float* HWY_RESTRICT xscales,
-                                      const int32_t* HWY_RESTRICT xsums,
-                                      const int32_t* HWY_RESTRICT xhalf_sums,
-                                      float* HWY_RESTRICT y, size_t y_stride, size_t row0,
-                                      size_t rows, size_t left) {
+EMBER_KVNNI HWY_INLINE void KVnniTail(
+    const uint8_t* HWY_RESTRICT panel, size_t panel_bytes, size_t cols,
+    const int8_t* HWY_RESTRICT xq, const float* HWY_RESTRICT xscales,
+    const int32_t* HWY_RESTRICT xsums, const int32_t* HWY_RESTRICT xhalf_sums,
+    float* HWY_RESTRICT y, size_t y_stride, size_t row0, size_t rows, size_t left) {
   if constexpr (kB > 0) {
     if (left == kB) {
-      KVnniBlock<kKind, kP, kB>(panel, panel_bytes, cols, xq, xscales, xsums, xhalf_sums, y,
-                                y_stride, row0, rows);
+      KVnniBlock<kKind, kP, kB>(panel, panel_bytes, cols, xq, xscales, xsums, xhalf_sums,
+                                y, y_stride, row0, rows);
     } else {
-      KVnniTail<kKind, kP, kB - 1>(panel, panel_bytes, cols, xq, xscales, xsums, xhalf_sums,
-                                   y, y_stride, row0, rows, left);
+      KVnniTail<kKind, kP, kB - 1>(panel, panel_bytes, cols, xq, xscales, xsums,
+                                   xhalf_sums, y, y_stride, row0, rows, left);
     }
   }
 }
 
 // kP panels times the whole batch, kB tokens at a time, then the remaining tokens.
 template <KQuantKind kKind, int kP, int kB>
-EMBER_KVNNI HWY_NOINLINE void KVnniPanels(const uint8_t* HWY_RESTRICT panel,
-                                          size_t panel_bytes, size_t cols,
-                                          const int8_t* HWY_RESTRICT xq,
-                                          const float* HWY_RESTRICT xscales,
-                                          const int32_t* HWY_RESTRICT xsums,
-                                          const int32_t* HWY_RESTRICT xhalf_sums,
-                                          size_t batch, float* HWY_RESTRICT y,
-                                          size_t y_stride, size_t row0, size_t rows) {
+EMBER_KVNNI HWY_NOINLINE void KVnniPanels(
+    const uint8_t* HWY_RESTRICT panel, size_t panel_bytes, size_t cols,
+    const int8_t* HWY_RESTRICT xq, const float* HWY_RESTRICT xscales,
+    const int32_t* HWY_RESTRICT xsums, const int32_t* HWY_RESTRICT xhalf_sums,
+    size_t batch, float* HWY_RESTRICT y, size_t y_stride, size_t row0, size_t rows) {
   const size_t groups = cols / kQuantGroup;
   size_t b = 0;
-  const auto half = [&](size_t at) { return xhalf_sums ? xhalf_sums + at * groups : nullptr; };
+  const auto half = [&](size_t at) {
+    return xhalf_sums ? xhalf_sums + at * groups : nullptr;
+  };
   for (; b + kB <= batch; b += kB) {
-    KVnniBlock<kKind, kP, kB>(panel, panel_bytes, cols, xq + b * cols, xscales + b * groups,
-                              xsums + b * groups, half(b), y + b * y_stride, y_stride, row0,
-                              rows);
+    KVnniBlock<kKind, kP, kB>(panel, panel_bytes, cols, xq + b * cols,
+                              xscales + b * groups, xsums + b * groups, half(b),
+                              y + b * y_stride, y_stride, row0, rows);
   }
   if (b < batch) {
     KVnniTail<kKind, kP, kB - 1>(panel, panel_bytes, cols, xq + b * cols,

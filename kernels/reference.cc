@@ -163,7 +163,8 @@ void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* s
         }
         q[b * groups * kQuantGroup + i] = static_cast<int8_t>(value);
         sum += value;
-        if (i == begin + kQuantGroup / 2 - 1 && half_sums) half_sums[b * groups + g] = sum;
+        if (i == begin + kQuantGroup / 2 - 1 && half_sums)
+          half_sums[b * groups + g] = sum;
       }
       scales[b * groups + g] = scale;
       sums[b * groups + g] = sum;
@@ -210,7 +211,8 @@ void MatMulKQuant(KQuantKind kind, const uint8_t* w, const int8_t* xq,
           int32_t idot = 0;
           for (size_t h = 0; h < 2; ++h) {
             int32_t dot = 0;
-            for (size_t i = 16 * h; i < 16 * h + 16; ++i) dot += (q[i] - 32) * int32_t{xg[i]};
+            for (size_t i = 16 * h; i < 16 * h + 16; ++i)
+              dot += (q[i] - 32) * int32_t{xg[i]};
             idot += block.scales[2 * j + h] * dot;
           }
           acc = acc + static_cast<float>(idot) * (d * xs);
@@ -238,7 +240,8 @@ void UnpackKQuantToGgml(KQuantKind kind, const uint8_t* packed, size_t rows, siz
   for (size_t r = 0; r < rows; ++r) {
     for (size_t s = 0; s < blocks; ++s) {
       GetKQuantBlock(kind, packed, cols, r, s, &block);
-      WriteGgmlKQuantBlock(kind, block, ggml_rows + (r * blocks + s) * GgmlKQuantBlockBytes(kind));
+      WriteGgmlKQuantBlock(kind, block,
+                           ggml_rows + (r * blocks + s) * GgmlKQuantBlockBytes(kind));
     }
   }
 }

@@ -33,7 +33,6 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
             size_t n_pos, size_t head_dim, float scale, float* probs, float* out);
 
-
 // Activation quantization, as kernel_table.h's QuantizeActsFn: per group of 32,
 // s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127];
 // half_sums (unless null) the sums of each group's first 16 q.

@@ -22,7 +22,8 @@ bool IsQuantized(DType dtype) {
   return dtype == DType::kQ8 || dtype == DType::kQ4 || IsKQuant(dtype);
 }
 
-kernels::MatMulKQuantFn KQuantKernel(const kernels::KernelTable& k, DType dtype, bool one) {
+kernels::MatMulKQuantFn KQuantKernel(const kernels::KernelTable& k, DType dtype,
+                                     bool one) {
   switch (dtype) {
     case DType::kQ4K:
       return one ? k.matvec_q4k : k.matmul_q4k;
@@ -86,11 +87,12 @@ void RunRows(void* context, size_t begin, size_t count) {
     case DType::kQ4K:
     case DType::kQ5K:
     case DType::kQ6K: {
-      const uint8_t* w = t.w->data + (begin / kQuantPanelRows) *
-                                         kernels::KQuantPanelBytes(KQuantKindOf(t.w->dtype), cols);
+      const uint8_t* w =
+          t.w->data + (begin / kQuantPanelRows) *
+                          kernels::KQuantPanelBytes(KQuantKindOf(t.w->dtype), cols);
       const QuantScratch& a = *t.quant;
-      KQuantKernel(k, t.w->dtype, one)(w, a.values, a.scales, a.sums, a.half_sums, t.batch,
-                                       y, rows, count, cols);
+      KQuantKernel(k, t.w->dtype, one)(w, a.values, a.scales, a.sums, a.half_sums,
+                                       t.batch, y, rows, count, cols);
       return;
     }
   }

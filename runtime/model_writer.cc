@@ -89,8 +89,10 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
       *layout = StoredLayout(t.dtype);
       *group_size = StoredGroupSize(t.dtype);
       {  // refuses, e.g., K-quant shapes without whole super-blocks
-        const Status s = TensorBytes(t.dtype, *layout, t.shape.data(), 2, *group_size, bytes);
-        if (!s.ok()) return InvalidArgument("tensor '%s': %s", t.name.c_str(), s.message());
+        const Status s =
+            TensorBytes(t.dtype, *layout, t.shape.data(), 2, *group_size, bytes);
+        if (!s.ok())
+          return InvalidArgument("tensor '%s': %s", t.name.c_str(), s.message());
       }
       return Status::Ok();
   }

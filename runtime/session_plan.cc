@@ -32,7 +32,8 @@ size_t Padded(size_t count, size_t pad) {
 size_t MaxQuantizedInput(const Weights& w) {
   size_t widest = 0;
   ForEachMatrix(w, [&](const Tensor& t) {
-    const bool quantized = t.dtype == DType::kQ8 || t.dtype == DType::kQ4 || IsKQuant(t.dtype);
+    const bool quantized =
+        t.dtype == DType::kQ8 || t.dtype == DType::kQ4 || IsKQuant(t.dtype);
     if (quantized && t.cols() > widest) widest = t.cols();
   });
   return widest;
@@ -139,8 +140,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.act_sums =
       a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
-  id.act_half_sums = a.Add<int32_t>("act_half_sums", HasKQuant(model.weights()) ? groups : 0,
-                                    kStepEmbed, kStepLogits, BufferKind::kScratch);
+  id.act_half_sums =
+      a.Add<int32_t>("act_half_sums", HasKQuant(model.weights()) ? groups : 0, kStepEmbed,
+                     kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
   const Status planned = a.Plan();

@@ -65,8 +65,9 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
                           DTypeName(dtype));
     }
     if (group_size != kernels::kKQuantBlock) {
-      return InvalidModel("%s group size %u (the KQuantPanels layout has super-blocks of %zu)",
-                          DTypeName(dtype), group_size, kernels::kKQuantBlock);
+      return InvalidModel(
+          "%s group size %u (the KQuantPanels layout has super-blocks of %zu)",
+          DTypeName(dtype), group_size, kernels::kKQuantBlock);
     }
     if (shape[1] % kernels::kKQuantBlock != 0) {
       return InvalidModel("%s tensor with %llu columns (K-quants need a multiple of %zu)",

@@ -43,8 +43,8 @@ constexpr int32_t kDim = 256, kHidden = 768, kLayers = 4, kHeads = 8, kVocab = 5
 bool WriteCheckpoint(const std::string& path) {
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return false;
-  const int32_t header[7] = {kDim, kHidden, kLayers, kHeads, kHeads, kVocab,
-                             static_cast<int32_t>(kPositions)};
+  const int32_t header[7] = {
+      kDim, kHidden, kLayers, kHeads, kHeads, kVocab, static_cast<int32_t>(kPositions)};
   fwrite(header, sizeof(header), 1, f);
   uint32_t state = 12345;
   const auto uniform = [&state] {
@@ -70,12 +70,12 @@ bool WriteCheckpoint(const std::string& path) {
   const size_t D = kDim, H = kHidden, L = kLayers;
   matrices(kVocab * D, D);  // token embedding, also the classifier
   ones(L * D);              // rms_att
-  for (int m = 0; m < 4; ++m) matrices(L * D * D, D);  // wq, wk, wv, wo
-  ones(L * D);                                          // rms_ffn
-  matrices(L * H * D, D);                               // w1
-  matrices(L * D * H, H);                               // w2
-  matrices(L * H * D, D);                               // w3
-  ones(D);                                              // rms_final
+  for (int m = 0; m < 4; ++m) matrices(L * D * D, D);                 // wq, wk, wv, wo
+  ones(L * D);                                                        // rms_ffn
+  matrices(L * H * D, D);                                             // w1
+  matrices(L * D * H, H);                                             // w2
+  matrices(L * H * D, D);                                             // w3
+  ones(D);                                                            // rms_final
   const std::vector<float> rope(kPositions * (kDim / kHeads), 0.0f);  // real, imaginary
   fwrite(rope.data(), sizeof(float), rope.size(), f);
   return fclose(f) == 0;
@@ -83,7 +83,8 @@ bool WriteCheckpoint(const std::string& path) {
 
 using Loaded = testing::LoadedModel;
 
-Loaded Load(const std::string& checkpoint, const std::string& tokenizer, const char* dtype) {
+Loaded Load(const std::string& checkpoint, const std::string& tokenizer,
+            const char* dtype) {
   ModelSpec spec;
   Status s = tools::ImportLlama2c(checkpoint, tokenizer, &spec);
   EXPECT_TRUE(s.ok()) << s.message();
@@ -119,8 +120,8 @@ std::vector<float> AllLogits(const Model& model, const std::vector<int32_t>& tok
 }
 
 struct Distance {
-  double mean_kl = 0;     // mean over positions of KL(f32 || other), nats
-  double logit_rms = 0;   // RMS over positions and vocabulary of other - f32
+  double mean_kl = 0;    // mean over positions of KL(f32 || other), nats
+  double logit_rms = 0;  // RMS over positions and vocabulary of other - f32
 };
 
 Distance Compare(const std::vector<float>& ref, const std::vector<float>& other,
@@ -156,12 +157,13 @@ Distance Compare(const std::vector<float>& ref, const std::vector<float>& other,
 // llama.cpp's distances from its own f32 model on the same weights and tokens
 // (tools/scripts/llama_logits.c over these 128 positions; llama.cpp c392e50).
 struct LlamaFigure {
-  const char* dtype;       // ember's --dtype
+  const char* dtype;  // ember's --dtype
   double llama_kl, llama_rms;
 };
 
-void ExpectNoFartherThanLlamaCpp(const std::string& checkpoint, const std::string& tokenizer,
-                                 const char* what, const LlamaFigure* figures, size_t n) {
+void ExpectNoFartherThanLlamaCpp(const std::string& checkpoint,
+                                 const std::string& tokenizer, const char* what,
+                                 const LlamaFigure* figures, size_t n) {
   Loaded f32 = Load(checkpoint, tokenizer, "f32");
   ASSERT_TRUE(f32.model);
   const std::vector<int32_t> tokens = Tokens(*f32.model);
@@ -178,10 +180,11 @@ void ExpectNoFartherThanLlamaCpp(const std::string& checkpoint, const std::strin
     Loaded q = Load(checkpoint, tokenizer, figures[i].dtype);
     ASSERT_TRUE(q.model);
     const Distance d = Compare(ref, AllLogits(*q.model, tokens), vocab);
-    printf("[ember] %s %-6s vs f32: mean KL %.4g nats, logit RMS %.4g (llama.cpp: %.4g, "
-           "%.4g)\n",
-           what, figures[i].dtype, d.mean_kl, d.logit_rms, figures[i].llama_kl,
-           figures[i].llama_rms);
+    printf(
+        "[ember] %s %-6s vs f32: mean KL %.4g nats, logit RMS %.4g (llama.cpp: %.4g, "
+        "%.4g)\n",
+        what, figures[i].dtype, d.mean_kl, d.logit_rms, figures[i].llama_kl,
+        figures[i].llama_rms);
     EXPECT_LE(d.mean_kl, figures[i].llama_kl) << what << " " << figures[i].dtype;
     EXPECT_LE(d.logit_rms, figures[i].llama_rms) << what << " " << figures[i].dtype;
   }
@@ -217,8 +220,9 @@ TEST(KQuantAccuracyTest, Stories260KNoFartherFromF32ThanLlamaCpp) {
       {"q4_k_m", 0.0094902, 0.41659},
       {"q5_k_m", 0.0071868, 0.41060},
   };
-  ExpectNoFartherThanLlamaCpp(testing::ModelsDir() + "/llama2c/stories260K/stories260K.bin",
-                              Tok512(), "stories260K", kFigures, std::size(kFigures));
+  ExpectNoFartherThanLlamaCpp(
+      testing::ModelsDir() + "/llama2c/stories260K/stories260K.bin", Tok512(),
+      "stories260K", kFigures, std::size(kFigures));
 }
 
 }  // namespace

@@ -200,7 +200,8 @@ TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
 
 // The quantized kernels keep ember's promises: one prefill (in blocks of 16 tokens)
 // equals token-by-token decode, bit for bit, for 1, 2 and 3 threads.
-void ExpectPrefillDecodeAndThreadsAgree(const Model& model, const std::vector<int32_t>& tokens,
+void ExpectPrefillDecodeAndThreadsAgree(const Model& model,
+                                        const std::vector<int32_t>& tokens,
                                         const char* what) {
   const size_t vocab = model.config().vocab_size;
   std::vector<std::vector<float>> results;
@@ -238,19 +239,20 @@ TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
 }
 
 // The same for the K-quants, on a random model whose rows are multiples of 256 (d_model
-// 256, ffn 512, 2 layers): q4_k_m holds q4_k and q6_k matrices (layer 1's attn_v and
-// ffn_down, the classifier), q5_k the other kind; a small prompt, for emulated CPUs.
+// 256, ffn 256, one layer): q4_k_m holds q4_k and q6_k matrices (attn_v, ffn_down and the
+// classifier); small, for emulated CPUs (quantizing the model dominates there). q5_k's
+// kernels differ in unpacking only: kquant_test.cc checks their decode and prefill bits.
 TEST(QuantAccuracyTest, KQuantPrefillDecodeAndThreadsAgreeBitwise) {
   std::vector<int32_t> tokens;
   for (int32_t i = 0; i < 18; ++i) tokens.push_back((i * 37 + 1) % 300);
-  for (const char* dtype : {"q4_k_m", "q5_k"}) {
-    ModelSpec spec = testing::TinyModelSpec(256, 2, 4, 2, 512, 300, 64, 5);
+  for (const char* dtype : {"q4_k_m"}) {
+    ModelSpec spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 64, 5);
     tools::WeightTypes types;
     ASSERT_TRUE(tools::ParseWeightTypes(dtype, &types).ok());
     ASSERT_TRUE(tools::ChooseDTypes(types, {}, &spec).ok());
     size_t k_quants = 0;
     for (const TensorSpec& t : spec.tensors) k_quants += IsKQuant(t.dtype);
-    EXPECT_EQ(k_quants, 15u) << dtype;  // 7 per layer and the classifier
+    EXPECT_EQ(k_quants, 8u) << dtype;  // 7 in the layer and the classifier
     Loaded m = testing::LoadSpec(spec);
     ASSERT_TRUE(m.model);
     ExpectPrefillDecodeAndThreadsAgree(*m.model, tokens, dtype);

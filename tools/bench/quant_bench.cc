@@ -5,9 +5,10 @@
 //       --benchmark_report_aggregates_only=true   (one command line)
 // Decode counters: weight_GB/s (weight bytes / time; the weights of one call are cycled
 // over copies filling >= 128 MiB so they come from DRAM, as in a real decode step; the
-// q8/q4 and K-quant time includes quantizing the input). Prefill (batch 128): GMAC/s, multiply-adds
-// per second (a whole 110M model at 109.5 M multiply-adds per token: t/s = GMAC/s * 9.1).
-// Read: read_GB/s; decode efficiency = weight_GB/s / read_GB/s at the same thread count.
+// q8/q4 and K-quant time includes quantizing the input). Prefill (batch 128): GMAC/s,
+// multiply-adds per second (a whole 110M model at 109.5 M multiply-adds per token: t/s =
+// GMAC/s * 9.1). Read: read_GB/s; decode efficiency = weight_GB/s / read_GB/s at the same
+// thread count.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tools/bench/quant_bench.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -73,7 +74,7 @@ constexpr int64_t kFormats = 8;
 
 bool IsK(Format f) { return f >= Format::kQ4K; }
 KQuantKind KindOf(Format f) {
-  return f == Format::kQ4K ? KQuantKind::kQ4K
+  return f == Format::kQ4K   ? KQuantKind::kQ4K
          : f == Format::kQ5K ? KQuantKind::kQ5K
                              : KQuantKind::kQ6K;
 }
@@ -192,9 +193,10 @@ void Run(Format format, const uint8_t* w, const float* x, size_t batch, float* y
     case Format::kQ6K: {
       t.quantize_acts(x, batch, cols, q, scales, sums, half_sums);
       const bool one = batch == 1;
-      const MatMulKQuantFn fn = format == Format::kQ4K   ? (one ? t.matvec_q4k : t.matmul_q4k)
-                                : format == Format::kQ5K ? (one ? t.matvec_q5k : t.matmul_q5k)
-                                                         : (one ? t.matvec_q6k : t.matmul_q6k);
+      const MatMulKQuantFn fn =
+          format == Format::kQ4K   ? (one ? t.matvec_q4k : t.matmul_q4k)
+          : format == Format::kQ5K ? (one ? t.matvec_q5k : t.matmul_q5k)
+                                   : (one ? t.matvec_q6k : t.matmul_q6k);
       fn(w, q, scales, sums, half_sums, batch, y, rows, rows, cols);
       return;
     }

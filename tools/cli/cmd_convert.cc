@@ -166,7 +166,8 @@ Status Convert(const ArgParser& args) {
   }
   std::vector<std::string> notes;
   EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
-  for (const std::string& note : notes) fprintf(stderr, "ember convert: %s\n", note.c_str());
+  for (const std::string& note : notes)
+    fprintf(stderr, "ember convert: %s\n", note.c_str());
   uint64_t params = 0;
   for (const TensorSpec& t : spec.tensors) params += t.values.size();
   fprintf(stderr,

@@ -148,7 +148,8 @@ std::vector<NonFiniteTensor> FindNonFiniteWeights(const Model& model) {
         for (uint64_t row = 0; row < rows; ++row) {
           for (uint64_t s = 0; s < blocks; ++s) {
             kernels::GetKQuantBlock(KQuantKindOf(t.dtype), t.data, cols, row, s, &b);
-            const float d = kernels::HalfToFloat(b.d), dmin = kernels::HalfToFloat(b.dmin);
+            const float d = kernels::HalfToFloat(b.d),
+                        dmin = kernels::HalfToFloat(b.dmin);
             count(row * blocks + s, std::isnan(d) || std::isnan(dmin),
                   std::isinf(d) || std::isinf(dmin));
           }

@@ -13,9 +13,11 @@ namespace ember::tools {
 namespace {
 
 constexpr DType kAllTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8,
-                               DType::kQ4,  DType::kQ4K, DType::kQ5K, DType::kQ6K};
+                               DType::kQ4,  DType::kQ4K, DType::kQ5K,  DType::kQ6K};
 
-bool IsQuantizedType(DType d) { return d == DType::kQ8 || d == DType::kQ4 || IsKQuant(d); }
+bool IsQuantizedType(DType d) {
+  return d == DType::kQ8 || d == DType::kQ4 || IsKQuant(d);
+}
 
 // llama.cpp's use_more_bits: the first and last eighth of the layers and every third
 // layer between get more bits.
@@ -54,7 +56,8 @@ Status ParseDTypeName(const std::string& name, DType* dtype) {
     }
   }
   return InvalidArgument(
-      "'%s' is not a weight type (f32, f16, bf16, q8, q4, q4_k, q5_k, q6_k)", name.c_str());
+      "'%s' is not a weight type (f32, f16, bf16, q8, q4, q4_k, q5_k, q6_k)",
+      name.c_str());
 }
 
 Status ParseWeightTypes(const std::string& name, WeightTypes* out) {
@@ -94,7 +97,8 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
   const bool k_quants = IsKQuant(types.matrix);
   const DType classifier_dtype = types.matrix == DType::kQ4 ? DType::kQ8 : types.matrix;
   bool has_output = false;
-  for (const TensorSpec& t : spec->tensors) has_output = has_output || t.name == names::kOutput;
+  for (const TensorSpec& t : spec->tensors)
+    has_output = has_output || t.name == names::kOutput;
   for (TensorSpec& t : spec->tensors) {
     const bool is_classifier =
         t.name == names::kOutput || (!has_output && t.name == names::kTokEmbedding);
@@ -104,8 +108,9 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
       t.dtype = MixType(types, t, spec->config.n_layers, is_classifier);
       if (t.shape[1] % kernels::kKQuantBlock != 0) {
         if (notes) {
-          notes->push_back(t.name + ": " + std::to_string(t.shape[1]) + " columns, not a " +
-                           "multiple of 256: stored as q8 instead of " + DTypeName(t.dtype));
+          notes->push_back(
+              t.name + ": " + std::to_string(t.shape[1]) + " columns, not a " +
+              "multiple of 256: stored as q8 instead of " + DTypeName(t.dtype));
         }
         t.dtype = DType::kQ8;
       }

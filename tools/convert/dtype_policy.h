@@ -19,7 +19,7 @@ Status ParseDTypeName(const std::string& name, DType* dtype);
 // What --dtype asks for: one type for the matrices, or a mix of K-quants by tensor.
 enum class QuantMix : uint8_t {
   kNone,  // `matrix` for every matrix (with the classifier rules of ChooseDTypes)
-  kQ4KM,  // llama.cpp's Q4_K_M: q4_k, and q6_k for the classifier, half of attn_v, ffn_down
+  kQ4KM,  // llama.cpp's Q4_K_M: q4_k; q6_k for the classifier, half of attn_v/ffn_down
   kQ5KM,  // llama.cpp's Q5_K_M: the same with q5_k
 };
 struct WeightTypes {

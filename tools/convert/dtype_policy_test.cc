@@ -131,7 +131,8 @@ TEST(DTypePolicyTest, KQuantMixesFollowLlamaCpp) {
         const std::string b = "blk." + std::to_string(i) + ".";
         const bool q6 = std::find(more.begin(), more.end(), i) != more.end();
         EXPECT_EQ(TypeOf(spec, b + "attn_v.weight"), q6 ? DType::kQ6K : base) << mix << i;
-        EXPECT_EQ(TypeOf(spec, b + "ffn_down.weight"), q6 ? DType::kQ6K : base) << mix << i;
+        EXPECT_EQ(TypeOf(spec, b + "ffn_down.weight"), q6 ? DType::kQ6K : base)
+            << mix << i;
         EXPECT_EQ(TypeOf(spec, b + "attn_q.weight"), base);
         EXPECT_EQ(TypeOf(spec, b + "ffn_up.weight"), base);
         EXPECT_EQ(TypeOf(spec, b + "attn_norm.weight"), DType::kF32);
@@ -159,7 +160,7 @@ TEST(DTypePolicyTest, KQuantTypesAndTheirFallback) {
     for (uint32_t i = 0; i < 8; ++i) {
       const std::string b = "blk." + std::to_string(i) + ".";
       EXPECT_EQ(TypeOf(spec, b + "attn_v.weight"), d);
-      EXPECT_EQ(TypeOf(spec, b + "ffn_up.weight"), d);          // 256 columns
+      EXPECT_EQ(TypeOf(spec, b + "ffn_up.weight"), d);             // 256 columns
       EXPECT_EQ(TypeOf(spec, b + "ffn_down.weight"), DType::kQ8);  // 688 columns
     }
     EXPECT_EQ(TypeOf(spec, "output.weight"), DType::kQ6K);
