@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "kernels/dotprod_arm_util.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #endif
@@ -22,36 +23,26 @@ namespace ember::kernels {
 #if defined(__aarch64__) && defined(__linux__) && defined(HWCAP_ASIMDDP)
 namespace {
 
-#define EMBER_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+using dotprod::DotChunk;
 
 // How far ahead of the values decode prefetches.
 constexpr size_t kPrefetchBytes = 16384;
-
-// acc[b][0..3] (rows 0-3, 4-7, 8-11, 12-15) += w . lane kLane of token b's xv[b].
-template <int kLane, int kB>
-EMBER_DOTPROD inline void DotLane(int32x4_t (&acc)[kB][4], const int8x16_t (&w)[4],
-                                  const int8x16_t (&xv)[kB]) {
-  for (int b = 0; b < kB; ++b) {
-    for (int q = 0; q < 4; ++q)
-      acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
-  }
-}
 
 template <int kB>
 EMBER_DOTPROD inline void DotLaneOf(int lane, int32x4_t (&acc)[kB][4],
                                     const int8x16_t (&w)[4], const int8x16_t (&xv)[kB]) {
   switch (lane) {
     case 0:
-      DotLane<0, kB>(acc, w, xv);
+      DotChunk<0, kB>(acc, w, xv);
       break;
     case 1:
-      DotLane<1, kB>(acc, w, xv);
+      DotChunk<1, kB>(acc, w, xv);
       break;
     case 2:
-      DotLane<2, kB>(acc, w, xv);
+      DotChunk<2, kB>(acc, w, xv);
       break;
     default:
-      DotLane<3, kB>(acc, w, xv);
+      DotChunk<3, kB>(acc, w, xv);
       break;
   }
 }
@@ -226,8 +217,6 @@ EMBER_DOTPROD void MatMulKQuantDotProd(const uint8_t* w, const int8_t* xq,
     }
   }
 }
-
-#undef EMBER_DOTPROD
 
 }  // namespace
 

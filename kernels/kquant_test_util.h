@@ -14,6 +14,7 @@
 #include "hwy/aligned_allocator.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_layout.h"
+#include "kernels/quant_test_util.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 
@@ -95,13 +96,10 @@ struct KQuantActs {
   }
 };
 
-// Runs matvec (per token) and matmul against the reference for every test shape, with
-// outputs at a misaligned, padded stride whose padding must stay untouched, decode equal
-// to prefill bit for bit, and a second call on the rows from 16 on (a thread's share)
-// that must give the same bits.
-inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec,
-                               MatMulKQuantFn matmul, bool exact, uint32_t seed) {
-  const float kSentinel = -12345.0f;
+// Runs matvec (per token) and matmul against the reference for every test shape
+// (CheckQuantShape), one matrix misaligned.
+inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQuantFn matmul,
+                               bool exact, uint32_t seed) {
   for (size_t rows : KQuantRows()) {
     for (size_t cols : KQuantCols()) {
       const size_t offset = rows == 17 ? 4 : 0;  // one misaligned matrix
@@ -112,45 +110,22 @@ inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec,
         const uint32_t acts_seed = seed++;
         const KQuantActs x(batch, cols, exact, acts_seed, acts_seed % 4);
         const size_t y_stride = rows + 3;
-        std::vector<float> expected(batch * y_stride, kSentinel);
+        std::vector<float> expected(batch * y_stride, -12345.0f);
         reference::MatMulKQuant(kind, w, x.q, x.scales.data(), batch, expected.data(),
                                 y_stride, rows, cols);
-        Buffer y(batch * y_stride, (seed + 1) % 4, seed);
-        for (size_t i = 0; i < batch * y_stride; ++i) y[i] = kSentinel;
-        matmul(w, x.q, x.scales.data(), x.sums.data(), x.half_sums.data(), batch,
-               y.data(), y_stride, rows, cols);
-        for (size_t b = 0; b < batch; ++b) {
-          const float* got = y.data() + b * y_stride;
-          const float* want = expected.data() + b * y_stride;
-          SCOPED_TRACE(testing::Message() << "rows " << rows << " cols " << cols
-                                          << " batch " << batch << " token " << b);
-          if (exact) {
-            for (size_t r = 0; r < rows; ++r) ASSERT_EQ(got[r], want[r]) << "row " << r;
-          } else {
-            ExpectClose(got, want, rows, 2e-5f * cols, 1e-5f, "matmul");
-          }
-          for (size_t r = rows; r < y_stride; ++r) ASSERT_EQ(got[r], kSentinel) << r;
-          Buffer single(rows + 1, b % 4, seed);
-          single[rows] = kSentinel;
-          matvec(w, x.q + b * cols, x.scales.data() + b * groups,
-                 x.sums.data() + b * groups, x.half_sums.data() + b * groups, 1,
-                 single.data(), rows, rows, cols);
-          for (size_t r = 0; r < rows; ++r)
-            ASSERT_EQ(single[r], got[r]) << "decode row " << r;
-          ASSERT_EQ(single[rows], kSentinel);
-        }
-        if (rows > kQuantPanelRows) {  // rows from 16 on, from the second panel
-          std::vector<float> part(batch * y_stride, kSentinel);
-          matmul(w + KQuantPanelBytes(kind, cols), x.q, x.scales.data(), x.sums.data(),
-                 x.half_sums.data(), batch, part.data(), y_stride, rows - kQuantPanelRows,
-                 cols);
-          for (size_t b = 0; b < batch; ++b) {
-            for (size_t r = kQuantPanelRows; r < rows; ++r) {
-              ASSERT_EQ(part[b * y_stride + r - kQuantPanelRows], y[b * y_stride + r])
-                  << "split at 16: row " << r << " token " << b;
-            }
-          }
-        }
+        CheckQuantShape(
+            [&](size_t panel, float* y) {
+              matmul(w + panel * KQuantPanelBytes(kind, cols), x.q, x.scales.data(),
+                     x.sums.data(), x.half_sums.data(), batch, y, y_stride,
+                     rows - panel * kQuantPanelRows, cols);
+            },
+            [&](size_t b, float* out) {
+              matvec(w, x.q + b * cols, x.scales.data() + b * groups,
+                     x.sums.data() + b * groups, x.half_sums.data() + b * groups, 1, out,
+                     rows, rows, cols);
+            },
+            expected, rows, cols, batch, y_stride, exact, 2e-5f, seed);
+        if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }

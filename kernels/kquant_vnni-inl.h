@@ -16,6 +16,7 @@
 #include "hwy/highway.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quant_vnni-inl.h"  // BroadcastX4, StoreRows, kDecodePrefetchBytes
 
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
@@ -26,16 +27,10 @@
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 
-#define EMBER_KVNNI __attribute__((target("avx512vnni")))
-
-// How far ahead of the values decode prefetches (as quant_vnni-inl.h's decode).
-constexpr uintptr_t kKDecodePrefetchBytes = 16384;
-
-EMBER_KVNNI HWY_INLINE __m512i KBroadcastX4(const int8_t* HWY_RESTRICT x4) {
-  int32_t bits;
-  memcpy(&bits, x4, 4);
-  return _mm512_set1_epi32(bits);
-}
+// With clang a function's own target attribute replaces Highway's AVX3_DL attributes
+// (GCC adds to them), so name every extension used here (AVX3_DL has them all): the
+// 16-bit shifts are AVX-512BW.
+#define EMBER_KVNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 // v shifted left by `left` bits (right by -left) in 16-bit lanes.
 EMBER_KVNNI HWY_INLINE __m512i Shift16(__m512i v, int left) {
@@ -91,11 +86,11 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(
     for (int p = 0; p < kP; ++p) acc[b][p] = _mm512_setzero_ps();
   }
   alignas(64) uint8_t scale_bytes[kP][256];  // q4_k/q5_k: VnniAffineScaleBytes
-  // Decode: every line up to kKDecodePrefetchBytes past what a group reads, once.
+  // Decode: every line up to kDecodePrefetchBytes past what a group reads, once.
   uintptr_t prefetched[kP];
   for (int p = 0; p < kP; ++p) {
     prefetched[p] =
-        (reinterpret_cast<uintptr_t>(panel) + p * panel_bytes + kKDecodePrefetchBytes) &
+        (reinterpret_cast<uintptr_t>(panel) + p * panel_bytes + kDecodePrefetchBytes) &
         ~uintptr_t{63};
   }
   for (size_t g = 0; g < groups; ++g) {
@@ -116,7 +111,7 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(
       // q6_k (5 and 6 lines a group besides the scales) at half the read bandwidth.
       for (int p = 0; p < kP; ++p) {
         const uintptr_t want = reinterpret_cast<uintptr_t>(values) + p * panel_bytes +
-                               KQuantGroupBytes(kKind) + kKDecodePrefetchBytes;
+                               KQuantGroupBytes(kKind) + kDecodePrefetchBytes;
         for (; prefetched[p] < want; prefetched[p] += 64) {
           _mm_prefetch(reinterpret_cast<const char*>(prefetched[p]), _MM_HINT_T1);
         }
@@ -165,8 +160,8 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(
         }
       }
       for (int b = 0; b < kB; ++b) {
-        const __m512i xlo = KBroadcastX4(xg + b * cols + 4 * jj);
-        const __m512i xhi = KBroadcastX4(xg + b * cols + 16 + 4 * jj);
+        const __m512i xlo = BroadcastX4(xg + b * cols + 4 * jj);
+        const __m512i xhi = BroadcastX4(xg + b * cols + 16 + 4 * jj);
         for (int p = 0; p < kP; ++p) {
           dot[b][p] = _mm512_dpbusd_epi32(dot[b][p], lo[p], xlo);
           high[b][p] = _mm512_dpbusd_epi32(high[b][p], hi[p], xhi);
@@ -206,15 +201,7 @@ EMBER_KVNNI HWY_INLINE void KVnniBlock(
   for (int p = 0; p < kP; ++p) {
     const size_t row = row0 + p * kQuantPanelRows;
     if (row >= rows) break;
-    for (int b = 0; b < kB; ++b) {
-      float* out = y + b * y_stride + row;
-      if (rows - row >= kQuantPanelRows) {
-        _mm512_storeu_ps(out, acc[b][p]);
-      } else {
-        _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << (rows - row)) - 1),
-                              acc[b][p]);
-      }
-    }
+    for (int b = 0; b < kB; ++b) StoreRows(acc[b][p], rows - row, y + b * y_stride + row);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "tests/accuracy_util.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/llama2c_import.h"
@@ -24,14 +25,7 @@
 namespace ember {
 namespace {
 
-// The text of quant_accuracy_test.cc; its first kPositions tokens (BOS first) are fed.
-constexpr char kText[] =
-    "Once upon a time, there was a little dog named Max. Max liked to run in the big "
-    "green park with his friend Sue. One day, Sue found a shiny red ball under a tree. "
-    "She threw the ball and Max ran very fast to get it. Max was so happy that he "
-    "wagged his tail. Then the sun went down and it was time to go home. Sue gave Max "
-    "a hug and said, \"You are my best friend.\" Max barked and they walked home "
-    "together.";
+// The first kPositions tokens of testing::kStoryText (BOS first) are fed.
 constexpr size_t kPositions = 128;  // the context llama.cpp's llama2.c converter sets
 
 // kshape's shape: d_model 256, ffn 768, 4 layers, 8 heads, vocabulary 512 (tok512).
@@ -95,65 +89,6 @@ Loaded Load(const std::string& checkpoint, const std::string& tokenizer,
   return testing::LoadSpec(spec);
 }
 
-std::vector<int32_t> Tokens(const Model& model) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(sizeof(kText)));
-  size_t n = 0;
-  EXPECT_TRUE(model.tokenizer().Encode(kText, true, ids.data(), ids.size(), &n).ok());
-  ids.resize(n < kPositions ? n : kPositions);
-  return ids;
-}
-
-// Logits of every position (one prefill), (positions, vocab).
-std::vector<float> AllLogits(const Model& model, const std::vector<int32_t>& tokens) {
-  SessionOptions options;
-  options.all_logits = true;
-  options.max_batch = static_cast<uint32_t>(tokens.size());
-  auto session = Session::Create(model, options, nullptr);
-  EXPECT_TRUE(session.ok()) << session.status().message();
-  EXPECT_TRUE(session->Prefill(tokens.data(), tokens.size()).ok());
-  const size_t vocab = model.config().vocab_size;
-  std::vector<float> out(tokens.size() * vocab);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    memcpy(out.data() + i * vocab, session->logits_at(i), vocab * sizeof(float));
-  }
-  return out;
-}
-
-struct Distance {
-  double mean_kl = 0;    // mean over positions of KL(f32 || other), nats
-  double logit_rms = 0;  // RMS over positions and vocabulary of other - f32
-};
-
-Distance Compare(const std::vector<float>& ref, const std::vector<float>& other,
-                 size_t vocab) {
-  Distance d;
-  const size_t n = ref.size() / vocab;
-  for (size_t i = 0; i < n; ++i) {
-    const float* p = ref.data() + i * vocab;
-    const float* q = other.data() + i * vocab;
-    double pmax = p[0], qmax = q[0];
-    for (size_t v = 0; v < vocab; ++v) {
-      pmax = std::max<double>(pmax, p[v]);
-      qmax = std::max<double>(qmax, q[v]);
-    }
-    double psum = 0, qsum = 0;
-    for (size_t v = 0; v < vocab; ++v) {
-      psum += std::exp(p[v] - pmax);
-      qsum += std::exp(q[v] - qmax);
-    }
-    const double plog = pmax + std::log(psum), qlog = qmax + std::log(qsum);
-    double kl = 0;
-    for (size_t v = 0; v < vocab; ++v) {
-      const double lp = p[v] - plog, lq = q[v] - qlog;
-      kl += std::exp(lp) * (lp - lq);
-      d.logit_rms += (double(q[v]) - p[v]) * (double(q[v]) - p[v]);
-    }
-    d.mean_kl += kl / n;
-  }
-  d.logit_rms = std::sqrt(d.logit_rms / ref.size());
-  return d;
-}
-
 // llama.cpp's distances from its own f32 model on the same weights and tokens
 // (tools/scripts/llama_logits.c over these 128 positions; llama.cpp c392e50).
 struct LlamaFigure {
@@ -166,7 +101,7 @@ void ExpectNoFartherThanLlamaCpp(const std::string& checkpoint,
                                  const LlamaFigure* figures, size_t n) {
   Loaded f32 = Load(checkpoint, tokenizer, "f32");
   ASSERT_TRUE(f32.model);
-  const std::vector<int32_t> tokens = Tokens(*f32.model);
+  const std::vector<int32_t> tokens = testing::StoryTokens(*f32.model, kPositions);
   ASSERT_EQ(tokens.size(), kPositions);
   if (const char* ids = getenv("EMBER_KQUANT_IDS")) {  // for llama.cpp's side
     FILE* f = fopen(ids, "w");
@@ -175,11 +110,12 @@ void ExpectNoFartherThanLlamaCpp(const std::string& checkpoint,
     fclose(f);
   }
   const size_t vocab = f32.model->config().vocab_size;
-  const std::vector<float> ref = AllLogits(*f32.model, tokens);
+  const std::vector<float> ref = testing::AllLogits(*f32.model, tokens);
   for (size_t i = 0; i < n; ++i) {
     Loaded q = Load(checkpoint, tokenizer, figures[i].dtype);
     ASSERT_TRUE(q.model);
-    const Distance d = Compare(ref, AllLogits(*q.model, tokens), vocab);
+    const testing::LogitDistance d =
+        testing::CompareLogits(ref, testing::AllLogits(*q.model, tokens), vocab);
     printf(
         "[ember] %s %-6s vs f32: mean KL %.4g nats, logit RMS %.4g (llama.cpp: %.4g, "
         "%.4g)\n",
