@@ -17,7 +17,8 @@ template <int kLane, int kB>
 EMBER_DOTPROD inline void DotChunk(int32x4_t (&acc)[kB][4], const int8x16_t (&w)[4],
                                    const int8x16_t (&xv)[kB]) {
   for (int b = 0; b < kB; ++b) {
-    for (int q = 0; q < 4; ++q) acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
+    for (int q = 0; q < 4; ++q)
+      acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
   }
 }
 

@@ -98,8 +98,8 @@ struct KQuantActs {
 
 // Runs matvec (per token) and matmul against the reference for every test shape
 // (CheckQuantShape), one matrix misaligned.
-inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec, MatMulKQuantFn matmul,
-                               bool exact, uint32_t seed) {
+inline void CheckKQuantKernels(KQuantKind kind, MatMulKQuantFn matvec,
+                               MatMulKQuantFn matmul, bool exact, uint32_t seed) {
   for (size_t rows : KQuantRows()) {
     for (size_t cols : KQuantCols()) {
       const size_t offset = rows == 17 ? 4 : 0;  // one misaligned matrix

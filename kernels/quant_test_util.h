@@ -98,7 +98,8 @@ inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantF
         CheckQuantShape(
             [&](size_t panel, float* y) {
               matmul(w.get() + panel * QuantPanelBytes(kind, cols), xq, xs.data(),
-                     sums.data(), batch, y, y_stride, rows - panel * kQuantPanelRows, cols);
+                     sums.data(), batch, y, y_stride, rows - panel * kQuantPanelRows,
+                     cols);
             },
             [&](size_t b, float* out) {
               matvec(w.get(), xq + b * padded, xs.data() + b * groups,

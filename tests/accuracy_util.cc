@@ -55,8 +55,8 @@ std::vector<double> LogSoftmax(const float* logits, size_t n) {
   return out;
 }
 
-LogitDistance CompareLogits(const std::vector<float>& ref, const std::vector<float>& other,
-                            size_t vocab) {
+LogitDistance CompareLogits(const std::vector<float>& ref,
+                            const std::vector<float>& other, size_t vocab) {
   LogitDistance d;
   const size_t n = ref.size() / vocab;
   if (n == 0 || other.size() != ref.size()) {

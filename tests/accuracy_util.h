@@ -30,8 +30,8 @@ struct LogitDistance {
   double top1 = 0;       // fraction of positions with the same most likely token
   double logit_rms = 0;  // RMS over positions and vocabulary of other - ref
 };
-LogitDistance CompareLogits(const std::vector<float>& ref, const std::vector<float>& other,
-                            size_t vocab);
+LogitDistance CompareLogits(const std::vector<float>& ref,
+                            const std::vector<float>& other, size_t vocab);
 
 }  // namespace ember::testing
 
