@@ -19,7 +19,7 @@ const char kStoryText[] =
     "together.";
 
 std::vector<int32_t> StoryTokens(const Model& model, size_t max_tokens) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(sizeof(kStoryText)));
+  std::vector<int32_t> ids(model.tokenizer().EncodeCapacity(sizeof(kStoryText)));
   size_t n = 0;
   const Status s = model.tokenizer().Encode(kStoryText, true, ids.data(), ids.size(), &n);
   EXPECT_TRUE(s.ok()) << s.message();
