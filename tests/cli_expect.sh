@@ -22,3 +22,15 @@ expect() {
       tr -d '\0')" | tr '\n' ' ')"
   fi
 }
+
+# skip_without FILE...: ends the script unless every FILE exists (a skip, or a failure
+# under EMBER_REQUIRE_MODELS=1).
+skip_without() {
+  local file
+  for file in "$@"; do
+    [ -f "$file" ] && continue
+    if [ "${EMBER_REQUIRE_MODELS:-0}" = 1 ]; then echo "FAIL: $file missing"; exit 1; fi
+    echo "SKIP: $file missing"
+    exit 0
+  done
+}
