@@ -49,7 +49,9 @@ struct Value {
     Dict* dict;
     const ChatMessage* message;
   };
-  Value() : i(0) {}
+  // constexpr: a static Value is constant-initialized (no guard variable, whose
+  // libstdc++ code would link the exception machinery into bare-metal images).
+  constexpr Value() : i(0) {}
 
   static Value Undefined() { return Value(); }
   static Value None() {
