@@ -82,6 +82,12 @@ void QuantizeQ(ModelSpec& spec) {
 }
 
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
+
+// Layer 0 slides over 4 positions, layer 1 is global.
+void SlidingLayers(ModelSpec& spec) {
+  spec.config.sliding_window = 4;
+  spec.config.layer_attention = {LayerAttention::kSliding, LayerAttention::kGlobal};
+}
 fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -145,9 +151,11 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_layout",
             [](Bytes& b) { b.tensor(kQ)->mutate_layout(static_cast<fb::Layout>(200)); },
             "unknown layout 200"},
-        Corruption{"d_model_not_divisible_by_heads",
-                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(5); },
-                   "d_model 32 is not divisible by n_heads 5"},
+        // Heads need not divide d_model (an explicit head_dim), but must fit W_q.
+        Corruption{"heads_disagree_with_q_weights",
+                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(8); },
+                   "tensor 'blk.0.attn_q.weight' has shape (32, 32) with 2 dims; expected "
+                   "(64, 32)"},
         Corruption{"kv_heads_do_not_divide_heads",
                    [](Bytes& b) { b.root()->mutable_config()->mutate_n_kv_heads(3); },
                    "n_kv_heads 3 does not divide n_heads 4"},
@@ -253,6 +261,48 @@ INSTANTIATE_TEST_SUITE_P(
                      Config(b)->mutate_mask(static_cast<fb::AttentionMask>(200));
                    },
                    "rope pairing or mask) has a value this build does not know"},
+        // The fields of current families (RoPE scaling, sliding windows, scales).
+        Corruption{"unknown_rope_scaling",
+                   [](Bytes& b) {
+                     Config(b)->mutate_rope_scaling(static_cast<fb::RopeScaling>(9));
+                   },
+                   "rope_scaling 9 is not a kind this build knows"},
+        Corruption{"llama3_without_original_context",
+                   [](Bytes& b) { Config(b)->mutate_rope_scaling(fb::RopeScaling::Llama3); },
+                   "llama3 RoPE scaling needs rope_original_context (1 to 16777216)"},
+        Corruption{"scaling_factor_below_one",
+                   [](Bytes& b) {
+                     Config(b)->mutate_rope_scaling(fb::RopeScaling::Linear);
+                     Config(b)->mutate_rope_scaling_factor(0.5f);
+                   },
+                   "rope_scaling_factor 0.5 outside [1, 1e6]"},
+        Corruption{"nan_embedding_scale",
+                   [](Bytes& b) { Config(b)->mutate_embedding_scale(NAN); },
+                   "embedding_scale nan outside [1e-6, 1e6]"},
+        Corruption{"negative_softcap",
+                   [](Bytes& b) { Config(b)->mutate_attn_softcap(-1.0f); },
+                   "attn_softcap -1 outside [1e-6, 1e6] (0: none)"},
+        Corruption{"qk_norm_without_its_weights",
+                   [](Bytes& b) { Config(b)->mutate_qk_norm(true); },
+                   "missing tensor 'blk.0.attn_q_norm.weight'"},
+        Corruption{"post_norms_without_their_weights",
+                   [](Bytes& b) { Config(b)->mutate_post_norms(true); },
+                   "missing tensor 'blk.0.post_attention_norm.weight'"},
+        Corruption{"sliding_layers_without_a_window",
+                   [](Bytes& b) { Config(b)->mutate_sliding_window(0); },
+                   "sliding layers need a sliding_window of at least 1", SlidingLayers},
+        Corruption{"sliding_layers_bidirectional",
+                   [](Bytes& b) { Config(b)->mutate_mask(fb::AttentionMask::Bidirectional); },
+                   "sliding-window layers need a causal mask", SlidingLayers},
+        Corruption{"layer_attention_too_short",
+                   [](Bytes& b) { SetLength(Config(b)->layer_attention(), 1); },
+                   "layer_attention has 1 entries for 2 layers", SlidingLayers},
+        Corruption{"unknown_layer_attention",
+                   [](Bytes& b) {
+                     Config(b)->mutable_layer_attention()->Mutate(
+                         1, static_cast<fb::LayerAttention>(7));
+                   },
+                   "layer 1's attention kind 7 is unknown", SlidingLayers},
         Corruption{"format_version_zero", [](Bytes& b) { b.root()->mutate_format_version(0); },
                    "format version 0 (this build reads version 1)"},
         // The directory's size prefix.
