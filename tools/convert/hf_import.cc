@@ -2,6 +2,11 @@
 // ember's, then the tokenizer; the result is checked the way the loader will check it.
 #include "tools/convert/hf_import.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
 #include "runtime/tensor_names.h"
 #include "runtime/weights.h"
 #include "tools/convert/hf_models.h"
@@ -135,6 +140,45 @@ Status SpecialIds(const JsonFields& f, const Json& root, SpecialTokens* specials
   return Status::Ok();
 }
 
+// Every end-of-generation id: eos_token_id of config.json (a number or a list; for a
+// multimodal config also its text_config's) and of generation_config.json, and the
+// tokenizer's EOS. Llama 3 Instruct ends turns with 128009 (<|eot_id|>) and 128008
+// besides 128001; Gemma with 106 (<end_of_turn>) besides 1. Their token types stay as
+// the tokenizer says (ending generation on a token does not change how text splits).
+Status StopIds(const std::string& dir, const Json& root, TokenizerSpec* tok) {
+  std::vector<int32_t> ids;
+  const auto add = [&](const Json& value, const std::string& where) -> Status {
+    if (value.is_null()) return Status::Ok();
+    const Json list = value.is_array() ? value : Json::array({value});
+    for (const Json& id : list) {
+      if (!id.is_number_unsigned() || id.get<uint64_t>() >= tok->pieces.size()) {
+        return InvalidArgument("%s: eos_token_id %.40s is not a token id below %zu",
+                               where.c_str(), id.dump().c_str(), tok->pieces.size());
+      }
+      const int32_t v = static_cast<int32_t>(id.get<uint64_t>());
+      if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+    }
+    return Status::Ok();
+  };
+  if (tok->eos_id >= 0) ids.push_back(tok->eos_id);
+  for (const Json* config :
+       {&root, root.contains("text_config") ? &root["text_config"] : nullptr}) {
+    if (config && config->is_object() && config->contains("eos_token_id")) {
+      EMBER_RETURN_IF_ERROR(add((*config)["eos_token_id"], "config.json"));
+    }
+  }
+  const std::string generation_path = dir + "/generation_config.json";
+  if (access(generation_path.c_str(), R_OK) == 0) {
+    Json generation;
+    EMBER_RETURN_IF_ERROR(ReadJsonFile(generation_path, &generation));
+    if (generation.is_object() && generation.contains("eos_token_id")) {
+      EMBER_RETURN_IF_ERROR(add(generation["eos_token_id"], generation_path));
+    }
+  }
+  tok->stop_ids = ids;
+  return Status::Ok();
+}
+
 Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const std::string config_path = dir + "/config.json";
   Json root;
@@ -144,10 +188,10 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const JsonFields f(root, "config.json");
   std::string model_type;
   EMBER_RETURN_IF_ERROR(f.String("model_type", true, "", &model_type));
-  if (model_type != "gpt2" && model_type != "llama" && model_type != "ember") {
+  if (model_type != "gpt2" && !IsDecoderFamily(model_type) && model_type != "ember") {
     return Unimplemented(
-        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama "
-        "and ember)",
+        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama, "
+        "mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3 and ember)",
         model_type.c_str());
   }
   HfWeights weights;
@@ -155,8 +199,8 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   *spec = ModelSpec();
   if (model_type == "gpt2") {
     EMBER_RETURN_IF_ERROR(ImportGpt2(f, &weights, spec));
-  } else if (model_type == "llama") {
-    EMBER_RETURN_IF_ERROR(ImportLlama(f, &weights, spec));
+  } else if (IsDecoderFamily(model_type)) {
+    EMBER_RETURN_IF_ERROR(ImportDecoder(model_type, root, &weights, spec));
   } else {
     EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   }
@@ -165,6 +209,7 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(SpecialIds(f, root, &specials));
   EMBER_RETURN_IF_ERROR(
       ReadHfTokenizer(dir, spec->config.vocab_size, specials, &spec->tokenizer));
+  EMBER_RETURN_IF_ERROR(StopIds(dir, root, &spec->tokenizer));
   spec->description = "Hugging Face " + model_type + " model from " + dir;
   return CheckSpecTensors(*spec);
 }

@@ -13,44 +13,25 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tools/convert/hf_test_util.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember::tools {
 namespace {
 
+using testing::AddTensor;
+using testing::Tensors;
+using testing::Utf8;
+using testing::WriteSafetensors;
+using testing::WriteText;
+
 constexpr uint64_t kEmbd = 4, kPositions = 6, kVocab = 258;
-
-void WriteText(const std::string& path, const std::string& text) {
-  FILE* f = fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  fwrite(text.data(), 1, text.size(), f);
-  fclose(f);
-}
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
-// Tensors as name -> (shape, values); value i of tensor k is k * 1000 + i.
-using Tensors =
-    std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<float>>>;
 
 Tensors Gpt2Tensors() {
   Tensors t;
   auto add = [&](const std::string& name, std::vector<uint64_t> shape) {
-    uint64_t n = 1;
-    for (uint64_t d : shape) n *= d;
-    std::vector<float> v(n);
-    for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<float>(t.size() * 1000 + i);
-    t[name] = {shape, v};
+    AddTensor(&t, name, shape);
   };
   const uint64_t E = kEmbd;
   add("wte.weight", {kVocab, E});
@@ -71,22 +52,6 @@ Tensors Gpt2Tensors() {
   add("ln_f.weight", {E});
   add("ln_f.bias", {E});
   return t;
-}
-
-void WriteSafetensors(const std::string& path, const Tensors& tensors) {
-  Json header = Json::object();
-  std::string data;
-  for (const auto& [name, t] : tensors) {
-    const size_t begin = data.size();
-    data.append(reinterpret_cast<const char*>(t.second.data()), t.second.size() * 4);
-    header[name] = {
-        {"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {begin, data.size()}}};
-  }
-  const std::string text = header.dump();
-  std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    file[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
-  WriteText(path, file + text + data);
 }
 
 class HfImportTest : public ::testing::Test {
