@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Oracle: Phi-3 (hf_families.py's reference after transformers' modeling_phi3.py),
+random weights saved as Hugging Face directories: `ember convert --hf` + `ember logits
+--all` must match the float64 reference at every position in f32 (1 and 2 threads), f16
+and bf16 (against the reference with the same rounded weights) and q8 (rms and top-1),
+with `ember inspect`'s parameter counts equal to PyTorch's (the fused tensors counted as
+their q, k, v and gate, up parts) and its features line naming each feature.
+
+Variants:
+  phi3          fused qkv_proj (rows q, k, v) and gate_up_proj (rows gate, up), split at
+                import; GQA 4/2; sliding_window 24 on every layer (Phi-3-mini's config
+                sets 2047), under the 80-token input; separate lm_head
+  phi3_full     sliding_window null, 4 KV heads (MHA), F16 weights
+"""
+import hf_families as fam
+import llama_oracle
+import oracle_util as u
+
+VOCAB = 512
+
+
+def main():
+    args = u.parse_args(__doc__)
+    torch, np = u.import_torch()
+    tok512 = u.require_model_file(args, "llama2c/stories260K/tok512.bin")
+    ember = u.Ember(args)
+    report = u.Report("phi3")
+    tokens = [1] + torch.randint(3, VOCAB, (79,)).tolist()
+
+    def tokenizer(directory):  # Phi-3 has Llama 2's SentencePiece vocabulary
+        llama_oracle.write_llama_tokenizer(directory, tok512)
+
+    phi3 = {"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "vocab_size": VOCAB,
+            "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2,
+            "max_position_embeddings": 256, "original_max_position_embeddings": 256,
+            "rms_norm_eps": 1e-5, "hidden_act": "silu", "rope_theta": 10000.0,
+            "rope_scaling": None, "sliding_window": 24, "bos_token_id": 1,
+            "eos_token_id": 2, "tie_word_embeddings": False, "resid_pdrop": 0.0,
+            "embd_pdrop": 0.0, "attention_dropout": 0.0}
+    fam.run(args, torch, ember, report, "phi3", phi3, "F32", tokens,
+            ["sliding window 24 on 2 of 2 layers SS"], tokenizer)
+    full = dict(phi3, sliding_window=None, num_key_value_heads=4)
+    fam.run(args, torch, ember, report, "phi3_full", full, "F16", tokens, [], tokenizer,
+            dtypes=("q8",))
+    report.finish(ember)
+
+
+if __name__ == "__main__":
+    main()
