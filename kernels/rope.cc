@@ -33,9 +33,8 @@ double YarnCorrectionDim(double rotations, double dim, double theta, double cont
   return dim * std::log(context / (rotations * 2 * kPi)) / (2 * std::log(theta));
 }
 
-}  // namespace
-
-float RopeFrequency(const RopeParams& p, size_t i, size_t head_dim) {
+// RopeFrequency before freq_factors.
+float ScaledFrequency(const RopeParams& p, size_t i, size_t head_dim) {
   if (p.scaling == RopeScalingKind::kNone) {
     return 1.0f / std::pow(p.theta, static_cast<float>(2 * i) / head_dim);
   }
@@ -72,6 +71,13 @@ float RopeFrequency(const RopeParams& p, size_t i, size_t head_dim) {
     }
   }
   return static_cast<float>(base);
+}
+
+}  // namespace
+
+float RopeFrequency(const RopeParams& p, size_t i, size_t head_dim) {
+  const float scaled = ScaledFrequency(p, i, head_dim);
+  return p.freq_factors ? scaled / p.freq_factors[i] : scaled;
 }
 
 void RopeTables(size_t pos, const RopeParams& params, size_t head_dim, bool interleaved,

@@ -22,7 +22,8 @@ enum class RopeScalingKind : uint8_t { kNone = 0, kLinear = 1, kLlama3 = 2, kYar
 //            (d ln(L / (2 pi beta)) / (2 ln theta), floored and ceiled when truncate,
 //            clamped to [0, d - 1]); f_i (r_i / factor + 1 - r_i); cos and sin are
 //            multiplied by attention_factor
-// (the scaled kinds in double, as Hugging Face's modeling_rope_utils defines them).
+// (the scaled kinds in double, as Hugging Face's modeling_rope_utils defines them), then
+// divided by freq_factors[i] when there are factors.
 struct RopeParams {
   float theta = 10000.0f;
   RopeScalingKind scaling = RopeScalingKind::kNone;
@@ -32,6 +33,8 @@ struct RopeParams {
   float beta_fast = 32.0f, beta_slow = 1.0f;              // kYarn
   float attention_factor = 1.0f;                          // kYarn
   bool truncate = true;                                   // kYarn
+  // null, or head_dim / 2 divisors applied after the scaling (llama.cpp's rope_freqs).
+  const float* freq_factors = nullptr;
 };
 
 // The frequency of pair i (radians per position).

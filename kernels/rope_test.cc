@@ -159,6 +159,29 @@ TEST(RopeFrequencyTest, Yarn) {
   }
 }
 
+// Frequency factors (GGUF's rope_freqs) divide the scaled frequencies: llama.cpp's
+// factors for Llama 3.1's scaling give plain RoPE the llama3 frequencies.
+TEST(RopeFrequencyTest, FactorsDivideTheFrequencies) {
+  RopeParams llama3;
+  llama3.theta = 500000.0f;
+  llama3.scaling = RopeScalingKind::kLlama3;
+  llama3.factor = 8.0f;
+  llama3.original_context = 8192.0f;
+  RopeParams plain;
+  plain.theta = 500000.0f;
+  std::vector<float> factors(64);
+  for (size_t i = 0; i < 64; ++i) {
+    factors[i] = RopeFrequency(plain, i, 128) / RopeFrequency(llama3, i, 128);
+  }
+  plain.freq_factors = factors.data();
+  for (size_t i = 0; i < 64; ++i) {
+    EXPECT_NEAR(RopeFrequency(plain, i, 128) / RopeFrequency(llama3, i, 128), 1.0, 1e-6)
+        << i;
+  }
+  EXPECT_NEAR(factors[0], 1.0f, 1e-6f);
+  EXPECT_NEAR(factors[63], 8.0f, 1e-5f);
+}
+
 // A build with EMBER_DCHECK on (debug, or -DEMBER_DCHECKS=ON as the sanitizer stage
 // builds) stops on a broken precondition: rotation pairs need an even head_dim.
 TEST(RopeDcheckTest, OddHeadDimStopsADcheckBuild) {

@@ -86,6 +86,7 @@ struct ModelConfig {
   float final_softcap = 0.0f;    // 0: none
   uint32_t sliding_window = 0;
   std::vector<LayerAttention> layer_attention;  // empty or n_layers; empty: all global
+  std::vector<float> rope_freq_factors;         // empty or head_dim / 2
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }

@@ -29,6 +29,8 @@ Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& 
   rope_global_.beta_slow = c.rope_beta_slow;
   rope_global_.attention_factor = c.rope_attention_factor;
   rope_global_.truncate = c.rope_yarn_truncate;
+  if (!c.rope_freq_factors.empty())
+    rope_global_.freq_factors = c.rope_freq_factors.data();
   rope_local_.theta = c.rope_local_theta;
   local_rope_ = c.rope_local_theta > 0.0f && c.has_sliding_layers();
 }

@@ -158,6 +158,19 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
       c->layer_attention[i] = static_cast<LayerAttention>(kind);
     }
   }
+  const auto* factors = fc.rope_freq_factors();
+  if (factors && factors->size() != 0) {
+    if (!rope || factors->size() != c->head_dim / 2) {
+      return InvalidModel("config: %u rope_freq_factors for RoPE over %u pairs",
+                          factors->size(), rope ? c->head_dim / 2 : 0);
+    }
+    c->rope_freq_factors.assign(factors->begin(), factors->end());
+    for (float f : c->rope_freq_factors) {
+      if (!InRange(f, 1e-6f, 1e6f)) {
+        return InvalidModel("config: a rope_freq_factor of %g is outside [1e-6, 1e6]", f);
+      }
+    }
+  }
   if (c->has_sliding_layers()) {
     if (c->sliding_window == 0) {
       return InvalidModel("config: sliding layers need a sliding_window of at least 1");

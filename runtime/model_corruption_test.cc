@@ -83,6 +83,9 @@ void QuantizeQ(ModelSpec& spec) {
 
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
 
+// RoPE frequencies divided by four factors (head_dim 8).
+void FreqFactors(ModelSpec& spec) { spec.config.rope_freq_factors = {1, 2, 4, 8}; }
+
 // Layer 0 slides over 4 positions, layer 1 is global.
 void SlidingLayers(ModelSpec& spec) {
   spec.config.sliding_window = 4;
@@ -303,6 +306,12 @@ INSTANTIATE_TEST_SUITE_P(
                          1, static_cast<fb::LayerAttention>(7));
                    },
                    "layer 1's attention kind 7 is unknown", SlidingLayers},
+        Corruption{"rope_freq_factors_of_the_wrong_length",
+                   [](Bytes& b) { SetLength(Config(b)->rope_freq_factors(), 3); },
+                   "3 rope_freq_factors for RoPE over 4 pairs", FreqFactors},
+        Corruption{"zero_rope_freq_factor",
+                   [](Bytes& b) { Config(b)->mutable_rope_freq_factors()->Mutate(2, 0.0f); },
+                   "a rope_freq_factor of 0 is outside [1e-6, 1e6]", FreqFactors},
         Corruption{"format_version_zero", [](Bytes& b) { b.root()->mutate_format_version(0); },
                    "format version 0 (this build reads version 1)"},
         // The directory's size prefix.

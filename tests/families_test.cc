@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/rope.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
 #include "tests/testing.h"
@@ -112,6 +113,39 @@ TEST(FamiliesWindowTest, AWindowOverEveryPositionIsGlobalAttention) {
   ASSERT_EQ(logits[0].size(), logits[1].size());
   EXPECT_EQ(memcmp(logits[0].data(), logits[1].data(), logits[0].size() * 4), 0);
   EXPECT_NE(memcmp(logits[0].data(), logits[2].data(), logits[0].size() * 4), 0);
+}
+
+// rope_freq_factors (GGUF's representation of Llama 3's scaling) on plain RoPE give the
+// logits of the llama3 scaling they were computed from.
+TEST(FamiliesRopeTest, FrequencyFactorsMatchTheScalingTheyCameFrom) {
+  std::vector<float> logits[2];
+  for (int variant = 0; variant < 2; ++variant) {
+    ModelSpec spec = testing::FamiliesModelSpec(6);
+    ModelConfig& c = spec.config;
+    c.rope_scaling = RopeScaling::kLlama3;
+    c.rope_scaling_factor = 8.0f;
+    c.rope_original_context = 16;
+    if (variant == 1) {
+      kernels::RopeParams llama3, plain;
+      llama3.theta = plain.theta = c.rope_theta;
+      llama3.scaling = kernels::RopeScalingKind::kLlama3;
+      llama3.factor = 8.0f;
+      llama3.original_context = 16.0f;
+      for (size_t i = 0; i < c.head_dim / 2; ++i) {
+        c.rope_freq_factors.push_back(kernels::RopeFrequency(plain, i, c.head_dim) /
+                                      kernels::RopeFrequency(llama3, i, c.head_dim));
+      }
+      c.rope_scaling = RopeScaling::kNone;
+    }
+    testing::LoadedModel loaded = testing::LoadSpec(spec);
+    ASSERT_TRUE(loaded.model);
+    std::vector<float> decode;
+    PrefillAndDecode(*loaded.model, nullptr, 24, &logits[variant], &decode);
+  }
+  ASSERT_EQ(logits[0].size(), logits[1].size());
+  for (size_t i = 0; i < logits[0].size(); ++i) {
+    ASSERT_NEAR(logits[0][i], logits[1][i], 1e-4f) << i;
+  }
 }
 
 // Recorded weights: a sliding layer's row q covers keys (q - 6, q], a global layer's

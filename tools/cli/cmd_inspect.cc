@@ -68,6 +68,16 @@ std::string FeatureSummary(const ModelConfig& c) {
     }
     add(buf);
   }
+  if (!c.rope_freq_factors.empty()) {
+    float lo = c.rope_freq_factors[0], hi = lo;
+    for (float f : c.rope_freq_factors) {
+      lo = f < lo ? f : lo;
+      hi = f > hi ? f : hi;
+    }
+    snprintf(buf, sizeof(buf), "rope frequency factors (%zu, %g to %g)",
+             c.rope_freq_factors.size(), lo, hi);
+    add(buf);
+  }
   if (c.has_sliding_layers()) {
     size_t sliding = 0;
     std::string pattern;

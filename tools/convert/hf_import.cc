@@ -39,6 +39,62 @@ Status ParseEnum(const JsonFields& f, const char* key, E fallback,
                          allowed.c_str());
 }
 
+// The Config fields of current families (schema/model.fbs), under their own names; the
+// layers' kinds as a list of "global" and "sliding".
+Status ReadEmberFamilyFields(const JsonFields& f, ModelConfig* c) {
+  EMBER_RETURN_IF_ERROR(ParseEnum(f, "rope_scaling", RopeScaling::kNone,
+                                  {{"none", RopeScaling::kNone},
+                                   {"linear", RopeScaling::kLinear},
+                                   {"llama3", RopeScaling::kLlama3},
+                                   {"yarn", RopeScaling::kYarn}},
+                                  &c->rope_scaling));
+  struct Number {
+    const char* key;
+    float* out;
+    double fallback;
+  };
+  double v;
+  for (const Number& n : {Number{"rope_scaling_factor", &c->rope_scaling_factor, 1},
+                          Number{"rope_low_freq_factor", &c->rope_low_freq_factor, 1},
+                          Number{"rope_high_freq_factor", &c->rope_high_freq_factor, 4},
+                          Number{"rope_beta_fast", &c->rope_beta_fast, 32},
+                          Number{"rope_beta_slow", &c->rope_beta_slow, 1},
+                          Number{"rope_attention_factor", &c->rope_attention_factor, 1},
+                          Number{"rope_local_theta", &c->rope_local_theta, 0},
+                          Number{"embedding_scale", &c->embedding_scale, 1},
+                          Number{"attention_scale", &c->attention_scale, 0},
+                          Number{"attn_softcap", &c->attn_softcap, 0},
+                          Number{"final_softcap", &c->final_softcap, 0}}) {
+    EMBER_RETURN_IF_ERROR(f.Float(n.key, false, n.fallback, 0.0, 1e12, &v));
+    *n.out = static_cast<float>(v);
+  }
+  int64_t i;
+  EMBER_RETURN_IF_ERROR(f.Int("rope_original_context", false, 0, 0, 1 << 24, &i));
+  c->rope_original_context = static_cast<uint32_t>(i);
+  EMBER_RETURN_IF_ERROR(f.Int("sliding_window", false, 0, 0, 1 << 24, &i));
+  c->sliding_window = static_cast<uint32_t>(i);
+  EMBER_RETURN_IF_ERROR(
+      f.Bool("rope_yarn_truncate", false, true, &c->rope_yarn_truncate));
+  EMBER_RETURN_IF_ERROR(f.Bool("qk_norm", false, false, &c->qk_norm));
+  EMBER_RETURN_IF_ERROR(f.Bool("post_norms", false, false, &c->post_norms));
+  EMBER_RETURN_IF_ERROR(f.NumberList("rope_freq_factors", &c->rope_freq_factors));
+  c->layer_attention.clear();
+  if (f.Has("layer_attention")) {
+    std::vector<std::string> kinds;
+    EMBER_RETURN_IF_ERROR(f.StringList("layer_attention", &kinds));
+    for (const std::string& kind : kinds) {
+      if (kind != "global" && kind != "sliding") {
+        return InvalidArgument(
+            "config.json: layer_attention '%.40s' is not one of global, sliding",
+            kind.c_str());
+      }
+      c->layer_attention.push_back(kind == "sliding" ? LayerAttention::kSliding
+                                                     : LayerAttention::kGlobal);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // model_type "ember" (declared in hf_models.h with the Hugging Face architectures).
@@ -104,12 +160,11 @@ Status ImportEmber(const JsonFields& f, HfWeights* w, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(f.Bool("ffn_bias", false, false, &c.ffn_bias));
   EMBER_RETURN_IF_ERROR(f.Bool("tied_classifier", false, true, &c.tied_classifier));
   EMBER_RETURN_IF_ERROR(f.Bool("output_bias", false, false, &c.output_bias));
-  if (c.d_model % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0) {
-    return InvalidArgument(
-        "config.json: d_model %u, n_heads %u and n_kv_heads %u do not "
-        "fit together",
-        c.d_model, c.n_heads, c.n_kv_heads);
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return InvalidArgument("config.json: n_kv_heads %u does not divide n_heads %u",
+                           c.n_kv_heads, c.n_heads);
   }
+  EMBER_RETURN_IF_ERROR(ReadEmberFamilyFields(f, &c));
   for (const auto& [name, tensor] : w->tensors()) {
     TensorSpec t;
     t.name = name;
