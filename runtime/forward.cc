@@ -220,18 +220,17 @@ void MergeSpans(void* context, size_t begin, size_t count) {
 
 }  // namespace
 
-// For each token, each query head attends over the cached positions it may see: up to
-// its own (causal) or every position of the input (bidirectional), and in a sliding
-// layer only the last `sliding_window` of those (its span loop starts there). Heads
-// sharing a KV
-// head (GQA/MQA) read the same cache columns. A token's positions are split into spans
+// For each token, each query head attends over the cached positions it may see: up to its
+// own (causal) or every position of the input (bidirectional), and in a sliding layer
+// only the last `sliding_window` of those (its span loop starts there). Heads sharing a
+// KV head (GQA/MQA) read the same cache columns. A token's positions are split into spans
 // (kernels::AttentionSpan: by the position count alone, so no result depends on the
 // thread count or on prefill against decode); each thread takes one run of consecutive
 // spans and reads their whole cache rows, keys then values, as forward streams; then a
 // merge per token combines the spans' partial softmaxes. (Splitting the heads instead
-// made each thread read part of every row: two threads were slower than one.) The
-// spans of up to AttentionChunk() tokens are one parallel step: a prefill does not pay
-// a thread hand-over per token.
+// made each thread read part of every row: two threads were slower than one.) The spans
+// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
+// hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim, heads = c_.n_heads;
