@@ -26,22 +26,17 @@ import json
 import os
 
 import hf_families as fam
-import llama_oracle
-import oracle_util as u
 
 VOCAB = 512
 
 
 def main():
-    args = u.parse_args(__doc__)
-    torch, np = u.import_torch()
-    tok512 = u.require_model_file(args, "llama2c/stories260K/tok512.bin")
-    ember = u.Ember(args)
-    report = u.Report("gemma")
+    args, torch, np, ember, report = fam.begin("gemma", __doc__)
+    sentencepiece = fam.sentencepiece_tokenizer(args)
     tokens = [1] + torch.randint(3, VOCAB, (79,)).tolist()
 
     def tokenizer(directory):  # SentencePiece-style BPE with byte fallback, as Gemma's
-        llama_oracle.write_llama_tokenizer(directory, tok512)
+        sentencepiece(directory)
         with open(os.path.join(directory, "generation_config.json"), "w") as f:
             json.dump({"eos_token_id": [2, 0]}, f)
 

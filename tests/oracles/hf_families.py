@@ -411,6 +411,21 @@ def check(torch, report, ember, name, directory, model, c, tokens, features,
     return path
 
 
+def begin(name, doc):
+    """The oracle's arguments, (torch, numpy), its Ember runner and its Report."""
+    args = u.parse_args(doc)
+    torch, np = u.import_torch()
+    return args, torch, np, u.Ember(args), u.Report(name)
+
+
+def sentencepiece_tokenizer(args):
+    """A writer of Llama 2's kind of tokenizer (SentencePiece BPE with byte fallback, as
+    Gemma's and Phi-3's) into a directory: stories260K's 512 pieces as tokenizer.json."""
+    import llama_oracle
+    tok512 = u.require_model_file(args, "llama2c/stories260K/tok512.bin")
+    return lambda directory: llama_oracle.write_llama_tokenizer(directory, tok512)
+
+
 def write_byte_level_tokenizer(directory, vocab, specials):
     """A GPT-2-style byte-level tokenizer of `vocab` pieces (vocab.json + merges.txt: the
     256 bytes, letter pairs, <|endoftext|> last) whose ids `specials` are special tokens

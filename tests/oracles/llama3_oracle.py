@@ -23,16 +23,12 @@ import json
 import os
 
 import hf_families as fam
-import oracle_util as u
 
 VOCAB = 384
 
 
 def main():
-    args = u.parse_args(__doc__)
-    torch, np = u.import_torch()
-    ember = u.Ember(args)
-    report = u.Report("llama3")
+    args, torch, np, ember, report = fam.begin("llama3", __doc__)
     tokens = torch.randint(0, VOCAB - 3, (80,)).tolist()  # 80: two prefill steps of 64
     ends = [VOCAB - 3, VOCAB - 2, VOCAB - 1]
 

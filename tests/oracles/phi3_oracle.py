@@ -13,22 +13,14 @@ Variants:
   phi3_full     sliding_window null, 4 KV heads (MHA), F16 weights
 """
 import hf_families as fam
-import llama_oracle
-import oracle_util as u
 
 VOCAB = 512
 
 
 def main():
-    args = u.parse_args(__doc__)
-    torch, np = u.import_torch()
-    tok512 = u.require_model_file(args, "llama2c/stories260K/tok512.bin")
-    ember = u.Ember(args)
-    report = u.Report("phi3")
+    args, torch, np, ember, report = fam.begin("phi3", __doc__)
+    tokenizer = fam.sentencepiece_tokenizer(args)  # Phi-3 has Llama 2's vocabulary
     tokens = [1] + torch.randint(3, VOCAB, (79,)).tolist()
-
-    def tokenizer(directory):  # Phi-3 has Llama 2's SentencePiece vocabulary
-        llama_oracle.write_llama_tokenizer(directory, tok512)
 
     phi3 = {"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "vocab_size": VOCAB,
             "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,

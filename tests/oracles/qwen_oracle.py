@@ -16,16 +16,12 @@ Variants:
           max_window_layers 1 (layer 1 slides over 20 positions of the 80)
 """
 import hf_families as fam
-import oracle_util as u
 
 PIECES, VOCAB = 300, 320
 
 
 def main():
-    args = u.parse_args(__doc__)
-    torch, np = u.import_torch()
-    ember = u.Ember(args)
-    report = u.Report("qwen")
+    args, torch, np, ember, report = fam.begin("qwen", __doc__)
     tokens = torch.randint(0, PIECES - 2, (80,)).tolist()
 
     def tokenizer(directory):
