@@ -115,7 +115,8 @@ void TestScaleAndSoftCap() {
       reference::SoftCap(capped.data(), cap, n);
       SoftCap(y.data(), cap, n);
       test::ExpectClose(y.data(), capped.data(), n, 2e-6f * cap, 1e-5f, "soft_cap");
-      for (size_t i = 0; i < n; ++i) ASSERT_LE(std::abs(y[i]), cap) << i;
+      // Within the cap, to a float rounding (armv7's tanh reaches 1 + 2^-23).
+      for (size_t i = 0; i < n; ++i) ASSERT_LE(std::abs(y[i]), cap * (1 + 1e-6f)) << i;
     }
   }
 }
