@@ -43,6 +43,8 @@ float ScaledFrequency(const RopeParams& p, size_t i, size_t head_dim) {
   const double factor = p.factor;
   switch (p.scaling) {
     case RopeScalingKind::kNone:
+    case RopeScalingKind::kLongRope:  // all in freq_factors
+      return static_cast<float>(base);
     case RopeScalingKind::kLinear:
       return static_cast<float>(base / factor);
     case RopeScalingKind::kLlama3: {
@@ -83,7 +85,8 @@ float RopeFrequency(const RopeParams& p, size_t i, size_t head_dim) {
 void RopeTables(size_t pos, const RopeParams& params, size_t head_dim, bool interleaved,
                 float* cos_x, float* sin_x) {
   const size_t half = head_dim / 2;
-  const bool scaled = params.scaling == RopeScalingKind::kYarn;
+  const bool scaled = params.scaling == RopeScalingKind::kYarn ||
+                      params.scaling == RopeScalingKind::kLongRope;
   const float attention = params.attention_factor;
   for (size_t i = 0; i < half; ++i) {
     const float angle = static_cast<float>(pos) * RopeFrequency(params, i, head_dim);

@@ -8,7 +8,13 @@
 
 namespace ember::kernels {
 
-enum class RopeScalingKind : uint8_t { kNone = 0, kLinear = 1, kLlama3 = 2, kYarn = 3 };
+enum class RopeScalingKind : uint8_t {
+  kNone = 0,
+  kLinear = 1,
+  kLlama3 = 2,
+  kYarn = 3,
+  kLongRope = 4
+};
 
 // How pair i of a head_dim-wide head turns with the position. With base frequencies
 // f_i = theta^(-2i / head_dim) (i < head_dim / 2):
@@ -22,6 +28,8 @@ enum class RopeScalingKind : uint8_t { kNone = 0, kLinear = 1, kLlama3 = 2, kYar
 //            (d ln(L / (2 pi beta)) / (2 ln theta), floored and ceiled when truncate,
 //            clamped to [0, d - 1]); f_i (r_i / factor + 1 - r_i); cos and sin are
 //            multiplied by attention_factor
+//   kLongRope f_i (the caller picks the short or long freq_factors per pass); cos and
+//            sin are multiplied by attention_factor
 // (the scaled kinds in double, as Hugging Face's modeling_rope_utils defines them), then
 // divided by freq_factors[i] when there are factors.
 struct RopeParams {
@@ -31,7 +39,7 @@ struct RopeParams {
   float low_freq_factor = 1.0f, high_freq_factor = 4.0f;  // kLlama3
   float original_context = 0.0f;                          // kLlama3, kYarn
   float beta_fast = 32.0f, beta_slow = 1.0f;              // kYarn
-  float attention_factor = 1.0f;                          // kYarn
+  float attention_factor = 1.0f;                          // kYarn, kLongRope
   bool truncate = true;                                   // kYarn
   // null, or head_dim / 2 divisors applied after the scaling (llama.cpp's rope_freqs).
   const float* freq_factors = nullptr;

@@ -59,6 +59,8 @@ const char* RopeScalingName(RopeScaling scaling) {
       return "llama3";
     case RopeScaling::kYarn:
       return "yarn";
+    case RopeScaling::kLongRope:
+      return "longrope";
   }
   return "unknown";
 }

@@ -26,14 +26,21 @@ enum class FfnKind : uint8_t { kPlain = 0, kGated = 1 };
 enum class PositionKind : uint8_t { kNone = 0, kLearned = 1, kRope = 2 };
 enum class RopePairing : uint8_t { kInterleaved = 0, kHalf = 1 };
 enum class AttentionMask : uint8_t { kCausal = 0, kBidirectional = 1 };
-enum class RopeScaling : uint8_t { kNone = 0, kLinear = 1, kLlama3 = 2, kYarn = 3 };
+enum class RopeScaling : uint8_t {
+  kNone = 0,
+  kLinear = 1,
+  kLlama3 = 2,
+  kYarn = 3,
+  kLongRope = 4
+};
 enum class LayerAttention : uint8_t { kGlobal = 0, kSliding = 1 };
 
 const char* DTypeName(DType dtype);
 const char* NormKindName(NormKind kind);
 const char* ActivationName(Activation activation);
 const char* PositionKindName(PositionKind kind);
-const char* RopeScalingName(RopeScaling scaling);  // "none", "linear", "llama3", "yarn"
+// "none", "linear", "llama3", "yarn", "longrope"
+const char* RopeScalingName(RopeScaling scaling);
 
 struct ModelConfig {
   char architecture[32] = {0};
@@ -86,10 +93,14 @@ struct ModelConfig {
   float final_softcap = 0.0f;    // 0: none
   uint32_t sliding_window = 0;
   std::vector<LayerAttention> layer_attention;  // empty or n_layers; empty: all global
-  std::vector<float> rope_freq_factors;         // empty or head_dim / 2
+  std::vector<float> rope_freq_factors;         // empty or rope_dims() / 2
+  std::vector<float> rope_long_freq_factors;    // LongRope: rope_dims() / 2
+  uint32_t rope_dim = 0;                        // 0: head_dim
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }
+  // The dimensions of each head RoPE rotates.
+  size_t rope_dims() const { return rope_dim ? rope_dim : head_dim; }
   bool sliding(size_t layer) const {
     return layer < layer_attention.size() &&
            layer_attention[layer] == LayerAttention::kSliding;

@@ -5,7 +5,7 @@
 namespace ember {
 
 static_assert(static_cast<int>(fb::RopeScaling::MAX) ==
-                  static_cast<int>(RopeScaling::kYarn),
+                  static_cast<int>(RopeScaling::kLongRope),
               "enums");
 static_assert(static_cast<int>(fb::LayerAttention::MAX) ==
                   static_cast<int>(LayerAttention::kSliding),
@@ -23,6 +23,24 @@ bool EnumInRange(E value, E max) {
 
 // x in [lo, hi], false for NaN.
 bool InRange(float x, float lo, float hi) { return x >= lo && x <= hi; }
+
+// A vector of RoPE frequency divisors: absent, or one positive factor per pair.
+Status ReadFactors(const flatbuffers::Vector<float>* factors, const char* name,
+                   uint32_t pairs, std::vector<float>* out) {
+  out->clear();
+  if (!factors || factors->size() == 0) return Status::Ok();
+  if (factors->size() != pairs) {
+    return InvalidModel("config: %u %s for RoPE over %u pairs", factors->size(), name,
+                        pairs);
+  }
+  out->assign(factors->begin(), factors->end());
+  for (float f : *out) {
+    if (!InRange(f, 1e-6f, 1e6f)) {
+      return InvalidModel("config: a factor of %s, %g, is outside [1e-6, 1e6]", name, f);
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -59,7 +77,8 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
     return InvalidModel("config: rope_scaling_factor %g outside [1, 1e6]",
                         c->rope_scaling_factor);
   }
-  if (scaling == RopeScaling::kLlama3 || scaling == RopeScaling::kYarn) {
+  if (scaling == RopeScaling::kLlama3 || scaling == RopeScaling::kYarn ||
+      scaling == RopeScaling::kLongRope) {
     if (c->rope_original_context == 0 || c->rope_original_context > kMaxContext) {
       return InvalidModel("config: %s RoPE scaling needs rope_original_context (1 to %u)",
                           RopeScalingName(scaling), kMaxContext);
@@ -74,14 +93,15 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
         "rope_high_freq_factor (%g)",
         c->rope_low_freq_factor, c->rope_high_freq_factor);
   }
-  if (scaling == RopeScaling::kYarn &&
+  if ((scaling == RopeScaling::kYarn || scaling == RopeScaling::kLongRope) &&
       !(InRange(c->rope_beta_fast, 1e-6f, 1e6f) &&
         InRange(c->rope_beta_slow, 1e-6f, 1e6f) &&
         InRange(c->rope_attention_factor, 1e-6f, 1e6f))) {
     return InvalidModel(
-        "config: yarn RoPE scaling needs positive rope_beta_fast (%g), rope_beta_slow "
+        "config: %s RoPE scaling needs positive rope_beta_fast (%g), rope_beta_slow "
         "(%g) and rope_attention_factor (%g)",
-        c->rope_beta_fast, c->rope_beta_slow, c->rope_attention_factor);
+        RopeScalingName(scaling), c->rope_beta_fast, c->rope_beta_slow,
+        c->rope_attention_factor);
   }
   if (c->rope_local_theta != 0.0f && !InRange(c->rope_local_theta, 1.0f, 1e12f)) {
     return InvalidModel("config: rope_local_theta %g outside (1, 1e12)",
@@ -128,18 +148,22 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
       c->layer_attention[i] = static_cast<LayerAttention>(kind);
     }
   }
-  const auto* factors = fc.rope_freq_factors();
-  if (factors && factors->size() != 0) {
-    if (!rope || factors->size() != c->head_dim / 2) {
-      return InvalidModel("config: %u rope_freq_factors for RoPE over %u pairs",
-                          factors->size(), rope ? c->head_dim / 2 : 0);
-    }
-    c->rope_freq_factors.assign(factors->begin(), factors->end());
-    for (float f : c->rope_freq_factors) {
-      if (!InRange(f, 1e-6f, 1e6f)) {
-        return InvalidModel("config: a rope_freq_factor of %g is outside [1e-6, 1e6]", f);
-      }
-    }
+  c->rope_dim = fc.rope_dim();
+  if (c->rope_dim != 0 && (!rope || c->rope_dim % 2 != 0 || c->rope_dim > c->head_dim)) {
+    return InvalidModel("config: rope_dim %u is not an even count of head_dim's %u",
+                        c->rope_dim, c->head_dim);
+  }
+  const uint32_t pairs = rope ? static_cast<uint32_t>(c->rope_dims() / 2) : 0;
+  EMBER_RETURN_IF_ERROR(ReadFactors(fc.rope_freq_factors(), "rope_freq_factors", pairs,
+                                    &c->rope_freq_factors));
+  EMBER_RETURN_IF_ERROR(ReadFactors(fc.rope_long_freq_factors(), "rope_long_freq_factors",
+                                    pairs, &c->rope_long_freq_factors));
+  const bool long_rope = scaling == RopeScaling::kLongRope;
+  if (long_rope != !c->rope_long_freq_factors.empty() ||
+      (long_rope && c->rope_freq_factors.empty())) {
+    return InvalidModel(
+        "config: longrope RoPE scaling goes with both rope_freq_factors and "
+        "rope_long_freq_factors, and only it has long factors");
   }
   if (c->has_sliding_layers()) {
     if (c->sliding_window == 0) {

@@ -28,6 +28,14 @@ fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
 // RoPE frequencies divided by four factors (TinyModelSpec's head_dim is 8).
 void FreqFactors(ModelSpec& spec) { spec.config.rope_freq_factors = {1, 2, 4, 8}; }
 
+// LongRoPE's short and long factors over 16 positions.
+void LongRope(ModelSpec& spec) {
+  FreqFactors(spec);
+  spec.config.rope_long_freq_factors = {1, 4, 16, 64};
+  spec.config.rope_scaling = RopeScaling::kLongRope;
+  spec.config.rope_original_context = 16;
+}
+
 // Layer 0 slides over 4 positions, layer 1 is global.
 void SlidingLayers(ModelSpec& spec) {
   spec.config.sliding_window = 4;
@@ -86,12 +94,32 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{
             "zero_rope_freq_factor",
             [](Bytes& b) { Config(b)->mutable_rope_freq_factors()->Mutate(2, 0.0f); },
-            "a rope_freq_factor of 0 is outside [1e-6, 1e6]", FreqFactors}),
+            "a factor of rope_freq_factors, 0, is outside [1e-6, 1e6]", FreqFactors},
+        Corruption{"odd_rope_dim", [](Bytes& b) { Config(b)->mutate_rope_dim(5); },
+                   "rope_dim 5 is not an even count of head_dim's 8"},
+        Corruption{"rope_dim_past_head_dim",
+                   [](Bytes& b) { Config(b)->mutate_rope_dim(10); },
+                   "rope_dim 10 is not an even count of head_dim's 8"},
+        Corruption{"factors_for_all_dimensions_of_a_partial_rope",
+                   [](Bytes& b) { Config(b)->mutate_rope_dim(4); },
+                   "4 rope_freq_factors for RoPE over 2 pairs", FreqFactors},
+        Corruption{"longrope_without_long_factors",
+                   [](Bytes& b) {
+                     Config(b)->mutate_rope_scaling(fb::RopeScaling::LongRope);
+                     Config(b)->mutate_rope_original_context(16);
+                   },
+                   "longrope RoPE scaling goes with both rope_freq_factors and "
+                   "rope_long_freq_factors",
+                   FreqFactors},
+        Corruption{
+            "long_factors_without_longrope",
+            [](Bytes& b) { Config(b)->mutate_rope_scaling(fb::RopeScaling::Linear); },
+            "only it has long factors", LongRope}),
     [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
 
 // The same model with every feature on loads (and the helpers above leave valid files).
 TEST(FamilyConfigTest, ValidFeaturesLoad) {
-  for (const auto& change : {FreqFactors, SlidingLayers}) {
+  for (const auto& change : {FreqFactors, SlidingLayers, LongRope}) {
     ModelSpec spec = testing::TinyModelSpec();
     change(spec);
     std::vector<uint8_t> raw;

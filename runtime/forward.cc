@@ -65,15 +65,24 @@ void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
   }
 }
 
+// The cos/sin lanes of the batch's positions over the rotated dimensions (rope_dims()),
+// for global layers and, where they have their own base, for sliding ones. LongRoPE
+// takes its long factors in a pass that reaches past the original context (as
+// transformers picks them per forward call).
 void Forward::RopeTables(size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kRope);
-  const size_t hd = c_.head_dim;
+  const size_t hd = c_.head_dim, dims = c_.rope_dims();
   const bool interleaved = c_.rope_pairing == RopePairing::kInterleaved;
+  kernels::RopeParams global = rope_global_;
+  if (c_.rope_scaling == RopeScaling::kLongRope &&
+      pos0 + batch > c_.rope_original_context) {
+    global.freq_factors = c_.rope_long_freq_factors.data();
+  }
   for (size_t i = 0; i < batch; ++i) {
-    kernels::RopeTables(pos0 + i, rope_global_, hd, interleaved, act_.rope_cos + i * hd,
+    kernels::RopeTables(pos0 + i, global, dims, interleaved, act_.rope_cos + i * hd,
                         act_.rope_sin + i * hd);
     if (local_rope_) {
-      kernels::RopeTables(pos0 + i, rope_local_, hd, interleaved,
+      kernels::RopeTables(pos0 + i, rope_local_, dims, interleaved,
                           act_.rope_local_cos + i * hd, act_.rope_local_sin + i * hd);
     }
   }
@@ -302,9 +311,17 @@ void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride, bool l
       c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
   const float* cos = local ? act_.rope_local_cos : act_.rope_cos;
   const float* sin = local ? act_.rope_local_sin : act_.rope_sin;
+  const size_t dims = c_.rope_dims();
   ParallelRows(ctx_, batch, n_heads * hd, [&](size_t i0, size_t count) {
     for (size_t i = i0; i < i0 + count; ++i) {
-      rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
+      if (dims == hd) {
+        rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
+        continue;
+      }
+      // Partial rotation: each head's first `dims` values, the rest as they are.
+      for (size_t h = 0; h < n_heads; ++h) {
+        rope(x + i * stride + h * hd, cos + i * hd, sin + i * hd, 1, dims);
+      }
     }
   });
 }

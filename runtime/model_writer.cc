@@ -256,7 +256,9 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         c.rope_attention_factor, c.rope_yarn_truncate, c.rope_local_theta, c.qk_norm,
         c.post_norms, c.embedding_scale, c.attention_scale, c.attn_softcap,
         c.final_softcap, c.sliding_window, layer_attention_offset,
-        c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors));
+        c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
+        c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
+        c.rope_dim);
 
     std::vector<uint8_t> piece_bytes;
     std::vector<uint32_t> offsets{0};

@@ -88,6 +88,31 @@ TEST_P(FamiliesTest, ThreadCountsAgreeBitwise) {
   EXPECT_EQ(memcmp(one_decode.data(), three_decode.data(), one_decode.size() * 4), 0);
 }
 
+// Phi-4-mini's RoPE: 8 of each head's 16 values rotated, LongRoPE's short factors (the
+// 40 positions stay within its original context of 64).
+TEST(FamiliesRopeTest, PartialRotaryPrefillAndDecodeAgree) {
+  ModelSpec spec = testing::FamiliesModelSpec();
+  ModelConfig& c = spec.config;
+  c.rope_dim = 8;
+  c.rope_scaling = RopeScaling::kLongRope;
+  c.rope_original_context = 64;
+  c.rope_attention_factor = 1.2f;
+  c.rope_freq_factors = {1.0f, 1.5f, 2.0f, 3.0f};
+  c.rope_long_freq_factors = {2.0f, 4.0f, 8.0f, 16.0f};
+  testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_TRUE(loaded.model);
+  std::vector<float> prefill, decode;
+  PrefillAndDecode(*loaded.model, nullptr, 40, &prefill, &decode);
+  ASSERT_EQ(prefill.size(), decode.size());
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < prefill.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(prefill[i])));
+    worst = std::max(worst, std::fabs(double(prefill[i]) - decode[i]));
+  }
+  EXPECT_GT(scale, 1.0);
+  EXPECT_LT(worst, 1e-4 * scale);
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, FamiliesTest, ::testing::Values(DType::kF32, DType::kQ8),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return std::string(DTypeName(info.param));

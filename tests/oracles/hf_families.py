@@ -36,15 +36,25 @@ ABS_TOL, REL_TOL = 1e-4, 1e-4  # f32 against the float64 reference: of the logit
 Q8_REL_RMS, Q8_TOP1 = 1e-1, 0.80
 
 
-def rope_inv_freq(torch, rope, head_dim, max_positions):
+def rope_inv_freq(torch, rope, dim, max_positions, original=None, seq_len=0):
     """(inv_freq, attention_scaling) of one RoPE parameters dict (rope_theta, rope_type
-    and its parameters), after modeling_rope_utils (YaRN with the explicit factor)."""
+    and its parameters) over `dim` rotated values, after modeling_rope_utils (YaRN with
+    the explicit factor; LongRoPE's factors chosen by the forward call's `seq_len`
+    against the config's top-level original_max_position_embeddings `original`)."""
     base = rope["rope_theta"]
-    dim = head_dim
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind == "default":
         return inv_freq, 1.0
+    if kind == "longrope":
+        factor = max_positions / original if original else rope.get("factor", 1.0)
+        original = original or max_positions
+        attention = rope.get("attention_factor")
+        if attention is None:
+            attention = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) /
+                                                          math.log(original))
+        ext = rope["long_factor"] if seq_len > original else rope["short_factor"]
+        return inv_freq / torch.tensor(ext, dtype=torch.float64), attention
     factor = rope["factor"]
     if kind == "linear":
         return inv_freq / factor, 1.0
@@ -157,8 +167,9 @@ def modules(torch):
             v = v.view(b, t, -1, self.hd).transpose(1, 2)
             if self.qk_norm:
                 q, k = self.q_norm(q), self.k_norm(k)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
+            r = cos.shape[-1]  # Phi-3's partial rotary: the first r values of each head
+            q = torch.cat((q[..., :r] * cos + rotate_half(q[..., :r]) * sin, q[..., r:]), -1)
+            k = torch.cat((k[..., :r] * cos + rotate_half(k[..., :r]) * sin, k[..., r:]), -1)
             k, v = repeat_kv(k, self.heads // self.kv), repeat_kv(v, self.heads // self.kv)
             w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
             if self.softcap is not None:
@@ -237,8 +248,9 @@ def modules(torch):
             c, t = self.c, tokens.shape[1]
             rope = {}
             for kind, params in c["rope"].items():
-                inv_freq, scaling = rope_inv_freq(torch, params, c["head_dim"],
-                                                  c["max_position_embeddings"])
+                inv_freq, scaling = rope_inv_freq(
+                    torch, params, c["rotary_dim"], c["max_position_embeddings"],
+                    c.get("original_max_position_embeddings"), t)
                 freqs = torch.outer(torch.arange(t, dtype=torch.float64), inv_freq)
                 emb = torch.cat((freqs, freqs), dim=-1)
                 rope[kind] = (emb.cos()[None, None] * scaling, emb.sin()[None, None] * scaling)
@@ -304,7 +316,10 @@ def resolve(torch, hf):
         c["sliding_window"] = 4096 if t in ("mistral", "gemma2", "gemma3_text") else None
     if c["sliding_window"] is None:
         c["layer_types"] = ["full_attention"] * n
-    scaling = c.get("rope_scaling") or {"rope_type": "default"}
+    c["rotary_dim"] = int(c["head_dim"] * c.get("partial_rotary_factor", 1.0))
+    scaling = dict(c.get("rope_scaling") or {"rope_type": "default"})
+    if t == "phi3" and scaling.get("type") in ("su", "yarn"):  # Phi3Config's older names
+        scaling["type"] = "longrope"
     full = dict(scaling, rope_theta=c["rope_theta"])
     local = full
     if t == "gemma3_text":

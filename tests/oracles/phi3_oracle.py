@@ -11,6 +11,12 @@ Variants:
                 import; GQA 4/2; sliding_window 24 on every layer (Phi-3-mini's config
                 sets 2047), under the 80-token input; separate lm_head
   phi3_full     sliding_window null, 4 KV heads (MHA), F16 weights
+  phi35         LongRoPE (Phi-3.5-mini, Phi-3-mini-128k): short_factor and long_factor over
+                an original context of 32 of 256 (attention factor sqrt(1 + ln 8 / ln 32)),
+                its older name "su"; the 80-token input takes the long factors and a
+                24-token one the short (transformers picks them per forward call)
+  phi4mini      partial_rotary_factor 0.75 (12 of head_dim 16 rotated), LongRoPE, tied
+                embeddings, as Phi-4-mini
 """
 import hf_families as fam
 
@@ -35,6 +41,30 @@ def main():
     full = dict(phi3, sliding_window=None, num_key_value_heads=4)
     fam.run(args, torch, ember, report, "phi3_full", full, "F16", tokens, [], tokenizer,
             dtypes=("q8",))
+
+    def longrope(pairs, kind):
+        short = (1.0 + 0.5 * torch.rand(pairs, dtype=torch.float64)).tolist()
+        long = (2.0 + 10.0 * torch.rand(pairs, dtype=torch.float64)).tolist()
+        return {"type": kind, "short_factor": short, "long_factor": long}
+
+    phi35 = dict(phi3, sliding_window=None, original_max_position_embeddings=32,
+                 rope_scaling=longrope(8, "su"))
+    model, path = fam.run(args, torch, ember, report, "phi35", phi35, "F32", tokens,
+                          ["rope scaling longrope (factor 8, original context 32, "
+                           "attention factor 1.26491"], tokenizer, dtypes=())
+    short_tokens = tokens[:24]
+    with torch.no_grad():
+        ref = model(torch.tensor([short_tokens]))[0].numpy()
+    report.compare("phi35: f32 logits of a 24-token input (short factors)",
+                   ember.logits(path, short_tokens), ref,
+                   fam.ABS_TOL * max(1.0, abs(ref).max()), fam.REL_TOL)
+    phi4mini = dict(phi3, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                    head_dim=None, partial_rotary_factor=0.75, sliding_window=None,
+                    tie_word_embeddings=True, original_max_position_embeddings=32,
+                    rope_scaling=longrope(6, "longrope"))
+    fam.run(args, torch, ember, report, "phi4mini", phi4mini, "F32", tokens,
+            ["rope on 12 of 16 dimensions", "rope scaling longrope"], tokenizer,
+            dtypes=("bf16",))
     report.finish(ember)
 
 

@@ -58,6 +58,9 @@ std::string FeatureSummary(const ModelConfig& c) {
     if (c.rope_scaling == RopeScaling::kLlama3) {
       snprintf(buf + n, sizeof(buf) - n, ", low %g, high %g, original context %u)",
                c.rope_low_freq_factor, c.rope_high_freq_factor, c.rope_original_context);
+    } else if (c.rope_scaling == RopeScaling::kLongRope) {
+      snprintf(buf + n, sizeof(buf) - n, ", original context %u, attention factor %g)",
+               c.rope_original_context, c.rope_attention_factor);
     } else if (c.rope_scaling == RopeScaling::kYarn) {
       snprintf(buf + n, sizeof(buf) - n,
                ", original context %u, beta %g/%g, attention factor %g%s)",
@@ -68,7 +71,11 @@ std::string FeatureSummary(const ModelConfig& c) {
     }
     add(buf);
   }
-  if (!c.rope_freq_factors.empty()) {
+  if (c.rope_dim != 0 && c.rope_dim != c.head_dim) {
+    snprintf(buf, sizeof(buf), "rope on %u of %u dimensions", c.rope_dim, c.head_dim);
+    add(buf);
+  }
+  if (!c.rope_freq_factors.empty() && c.rope_scaling != RopeScaling::kLongRope) {
     float lo = c.rope_freq_factors[0], hi = lo;
     for (float f : c.rope_freq_factors) {
       lo = f < lo ? f : lo;

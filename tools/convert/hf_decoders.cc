@@ -89,20 +89,30 @@ Status RefuseUnsupported(const JsonFields& f) {
         "config.json: quantization_config: pre-quantized checkpoints are not read "
         "(convert the float weights; --dtype quantizes)");
   }
-  double partial;
-  EMBER_RETURN_IF_ERROR(f.Float("partial_rotary_factor", false, 1.0, 0.0, 1.0, &partial));
-  if (partial != 1.0) {
-    return Unimplemented(
-        "config.json: partial_rotary_factor %g (RoPE on part of a head) "
-        "is not supported",
-        partial);
-  }
   bool bidirectional;
   EMBER_RETURN_IF_ERROR(
       f.Bool("use_bidirectional_attention", false, false, &bidirectional));
   if (bidirectional) {
     return Unimplemented("config.json: use_bidirectional_attention is not supported");
   }
+  return Status::Ok();
+}
+
+// Phi3's partial_rotary_factor (Phi-4-mini: 0.75): RoPE turns the first
+// int(head_dim * factor) values of each head. Other families' modeling code rotates whole
+// heads, so there it is refused.
+Status ReadPartialRotary(const JsonFields& f, const Family& family, ModelConfig* c) {
+  double partial;
+  EMBER_RETURN_IF_ERROR(f.Float("partial_rotary_factor", false, 1.0, 0.0, 1.0, &partial));
+  if (partial == 1.0) return Status::Ok();
+  const uint32_t dims = static_cast<uint32_t>(c->head_dim * partial);
+  if (!family.fused || dims == 0 || dims % 2 != 0) {
+    return Unimplemented(
+        "config.json: partial_rotary_factor %g (RoPE on %u of %u values of a head) is "
+        "not supported for %s",
+        partial, dims, c->head_dim, family.model_type.c_str());
+  }
+  c->rope_dim = dims;
   return Status::Ok();
 }
 
@@ -233,7 +243,8 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   c.ffn_bias = mlp_bias;
   c.tied_classifier = tied;
   c.qk_norm = family.qk_norm;
-  EMBER_RETURN_IF_ERROR(ReadHfRope(config, family.theta, positions, &c));
+  EMBER_RETURN_IF_ERROR(ReadPartialRotary(f, family, &c));
+  EMBER_RETURN_IF_ERROR(ReadHfRope(config, family.theta, positions, family.fused, &c));
   EMBER_RETURN_IF_ERROR(ReadSlidingLayers(config, family.sliding, &c));
   if (family.gemma) {
     c.post_norms = true;

@@ -184,7 +184,9 @@ TEST_F(HfDecodersTest, RopeTypesAndKeysEmberCannotHonourAreRefused) {
   config_["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
   ExpectError("rope_type 'dynamic' is not supported");
   config_["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0, 1.0}}};
-  ExpectError("'short_factor' is not supported");
+  ExpectError("longrope needs short_factor and long_factor of 2 numbers");
+  config_["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"foo", 1}};
+  ExpectError("'foo' is not supported");
   config_["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
   ExpectError("'low_freq_factor' is missing");
   config_["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 0.5}};
@@ -328,6 +330,32 @@ TEST_F(HfDecodersTest, Phi3FusedProjectionsAreSplitByRows) {
   EXPECT_EQ(gate->values[7], gate_up[7]);  // rows gate, then up
   EXPECT_EQ(up->values[7], gate_up[kFfn * D + 7]);
   EXPECT_EQ(spec.config.norm_eps, 1e-5f);  // Phi3Config's default
+}
+
+// Phi-3.5 and Phi-4-mini: LongRoPE's short and long factors over the original context
+// (its "su" and "yarn" names included), and RoPE on part of each head.
+TEST_F(HfDecodersTest, Phi3LongRopeAndPartialRotary) {
+  Family("phi3");
+  config_["max_position_embeddings"] = 64;
+  config_["original_max_position_embeddings"] = 16;
+  config_["partial_rotary_factor"] = 0.5;  // 2 of head_dim 4: one pair
+  config_["rope_scaling"] = {
+      {"type", "su"}, {"short_factor", {1.5}}, {"long_factor", {6.0}}};
+  ModelConfig c = Imported();
+  EXPECT_EQ(c.rope_scaling, RopeScaling::kLongRope);
+  EXPECT_EQ(c.rope_dim, 2u);
+  EXPECT_EQ(c.rope_original_context, 16u);
+  EXPECT_EQ(c.rope_freq_factors, std::vector<float>{1.5f});
+  EXPECT_EQ(c.rope_long_freq_factors, std::vector<float>{6.0f});
+  // factor 64 / 16 = 4: sqrt(1 + ln 4 / ln 16) = sqrt(1.5).
+  EXPECT_FLOAT_EQ(c.rope_attention_factor, std::sqrt(1.5f));
+  config_["rope_scaling"]["long_factor"] = {6.0, 7.0};
+  ExpectError("longrope needs short_factor and long_factor of 1 numbers");
+  config_["partial_rotary_factor"] = 0.3;  // 1.2 values
+  ExpectError("partial_rotary_factor 0.3");
+  Family("llama");
+  config_["partial_rotary_factor"] = 0.5;
+  ExpectError("not supported for llama");
 }
 
 TEST_F(HfDecodersTest, QwenBiasesAndHeadDim) {

@@ -46,7 +46,8 @@ Status ReadEmberFamilyFields(const JsonFields& f, ModelConfig* c) {
                                   {{"none", RopeScaling::kNone},
                                    {"linear", RopeScaling::kLinear},
                                    {"llama3", RopeScaling::kLlama3},
-                                   {"yarn", RopeScaling::kYarn}},
+                                   {"yarn", RopeScaling::kYarn},
+                                   {"longrope", RopeScaling::kLongRope}},
                                   &c->rope_scaling));
   struct Number {
     const char* key;
@@ -78,6 +79,10 @@ Status ReadEmberFamilyFields(const JsonFields& f, ModelConfig* c) {
   EMBER_RETURN_IF_ERROR(f.Bool("qk_norm", false, false, &c->qk_norm));
   EMBER_RETURN_IF_ERROR(f.Bool("post_norms", false, false, &c->post_norms));
   EMBER_RETURN_IF_ERROR(f.NumberList("rope_freq_factors", &c->rope_freq_factors));
+  EMBER_RETURN_IF_ERROR(
+      f.NumberList("rope_long_freq_factors", &c->rope_long_freq_factors));
+  EMBER_RETURN_IF_ERROR(f.Int("rope_dim", false, 0, 0, 1 << 20, &i));
+  c->rope_dim = static_cast<uint32_t>(i);
   c->layer_attention.clear();
   if (f.Has("layer_attention")) {
     std::vector<std::string> kinds;

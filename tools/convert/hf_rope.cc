@@ -12,9 +12,48 @@ double YarnMscale(double factor, double mscale) {
   return factor <= 1 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
 }
 
+// LongRoPE (transformers' _compute_longrope_parameters): frequencies divided by
+// short_factor, or by long_factor in a forward call that reaches past the original
+// context; that is the config's top-level original_max_position_embeddings (Phi-3),
+// where the factor is max_position_embeddings over it, else the rope object's factor
+// over max_position_embeddings; cos and sin times attention_factor, by default
+// sqrt(1 + ln(factor) / ln(original)) (1 for a factor up to 1).
+Status ReadLongRope(const JsonFields& f, const std::string& where, const RopeContext& ctx,
+                    ModelConfig* c) {
+  const size_t pairs = c->rope_dims() / 2;
+  EMBER_RETURN_IF_ERROR(f.NumberList("short_factor", &c->rope_freq_factors));
+  EMBER_RETURN_IF_ERROR(f.NumberList("long_factor", &c->rope_long_freq_factors));
+  for (const auto* factors : {&c->rope_freq_factors, &c->rope_long_freq_factors}) {
+    if (factors->size() != pairs) {
+      return InvalidArgument(
+          "%s: longrope needs short_factor and long_factor of %zu "
+          "numbers (one per rotated pair)",
+          where.c_str(), pairs);
+    }
+  }
+  double factor;
+  int64_t original = ctx.original_context;
+  if (original > 0) {
+    factor = static_cast<double>(ctx.max_positions) / original;
+  } else {
+    EMBER_RETURN_IF_ERROR(f.Float("factor", false, 1.0, 0.0, 1e6, &factor));
+    original = ctx.max_positions;
+  }
+  const double fallback =
+      factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(double(original)));
+  double attention;
+  EMBER_RETURN_IF_ERROR(
+      f.Float("attention_factor", false, fallback, 1e-6, 1e6, &attention));
+  c->rope_scaling = RopeScaling::kLongRope;
+  c->rope_scaling_factor = static_cast<float>(factor > 1 ? factor : 1.0);
+  c->rope_original_context = static_cast<uint32_t>(original);
+  c->rope_attention_factor = static_cast<float>(attention);
+  return Status::Ok();
+}
+
 }  // namespace
 
-Status ReadRopeScaling(const Json& p, const std::string& where, int64_t max_positions,
+Status ReadRopeScaling(const Json& p, const std::string& where, const RopeContext& ctx,
                        ModelConfig* c, double* theta) {
   if (!p.is_object()) return InvalidArgument("%s must be an object", where.c_str());
   static const std::set<std::string> kKnown = {"rope_type",
@@ -29,7 +68,9 @@ Status ReadRopeScaling(const Json& p, const std::string& where, int64_t max_posi
                                                "attention_factor",
                                                "mscale",
                                                "mscale_all_dim",
-                                               "truncate"};
+                                               "truncate",
+                                               "short_factor",
+                                               "long_factor"};
   for (auto it = p.begin(); it != p.end(); ++it) {
     if (!kKnown.count(it.key())) {
       return Unimplemented("%s: '%.40s' is not supported (it would change the RoPE)",
@@ -45,6 +86,10 @@ Status ReadRopeScaling(const Json& p, const std::string& where, int64_t max_posi
   }
   c->rope_scaling = RopeScaling::kNone;
   if (type == "default") return Status::Ok();
+  // Phi3Config reads its older names of LongRoPE ("type" su or yarn) as longrope.
+  if (ctx.phi3 && !f.Has("rope_type") && (type == "su" || type == "yarn"))
+    type = "longrope";
+  if (type == "longrope") return ReadLongRope(f, where, ctx, c);
   double factor, value;
   int64_t original;
   EMBER_RETURN_IF_ERROR(f.Float("factor", true, 1.0, 1.0, 1e6, &factor));
@@ -67,8 +112,8 @@ Status ReadRopeScaling(const Json& p, const std::string& where, int64_t max_posi
     c->rope_original_context = static_cast<uint32_t>(original);
   } else if (type == "yarn") {
     c->rope_scaling = RopeScaling::kYarn;
-    EMBER_RETURN_IF_ERROR(f.Int("original_max_position_embeddings", false, max_positions,
-                                1, 1 << 24, &original));
+    EMBER_RETURN_IF_ERROR(f.Int("original_max_position_embeddings", false,
+                                ctx.max_positions, 1, 1 << 24, &original));
     c->rope_original_context = static_cast<uint32_t>(original);
     // beta_fast/beta_slow: `or 32` / `or 1` in transformers (0 means the default too).
     EMBER_RETURN_IF_ERROR(f.Float("beta_fast", false, 32.0, 0.0, 1e6, &value));
@@ -89,16 +134,21 @@ Status ReadRopeScaling(const Json& p, const std::string& where, int64_t max_posi
     c->rope_attention_factor = static_cast<float>(value);
   } else {
     return Unimplemented(
-        "%s: rope_type '%.40s' is not supported (ember reads default, linear, llama3 and "
-        "yarn)",
+        "%s: rope_type '%.40s' is not supported (ember reads default, linear, llama3, "
+        "yarn and longrope)",
         where.c_str(), type.c_str());
   }
   return Status::Ok();
 }
 
 Status ReadHfRope(const Json& config, double default_theta, int64_t max_positions,
-                  ModelConfig* c) {
+                  bool phi3, ModelConfig* c) {
   const JsonFields f(config, "config.json");
+  RopeContext ctx;
+  ctx.max_positions = max_positions;
+  ctx.phi3 = phi3;
+  EMBER_RETURN_IF_ERROR(f.Int("original_max_position_embeddings", false, 0, 1, 1 << 24,
+                              &ctx.original_context));
   double theta;
   EMBER_RETURN_IF_ERROR(f.Float("rope_theta", false, default_theta, 1.0, 1e12, &theta));
   if (f.Has("rope_parameters")) {  // transformers 5
@@ -112,12 +162,11 @@ Status ReadHfRope(const Json& config, double default_theta, int64_t max_position
       for (auto it = p.begin(); it != p.end(); ++it) {
         const std::string where = "config.json rope_parameters." + it.key();
         if (it.key() == "full_attention") {
-          EMBER_RETURN_IF_ERROR(ReadRopeScaling(*it, where, max_positions, c, &theta));
+          EMBER_RETURN_IF_ERROR(ReadRopeScaling(*it, where, ctx, c, &theta));
         } else if (it.key() == "sliding_attention") {
           ModelConfig local;
           double local_theta = theta;
-          EMBER_RETURN_IF_ERROR(
-              ReadRopeScaling(*it, where, max_positions, &local, &local_theta));
+          EMBER_RETURN_IF_ERROR(ReadRopeScaling(*it, where, ctx, &local, &local_theta));
           if (local.rope_scaling != RopeScaling::kNone) {
             return Unimplemented("%s: sliding layers with scaled RoPE are not supported",
                                  where.c_str());
@@ -130,11 +179,11 @@ Status ReadHfRope(const Json& config, double default_theta, int64_t max_position
       }
     } else {
       EMBER_RETURN_IF_ERROR(
-          ReadRopeScaling(p, "config.json rope_parameters", max_positions, c, &theta));
+          ReadRopeScaling(p, "config.json rope_parameters", ctx, c, &theta));
     }
   } else if (f.Has("rope_scaling")) {
-    EMBER_RETURN_IF_ERROR(ReadRopeScaling(
-        config["rope_scaling"], "config.json rope_scaling", max_positions, c, &theta));
+    EMBER_RETURN_IF_ERROR(ReadRopeScaling(config["rope_scaling"],
+                                          "config.json rope_scaling", ctx, c, &theta));
   }
   c->rope_theta = static_cast<float>(theta);
   return Status::Ok();
