@@ -106,7 +106,7 @@ Status ReadPartialRotary(const JsonFields& f, const Family& family, ModelConfig*
   EMBER_RETURN_IF_ERROR(f.Float("partial_rotary_factor", false, 1.0, 0.0, 1.0, &partial));
   if (partial == 1.0) return Status::Ok();
   const uint32_t dims = static_cast<uint32_t>(c->head_dim * partial);
-  if (!family.fused || dims == 0 || dims % 2 != 0) {
+  if (family.model_type != "phi3" || dims == 0 || dims % 2 != 0) {
     return Unimplemented(
         "config.json: partial_rotary_factor %g (RoPE on %u of %u values of a head) is "
         "not supported for %s",
@@ -244,7 +244,8 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   c.tied_classifier = tied;
   c.qk_norm = family.qk_norm;
   EMBER_RETURN_IF_ERROR(ReadPartialRotary(f, family, &c));
-  EMBER_RETURN_IF_ERROR(ReadHfRope(config, family.theta, positions, family.fused, &c));
+  EMBER_RETURN_IF_ERROR(
+      ReadHfRope(config, family.theta, positions, family.model_type == "phi3", &c));
   EMBER_RETURN_IF_ERROR(ReadSlidingLayers(config, family.sliding, &c));
   if (family.gemma) {
     c.post_norms = true;
