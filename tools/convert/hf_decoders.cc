@@ -205,8 +205,10 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
       f.Int("max_position_embeddings", true, 0, 1, 1 << 24, &positions));
   EMBER_RETURN_IF_ERROR(f.Int("vocab_size", true, 0, 1, 1 << 24, &vocab));
   EMBER_RETURN_IF_ERROR(f.Float("rms_norm_eps", false, family.eps, 1e-12, 0.1, &eps));
+  // Gemma's modeling code reads hidden_activation alone (a hidden_act beside it is
+  // ignored), the others hidden_act.
   EMBER_RETURN_IF_ERROR(
-      f.String(f.Has("hidden_activation") ? "hidden_activation" : "hidden_act", false,
+      f.String(family.gemma ? "hidden_activation" : "hidden_act", false,
                family.activation, &act));
   EMBER_RETURN_IF_ERROR(f.Bool("tie_word_embeddings", false, family.tied, &tied));
   if (family.bias == Bias::kAttention) {

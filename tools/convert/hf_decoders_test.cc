@@ -255,6 +255,7 @@ TEST_F(HfDecodersTest, GemmaNormsAndEmbeddingScale) {
   Family("gemma3_text");
   config_["sliding_window"] = 8;
   config_["query_pre_attn_scalar"] = 16;
+  config_["hidden_act"] = "silu";  // Gemma reads hidden_activation only
   ModelSpec spec;
   config_["torch_dtype"] = "bfloat16";
   ASSERT_TRUE(Import(&spec).ok());
