@@ -1,5 +1,7 @@
 // Helpers of the model loader's tests: a mutable, aligned copy of a model file, the
-// message its load fails with, and a table row of a corruption test.
+// message its load fails with, and the table-driven corruption test
+// (model_corruption_test.cc, tokenizer_corruption_test.cc,
+// family_config_corruption_test.cc).
 #ifndef EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 #define EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 
@@ -14,7 +16,6 @@
 #include "model_generated.h"
 #include "runtime/model.h"
 #include "runtime/model_writer.h"
-#include "tests/testing.h"
 
 namespace ember::testing {
 
@@ -53,18 +54,6 @@ inline std::string LoadError(Bytes& bytes) {
   return model.ok() ? std::string("loaded") : std::string(model.status().message());
 }
 
-// Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
-// a writer with a bug would; the verifier only checks that the bytes exist.
-template <typename V>
-void SetLength(const V* vector, uint32_t length) {
-  uint8_t* prefix =
-      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
-      sizeof(uint32_t);
-  memcpy(prefix, &length, sizeof(length));
-}
-
-// One way to break a model file: a change to TinyModelSpec() before it is written
-// (optional), a change to the written bytes, and a fragment of the loader's message.
 struct Corruption {
   const char* name;
   std::function<void(Bytes&)> mutate;
@@ -74,17 +63,25 @@ struct Corruption {
 
 inline void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
 
-// The corrupted file is refused with the expected message.
-inline void ExpectRefused(const Corruption& c) {
-  ModelSpec spec = TinyModelSpec();
-  if (c.spec) c.spec(spec);
-  std::vector<uint8_t> raw;
-  const Status written = SerializeModel(spec, &raw);
-  ASSERT_TRUE(written.ok()) << written.message();
-  Bytes bytes(raw);
-  if (c.mutate) c.mutate(bytes);
-  const std::string error = LoadError(bytes);
-  EXPECT_NE(error.find(c.expected_message), std::string::npos) << "error was: " << error;
+// TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) (model_corruption_test.cc) writes
+// TinyModelSpec (changed by `spec`), changes its bytes by `mutate` and expects a load
+// error containing `expected_message`.
+class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
+
+// The tokenizer tables' cases (tokenizer_corruption_test.cc).
+std::vector<Corruption> TokenizerCorruptions();
+
+// The Config fields of current families (family_config_corruption_test.cc).
+std::vector<Corruption> FamilyConfigCorruptions();
+
+// Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
+// a writer with a bug would; the verifier only checks that the bytes exist.
+template <typename V>
+void SetLength(const V* vector, uint32_t length) {
+  uint8_t* prefix =
+      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
+      sizeof(uint32_t);
+  memcpy(prefix, &length, sizeof(length));
 }
 
 }  // namespace ember::testing

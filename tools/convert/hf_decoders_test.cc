@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tests/testing.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/hf_test_util.h"
 #include "tools/convert/hf_tokenizer.h"

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tests/testing.h"
 #include "tools/convert/hf_test_util.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"

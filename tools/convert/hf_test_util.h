@@ -1,5 +1,5 @@
-// Test helpers for the Hugging Face importers: write text files, safetensors files of f32
-// tensors, and GPT-2 byte-level vocabulary pieces.
+// Test helpers for the Hugging Face importers: write text files and safetensors files of
+// f32 tensors (testing::Utf8, for byte-level pieces, is in tests/testing.h).
 #ifndef EMBER_TOOLS_CONVERT_HF_TEST_UTIL_H_
 #define EMBER_TOOLS_CONVERT_HF_TEST_UTIL_H_
 
@@ -13,25 +13,13 @@
 #include "gtest/gtest.h"
 #include "tools/util/json_util.h"
 
-namespace ember::tools::testing {
+namespace ember::testing {
 
 inline void WriteText(const std::string& path, const std::string& text) {
   FILE* f = fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr) << path;
   fwrite(text.data(), 1, text.size(), f);
   fclose(f);
-}
-
-// UTF-8 of a code point below U+0800 (GPT-2's byte alphabet needs no more).
-inline std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
 }
 
 // Tensors as name -> (shape, values).
@@ -48,7 +36,7 @@ inline void AddTensor(Tensors* t, const std::string& name, std::vector<uint64_t>
 }
 
 inline void WriteSafetensors(const std::string& path, const Tensors& tensors) {
-  Json header = Json::object();
+  tools::Json header = tools::Json::object();
   std::string data;
   for (const auto& [name, t] : tensors) {
     const size_t begin = data.size();
@@ -63,6 +51,6 @@ inline void WriteSafetensors(const std::string& path, const Tensors& tensors) {
   WriteText(path, file + text + data);
 }
 
-}  // namespace ember::tools::testing
+}  // namespace ember::testing
 
 #endif  // EMBER_TOOLS_CONVERT_HF_TEST_UTIL_H_
