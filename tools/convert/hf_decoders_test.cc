@@ -387,6 +387,23 @@ TEST_F(HfDecodersTest, EveryEndIdStops) {
   ExpectError("eos_token_id 300 is not a token id below 258");
 }
 
+// A special token past the embedding's rows (Gemma 3's <image_soft_token>, 262144, with
+// a 262144-row text model) is left out; a normal piece there is still an error.
+TEST_F(HfDecodersTest, SpecialTokensPastTheEmbeddingAreLeftOut) {
+  config_["vocab_size"] = 257;
+  config_["eos_token_id"] = 256;
+  tensors_["model.embed_tokens.weight"] = {{257, kHidden},
+                                           std::vector<float>(257 * kHidden, 0.5f)};
+  ModelSpec spec;
+  const Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.tokenizer.pieces.size(), 257u);
+  EXPECT_EQ(spec.tokenizer.eos_id, 256);
+  WriteText(dir_ + "/tokenizer_config.json", "{}");  // 257 is no special token now
+  config_["eos_token_id"] = 255;
+  ExpectError("the tokenizer has 258 pieces but the model's vocab_size is 257");
+}
+
 // model_type "ember" names the same fields as the file's Config table.
 TEST_F(HfDecodersTest, EmberTypeReadsTheFamilyFields) {
   config_ = {{"model_type", "ember"},
