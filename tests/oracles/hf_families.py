@@ -441,6 +441,34 @@ def sentencepiece_tokenizer(args):
     return lambda directory: llama_oracle.write_llama_tokenizer(directory, tok512)
 
 
+# The real tokenizers in ../shared/models/hf-tokenizers (provenance in its README) and the
+# embedding rows of the models they come with: Llama 3's 128256, Qwen's 151936 (past its
+# 151669 pieces), Gemma 3's 262144 (its <image_soft_token>, 262144, is left out).
+REAL_VOCAB = {"llama3": 128256, "qwen3": 151936, "gemma3": 262144}
+
+
+def real_tokenizer(args, name):
+    """A writer of a family's real tokenizer.json and tokenizer_config.json into a
+    directory."""
+    import shutil
+    source = os.path.dirname(u.require_model_file(args, f"hf-tokenizers/{name}/tokenizer.json"))
+
+    def write(directory):
+        os.makedirs(directory, exist_ok=True)
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(source, f), os.path.join(directory, f))
+    return write
+
+
+def real_tokens(torch, ember, args, name, text, n):
+    """`ember tokenize --tokenizer --parse-special`'s ids of `text` with the family's real
+    tokenizer, then random ids of its embedding up to n tokens."""
+    directory = os.path.dirname(u.require_model_file(args, f"hf-tokenizers/{name}/tokenizer.json"))
+    ids = [int(t) for t in ember.run("tokenize", "--tokenizer", directory, "-p", text,
+                                     "--parse-special").split()]
+    return ids + torch.randint(0, REAL_VOCAB[name], (n - len(ids),)).tolist()
+
+
 def write_byte_level_tokenizer(directory, vocab, specials):
     """A GPT-2-style byte-level tokenizer of `vocab` pieces (vocab.json + merges.txt: the
     256 bytes, letter pairs, <|endoftext|> last) whose ids `specials` are special tokens
@@ -466,6 +494,8 @@ def run(args, torch, ember, report, name, hf, dtype, tokens, features, write_tok
     """Builds (or reuses `model`), saves and checks one variant; returns (model, path)."""
     c = resolve(torch, hf)
     if model is None:
+        import zlib
+        torch.manual_seed(zlib.crc32(name.encode()))  # each variant's own weights
         model = modules(torch)(c).double().eval()
         randomize(torch, model, dtype)
     directory = os.path.join(ember.dir, name)

@@ -7,11 +7,12 @@ reference with the same rounded weights) and q8 (rms and top-1), with `ember ins
 parameter counts equal to PyTorch's and its features line naming each feature.
 
 Variants:
-  llama3    rope_scaling llama3 (factor 8, low 1, high 4, original context 256: with theta
+  llama3    Llama 3's tokenizer and 128256-row embedding (../shared/models/hf-tokenizers),
+            rope_scaling llama3 (factor 8, low 1, high 4, original context 256: with theta
             500000 and head_dim 24, 9 of the 12 frequencies change), head_dim 24 with
             hidden 64 and 4 heads (q_dim 96 != d_model), GQA 4/2, separate lm_head, BF16
-            weights, eos_token_id lists in config.json and generation_config.json (three
-            end ids, as Llama 3 Instruct's 128001/128008/128009): all of them stop
+            weights, eos_token_id lists in config.json and generation_config.json
+            (128001/128008/128009, as Llama 3.1 Instruct's): all of them stop
   smollm2   SmolLM2's shape in small (9 heads over 3 KV heads, tied embeddings, theta 1e5)
   linear    rope_scaling linear (factor 4), attention_bias and mlp_bias, F16 weights
   yarn      rope_scaling yarn (factor 4 over an original context of 32, default
@@ -40,19 +41,32 @@ def main():
             "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
             "max_position_embeddings": 512, "rms_norm_eps": 1e-5, "hidden_act": "silu",
             "bos_token_id": None, "tie_word_embeddings": False}
-    llama3 = dict(base, head_dim=24, rope_theta=500000.0, eos_token_id=[ends[0], ends[2]],
+    # Llama 3's own tokenizer and ids: <|begin_of_text|> 128000; generation ends at
+    # <|end_of_text|>, <|eom_id|> (Llama 3.1's name for 128008) and <|eot_id|>.
+    real_ends = [128001, 128008, 128009]
+    llama3 = dict(base, vocab_size=fam.REAL_VOCAB["llama3"], head_dim=24,
+                  rope_theta=500000.0, bos_token_id=128000,
+                  eos_token_id=[real_ends[0], real_ends[2]],
                   rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                 "high_freq_factor": 4.0,
                                 "original_max_position_embeddings": 256},
                   torch_dtype="bfloat16")
-    _, path = fam.run(args, torch, ember, report, "llama3", llama3, "BF16", tokens,
+    real_tokenizer = fam.real_tokenizer(args, "llama3")
+
+    def llama3_files(directory):
+        real_tokenizer(directory)
+        with open(os.path.join(directory, "generation_config.json"), "w") as f:
+            json.dump({"eos_token_id": real_ends[1:]}, f)
+
+    llama3_tokens = fam.real_tokens(
+        torch, ember, args, "llama3", "<|begin_of_text|>It's 2026: 1234567 tokens, "
+        "naïve café 🦙!<|eot_id|>", 80)
+    _, path = fam.run(args, torch, ember, report, "llama3", llama3, "BF16", llama3_tokens,
                       ["rope scaling llama3 (factor 8, low 1, high 4, original context 256)"],
-                      lambda d: (tokenizer(d), open(os.path.join(d, "generation_config.json"),
-                                                    "w").write(json.dumps(
-                                                        {"eos_token_id": ends[1:]}))))
+                      llama3_files, dtypes=("bf16", "q8"))
     got = fam.stop_ids(ember, path)
     report.check("llama3: every eos_token_id of config.json and generation_config.json "
-                 "stops generation", sorted(got) == sorted(ends), f"({got})")
+                 "stops generation", sorted(got) == real_ends, f"({got})")
 
     smollm2 = dict(base, hidden_size=72, num_attention_heads=9, num_key_value_heads=3,
                    rope_theta=100000.0, tie_word_embeddings=True, eos_token_id=ends[2])

@@ -11,10 +11,14 @@ Variants:
           tokenizer (as Qwen's 151936 rows for 151669 pieces), rope_scaling yarn (factor 4
           over an original context of 32, Qwen2.5's long-context recipe), sliding_window
           set but use_sliding_window false (every layer global), BF16 weights
-  qwen3   per-head RMSNorm of q and k before RoPE, head_dim 32 with hidden 64 and 4 heads
-          (q_dim 128 != d_model), GQA 4/2, separate lm_head, use_sliding_window with
-          max_window_layers 1 (layer 1 slides over 20 positions of the 80)
+  qwen3   Qwen3's tokenizer and 151936-row tied embedding (past its 151669 pieces),
+          per-head RMSNorm of q and k before RoPE, head_dim 32 with hidden 64 and 4 heads
+          (q_dim 128 != d_model), GQA 4/2, use_sliding_window with max_window_layers 1
+          (layer 1 slides over 20 positions of the 80), <|im_end|> and <|endoftext|> stop
 """
+import json
+import os
+
 import hf_families as fam
 
 PIECES, VOCAB = 300, 320
@@ -39,11 +43,27 @@ def main():
                  torch_dtype="bfloat16")
     fam.run(args, torch, ember, report, "qwen2", qwen2, "BF16", tokens,
             ["rope scaling yarn (factor 4, original context 32"], tokenizer)
+    # Qwen3's own tokenizer (151669 pieces) and embedding (151936 rows), ids and end ids:
+    # <|endoftext|> 151643, <|im_end|> 151645.
     qwen3 = dict(base, model_type="qwen3", architectures=["Qwen3ForCausalLM"], head_dim=32,
-                 attention_bias=False, tie_word_embeddings=False, use_sliding_window=True,
-                 sliding_window=20)
-    fam.run(args, torch, ember, report, "qwen3", qwen3, "F32", tokens,
-            ["sliding window 20 on 1 of 2 layers GS", "qk-norm"], tokenizer)
+                 vocab_size=fam.REAL_VOCAB["qwen3"], attention_bias=False,
+                 tie_word_embeddings=True, use_sliding_window=True, sliding_window=20,
+                 bos_token_id=151643, eos_token_id=151645)
+    real_tokenizer = fam.real_tokenizer(args, "qwen3")
+
+    def qwen3_files(directory):
+        real_tokenizer(directory)
+        with open(os.path.join(directory, "generation_config.json"), "w") as f:
+            json.dump({"eos_token_id": [151645, 151643]}, f)
+
+    qwen3_tokens = fam.real_tokens(torch, ember, args, "qwen3", "<|im_start|>user\n"
+                                   "Ça va? 2026年 12345 tokens<|im_end|>", 80)
+    _, path = fam.run(args, torch, ember, report, "qwen3", qwen3, "F32", qwen3_tokens,
+                      ["sliding window 20 on 1 of 2 layers GS", "qk-norm"], qwen3_files,
+                      dtypes=("f16", "q8"))
+    got = fam.stop_ids(ember, path)
+    report.check("qwen3: <|im_end|> and <|endoftext|> stop generation",
+                 sorted(got) == [151643, 151645], f"({got})")
     report.finish(ember)
 
 
