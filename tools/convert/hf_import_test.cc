@@ -1,6 +1,6 @@
 // Hugging Face import: a tiny GPT-2 directory written here converts with the right
-// layout (Conv1D transposed, c_attn split), and every kind of bad directory gets an
-// error naming what is wrong.
+// layout (Conv1D transposed, c_attn split), model_type ember reads every Config field,
+// and every kind of bad directory gets an error naming what is wrong.
 #include "tools/convert/hf_import.h"
 
 #include <stdlib.h>
@@ -276,6 +276,64 @@ TEST_F(HfImportTest, APieceOf100000BytesIsNeverWritten) {
   WriteText(dir_ + "/vocab.json", vocab.dump());
   WriteText(dir_ + "/merges.txt", "#version: 0.2\n");
   ExpectImportedButNotWritten("tokenizer: max_piece_bytes 100000 exceeds 256");
+}
+
+// model_type "ember" names the same fields as the file's Config table.
+TEST_F(HfImportTest, EmberTypeReadsTheFamilyFields) {
+  config_ = {{"model_type", "ember"},
+             {"d_model", 8},
+             {"n_layers", 1},
+             {"n_heads", 2},
+             {"head_dim", 6},
+             {"ffn_dim", 8},
+             {"vocab_size", kVocab},
+             {"max_context", 32},
+             {"rope_scaling", "yarn"},
+             {"rope_scaling_factor", 4},
+             {"rope_original_context", 16},
+             {"rope_attention_factor", 1.5},
+             {"rope_local_theta", 500},
+             {"qk_norm", true},
+             {"post_norms", true},
+             {"embedding_scale", 2.5},
+             {"attention_scale", 0.3},
+             {"attn_softcap", 20},
+             {"final_softcap", 10},
+             {"sliding_window", 4},
+             {"layer_attention", {"sliding"}},
+             {"rope_freq_factors", {1, 2.5, 4}}};
+  tensors_.clear();
+  AddTensor(&tensors_, "token_embd.weight", {kVocab, 8});
+  AddTensor(&tensors_, "output_norm.weight", {8});
+  for (const char* name :
+       {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {8});
+  }
+  for (const char* name : {"attn_q", "attn_k", "attn_v"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {12, 8});
+  }
+  AddTensor(&tensors_, "blk.0.attn_output.weight", {8, 12});
+  AddTensor(&tensors_, "blk.0.attn_q_norm.weight", {6});
+  AddTensor(&tensors_, "blk.0.attn_k_norm.weight", {6});
+  for (const char* name : {"ffn_gate", "ffn_up"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {8, 8});
+  }
+  AddTensor(&tensors_, "blk.0.ffn_down.weight", {8, 8});
+  ModelSpec spec;
+  const Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const ModelConfig& c = spec.config;
+  EXPECT_EQ(c.rope_scaling, RopeScaling::kYarn);
+  EXPECT_EQ(c.rope_original_context, 16u);
+  EXPECT_EQ(c.rope_attention_factor, 1.5f);
+  EXPECT_EQ(c.rope_local_theta, 500.0f);
+  EXPECT_TRUE(c.qk_norm && c.post_norms);
+  EXPECT_EQ(c.embedding_scale, 2.5f);
+  EXPECT_EQ(c.final_softcap, 10.0f);
+  EXPECT_EQ(c.layer_attention, std::vector<LayerAttention>{LayerAttention::kSliding});
+  EXPECT_EQ(c.rope_freq_factors, (std::vector<float>{1, 2.5f, 4}));
+  config_["layer_attention"] = {"local"};
+  ExpectError("layer_attention 'local' is not one of global, sliding");
 }
 
 }  // namespace
