@@ -23,7 +23,7 @@ Variants:
 import json
 import os
 
-import hf_families as fam
+import family_oracle as fam
 
 VOCAB = 384
 

@@ -18,7 +18,7 @@ Variants:
   phi4mini      partial_rotary_factor 0.75 (12 of head_dim 16 rotated), LongRoPE, tied
                 embeddings, as Phi-4-mini
 """
-import hf_families as fam
+import family_oracle as fam
 
 VOCAB = 512
 

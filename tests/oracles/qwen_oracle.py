@@ -19,7 +19,7 @@ Variants:
 import json
 import os
 
-import hf_families as fam
+import family_oracle as fam
 
 PIECES, VOCAB = 300, 320
 
