@@ -16,7 +16,11 @@ token alone, and lm_head sends the generation prompt's last token to "Hello", "H
     equal @lenml/tokenizers' ids for the rendered text with special tokens parsed and no
     BOS added (apply_chat_template's tokenization), each reply is "Hello world" and ends
     at the end-of-turn id, and the second turn reuses the cached prefix that the first
-    turn's prompt and reply share with it, prefilling only its new tokens.
+    turn's prompt and reply share with it, prefilling only its new tokens;
+  - a second model, whose reply ends instead at another of the model's end ids (listed
+    in generation_config.json's eos_token_id, as Llama 3.1, Qwen3 and Gemma 3 list
+    theirs), answers one turn with the same reply: a chat turn ends at any end id the
+    model lists, not only at the template's.
 
 Exits 77 (skipped) without the tokenizers, node, the npm packages or NumPy, unless
 EMBER_REQUIRE_MODELS=1 (then it fails).
@@ -39,6 +43,9 @@ TURNS = ["Hi! Who are you?", "Und jetzt: café, 東京 👋?"]
 REPLY = "Hello world"
 # The token that ends an assistant's turn in each model's template.
 END_OF_TURN = {"llama3": "<|eot_id|>", "qwen3": "<|im_end|>", "gemma3": "<end_of_turn>"}
+# Another end id each model lists (Llama 3's EOS; Qwen3's and Gemma 3's are listed only
+# in their generation_config.json).
+OTHER_END = {"llama3": "<|end_of_text|>", "qwen3": "<|endoftext|>", "gemma3": "<eos>"}
 D_MODEL, FFN, HEADS, CONTEXT = 32, 64, 2, 256
 
 
@@ -60,11 +67,15 @@ def lenml_ids(args, tok_dir, texts, tmp):
     return json.load(open(out_path))["parse"]
 
 
-def write_model(np, d, tok_dir, vocab, specials, chain):
+def write_model(np, d, tok_dir, vocab, specials, chain, end_ids=None):
     """A Hugging Face Llama directory around the tokenizer in tok_dir: zero layers, random
     embeddings, and an lm_head whose row b is row a's embedding direction for each (a, b)
-    in chain, so that after token a the largest logit is b's."""
+    in chain, so that after token a the largest logit is b's; end_ids, if given, are
+    generation_config.json's eos_token_id."""
     os.makedirs(d)
+    if end_ids:
+        json.dump({"eos_token_id": end_ids},
+                  open(os.path.join(d, "generation_config.json"), "w"))
     for name in ("tokenizer.json", "tokenizer_config.json"):
         os.symlink(os.path.join(tok_dir, name), os.path.join(d, name))
     config = {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
@@ -123,8 +134,8 @@ def check_tokenizer(args, np, name, spec, references, jobs_at, report, tmp):
         check(report, f"{name}: {ref_name} renders both conversations", False, str((r1, r2)))
         return
     r1, r2 = r1["text"], r2["text"]
-    ids1, ids2, reply, eot = lenml_ids(args, tok_dir, [r1, r2, REPLY, END_OF_TURN[name]],
-                                       tmp)
+    ids1, ids2, reply, eot, other = lenml_ids(
+        args, tok_dir, [r1, r2, REPLY, END_OF_TURN[name], OTHER_END[name]], tmp)
     check(report, f"{name}: '{REPLY}' is two tokens and {END_OF_TURN[name]} one",
                  len(reply) == 2 and len(eot) == 1, f"{reply} {eot}")
     if len(reply) != 2 or len(eot) != 1:
@@ -194,6 +205,30 @@ def check_tokenizer(args, np, name, spec, references, jobs_at, report, tmp):
                  str(turns[1]))
     check(report, f"{name}: turn 2 prefills only its new tokens (the reply is encoded as "
           "it was generated)", shared == len(ids1) + 2, f"shared {shared} of {len(ids1)} + 2")
+    check_other_end(args, np, name, tok_dir, vocab, specials, last, reply, eot, other,
+                    report, tmp)
+
+
+def check_other_end(args, np, name, tok_dir, vocab, specials, last, reply, eot, other,
+                    report, tmp):
+    """One turn of a model whose reply ends at another end id it lists."""
+    if len(other) != 1 or other == eot:
+        check(report, f"{name}: {OTHER_END[name]} is one token besides the end of turn",
+              False, str(other))
+        return
+    d = os.path.join(tmp, name + "_other")
+    write_model(np, d, tok_dir, vocab, specials,
+                [(last, reply[0]), (reply[0], reply[1]), (reply[1], other[0])],
+                end_ids=[eot[0], other[0]])
+    model = os.path.join(tmp, name + "_other.ember")
+    run([args.ember, "convert", "--hf", d, "-o", model])
+    shutil.rmtree(d)
+    out, err = run([args.ember, "chat", "-m", model, "--system", SYSTEM, "-n", "8",
+                    "--temp", "0", "--now", str(NOW)], stdin=(TURNS[0] + "\n").encode())
+    ended = re.findall(r"generated (\d+) tokens.*\(ended at token (\d+)\)", err)
+    check(report, f"{name}: a turn ends at {OTHER_END[name]} ({other[0]}), another end id "
+          f"the model lists, with the reply '{REPLY}'",
+          out == f"{REPLY}\n" and ended == [("2", str(other[0]))], f"{out!r} {err}")
 
 
 def main():
