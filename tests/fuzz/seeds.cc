@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       std::vector<float> v(count);
       for (uint64_t i = 0; i < count; ++i)
         v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
-      g.tensors.push_back({n, shape, v, ember::DType::kF32});
+      g.tensors.push_back({n, shape, v, ember::DType::kF32, {}});
     };
     namespace names = ember::names;
     add(names::kTokEmbedding, {V, D});
