@@ -41,6 +41,10 @@ Status ChooseDTypes(DType matrix_dtype, const std::vector<DTypeOverride>& overri
       t.dtype = matrix_dtype;
     }
   }
+  return ApplyDTypeOverrides(overrides, spec);
+}
+
+Status ApplyDTypeOverrides(const std::vector<DTypeOverride>& overrides, ModelSpec* spec) {
   for (const DTypeOverride& o : overrides) {
     bool matched = false;
     for (TensorSpec& t : spec->tensors) {

@@ -36,6 +36,9 @@ Status ParseDTypeOverride(const std::string& text, DTypeOverride* out);
 Status ChooseDTypes(DType matrix_dtype, const std::vector<DTypeOverride>& overrides,
                     ModelSpec* spec);
 
+// Only the overrides, on the dtypes the tensors have (the GGUF importer's own choice).
+Status ApplyDTypeOverrides(const std::vector<DTypeOverride>& overrides, ModelSpec* spec);
+
 }  // namespace ember::tools
 
 #endif  // EMBER_TOOLS_CONVERT_DTYPE_POLICY_H_
