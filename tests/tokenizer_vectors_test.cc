@@ -1,7 +1,8 @@
 // Oracle: llama.cpp's tokenizer test vectors (models/ggml-vocab-*.gguf.{inp,out}, checked
 // by llama.cpp against Hugging Face tokenizers). The GPT-2 cases run with OpenAI's GPT-2
 // vocabulary (encoder.json + vocab.bpe, imported as a Hugging Face vocab.json +
-// merges.txt), the Llama SentencePiece cases with llama2.c's Llama 2 tokenizer.bin.
+// merges.txt), the Llama SentencePiece cases with llama2.c's Llama 2 tokenizer.bin, and
+// both again with the tokenizer imported from the .gguf files themselves.
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "tests/testing.h"
+#include "tools/convert/gguf_tokenizer.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/util/files.h"
@@ -114,6 +116,33 @@ TEST(TokenizerVectorsTest, LlamaSentencePieceMatchesLlamaCpp) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   const auto cases = ReadVectors(dir + "/gguf-vocab/ggml-vocab-llama-spm.gguf");
   EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+// The tokenizer as `ember convert --gguf` imports it from the vocabulary-only file.
+void CheckGgufVocabulary(const std::string& name, TokenizerKind kind) {
+  const std::string base =
+      testing::ModelsDir() + "/gguf-vocab/ggml-vocab-" + name + ".gguf";
+  auto file = tools::GgufFile::Open(base);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  TokenizerSpec tok;
+  const Status s = tools::ReadGgufTokenizer(**file, 0, &tok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(tok.kind, kind);
+  auto model =
+      Model::Open(testing::WriteModelAroundTokenizer(tok, "gguf_" + name).c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const auto cases = ReadVectors(base);
+  EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+TEST(TokenizerVectorsTest, Gpt2FromGgufMatchesLlamaCpp) {
+  if (!testing::HaveModel("gguf-vocab/ggml-vocab-gpt-2.gguf")) return;
+  CheckGgufVocabulary("gpt-2", TokenizerKind::kByteLevelBpe);
+}
+
+TEST(TokenizerVectorsTest, LlamaSentencePieceFromGgufMatchesLlamaCpp) {
+  if (!testing::HaveModel("gguf-vocab/ggml-vocab-llama-spm.gguf")) return;
+  CheckGgufVocabulary("llama-spm", TokenizerKind::kSentencePieceBpe);
 }
 
 }  // namespace
