@@ -92,7 +92,7 @@ rows=(
   "1|'$tmp/dir' is not a readable regular file|convert${S}--gguf${S}$tmp/dir${S}-o${S}$tmp/x.ember"
   "1|GGUF: not a GGUF file (it starts with \"|convert${S}--gguf${S}$m${S}-o${S}$tmp/x.ember"
   "1|--ctx: 0 is outside|convert${S}--gguf${S}$models/gguf/stories260K.gguf${S}--ctx${S}0${S}-o${S}$tmp/x.ember"
-  "1|--ctx needs --synthetic|convert${S}--llama2c${S}$bin${S}--tokenizer${S}$tok${S}--ctx${S}9${S}-o${S}$tmp/x.ember"
+  "1|--ctx needs --synthetic or --gguf|convert${S}--llama2c${S}$bin${S}--tokenizer${S}$tok${S}--ctx${S}9${S}-o${S}$tmp/x.ember"
   "1|cannot create '$tmp/dir': Is a directory|convert${S}--llama2c${S}$bin${S}--tokenizer${S}$tok${S}-o${S}$tmp/dir"
   "1|cannot create|logits${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/dir"
   "1|cannot create|attn${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/missing/a.json"

@@ -153,8 +153,9 @@ Status Convert(const ArgParser& args) {
   if (!args.Has("--synthetic")) {
     for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
                              "--vocab", "--ctx", "--seed"}) {
-      if (args.Has(flag) && !(args.Has("--gguf") && std::string(flag) == "--ctx")) {
-        return InvalidArgument("%s needs --synthetic", flag);
+      const bool ctx = std::string(flag) == "--ctx";
+      if (args.Has(flag) && !(ctx && args.Has("--gguf"))) {
+        return InvalidArgument("%s needs --synthetic%s", flag, ctx ? " or --gguf" : "");
       }
     }
   }

@@ -3,6 +3,7 @@
 #include "tools/convert/gguf_tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -157,8 +158,9 @@ Status ByteLevel(const GgufFile& f, const std::vector<std::string_view>& tokens,
       return InvalidModel("GGUF: tokens %u and %u are both %s", v.ids[v.pieces.back()], i,
                           GgufQuote(tokens[i]).c_str());
     }
-    // Control and user-defined tokens are raw text, not spelled in the byte alphabet.
-    if (types[i] != kNormal) {
+    // Control, user-defined, unused and unknown tokens are raw text, not spelled in the
+    // byte alphabet.
+    if (types[i] != kNormal && types[i] != kByte) {
       v.added[i] = AddedToken{v.pieces.back(), types[i] != kUserDefined};
     }
   }
@@ -170,7 +172,7 @@ Status ByteLevel(const GgufFile& f, const std::vector<std::string_view>& tokens,
   }
   EMBER_RETURN_IF_ERROR(BuildByteLevel("GGUF", v, specials, tok));
   for (uint32_t i = 0; i < n; ++i) {
-    if (types[i] == kUnknown || types[i] == kByte) tok->types[i] = EmberType(types[i]);
+    if (types[i] == kUnknown) tok->types[i] = TokenType::kUnknown;
   }
   return Status::Ok();
 }
