@@ -170,23 +170,28 @@ TEST(GgufReaderTest, BrokenFilesAreRefusedWithTheirOwnMessage) {
 
 // Every prefix of a real file is refused (the data section comes last and each tensor
 // needs all of its bytes), and every byte of its header set to 0xFF or 0x00 gives a
-// file that is refused or read: never a crash (ASan checks the reads).
+// file that is refused or read: never a crash (ASan checks the reads). Within the long
+// token tables in the middle of the header, every 7th byte (this runs under qemu too).
 TEST(GgufReaderTest, TruncationsAndByteFlipsNeverCrash) {
-  const std::string bytes =
+  std::string bytes =
       testing::LlamaGguf(testing::TinyModelSpec(32, 1, 4, 2, 64, 300, 64), 8);
   auto full = ParseOk(bytes);
   ASSERT_NE(full, nullptr);
   const size_t header = static_cast<size_t>(full->data_offset());
-  for (size_t n = 0; n < bytes.size(); n += n < header ? 1 : 61) {
+  const auto next = [&](size_t i) {
+    return i < 1024 || i + 1024 > header ? i + 1 : i + 7;
+  };
+  for (size_t n = 0; n < bytes.size(); n = n < header ? next(n) : n + 61) {
     EXPECT_FALSE(ParseStatus(bytes.substr(0, n)).ok()) << "prefix of " << n << " bytes";
   }
   size_t readable = 0;
-  for (size_t i = 0; i < header; ++i) {
+  for (size_t i = 0; i < header; i = next(i)) {
+    const char original = bytes[i];
     for (char value : {'\xFF', '\0'}) {
-      std::string flipped = bytes;
-      flipped[i] = value;
-      readable += ParseStatus(flipped).ok();
+      bytes[i] = value;
+      readable += ParseStatus(bytes).ok();
     }
+    bytes[i] = original;
   }
   EXPECT_GT(readable, 0u);  // most bytes are values and names, which may change
 }
