@@ -57,9 +57,18 @@ class Cursor {
 
 bool KnownValueType(uint32_t type) { return type <= 12; }
 
-// Parses one value of `type` at the cursor into *out. `where` names the key.
-Status ParseValue(Cursor* c, GgufType type, int depth, const std::string& where,
-                  GgufValue* out) {
+// Where a value is, for a message (built only for one): "metadata "key"", and "[i]"
+// for element i of an array of arrays (the innermost index).
+std::string Where(std::string_view key, int64_t index) {
+  std::string where = "metadata " + GgufQuote(key);
+  if (index >= 0) where += "[" + std::to_string(index) + "]";
+  return where;
+}
+
+// Parses one value of `type` of `key` at the cursor into *out (`index`: which element of
+// an array of arrays it is, or -1).
+Status ParseValue(Cursor* c, GgufType type, int depth, std::string_view key,
+                  int64_t index, GgufValue* out) {
   out->type = type;
   out->count = 1;
   const uint64_t start = c->pos();
@@ -68,7 +77,7 @@ Status ParseValue(Cursor* c, GgufType type, int depth, const std::string& where,
     if (!c->String(&s)) {
       return InvalidModel(
           "GGUF: %s: a string runs past the end of the file (at byte %llu)",
-          where.c_str(), static_cast<unsigned long long>(start));
+          Where(key, index).c_str(), static_cast<unsigned long long>(start));
     }
     out->data = reinterpret_cast<const uint8_t*>(s.data());
     out->count = s.size();
@@ -81,27 +90,27 @@ Status ParseValue(Cursor* c, GgufType type, int depth, const std::string& where,
     out->bytes = n;
     if (!c->Skip(n)) {
       return InvalidModel("GGUF: %s: its %s value runs past the end of the file",
-                          where.c_str(), GgufTypeName(type));
+                          Where(key, index).c_str(), GgufTypeName(type));
     }
     if (type == GgufType::kBool && *out->data > 1) {
-      return InvalidModel("GGUF: %s: bool value %u (must be 0 or 1)", where.c_str(),
-                          *out->data);
+      return InvalidModel("GGUF: %s: bool value %u (must be 0 or 1)",
+                          Where(key, index).c_str(), *out->data);
     }
     return Status::Ok();
   }
   if (depth >= GgufFile::kMaxArrayDepth) {
-    return InvalidModel("GGUF: %s: arrays nested deeper than %d", where.c_str(),
-                        GgufFile::kMaxArrayDepth);
+    return InvalidModel("GGUF: %s: arrays nested deeper than %d",
+                        Where(key, index).c_str(), GgufFile::kMaxArrayDepth);
   }
   uint32_t element_type;
   uint64_t count;
   if (!c->Read(&element_type, 4) || !c->Read(&count, 8)) {
     return InvalidModel("GGUF: %s: an array header runs past the end of the file",
-                        where.c_str());
+                        Where(key, index).c_str());
   }
   if (!KnownValueType(element_type)) {
-    return InvalidModel("GGUF: %s: array of unknown value type %u", where.c_str(),
-                        element_type);
+    return InvalidModel("GGUF: %s: array of unknown value type %u",
+                        Where(key, index).c_str(), element_type);
   }
   out->element_type = static_cast<GgufType>(element_type);
   out->count = count;
@@ -114,7 +123,7 @@ Status ParseValue(Cursor* c, GgufType type, int depth, const std::string& where,
   if (count > c->left() / min_bytes) {
     return InvalidModel(
         "GGUF: %s: an array of %llu %s cannot fit in the %llu bytes left in the file",
-        where.c_str(), static_cast<unsigned long long>(count),
+        Where(key, index).c_str(), static_cast<unsigned long long>(count),
         GgufTypeName(out->element_type), static_cast<unsigned long long>(c->left()));
   }
   if (element_bytes) {
@@ -122,8 +131,8 @@ Status ParseValue(Cursor* c, GgufType type, int depth, const std::string& where,
   } else {
     for (uint64_t i = 0; i < count; ++i) {
       GgufValue element;
-      EMBER_RETURN_IF_ERROR(ParseValue(c, out->element_type, depth + 1,
-                                       where + "[" + std::to_string(i) + "]", &element));
+      EMBER_RETURN_IF_ERROR(ParseValue(c, out->element_type, depth + 1, key,
+                                       static_cast<int64_t>(i), &element));
     }
   }
   out->bytes = static_cast<uint64_t>(c->here() - out->data);
@@ -189,16 +198,17 @@ Status GgufFile::ParseAll(const uint8_t* data, size_t size) {
       return InvalidModel("GGUF: metadata entry %llu has an empty key",
                           static_cast<unsigned long long>(i));
     }
-    const std::string where = "metadata " + Clip(kv.key);
+
     if (!c.Read(&type, 4)) {
       return InvalidModel("GGUF: %s: the value type runs past the end of the file",
-                          where.c_str());
+                          Where(kv.key, -1).c_str());
     }
     if (!KnownValueType(type)) {
-      return InvalidModel("GGUF: %s: unknown value type %u", where.c_str(), type);
+      return InvalidModel("GGUF: %s: unknown value type %u", Where(kv.key, -1).c_str(),
+                          type);
     }
     EMBER_RETURN_IF_ERROR(
-        ParseValue(&c, static_cast<GgufType>(type), 0, where, &kv.value));
+        ParseValue(&c, static_cast<GgufType>(type), 0, kv.key, -1, &kv.value));
     kvs_.push_back(kv);
   }
   kv_order_.resize(kvs_.size());
@@ -235,42 +245,41 @@ Status GgufFile::ParseAll(const uint8_t* data, size_t size) {
                           static_cast<unsigned long long>(i), t.name.size(),
                           kMaxNameBytes);
     }
-    const std::string name = Clip(t.name);
     if (!c.Read(&t.n_dims, 4)) {
-      return InvalidModel("GGUF: tensor %s: truncated", name.c_str());
+      return InvalidModel("GGUF: tensor %s: truncated", Clip(t.name).c_str());
     }
     if (t.n_dims < 1 || t.n_dims > 4) {
-      return InvalidModel("GGUF: tensor %s has %u dimensions (1 to 4)", name.c_str(),
-                          t.n_dims);
+      return InvalidModel("GGUF: tensor %s has %u dimensions (1 to 4)",
+                          Clip(t.name).c_str(), t.n_dims);
     }
     t.elements = 1;
     for (uint32_t d = 0; d < t.n_dims; ++d) {
       if (!c.Read(&t.ne[d], 8)) {
-        return InvalidModel("GGUF: tensor %s: truncated", name.c_str());
+        return InvalidModel("GGUF: tensor %s: truncated", Clip(t.name).c_str());
       }
       if (t.ne[d] == 0 || t.ne[d] > (uint64_t{1} << 48)) {
-        return InvalidModel("GGUF: tensor %s: dimension %u is %llu", name.c_str(), d,
-                            static_cast<unsigned long long>(t.ne[d]));
+        return InvalidModel("GGUF: tensor %s: dimension %u is %llu", Clip(t.name).c_str(),
+                            d, static_cast<unsigned long long>(t.ne[d]));
       }
       if (__builtin_mul_overflow(t.elements, t.ne[d], &t.elements) ||
           t.elements > (uint64_t{1} << 48)) {
         return InvalidModel("GGUF: tensor %s: its dimensions multiply past 2^48 elements",
-                            name.c_str());
+                            Clip(t.name).c_str());
       }
     }
     if (!c.Read(&t.type, 4) || !c.Read(&t.offset, 8)) {
-      return InvalidModel("GGUF: tensor %s: truncated", name.c_str());
+      return InvalidModel("GGUF: tensor %s: truncated", Clip(t.name).c_str());
     }
     const GgmlTypeInfo* info = FindGgmlType(t.type);
     if (!info) {
-      return InvalidModel("GGUF: tensor %s has %s GGML type %u", name.c_str(),
+      return InvalidModel("GGUF: tensor %s has %s GGML type %u", Clip(t.name).c_str(),
                           RemovedGgmlType(t.type) ? "the removed" : "unknown", t.type);
     }
     if (t.ne[0] % info->block_elements != 0) {
       return InvalidModel(
           "GGUF: tensor %s: rows of %llu elements are not whole %s blocks "
           "of %u",
-          name.c_str(), static_cast<unsigned long long>(t.ne[0]), info->name,
+          Clip(t.name).c_str(), static_cast<unsigned long long>(t.ne[0]), info->name,
           info->block_elements);
     }
     // < 2^48 / 1 blocks of at most 292 bytes: no overflow.
@@ -279,7 +288,7 @@ Status GgufFile::ParseAll(const uint8_t* data, size_t size) {
       return InvalidModel(
           "GGUF: tensor %s: offset %llu is not a multiple of the "
           "alignment %u",
-          name.c_str(), static_cast<unsigned long long>(t.offset), alignment_);
+          Clip(t.name).c_str(), static_cast<unsigned long long>(t.offset), alignment_);
     }
     tensors_.push_back(t);
   }

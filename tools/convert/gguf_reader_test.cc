@@ -171,7 +171,7 @@ TEST(GgufReaderTest, BrokenFilesAreRefusedWithTheirOwnMessage) {
 // Every prefix of a real file is refused (the data section comes last and each tensor
 // needs all of its bytes), and every byte of its header set to 0xFF or 0x00 gives a
 // file that is refused or read: never a crash (ASan checks the reads). Within the long
-// token tables in the middle of the header, every 7th byte (this runs under qemu too).
+// token tables in the middle of the header, every 11th byte (this runs under qemu too).
 TEST(GgufReaderTest, TruncationsAndByteFlipsNeverCrash) {
   std::string bytes =
       testing::LlamaGguf(testing::TinyModelSpec(32, 1, 4, 2, 64, 300, 64), 8);
@@ -179,7 +179,7 @@ TEST(GgufReaderTest, TruncationsAndByteFlipsNeverCrash) {
   ASSERT_NE(full, nullptr);
   const size_t header = static_cast<size_t>(full->data_offset());
   const auto next = [&](size_t i) {
-    return i < 1024 || i + 1024 > header ? i + 1 : i + 7;
+    return i < 512 || i + 512 > header ? i + 1 : i + 11;
   };
   for (size_t n = 0; n < bytes.size(); n = n < header ? next(n) : n + 61) {
     EXPECT_FALSE(ParseStatus(bytes.substr(0, n)).ok()) << "prefix of " << n << " bytes";
