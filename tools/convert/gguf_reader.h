@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "tools/util/files.h"
 
 namespace ember::tools {
 
@@ -131,7 +132,6 @@ class GgufFile {
   static Result<std::unique_ptr<GgufFile>> Parse(const uint8_t* data, size_t size);
   // Maps `path` read-only and parses it (messages start with the path).
   static Result<std::unique_ptr<GgufFile>> Open(const std::string& path);
-  ~GgufFile();
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
 
@@ -162,8 +162,7 @@ class GgufFile {
   GgufFile() = default;
   Status ParseAll(const uint8_t* data, size_t size);
 
-  void* mapping_ = nullptr;
-  size_t mapping_bytes_ = 0;
+  MappedFile mapping_;
   uint32_t version_ = 0;
   uint32_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;

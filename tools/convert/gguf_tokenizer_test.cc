@@ -38,28 +38,14 @@ Parsed Parse(std::string bytes) {
   return p;
 }
 
-std::string ByteLevelSpelling(const std::string& bytes) {
-  std::string s;
-  for (unsigned char b : bytes) {
-    const uint32_t cp = ByteToUnicode(b);
-    if (cp < 0x80) {
-      s += static_cast<char>(cp);
-    } else {
-      s += static_cast<char>(0xC0 | (cp >> 6));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  return s;
-}
-
 // A byte-level vocabulary: the 256 bytes, "he", " t", " the", then <|endoftext|> (and
 // `extra` more control tokens), as GGUF spells it.
 void AddByteLevelTokenizer(const std::vector<std::string>& extra, GgufBuilder* b) {
   std::vector<std::string> tokens;
   for (int i = 0; i < 256; ++i)
-    tokens.push_back(ByteLevelSpelling(std::string(1, char(i))));
+    tokens.push_back(ByteLevelEncode(std::string(1, char(i))));
   for (const char* merged : {"he", " t", " the"})
-    tokens.push_back(ByteLevelSpelling(merged));
+    tokens.push_back(ByteLevelEncode(merged));
   tokens.push_back("<|endoftext|>");
   std::vector<int32_t> types(tokens.size(), 1);
   types.back() = 3;
@@ -72,7 +58,7 @@ void AddByteLevelTokenizer(const std::vector<std::string>& extra, GgufBuilder* b
       .Strings("tokenizer.ggml.tokens", tokens)
       .I32s("tokenizer.ggml.token_type", types)
       .Strings("tokenizer.ggml.merges",
-               {"h e", ByteLevelSpelling(" ") + " t", ByteLevelSpelling(" t") + " he"})
+               {"h e", ByteLevelEncode(" ") + " t", ByteLevelEncode(" t") + " he"})
       .U32("tokenizer.ggml.bos_token_id", 259)
       .U32("tokenizer.ggml.eos_token_id", 259);
 }
