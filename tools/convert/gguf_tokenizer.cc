@@ -52,23 +52,33 @@ Status SpecialId(const GgufFile& f, const char* key, uint32_t n, int64_t* id) {
   return Status::Ok();
 }
 
-// tokenizer.ggml.token_type: one int32 per token (all normal when absent).
+// tokenizer.ggml.token_type: one integer per token (all normal when absent; llama.cpp
+// writes int32, older files other integer widths).
 Status TokenTypes(const GgufFile& f, uint32_t n, std::vector<int32_t>* types) {
-  const GgufValue* array;
-  EMBER_RETURN_IF_ERROR(
-      f.GetArray("tokenizer.ggml.token_type", GgufType::kInt32, false, &array));
+  const char* const key = "tokenizer.ggml.token_type";
+  const GgufKv* kv = f.Find(key);
+  const GgufValue* array = kv ? &kv->value : nullptr;
+  const bool integers = array && array->type == GgufType::kArray &&
+                        GgufScalarBytes(array->element_type) != 0 &&
+                        array->element_type != GgufType::kFloat32 &&
+                        array->element_type != GgufType::kFloat64 &&
+                        array->element_type != GgufType::kBool;
+  if (array && !integers) {
+    EMBER_RETURN_IF_ERROR(
+        f.GetArray(key, GgufType::kInt32, false, &array));  // the message
+  }
   types->assign(n, kNormal);
   if (!array) return Status::Ok();
   if (array->count != n) {
-    return InvalidModel("GGUF: tokenizer.ggml.token_type has %llu entries for %u tokens",
+    return InvalidModel("GGUF: %s has %llu entries for %u tokens", key,
                         static_cast<unsigned long long>(array->count), n);
   }
   for (uint32_t i = 0; i < n; ++i) {
-    const int32_t t = static_cast<int32_t>(GgufNumberAt(*array, i));
-    if (t < kUndefined || t > kByte) {
-      return InvalidModel("GGUF: token %u has unknown token type %d", i, t);
+    const double t = GgufNumberAt(*array, i);
+    if (!(t >= kUndefined && t <= kByte)) {
+      return InvalidModel("GGUF: token %u has unknown token type %.0f", i, t);
     }
-    (*types)[i] = t == kUndefined ? kNormal : t;
+    (*types)[i] = t == kUndefined ? kNormal : static_cast<int32_t>(t);
   }
   return Status::Ok();
 }

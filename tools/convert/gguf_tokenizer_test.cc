@@ -239,5 +239,31 @@ TEST(GgufTokenizerTest, SpecialIdsOptionsAndTemplate) {
       << s.message();
 }
 
+// Token types in any integer width (older files); floats are refused.
+TEST(GgufTokenizerTest, TokenTypesOfAnyIntegerWidth) {
+  const TokenizerSpec spm = testing::TinyModelSpec().tokenizer;
+  std::string u8_types;
+  for (TokenType t : spm.types) {
+    static const char kGgufType[] = {1, 2, 3, 6, 4};
+    u8_types += kGgufType[static_cast<int>(t)];
+  }
+  GgufBuilder b;
+  testing::AddSentencePieceTokenizer(spm, &b);
+  b.Remove("tokenizer.ggml.token_type")
+      .Raw("tokenizer.ggml.token_type", GgufBuilder::kArray,
+           GgufBuilder::Array(GgufBuilder::kU8, u8_types.size(), u8_types));
+  Parsed file = Parse(b.Build());
+  TokenizerSpec tok;
+  ASSERT_TRUE(ReadGgufTokenizer(*file, 0, &tok).ok());
+  EXPECT_EQ(tok.types, spm.types);
+  b.Remove("tokenizer.ggml.token_type").F32s("tokenizer.ggml.token_type", {1.0f});
+  file = Parse(b.Build());
+  const Status s = ReadGgufTokenizer(*file, 0, &tok);
+  EXPECT_NE(
+      std::string(s.message()).find("is an array of float32; expected an array of int32"),
+      std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace ember::tools
