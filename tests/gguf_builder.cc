@@ -142,19 +142,20 @@ void AddSentencePieceTokenizer(const TokenizerSpec& tok, GgufBuilder* b) {
   if (tok.unk_id >= 0) b->U32("tokenizer.ggml.unknown_token_id", tok.unk_id);
 }
 
-GgufBuilder LlamaGgufBuilder(const ModelSpec& spec, uint32_t matrix_type) {
+GgufBuilder LlamaGgufBuilder(const ModelSpec& spec, uint32_t matrix_type,
+                             const std::string& arch) {
   const ModelConfig& c = spec.config;
   GgufBuilder b;
-  b.Str("general.architecture", "llama")
-      .U32("llama.context_length", c.max_context)
-      .U32("llama.embedding_length", c.d_model)
-      .U32("llama.block_count", c.n_layers)
-      .U32("llama.feed_forward_length", c.ffn_dim)
-      .U32("llama.attention.head_count", c.n_heads)
-      .U32("llama.attention.head_count_kv", c.n_kv_heads)
-      .U32("llama.rope.dimension_count", c.head_dim)
-      .F32("llama.attention.layer_norm_rms_epsilon", c.norm_eps)
-      .F32("llama.rope.freq_base", c.rope_theta);
+  b.Str("general.architecture", arch)
+      .U32(arch + ".context_length", c.max_context)
+      .U32(arch + ".embedding_length", c.d_model)
+      .U32(arch + ".block_count", c.n_layers)
+      .U32(arch + ".feed_forward_length", c.ffn_dim)
+      .U32(arch + ".attention.head_count", c.n_heads)
+      .U32(arch + ".attention.head_count_kv", c.n_kv_heads)
+      .U32(arch + ".rope.dimension_count", c.head_dim)
+      .F32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps)
+      .F32(arch + ".rope.freq_base", c.rope_theta);
   AddSentencePieceTokenizer(spec.tokenizer, &b);
   for (const TensorSpec& t : spec.tensors) {
     std::vector<uint64_t> ne(t.shape.rbegin(), t.shape.rend());

@@ -95,8 +95,10 @@ std::string F32Bytes(const std::vector<float>& values);
 
 // A GGUF of a Llama-architecture spec (RMSNorm, SwiGLU, RoPE with interleaved pairs, as
 // llama.cpp's files store them) with its SentencePiece tokenizer; every matrix in
-// `matrix_type` (0 f32, 8 q8_0 or 2 q4_0), vectors f32.
-GgufBuilder LlamaGgufBuilder(const ModelSpec& spec, uint32_t matrix_type);
+// `matrix_type` (0 f32, 8 q8_0 or 2 q4_0), vectors f32. `arch` names the architecture
+// and its keys (qwen2: the same keys, RoPE on halves).
+GgufBuilder LlamaGgufBuilder(const ModelSpec& spec, uint32_t matrix_type,
+                             const std::string& arch = "llama");
 inline std::string LlamaGguf(const ModelSpec& spec, uint32_t matrix_type) {
   return LlamaGgufBuilder(spec, matrix_type).Build();
 }

@@ -216,8 +216,11 @@ Status VocabSize(const GgufFile& f, const ArchKeys& keys, uint32_t* vocab) {
   return Status::Ok();
 }
 
-Status LlamaConfig(const GgufFile& f, ModelConfig* c) {
-  const ArchKeys k(f, "llama");
+// llama and qwen2: the same keys and blocks; qwen2 has Q/K/V biases (in the file) and
+// RoPE on halves (llama.cpp's converter leaves its Q/K rows as Hugging Face has them).
+Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
+                       ModelConfig* c) {
+  const ArchKeys k(f, arch);
   EMBER_RETURN_IF_ERROR(k.CheckAllKnown({"context_length",
                                          "embedding_length",
                                          "block_count",
@@ -260,10 +263,8 @@ Status LlamaConfig(const GgufFile& f, ModelConfig* c) {
   EMBER_RETURN_IF_ERROR(f.GetInt(k.Key("expert_count"), false, 0, 0, 1 << 16, &count));
   experts = static_cast<uint32_t>(count);
   if (experts > 0) {
-    return Unimplemented(
-        "GGUF: a mixture of %u experts (llama.expert_count) is not "
-        "supported",
-        experts);
+    return Unimplemented("GGUF: a mixture of %u experts (%s) is not supported", experts,
+                         k.Key("expert_count").c_str());
   }
   if (c->n_heads % c->n_kv_heads != 0 || c->head_dim % 2 != 0 || c->head_dim == 0) {
     return InvalidModel(
@@ -279,28 +280,27 @@ Status LlamaConfig(const GgufFile& f, ModelConfig* c) {
   }
   if (rope_dims != c->head_dim) {
     return Unimplemented(
-        "GGUF: RoPE on %u of the %u dimensions of a head "
-        "(llama.rope.dimension_count) is not supported",
-        rope_dims, c->head_dim);
+        "GGUF: RoPE on %u of the %u dimensions of a head (%s) is not supported",
+        rope_dims, c->head_dim, k.Key("rope.dimension_count").c_str());
   }
   EMBER_RETURN_IF_ERROR(
       f.GetInt(k.Key("attention.sliding_window"), false, 0, 0, INT32_MAX, &count));
   window = static_cast<uint32_t>(count);
-  snprintf(c->architecture, sizeof(c->architecture), "llama");
+  snprintf(c->architecture, sizeof(c->architecture), "%s", arch);
   c->norm = NormKind::kRmsNorm;
   c->norm_placement = NormPlacement::kPre;
   c->final_norm = true;
   c->ffn = FfnKind::kGated;
   c->activation = Activation::kSiLU;
   c->positions = PositionKind::kRope;
-  c->rope_pairing = RopePairing::kInterleaved;
+  c->rope_pairing = pairing;
   c->mask = AttentionMask::kCausal;
   EMBER_RETURN_IF_ERROR(k.Dim("context_length", true, 0, 1 << 24, &c->max_context));
   if (window > 0 && window < c->max_context) {
     return Unimplemented(
-        "GGUF: sliding-window attention (llama.attention.sliding_window "
-        "%u, shorter than the context of %u) is not supported",
-        window, c->max_context);
+        "GGUF: sliding-window attention (%s %u, shorter than the context of %u) is "
+        "not supported",
+        k.Key("attention.sliding_window").c_str(), window, c->max_context);
   }
   return VocabSize(f, k, &c->vocab_size);
 }
@@ -344,12 +344,14 @@ Status MapGgufModel(const GgufFile& f, uint32_t max_context, ModelConfig* c,
   std::string_view arch;
   EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", true, &arch));
   if (arch == "llama") {
-    EMBER_RETURN_IF_ERROR(LlamaConfig(f, c));
+    EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, "llama", RopePairing::kInterleaved, c));
+  } else if (arch == "qwen2") {
+    EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, "qwen2", RopePairing::kHalf, c));
   } else if (arch == "gpt2") {
     EMBER_RETURN_IF_ERROR(Gpt2Config(f, c));
   } else {
     return Unimplemented(
-        "GGUF: architecture %s is not supported (ember converts llama and "
+        "GGUF: architecture %s is not supported (ember converts llama, qwen2 and "
         "gpt2)",
         GgufQuote(arch).c_str());
   }

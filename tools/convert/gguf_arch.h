@@ -7,6 +7,8 @@
 //          SwiGLU, grouped-query attention; llama.cpp's converter permutes Q and K so
 //          that RoPE rotates interleaved pairs (GGML's "normal" mode): RopePairing
 //          kInterleaved, no permutation at import.
+//   qwen2  Qwen2, Qwen2.5: the same blocks with biases on Q, K and V, and RoPE on halves
+//          (RopePairing kHalf: llama.cpp does not permute these rows).
 //   gpt2   GPT-2: LayerNorm, learned positions, GELU (tanh), biases; attn_qkv split into
 //          Q, K and V.
 #ifndef EMBER_TOOLS_CONVERT_GGUF_ARCH_H_

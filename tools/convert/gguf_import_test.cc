@@ -265,5 +265,37 @@ TEST(GgufImportTest, PermutedQueryKeyRowsWithInterleavedRopeEqualRotateHalf) {
   }
 }
 
+// Qwen2: Llama's blocks with biases on Q, K and V and RoPE on halves, its rows as
+// Hugging Face has them: the import is the model, bit for bit.
+TEST(GgufImportTest, Qwen2IsLlamaWithQkvBiasesAndHalfPairs) {
+  ModelSpec qwen = testing::TinyModelSpec(32, 2, 4, 2, 64, 300, 64, 11);
+  qwen.config.rope_pairing = RopePairing::kHalf;
+  qwen.config.rope_theta = 1000000.0f;
+  qwen.config.qkv_bias = true;
+  snprintf(qwen.config.architecture, sizeof(qwen.config.architecture), "qwen2");
+  for (unsigned i = 0; i < 2; ++i) {
+    for (const auto& [format, rows] :
+         {std::pair<const char*, uint64_t>{names::kAttnQBias, 32},
+          {names::kAttnKBias, 16},
+          {names::kAttnVBias, 16}}) {
+      TensorSpec bias;
+      bias.name = names::LayerName(format, i);
+      bias.shape = {rows};
+      for (uint64_t r = 0; r < rows; ++r) bias.values.push_back(0.01f * (r % 7) - 0.03f);
+      qwen.tensors.push_back(std::move(bias));
+    }
+  }
+  ModelSpec imported;
+  ASSERT_TRUE(
+      Import(testing::LlamaGgufBuilder(qwen, 0, "qwen2").Build(), {}, &imported).ok());
+  EXPECT_STREQ(imported.config.architecture, "qwen2");
+  EXPECT_EQ(imported.config.rope_pairing, RopePairing::kHalf);
+  EXPECT_EQ(imported.config.rope_theta, 1000000.0f);
+  EXPECT_TRUE(imported.config.qkv_bias);
+  EXPECT_FALSE(imported.config.out_bias);
+  const std::vector<int32_t> tokens = {1, 100, 7, 250, 3};
+  EXPECT_EQ(Logits(imported, tokens), Logits(qwen, tokens));
+}
+
 }  // namespace
 }  // namespace ember::tools
