@@ -3,6 +3,7 @@
 // from their own blocks where that is exact, else decoded as GGML decodes them.
 #include "tools/convert/gguf_import.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/quant_layout.h"
@@ -65,6 +66,13 @@ Status ReadTensor(const GgufTensorSource& s, TensorSpec* t, std::string* how) {
   const bool matrix = s.shape.size() == 2;
   const uint64_t rows = matrix ? s.shape[0] : 1, cols = s.shape.back();
   const uint64_t row_bytes = cols / info.block_elements * info.block_bytes;
+  // Decoded as f32, or repacked (at most 1.0625 bytes per value plus padding): the host
+  // must address that much (on 32-bit Arm a file's tensor can hold more values than fit).
+  if (rows * cols > (SIZE_MAX - (uint64_t{1} << 20)) / sizeof(float)) {
+    return ResourceExhausted("GGUF: tensor %s: %llu values do not fit in memory here",
+                             GgufQuote(src.name).c_str(),
+                             static_cast<unsigned long long>(rows * cols));
+  }
   // A split vector starts at element first_row: a whole block, for the types that split.
   if (!matrix && s.first_row % info.block_elements != 0) {
     return InvalidModel("GGUF: tensor %s cannot be split inside a %s block",
