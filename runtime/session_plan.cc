@@ -40,7 +40,8 @@ size_t MaxQuantizedInput(const Weights& w) {
 }
 
 // Fills the sizes of `plan` from the options.
-Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* plan) {
+Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {
+  const ModelConfig& c = model.config();
   plan->max_context = o.max_context ? o.max_context : c.max_context;
   if (plan->max_context > c.max_context) {
     return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,
@@ -61,7 +62,11 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
     return InvalidArgument("unknown backend %u", static_cast<unsigned>(o.backend));
   }
   plan->logit_rows = o.all_logits ? plan->max_batch : 1;
-  plan->token_capacity = Tokenizer::EncodeCapacity(plan->max_prompt_bytes);
+  plan->token_capacity = model.tokenizer().EncodeCapacity(plan->max_prompt_bytes);
+  if (plan->token_capacity == SIZE_MAX) {
+    return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
+                           plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
+  }
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -79,7 +84,7 @@ const char* ArenaStepName(int step) {
 Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options) {
   const ModelConfig& c = model.config();
   SessionPlan plan;
-  EMBER_RETURN_IF_ERROR(ResolveSizes(c, options, &plan));
+  EMBER_RETURN_IF_ERROR(ResolveSizes(model, options, &plan));
   const size_t b = plan.max_batch, T = plan.max_context, chunk = AttentionChunk(b);
   // XNNPACK reads up to a few bytes past an input: the buffers Linear reads carry them.
   size_t pad = 0;

@@ -18,6 +18,7 @@
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/hf_tokenizer.h"
 
 namespace ember {
 namespace {
@@ -170,6 +171,50 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   EXPECT_EQ(c_creating, 1u) << "ember_session_create: the session object only";
   ember_session_free(c_session);
   ember_model_free(c_model);
+}
+
+// Encoding with the tokenizers of tokenizer.json (Llama 3's split with ignore_merges,
+// Qwen3's NFC, Gemma 3's SentencePiece by rank and its thousands of added tokens), with
+// and without special-token parsing, and decoding, allocate nothing either: all work is
+// in the caller's buffer of EncodeCapacity ids.
+TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  std::string text =
+      "<|im_start|>user\nCafe\xCC\x81 \xE2\x84\xAB 12345 I'M \xE4\xBD\xA0\xE5\xA5\xBD"
+      " \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD<start_of_turn>\xE2\x96\x81\xE2\x96\x81"
+      "<|eot_id|>\n\n\t  x<|im_end|>";
+  for (int i = 0; i < 6; ++i) text += text;  // 64 copies
+  for (const char* name : {"llama3", "qwen3", "gemma3"}) {
+    if (!testing::HaveModel(std::string("hf-tokenizers/") + name + "/tokenizer.json")) {
+      return;
+    }
+    tools::LoadedTokenizer loaded;
+    const Status s =
+        tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + name, &loaded);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const Tokenizer& tok = loaded.tokenizer;
+    std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
+    size_t total = 0, decoded = 0;
+    bool ok = true;
+    tools::AllocCounterArm();
+    for (bool parse_special : {false, true}) {
+      EncodeOptions options;
+      options.parse_special = parse_special;
+      options.add_bos = tok.bos_id() >= 0;
+      size_t n = 0;
+      ok &= tok.Encode(text, options, ids.data(), ids.size(), &n).ok();
+      for (size_t i = 0; i < n; ++i)
+        decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
+      total += n;
+    }
+    const uint64_t allocations = tools::AllocCounterDisarm();
+    EXPECT_TRUE(ok) << name;
+    EXPECT_GT(total, 0u);
+    EXPECT_GT(decoded, 0u);
+    EXPECT_EQ(allocations, 0u) << name;
+  }
 }
 
 TEST(NoAllocTest, TheCounterCounts) {

@@ -42,7 +42,7 @@ Loaded LoadAs(DType dtype) {
 }
 
 std::vector<int32_t> TextTokens(const Model& model) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(sizeof(kText)));
+  std::vector<int32_t> ids(model.tokenizer().EncodeCapacity(sizeof(kText)));
   size_t n = 0;
   Status s = model.tokenizer().Encode(kText, true, ids.data(), ids.size(), &n);
   EXPECT_TRUE(s.ok()) << s.message();

@@ -76,6 +76,10 @@ void PrintModel(const std::string& path, const Model& model) {
   for (size_t i = 0; i < t.num_stop_ids; ++i) printf(" %d", t.stop_ids[i]);
   if (t.has_stop_ids && t.num_stop_ids == 0) printf(" nothing (no stop ids)");
   printf("\n");
+  printf("             pre-tokenizer %s%s, merges by %s%s, %zu added tokens\n",
+         PreTokenizerName(t.pre_tokenizer),
+         t.normalizer == Normalization::kNfc ? ", NFC" : "", t.scores ? "score" : "rank",
+         t.ignore_merges ? " (whole pieces first)" : "", t.num_added);
   if (t.chat_template_bytes > 0) {
     printf("chat         a template of %zu bytes (Jinja source)\n",
            t.chat_template_bytes);

@@ -184,7 +184,7 @@ TEST(GgufGpt2Test, FusedQkvIsSplitAndTheModelIsTheSame) {
   EXPECT_EQ(tok.stop_ids, std::vector<int32_t>{259});
   testing::LoadedModel loaded = testing::LoadSpec(imported);
   ASSERT_NE(loaded.model, nullptr);
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(16));
+  std::vector<int32_t> ids(loaded.model->tokenizer().EncodeCapacity(16));
   size_t n = 0;
   ASSERT_TRUE(
       loaded.model->tokenizer().Encode("he the", false, ids.data(), ids.size(), &n).ok());

@@ -13,11 +13,14 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember::tools {
 namespace {
+
+using testing::Utf8;
 
 constexpr uint64_t kEmbd = 4, kPositions = 6, kVocab = 258;
 

@@ -1,4 +1,4 @@
-// ReadFile and MappedFile (see files.h).
+// ReadFile, MappedFile and CheckWritable (see files.h).
 #include "tools/util/files.h"
 
 #include <fcntl.h>
@@ -58,6 +58,21 @@ Status MappedFile::Map(const std::string& path) {
   }
   data_ = map;
   size_ = size;
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return IoError("cannot write '%s': it is a directory", path.c_str());
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return IoError("cannot write '%s': %s", path.c_str(), strerror(errno));
+  }
   return Status::Ok();
 }
 

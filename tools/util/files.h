@@ -1,5 +1,5 @@
-// Whole-file reads and read-only mappings for the tools (importers, tests): clear
-// messages, never a crash.
+// Whole-file reads, read-only mappings and an early check that an output can be written,
+// for the tools (importers, tests): clear messages, never a crash.
 #ifndef EMBER_TOOLS_UTIL_FILES_H_
 #define EMBER_TOOLS_UTIL_FILES_H_
 
@@ -33,6 +33,10 @@ class MappedFile {
   void* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Whether `path` can be written later (its directory exists and is writable, and it is
+// not a directory), so a long job can fail before it starts rather than at its end.
+Status CheckWritable(const std::string& path);
 
 }  // namespace ember::tools
 
