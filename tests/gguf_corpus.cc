@@ -228,9 +228,9 @@ std::vector<BrokenGguf> ImporterCases() {
        base()
            .Remove("tokenizer.ggml.model")
            .Str("tokenizer.ggml.model", "gpt2")
-           .Str("tokenizer.ggml.pre", "jais")
+           .Str("tokenizer.ggml.pre", "tekken")
            .Build(),
-       "pre-tokenizer \"jais\"", true},
+       "tokenizer.ggml.pre 'tekken' is not a pre-tokenizer", true},
       {"byte_token_not_hex", bad_byte.Build(), "is \"<0xZZ>\", not <0xNN>", true},
       {"token_type_unknown",
        base()
@@ -244,6 +244,19 @@ std::vector<BrokenGguf> ImporterCases() {
            .F32s("tokenizer.ggml.scores", {0.0f})
            .Build(),
        "tokenizer.ggml.scores has 1 entries for 300 tokens", true},
+      {"rope_theta_1",
+       base().Remove("llama.rope.freq_base").F32("llama.rope.freq_base", 1.0f).Build(),
+       "llama.rope.freq_base is 1 (more than 1, less than 1e12 allowed)", true},
+      {"heads_do_not_divide",
+       base()
+           .Remove("llama.attention.head_count")
+           .U32("llama.attention.head_count", 3)
+           .Remove("llama.attention.head_count_kv")
+           .U32("llama.attention.head_count_kv", 3)
+           .U32("llama.attention.key_length", 8)
+           .Remove("llama.rope.dimension_count")
+           .Build(),
+       "embedding length 32, 3 heads, 3 key/value heads and head_dim 8 do not fit", true},
       {"sliding_window", base().U32("llama.attention.sliding_window", 16).Build(),
        "sliding-window attention", true},
   };

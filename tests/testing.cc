@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
@@ -19,6 +20,7 @@
 #include "runtime/utf8.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
+#include "tools/util/files.h"
 
 namespace ember::testing {
 namespace {
@@ -315,6 +317,34 @@ std::string Utf8(uint32_t cp) {
     s += static_cast<char>(0x80 | (cp & 0x3F));
   }
   return s;
+}
+
+std::vector<VocabCase> ReadVocabCases(const std::string& base) {
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(tools::ReadFile(base + ".inp", &bytes).ok());
+  const std::string inp(bytes.begin(), bytes.end());
+  EXPECT_TRUE(tools::ReadFile(base + ".out", &bytes).ok());
+  const std::string out(bytes.begin(), bytes.end());
+
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<VocabCase> cases;
+  for (size_t pos = 0; pos <= inp.size();) {
+    size_t end = inp.find(separator, pos);
+    if (end == std::string::npos) end = inp.size();
+    cases.push_back({inp.substr(pos, end - pos), {}});
+    pos = end + separator.size();
+  }
+  std::istringstream lines(out);
+  std::string line;
+  size_t i = 0;
+  while (std::getline(lines, line) && i < cases.size()) {
+    std::istringstream ids(line);
+    for (int32_t id; ids >> id;) cases[i].ids.push_back(id);
+    ++i;
+  }
+  // The text after the last separator is empty, and so is its (missing) last line.
+  EXPECT_EQ(cases.size(), 47u) << base;
+  return cases;
 }
 
 }  // namespace ember::testing

@@ -110,6 +110,15 @@ class ScratchDir {
   std::string path_;
 };
 
+// llama.cpp's tokenizer test vectors (models/ggml-vocab-*.gguf.{inp,out}): BASE.inp holds
+// the texts, each followed by "\n__ggml_vocab_test__\n"; BASE.out one line of
+// space-separated ids per text (47 cases in each of ../shared/models/gguf-vocab).
+struct VocabCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+std::vector<VocabCase> ReadVocabCases(const std::string& base);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_TESTING_H_

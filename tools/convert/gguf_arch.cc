@@ -258,6 +258,10 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
   EMBER_RETURN_IF_ERROR(
       k.Float("attention.layer_norm_rms_epsilon", 1e-5, 1e-12, 0.1, &c->norm_eps));
   EMBER_RETURN_IF_ERROR(k.Float("rope.freq_base", 10000.0, 1.0, 1e12, &c->rope_theta));
+  if (!(c->rope_theta > 1.0f && c->rope_theta < 1e12f)) {  // as the loader requires
+    return InvalidModel("GGUF: %s is %g (more than 1, less than 1e12 allowed)",
+                        k.Key("rope.freq_base").c_str(), c->rope_theta);
+  }
   EMBER_RETURN_IF_ERROR(k.CheckNoRopeScaling());
   int64_t count;
   EMBER_RETURN_IF_ERROR(f.GetInt(k.Key("expert_count"), false, 0, 0, 1 << 16, &count));
@@ -266,11 +270,12 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
     return Unimplemented("GGUF: a mixture of %u experts (%s) is not supported", experts,
                          k.Key("expert_count").c_str());
   }
-  if (c->n_heads % c->n_kv_heads != 0 || c->head_dim % 2 != 0 || c->head_dim == 0) {
+  if (c->n_heads % c->n_kv_heads != 0 || c->head_dim % 2 != 0 || c->head_dim == 0 ||
+      c->d_model % c->n_heads != 0 || c->q_dim() > (1u << 20)) {
     return InvalidModel(
-        "GGUF: %u heads, %u key/value heads and head_dim %u do not fit "
-        "together",
-        c->n_heads, c->n_kv_heads, c->head_dim);
+        "GGUF: embedding length %u, %u heads, %u key/value heads and head_dim %u do "
+        "not fit together",
+        c->d_model, c->n_heads, c->n_kv_heads, c->head_dim);
   }
   if (value_length != c->head_dim) {
     return Unimplemented(
@@ -313,7 +318,7 @@ Status Gpt2Config(const GgufFile& f, ModelConfig* c) {
   EMBER_RETURN_IF_ERROR(k.Dim("embedding_length", true, 0, 1 << 20, &c->d_model));
   EMBER_RETURN_IF_ERROR(k.Dim("block_count", true, 0, 4096, &c->n_layers));
   EMBER_RETURN_IF_ERROR(
-      k.Dim("feed_forward_length", false, 4 * int64_t{c->d_model}, 1 << 22, &c->ffn_dim));
+      k.Dim("feed_forward_length", false, 4 * int64_t{c->d_model}, 1 << 20, &c->ffn_dim));
   EMBER_RETURN_IF_ERROR(k.Dim("attention.head_count", true, 0, 1 << 16, &c->n_heads));
   EMBER_RETURN_IF_ERROR(
       k.Float("attention.layer_norm_epsilon", 1e-5, 1e-12, 0.1, &c->norm_eps));

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "runtime/tokenizer_internal.h"
+#include "runtime/utf8.h"
 #include "tools/convert/hf_tokenizer_internal.h"
+#include "tools/convert/pretokenizer_names.h"
 
 namespace ember::tools {
 namespace {
@@ -33,6 +37,26 @@ void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
   for (size_t pos = 0; (pos = s->find(from, pos)) != std::string::npos;
        pos += to.size()) {
     s->replace(pos, from.size(), to);
+  }
+}
+
+// Control and user-defined tokens are found in the text before anything else, as
+// llama.cpp partitions it (control tokens only when special tokens are parsed): ember's
+// added tokens, matched as written. A text no UTF-8 input can hold (empty, invalid,
+// longer than the runtime's limit) is left out, and of tokens with the same text the
+// first.
+void SetAddedTokens(const std::vector<std::string_view>& tokens,
+                    const std::vector<int32_t>& types, TokenizerSpec* tok) {
+  tok->added.clear();
+  std::set<std::string_view> seen;
+  for (uint32_t i = 0; i < tokens.size(); ++i) {
+    if (types[i] != kControl && types[i] != kUserDefined) continue;
+    size_t bad;
+    if (tokens[i].empty() || tokens[i].size() > tokenizer_internal::kMaxAddedBytes ||
+        !ValidUtf8(tokens[i], &bad) || !seen.insert(tokens[i]).second) {
+      continue;
+    }
+    tok->added.push_back({i, std::string(tokens[i]), 0});
   }
 }
 
@@ -118,6 +142,8 @@ Status SentencePiece(const GgufFile& f, const std::vector<std::string_view>& tok
         "normalization) is not supported");
   }
   tok->kind = TokenizerKind::kSentencePieceBpe;
+  // llama.cpp writes spaces in the text as U+2581 before merging: U+2581 is a space.
+  tok->metaspace_is_space = true;
   EMBER_RETURN_IF_ERROR(
       f.GetBool("tokenizer.ggml.add_space_prefix", false, true, &tok->add_dummy_prefix));
   tok->scores.resize(n);
@@ -141,6 +167,7 @@ Status SentencePiece(const GgufFile& f, const std::vector<std::string_view>& tok
     tok->pieces.push_back(std::move(piece));
     tok->types.push_back(EmberType(types[i]));
   }
+  SetAddedTokens(tokens, types, tok);
   return Status::Ok();
 }
 
@@ -149,11 +176,17 @@ Status ByteLevel(const GgufFile& f, const std::vector<std::string_view>& tokens,
                  TokenizerSpec* tok) {
   std::string_view pre;
   EMBER_RETURN_IF_ERROR(f.GetString("tokenizer.ggml.pre", false, &pre));
-  if (pre != "gpt-2") {
+  if (pre.empty()) {
     return Unimplemented(
-        "GGUF: the byte-level BPE pre-tokenizer %s "
-        "(tokenizer.ggml.pre) is not supported (ember has gpt-2)",
-        pre.empty() ? "(none named)" : GgufQuote(pre).c_str());
+        "GGUF: no tokenizer.ggml.pre names the byte-level BPE pre-tokenizer (llama.cpp "
+        "then guesses one; ember does not)");
+  }
+  PreTokenizerKind pre_tokenizer;
+  bool ignore_merges;
+  const Status named =
+      PreTokenizerForGgufName(std::string(pre), &pre_tokenizer, &ignore_merges);
+  if (!named.ok()) {
+    return Unimplemented("GGUF: %s", named.message());
   }
   const GgufValue* merges;
   EMBER_RETURN_IF_ERROR(
@@ -184,6 +217,12 @@ Status ByteLevel(const GgufFile& f, const std::vector<std::string_view>& tokens,
   for (uint32_t i = 0; i < n; ++i) {
     if (types[i] == kUnknown) tok->types[i] = TokenType::kUnknown;
   }
+  tok->pre_tokenizer = pre_tokenizer;
+  tok->ignore_merges = ignore_merges;
+  // Qwen's tokenizer.json normalizes to NFC, which llama.cpp leaves out: ember keeps
+  // the model's own tokenization (the same ids for text already in NFC).
+  if (pre == "qwen2" || pre == "deepseek-r1-qwen") tok->normalizer = Normalization::kNfc;
+  SetAddedTokens(tokens, types, tok);
   return Status::Ok();
 }
 
@@ -207,12 +246,6 @@ Status ReadGgufTokenizer(const GgufFile& f, uint32_t vocab_size, TokenizerSpec* 
         "GGUF: %u tokens in tokenizer.ggml.tokens, but the embedding has "
         "%u rows",
         n, vocab_size);
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    if (tokens[i].size() > 256) {
-      return InvalidModel("GGUF: token %u is %zu bytes long (ember's limit is 256)", i,
-                          tokens[i].size());
-    }
   }
   std::vector<int32_t> types;
   EMBER_RETURN_IF_ERROR(TokenTypes(f, n, &types));
@@ -273,9 +306,32 @@ Status ReadGgufTokenizer(const GgufFile& f, uint32_t vocab_size, TokenizerSpec* 
   std::sort(tok->stop_ids.begin(), tok->stop_ids.end());
   tok->stop_ids.erase(std::unique(tok->stop_ids.begin(), tok->stop_ids.end()),
                       tok->stop_ids.end());
+  // Byte-level BPE starts from one piece per byte: all 256 must be there (as the loader
+  // requires), and none may be a special token.
+  bool has_byte[256] = {};
+  for (uint32_t i = 0; i < n && tok->kind == TokenizerKind::kByteLevelBpe; ++i) {
+    const TokenType t = tok->types[i];
+    if (tok->pieces[i].size() == 1 &&
+        (t == TokenType::kNormal || t == TokenType::kUserDefined)) {
+      has_byte[static_cast<uint8_t>(tok->pieces[i][0])] = true;
+    }
+  }
+  for (int b = 0; b < 256 && tok->kind == TokenizerKind::kByteLevelBpe; ++b) {
+    if (!has_byte[b]) {
+      return InvalidModel(
+          "GGUF: the byte-level vocabulary has no ordinary token for byte 0x%02x", b);
+    }
+  }
   std::string_view chat_template;
   EMBER_RETURN_IF_ERROR(f.GetString("tokenizer.chat_template", false, &chat_template));
   tok->chat_template = std::string(chat_template);
+  // As they decode (byte-level pieces spell a byte in up to 2 UTF-8 bytes, "▁" takes 3).
+  for (uint32_t i = 0; i < n; ++i) {
+    if (tok->pieces[i].size() > tokenizer_internal::kMaxPieceBytes) {
+      return InvalidModel("GGUF: token %u is %zu bytes long (ember's limit is %zu)", i,
+                          tok->pieces[i].size(), tokenizer_internal::kMaxPieceBytes);
+    }
+  }
   // The runtime finds pieces by binary search: searchable pieces must be unique.
   const std::vector<uint32_t> sorted = SortedPieceIds(*tok);
   for (size_t i = 1; i < sorted.size(); ++i) {

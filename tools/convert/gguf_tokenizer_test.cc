@@ -239,6 +239,33 @@ TEST(GgufTokenizerTest, SpecialIdsOptionsAndTemplate) {
       << s.message();
 }
 
+// Byte-level BPE needs an ordinary token for every byte: a missing one, or one that is
+// also a special id, is refused (the loader would refuse the model).
+TEST(GgufTokenizerTest, ByteLevelNeedsEveryByte) {
+  GgufBuilder b;
+  AddByteLevelTokenizer({}, &b);
+  b.Remove("tokenizer.ggml.bos_token_id").U32("tokenizer.ggml.bos_token_id", 'A');
+  Parsed file = Parse(b.Build());
+  TokenizerSpec tok;
+  Status s = ReadGgufTokenizer(*file, 0, &tok);
+  EXPECT_NE(std::string(s.message()).find("no ordinary token for byte 0x41"),
+            std::string::npos)
+      << s.message();
+  GgufBuilder missing;
+  std::vector<std::string> tokens;
+  for (int i = 1; i < 256; ++i)
+    tokens.push_back(ByteLevelEncode(std::string(1, char(i))));
+  missing.Str("tokenizer.ggml.model", "gpt2")
+      .Str("tokenizer.ggml.pre", "llama-bpe")
+      .Strings("tokenizer.ggml.tokens", tokens)
+      .Strings("tokenizer.ggml.merges", {});
+  file = Parse(missing.Build());
+  s = ReadGgufTokenizer(*file, 0, &tok);
+  EXPECT_NE(std::string(s.message()).find("no ordinary token for byte 0x00"),
+            std::string::npos)
+      << s.message();
+}
+
 // Token types in any integer width (older files); floats are refused.
 TEST(GgufTokenizerTest, TokenTypesOfAnyIntegerWidth) {
   const TokenizerSpec spm = testing::TinyModelSpec().tokenizer;
