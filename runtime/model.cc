@@ -18,6 +18,10 @@ static_assert(static_cast<int>(fb::Layout::QuantPanels) ==
 static_assert(static_cast<int>(fb::Layout::QuantPanelsV1) ==
                   static_cast<int>(Layout::kQuantPanelsV1),
               "enums");
+static_assert(static_cast<int>(fb::DType::Q6K) == static_cast<int>(DType::kQ6K), "enums");
+static_assert(static_cast<int>(fb::Layout::KQuantPanels) ==
+                  static_cast<int>(Layout::kKQuantPanels),
+              "enums");
 static_assert(static_cast<int>(fb::TokenType::UserDefined) ==
                   static_cast<int>(TokenType::kUserDefined),
               "enums");

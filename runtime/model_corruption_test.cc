@@ -63,6 +63,14 @@ void QuantizeQ(ModelSpec& spec) {
   }
 }
 
+// A model whose rows are whole K-quant super-blocks (d_model 256), W_q of layer 0 q4_k.
+void KQuantQ(ModelSpec& spec) {
+  spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 16);
+  for (TensorSpec& t : spec.tensors) {
+    if (t.name == kQ) t.dtype = DType::kQ4K;
+  }
+}
+
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -274,6 +282,31 @@ INSTANTIATE_TEST_SUITE_P(
                    QuantizeQ},
         Corruption{"quantized_reserved_layout",
                    [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantRows); },
+                   "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
+                   "QuantPanels layout",
+                   QuantizeQ},
+        Corruption{"kquant_group_size",
+                   [](Bytes& b) { EXPECT_TRUE(b.tensor(kQ)->mutate_group_size(32)); },
+                   "tensor 'blk.0.attn_q.weight': q4_k group size 32 (the KQuantPanels "
+                   "layout has super-blocks of 256)",
+                   KQuantQ},
+        Corruption{"kquant_in_quant_panels",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantPanels); },
+                   "tensor 'blk.0.attn_q.weight': q4_k tensors must be 2-D with the "
+                   "KQuantPanels layout",
+                   KQuantQ},
+        Corruption{"kquant_columns_not_whole_super_blocks",
+                   [](Bytes& b) { b.tensor(kQ)->mutable_shape()->Mutate(1, 128); },
+                   "tensor 'blk.0.attn_q.weight': q4_k tensor with 128 columns (K-quants "
+                   "need a multiple of 256)",
+                   KQuantQ},
+        Corruption{"kquant_size_disagrees",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_dtype(fb::DType::Q6K); },
+                   "tensor 'blk.0.attn_q.weight': size 36864 bytes disagrees with its q6_k "
+                   "shape, which needs 54272",
+                   KQuantQ},
+        Corruption{"q8_in_kquant_layout",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::KQuantPanels); },
                    "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
                    "QuantPanels layout",
                    QuantizeQ},

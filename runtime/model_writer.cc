@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/half.h"
+#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/atomic_file.h"
@@ -41,9 +42,8 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
       return InvalidArgument("tensor '%s': both f32 values and encoded bytes",
                              t.name.c_str());
     }
-    *layout = t.dtype == DType::kQ8 || t.dtype == DType::kQ4 ? Layout::kQuantPanels
-                                                             : Layout::kRowMajor;
-    *group_size = *layout == Layout::kQuantPanels ? kernels::kQuantGroup : 0;
+    *layout = StoredLayout(t.dtype);
+    *group_size = StoredGroupSize(t.dtype);
     EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, *layout, t.shape.data(),
                                       static_cast<uint32_t>(t.shape.size()), *group_size,
                                       bytes));
@@ -70,6 +70,9 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
       return Status::Ok();
     case DType::kQ8:
     case DType::kQ4:
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:
       if (t.shape.size() != 2) {
         return InvalidArgument("tensor '%s': %s needs a matrix, not %zu-D",
                                t.name.c_str(), DTypeName(t.dtype), t.shape.size());
@@ -83,9 +86,14 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
                                  t.name.c_str(), i, t.values[i], DTypeName(t.dtype));
         }
       }
-      *layout = Layout::kQuantPanels;
-      *group_size = kernels::kQuantGroup;
-      *bytes = kernels::QuantPackedBytes(QuantKindOf(t.dtype), t.shape[0], t.shape[1]);
+      *layout = StoredLayout(t.dtype);
+      *group_size = StoredGroupSize(t.dtype);
+      {  // refuses, e.g., K-quant shapes without whole super-blocks
+        const Status s =
+            TensorBytes(t.dtype, *layout, t.shape.data(), 2, *group_size, bytes);
+        if (!s.ok())
+          return InvalidArgument("tensor '%s': %s", t.name.c_str(), s.message());
+      }
       return Status::Ok();
   }
   return InvalidArgument("tensor '%s': unknown dtype %u", t.name.c_str(),
@@ -119,6 +127,12 @@ void EncodeTensor(const TensorSpec& t, uint8_t* out) {
     case DType::kQ4:
       kernels::PackQuant(QuantKindOf(t.dtype), t.values.data(), t.shape[0], t.shape[1],
                          out);
+      return;
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:  // PlanTensor checked the shape
+      kernels::PackKQuant(KQuantKindOf(t.dtype), t.values.data(), t.shape[0], t.shape[1],
+                          out);
       return;
   }
 }

@@ -27,16 +27,23 @@ size_t Padded(size_t count, size_t pad) {
   return count > SIZE_MAX - pad ? SIZE_MAX : count + pad;
 }
 
-// The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
-// int8 copy of the activations the quantized products read.
+// The widest input of any q8/q4 or K-quant matrix (0 when none is quantized): the size
+// of the int8 copy of the activations the quantized products read.
 size_t MaxQuantizedInput(const Weights& w) {
   size_t widest = 0;
   ForEachMatrix(w, [&](const Tensor& t) {
-    if ((t.dtype == DType::kQ8 || t.dtype == DType::kQ4) && t.cols() > widest) {
-      widest = t.cols();
-    }
+    const bool quantized =
+        t.dtype == DType::kQ8 || t.dtype == DType::kQ4 || IsKQuant(t.dtype);
+    if (quantized && t.cols() > widest) widest = t.cols();
   });
   return widest;
+}
+
+// Whether any matrix is a K-quant (its products read the activations' half sums).
+bool HasKQuant(const Weights& w) {
+  bool found = false;
+  ForEachMatrix(w, [&](const Tensor& t) { found = found || IsKQuant(t.dtype); });
+  return found;
 }
 
 // Fills the sizes of `plan` from the options.
@@ -138,6 +145,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.act_sums =
       a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  id.act_half_sums =
+      a.Add<int32_t>("act_half_sums", HasKQuant(model.weights()) ? groups : 0, kStepEmbed,
+                     kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
   const Status planned = a.Plan();
@@ -185,6 +195,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.quant.values = arena.Bind(ids.act_q, base);
   act.quant.scales = arena.Bind(ids.act_scales, base);
   act.quant.sums = arena.Bind(ids.act_sums, base);
+  act.quant.half_sums = arena.Bind(ids.act_half_sums, base);  // null when empty
   return s;
 }
 

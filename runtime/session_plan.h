@@ -92,6 +92,7 @@ struct SessionPlan {
     ArenaBuffer<int8_t> act_q;
     ArenaBuffer<float> act_scales;
     ArenaBuffer<int32_t> act_sums;
+    ArenaBuffer<int32_t> act_half_sums;  // empty unless a matrix is a K-quant
   } ids;
 
   // Bytes a caller's arena must have: the plan plus the slack to align any address.

@@ -1,8 +1,9 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
-// in a caller's arena make none either (the C API: its session object alone).
+// f32, f16, q8 and q4 weights with 1 and 2 threads, q4_k and q6_k with 1; and planning
+// and creating a session in a caller's arena make none either (the C API: its session
+// object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
@@ -52,7 +54,10 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  // K-quants need rows of whole super-blocks (256 inputs).
+  const bool k_quant = IsKQuant(dtype);
+  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                          k_quant ? 256 : 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
@@ -236,6 +241,16 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +
              std::to_string(std::get<1>(info.param)) + "threads";
+    });
+
+// The K-quants' kernels and their activation half sums: one thread (the pool's promise
+// is the same for every type, and these models are larger, for emulated CPUs).
+INSTANTIATE_TEST_SUITE_P(
+    KQuants, NoAllocTest,
+    ::testing::Combine(::testing::Values(DType::kQ4K, DType::kQ6K), ::testing::Values(1),
+                       ::testing::Values(Backend::kHighway)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
+      return std::string(DTypeName(std::get<0>(info.param))) + "_1thread";
     });
 
 // The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the

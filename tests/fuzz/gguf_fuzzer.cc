@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ImportAndLoad(f, {}, true);
   ember::tools::GgufImportOptions q4;
   q4.convert_dtype = true;
-  q4.matrix_dtype = ember::DType::kQ4;
+  q4.types.matrix = ember::DType::kQ4;
   q4.overrides = {{"blk.0.*", ember::DType::kF16}};
   ImportAndLoad(f, q4, false);
   return 0;

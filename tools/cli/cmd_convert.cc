@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/quant_layout.h"
 #include "runtime/atomic_file.h"
 #include "runtime/model_writer.h"
 #include "runtime/tensor.h"
@@ -51,8 +50,10 @@ ArgParser MakeParser() {
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"},
        true,
-       "weight matrices as f32 (default), f16, bf16, q8 or q4 (norms and biases stay "
-       "f32; with q4 the embedding/classifier is q8)"},
+       "weight matrices as f32 (default), f16, bf16, q8, q4, q4_k, q5_k, q6_k, or "
+       "llama.cpp's mixes q4_k_m, q5_k_m (norms and biases stay f32; with q4 the "
+       "embedding/classifier is q8, with K-quants the classifier q6_k; K-quant matrices "
+       "whose columns are not a multiple of 256 are q8)"},
       {{"--keep"},
        true,
        "PATTERN=DTYPE: store tensors matching the glob PATTERN as DTYPE (repeatable, "
@@ -138,11 +139,13 @@ Status Convert(const ArgParser& args) {
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.ember");
   const std::string out = args.Get("-o");
   EMBER_RETURN_IF_ERROR(CheckOutputIsNoInput(args, out));
-  DType matrix_dtype;
+  WeightTypes types;
   const std::string dtype = args.Get("--dtype", "f32");
-  if (!ParseDTypeName(dtype, &matrix_dtype).ok()) {
-    return InvalidArgument("--dtype %s is not a weight type (f32, f16, bf16, q8, q4)",
-                           dtype.c_str());
+  if (!ParseWeightTypes(dtype, &types).ok()) {
+    return InvalidArgument(
+        "--dtype %s is not a weight type (f32, f16, bf16, q8, q4, q4_k, q5_k, q6_k) or a "
+        "mix (q4_k_m, q5_k_m)",
+        dtype.c_str());
   }
   std::vector<DTypeOverride> overrides;
   for (const std::string& keep : args.GetAll("--keep")) {
@@ -160,6 +163,7 @@ Status Convert(const ArgParser& args) {
     }
   }
   std::vector<std::string> sources;  // GGUF: what each tensor was made from
+  std::vector<std::string> notes;    // type choices worth a line (K-quant fallbacks)
   if (args.Has("--llama2c")) {
     if (!args.Has("--tokenizer"))
       return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
@@ -172,12 +176,13 @@ Status Convert(const ArgParser& args) {
     // can.
     GgufImportOptions options;
     options.convert_dtype = args.Has("--dtype");
-    options.matrix_dtype = matrix_dtype;
+    options.types = types;
     options.overrides = overrides;
     int64_t ctx;
     EMBER_RETURN_IF_ERROR(args.GetInt("--ctx", 0, 1, int64_t{1} << 24, &ctx));
     options.max_context = static_cast<uint32_t>(ctx);
-    EMBER_RETURN_IF_ERROR(ImportGguf(args.Get("--gguf"), options, &spec, &sources));
+    EMBER_RETURN_IF_ERROR(
+        ImportGguf(args.Get("--gguf"), options, &spec, &sources, &notes));
   } else if (args.Has("--synthetic")) {
     EMBER_RETURN_IF_ERROR(Synthetic(args, &spec));
   } else {
@@ -186,8 +191,10 @@ Status Convert(const ArgParser& args) {
         "MODEL.gguf, or --synthetic NAME");
   }
   if (!args.Has("--gguf")) {
-    EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
+    EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
   }
+  for (const std::string& note : notes)
+    fprintf(stderr, "ember convert: %s\n", note.c_str());
   uint64_t params = 0;
   for (const TensorSpec& t : spec.tensors) {
     uint64_t elements = 1;
@@ -204,11 +211,10 @@ Status Convert(const ArgParser& args) {
     const TensorSpec& t = spec.tensors[i];
     std::string shape;
     for (uint64_t d : t.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-    const bool quant = t.dtype == DType::kQ8 || t.dtype == DType::kQ4;
     uint64_t bytes = 0;
-    EMBER_RETURN_IF_ERROR(TensorBytes(
-        t.dtype, quant ? Layout::kQuantPanels : Layout::kRowMajor, t.shape.data(),
-        static_cast<uint32_t>(t.shape.size()), quant ? kernels::kQuantGroup : 0, &bytes));
+    EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, StoredLayout(t.dtype), t.shape.data(),
+                                      static_cast<uint32_t>(t.shape.size()),
+                                      StoredGroupSize(t.dtype), &bytes));
     fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes%s%s\n",
             i + 1, spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
             static_cast<unsigned long long>(bytes), i < sources.size() ? "  " : "",
@@ -231,7 +237,8 @@ int ConvertCommand(int argc, char** argv) {
       "       ember convert --gguf MODEL.gguf [--ctx N] -o OUT.ember\n"
       "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
       "[--seed S] -o OUT.ember\n"
-      "Every form takes [--dtype f32|f16|bf16|q8|q4] [--keep PATTERN=DTYPE ...].\n",
+      "Every form takes [--dtype f32|f16|bf16|q8|q4|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"
+      "[--keep PATTERN=DTYPE ...].\n",
       MakeParser(), argc, argv, &Convert);
 }
 

@@ -98,9 +98,11 @@ void PrintModel(const std::string& path, const Model& model) {
     printf("  %-12s %12s  (the token embedding)\n", "classifier", "tied");
   printf("weights by type\n");
   for (const DTypeCount& d : DTypeCounts(model)) {
-    printf("  %-12s %12llu parameters, %s in %llu tensors\n", DTypeName(d.dtype),
-           static_cast<unsigned long long>(d.parameters), Bytes(d.bytes).c_str(),
-           static_cast<unsigned long long>(d.tensors));
+    // Bits per weight as stored (scales, minimums and panel padding included).
+    printf("  %-12s %12llu parameters, %s in %llu tensors, %.3g bits per weight\n",
+           DTypeName(d.dtype), static_cast<unsigned long long>(d.parameters),
+           Bytes(d.bytes).c_str(), static_cast<unsigned long long>(d.tensors),
+           8.0 * static_cast<double>(d.bytes) / static_cast<double>(d.parameters));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/quant_layout.h"
+#include "runtime/tensor.h"
 #include "tools/convert/gguf_arch.h"
 #include "tools/convert/gguf_blocks.h"
 #include "tools/convert/gguf_tokenizer.h"
@@ -98,9 +99,9 @@ Status ReadTensor(const GgufTensorSource& s, TensorSpec* t, std::string* how) {
   }
   const bool widening =
       t->dtype == DType::kF32 && src.type != static_cast<uint32_t>(GgmlType::kF64);
-  *how = from + (widening                                           ? ", decoded"
-                 : t->dtype == DType::kQ8 || t->dtype == DType::kQ4 ? ", re-quantized"
-                                                                    : ", rounded");
+  *how = from + (widening                           ? ", decoded"
+                 : DenseElementBytes(t->dtype) == 0 ? ", re-quantized"
+                                                    : ", rounded");
   return Status::Ok();
 }
 
@@ -134,7 +135,8 @@ bool ImportedTypeOf(uint32_t type, bool matrix, ImportedType* out) {
 
 Status ImportGgufFile(const GgufFile& file, const std::string& name,
                       const GgufImportOptions& options, ModelSpec* spec,
-                      std::vector<std::string>* sources) {
+                      std::vector<std::string>* sources,
+                      std::vector<std::string>* notes) {
   *spec = ModelSpec();
   std::vector<GgufTensorSource> plan;
   EMBER_RETURN_IF_ERROR(MapGgufModel(file, options.max_context, &spec->config, &plan));
@@ -154,7 +156,7 @@ Status ImportGgufFile(const GgufFile& file, const std::string& name,
     spec->tensors.push_back(std::move(t));
   }
   if (options.convert_dtype) {
-    EMBER_RETURN_IF_ERROR(ChooseDTypes(options.matrix_dtype, options.overrides, spec));
+    EMBER_RETURN_IF_ERROR(ChooseDTypes(options.types, options.overrides, spec, notes));
   } else {
     EMBER_RETURN_IF_ERROR(ApplyDTypeOverrides(options.overrides, spec));
   }
@@ -174,10 +176,11 @@ Status ImportGgufFile(const GgufFile& file, const std::string& name,
 }
 
 Status ImportGguf(const std::string& path, const GgufImportOptions& options,
-                  ModelSpec* spec, std::vector<std::string>* sources) {
+                  ModelSpec* spec, std::vector<std::string>* sources,
+                  std::vector<std::string>* notes) {
   auto file = GgufFile::Open(path);
   if (!file.ok()) return file.status();
-  const Status s = ImportGgufFile(**file, BaseName(path), options, spec, sources);
+  const Status s = ImportGgufFile(**file, BaseName(path), options, spec, sources, notes);
   if (!s.ok()) return Status(s.code(), "%s: %s", path.c_str(), s.message());
   return Status::Ok();
 }

@@ -25,8 +25,8 @@
 namespace ember::tools {
 
 struct GgufImportOptions {
-  bool convert_dtype = false;  // --dtype given: matrix_dtype for every matrix
-  DType matrix_dtype = DType::kF32;
+  bool convert_dtype = false;  // --dtype given: `types` as for the other importers
+  WeightTypes types;
   std::vector<DTypeOverride> overrides;  // --keep
   uint32_t max_context = 0;              // --ctx: replaces {arch}.context_length
 };
@@ -40,13 +40,16 @@ struct ImportedType {
 bool ImportedTypeOf(uint32_t ggml_type, bool matrix, ImportedType* out);
 
 // Reads the file into spec. (*sources)[i], if asked for, says what spec->tensors[i] was
-// made from, e.g. "q4_K, re-quantized" (for the converter's per-tensor lines).
+// made from, e.g. "from q4_1, re-quantized" (for the converter's per-tensor lines);
+// *notes gets ChooseDTypes' notes (with --dtype).
 Status ImportGgufFile(const GgufFile& file, const std::string& name,
                       const GgufImportOptions& options, ModelSpec* spec,
-                      std::vector<std::string>* sources = nullptr);
+                      std::vector<std::string>* sources = nullptr,
+                      std::vector<std::string>* notes = nullptr);
 // Opens and reads `path`; messages start with the path.
 Status ImportGguf(const std::string& path, const GgufImportOptions& options,
-                  ModelSpec* spec, std::vector<std::string>* sources = nullptr);
+                  ModelSpec* spec, std::vector<std::string>* sources = nullptr,
+                  std::vector<std::string>* notes = nullptr);
 
 }  // namespace ember::tools
 

@@ -205,7 +205,7 @@ TEST(GgufImportTest, DTypeAndKeep) {
   const std::string q4 = testing::LlamaGguf(spec, 2);
   GgufImportOptions options;
   options.convert_dtype = true;
-  options.matrix_dtype = DType::kQ8;
+  options.types.matrix = DType::kQ8;
   options.overrides = {{"blk.1.*", DType::kF32}};
   ModelSpec as_q8, native;
   std::vector<std::string> sources;
@@ -223,7 +223,7 @@ TEST(GgufImportTest, DTypeAndKeep) {
   options.overrides = {{"nothing.*", DType::kF32}};
   EXPECT_FALSE(Import(q4, options, &as_q8).ok());
   options.overrides.clear();
-  options.matrix_dtype = DType::kF16;
+  options.types.matrix = DType::kF16;
   ASSERT_TRUE(Import(q4, options, &as_q8, &sources).ok());
   EXPECT_EQ(Find(as_q8, names::LayerName(names::kAttnQ, 0)).dtype, DType::kF16);
   EXPECT_EQ(sources[2], "from q4_0, rounded");
