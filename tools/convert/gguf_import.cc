@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #include "runtime/tensor.h"
 #include "tools/convert/gguf_arch.h"
@@ -24,6 +25,51 @@ bool PacksExactly(uint32_t type, DType target) {
   int lo, hi;
   if (!IsScaledInt32(type, &lo, &hi)) return false;
   return target == DType::kQ8 || (target == DType::kQ4 && lo >= -8 && hi <= 7);
+}
+
+// The ember K-quant type of a GGML K-quant type (false for the others).
+bool KQuantOf(uint32_t type, DType* dtype) {
+  switch (static_cast<GgmlType>(type)) {
+    case GgmlType::kQ4_K:
+      *dtype = DType::kQ4K;
+      return true;
+    case GgmlType::kQ5_K:
+      *dtype = DType::kQ5K;
+      return true;
+    case GgmlType::kQ6_K:
+      *dtype = DType::kQ6K;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Rows of GGML K-quant blocks as ember's q4_k/q5_k/q6_k panels, every field kept. A d or
+// dmin that is not finite is refused (as a q8 scale is).
+Status PackKQuantBlocks(const GgufTensorInfo& src, kernels::KQuantKind kind,
+                        const uint8_t* data, uint64_t rows, uint64_t cols,
+                        TensorSpec* t) {
+  const uint64_t block_bytes = kernels::GgmlKQuantBlockBytes(kind);
+  const uint64_t blocks = rows * (cols / kernels::kKQuantBlock);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = data + b * block_bytes;
+    for (uint64_t at :
+         {kind == kernels::KQuantKind::kQ6K ? uint64_t{208} : uint64_t{0},
+          kind == kernels::KQuantKind::kQ6K ? uint64_t{208} : uint64_t{2}}) {
+      if ((block[at + 1] & 0x7C) == 0x7C) {  // f16 exponent all ones: inf or NaN
+        return InvalidModel("GGUF: tensor %s: block %llu has a scale that is not finite",
+                            GgufQuote(src.name).c_str(),
+                            static_cast<unsigned long long>(b));
+      }
+    }
+  }
+  t->encoded.resize(kernels::KQuantPackedBytes(kind, rows, cols));
+  if (!kernels::PackKQuantFromGgml(kind, data, static_cast<size_t>(rows),
+                                   static_cast<size_t>(cols), t->encoded.data())) {
+    return InvalidModel("GGUF: tensor %s cannot be packed as %s",
+                        GgufQuote(src.name).c_str(), DTypeName(t->dtype));
+  }
+  return Status::Ok();
 }
 
 bool SameDenseType(uint32_t type, DType target) {
@@ -92,6 +138,11 @@ Status ReadTensor(const GgufTensorSource& s, TensorSpec* t, std::string* how) {
     *how = from + ", exact";
     return PackBlocks(src, data, rows, cols, row_bytes, t);
   }
+  DType k_dtype;
+  if (matrix && KQuantOf(src.type, &k_dtype) && k_dtype == t->dtype) {
+    *how = from + ", exact";
+    return PackKQuantBlocks(src, KQuantKindOf(k_dtype), data, rows, cols, t);
+  }
   t->values.resize(static_cast<size_t>(rows * cols));
   for (uint64_t r = 0; r < rows; ++r) {
     DecodeGgmlRow(src.type, data + r * row_bytes, static_cast<size_t>(cols),
@@ -115,6 +166,7 @@ std::string BaseName(const std::string& path) {
 bool ImportedTypeOf(uint32_t type, bool matrix, ImportedType* out) {
   if (!CanDecodeGgml(type)) return false;
   int lo, hi;
+  DType k_dtype;
   const GgmlType t = static_cast<GgmlType>(type);
   if (!matrix) {
     *out = {DType::kF32, t != GgmlType::kF64};
@@ -127,8 +179,10 @@ bool ImportedTypeOf(uint32_t type, bool matrix, ImportedType* out) {
     *out = {DType::kF32, false};
   } else if (IsScaledInt32(type, &lo, &hi)) {
     *out = {lo >= -8 && hi <= 7 ? DType::kQ4 : DType::kQ8, true};
+  } else if (KQuantOf(type, &k_dtype)) {
+    *out = {k_dtype, true};
   } else {
-    *out = {DType::kQ8, false};  // Q4_1, Q5_1, and the K-quants for now
+    *out = {DType::kQ8, false};  // Q4_1, Q5_1
   }
   return true;
 }

@@ -4,10 +4,11 @@
 // Without --dtype each tensor keeps what its GGUF type holds, bit for bit where ember has
 // the type (ImportedType): f32, f16 and bf16 as they are; Q8_0 as q8 and Q4_0 as q4 (the
 // same f16 scales and integers, repacked into ember's panels; a Q8_0 -128 stays -128);
-// Q5_0 and IQ4_NL as q8 (their integers, -16..15 and IQ4_NL's levels, are q8 values
-// with the same scale: exact); Q4_1, Q5_1 (which add an offset per block) and the
-// K-quants Q4_K, Q5_K, Q6_K dequantized as GGML does and re-quantized to q8 (absmax
-// / 127 per group of 32). Vectors (norms, biases) are f32. With --dtype, tensors take
+// the K-quants Q4_K, Q5_K, Q6_K as q4_k, q5_k, q6_k (every d, dmin, scale, minimum and
+// value, kernels/kquant_layout.h); Q5_0 and IQ4_NL as q8 (their integers, -16..15 and
+// IQ4_NL's levels, are q8 values with the same scale: exact); Q4_1 and Q5_1 (which add
+// an offset per block) dequantized as GGML does and re-quantized to q8 (absmax / 127 per
+// group of 32). Vectors (norms, biases) are f32. With --dtype, tensors take
 // types as for the other importers (dtype_policy.h); a tensor whose type is the one it
 // would keep anyway, or whose values that type holds exactly, is still packed from its
 // own blocks. --keep overrides either way.

@@ -9,8 +9,10 @@
 
 #include "gtest/gtest.h"
 #include "kernels/half.h"
+#include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/tensor_names.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
@@ -54,6 +56,14 @@ std::vector<uint8_t> Packed(const TensorSpec& t) {
 
 // The values a tensor of the spec stands for: f32 values, or decoded q8/q4 panels.
 std::vector<float> Values(const TensorSpec& t) {
+  if (IsKQuant(t.dtype)) {  // the importer packs K-quants itself (encoded)
+    std::vector<float> v(t.shape[0] * t.shape[1]);
+    for (size_t r = 0; r < t.shape[0]; ++r) {
+      kernels::DequantizeKQuantRow(KQuantKindOf(t.dtype), t.encoded.data(), t.shape[1], r,
+                                   v.data() + r * t.shape[1]);
+    }
+    return v;
+  }
   if (t.dtype != DType::kQ8 && t.dtype != DType::kQ4) {
     if (!t.values.empty()) return t.values;
     std::vector<float> v(t.encoded.size() / 4);
@@ -140,10 +150,44 @@ TEST(GgufImportTest, ScaledIntegerTypesRepackExactly) {
   }
 }
 
-// Q4_1, Q5_1 and the K-quants become q8 within half a q8 step of their decoded values.
+// The K-quants become ember's q4_k, q5_k and q6_k holding every field: each value is the
+// block's, exactly.
+TEST(GgufImportTest, KQuantsRepackExactly) {
+  ModelSpec spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 64);
+  for (uint32_t type : {12u, 13u, 14u}) {
+    GgufBuilder b = testing::LlamaGgufBuilder(spec, 0);
+    const std::string name = "blk.0.ffn_down.weight";
+    const std::string blocks = testing::RandomGgmlBlocks(type, 256 * 256 / 256, type);
+    b.Remove(name).Tensor(name, {256, 256}, type, blocks);
+    ModelSpec imported;
+    std::vector<std::string> sources;
+    ASSERT_TRUE(Import(b.Build(), GgufImportOptions(), &imported, &sources).ok());
+    const TensorSpec& t = Find(imported, name);
+    EXPECT_EQ(t.dtype, type == 12 ? DType::kQ4K : type == 13 ? DType::kQ5K : DType::kQ6K);
+    EXPECT_EQ(sources.back(), "from " + GgmlTypeName(type) + ", exact");
+    const std::vector<float> values = Values(t);
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(values[i], testing::GgmlReferenceValue(
+                               type, reinterpret_cast<const uint8_t*>(blocks.data()), i))
+          << GgmlTypeName(type) << " element " << i;
+    }
+    // A d that is NaN (here in the second block) is refused, as a q8 scale is.
+    std::string nan_blocks = blocks;
+    const size_t d_at = FindGgmlType(type)->block_bytes + (type == 14 ? 208 : 0);
+    nan_blocks[d_at] = 0x00;
+    nan_blocks[d_at + 1] = 0x7E;
+    b.Remove(name).Tensor(name, {256, 256}, type, nan_blocks);
+    const Status s = Import(b.Build(), GgufImportOptions(), &imported);
+    EXPECT_NE(std::string(s.message()).find("block 1 has a scale that is not finite"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
+// Q4_1 and Q5_1 (an offset per block) become q8 within half a q8 step of their values.
 TEST(GgufImportTest, OffsetTypesAreRequantizedToQ8) {
   ModelSpec spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 64);
-  for (uint32_t type : {3u, 7u, 12u, 13u, 14u}) {
+  for (uint32_t type : {3u, 7u}) {
     GgufBuilder b = testing::LlamaGgufBuilder(spec, 0);
     const std::string name = "blk.0.attn_q.weight";
     const std::string blocks = testing::RandomGgmlBlocks(
@@ -184,6 +228,10 @@ TEST(GgufImportTest, TypeMapping) {
   ASSERT_TRUE(ImportedTypeOf(1, false, &t));
   EXPECT_TRUE(t.dtype == DType::kF32 && t.exact);  // vectors widen
   ASSERT_TRUE(ImportedTypeOf(12, true, &t));
+  EXPECT_TRUE(t.dtype == DType::kQ4K && t.exact);
+  ASSERT_TRUE(ImportedTypeOf(14, true, &t));
+  EXPECT_TRUE(t.dtype == DType::kQ6K && t.exact);
+  ASSERT_TRUE(ImportedTypeOf(3, true, &t));
   EXPECT_TRUE(t.dtype == DType::kQ8 && !t.exact);
   EXPECT_FALSE(ImportedTypeOf(16, true, &t));  // iq2_xxs
 }
