@@ -199,7 +199,7 @@ std::vector<BrokenGguf> ImporterCases() {
        "unexpected tensor 'blk.0.extra.weight'", true},
       {"rope_freqs",
        base().Tensor("rope_freqs.weight", {4}, 0, std::string(16, '\0')).Build(),
-       "per-frequency RoPE scaling", true},
+       "tensor rope_freqs.weight holds 0", true},
       {"unsupported_weight_type",
        base()
            .Remove("blk.0.attn_k.weight")
@@ -253,10 +253,9 @@ std::vector<BrokenGguf> ImporterCases() {
            .U32("llama.attention.head_count", 3)
            .Remove("llama.attention.head_count_kv")
            .U32("llama.attention.head_count_kv", 3)
-           .U32("llama.attention.key_length", 8)
            .Remove("llama.rope.dimension_count")
            .Build(),
-       "embedding length 32, 3 heads, 3 key/value heads and head_dim 8 do not fit", true},
+       "embedding length 32, 3 heads, 3 key/value heads and head_dim 10 do not fit", true},
       {"sliding_window", base().U32("llama.attention.sliding_window", 16).Build(),
        "sliding-window attention", true},
   };

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "runtime/tensor_names.h"
+#include "tools/convert/gguf_family.h"
 
 namespace ember::tools {
 namespace {
@@ -41,13 +42,15 @@ class ArchKeys {
   // Refuses every {arch}.* key not in `known`: a key ember does not read may change the
   // arithmetic (a scale, a soft cap, a window), and ignoring it would run a different
   // model without a word.
-  Status CheckAllKnown(std::initializer_list<const char*> known) const {
+  Status CheckAllKnown(std::initializer_list<const char*> known,
+                       std::initializer_list<const char*> extra = {}) const {
     const std::string prefix = arch_ + ".";
     for (const GgufKv& kv : f_.metadata()) {
       if (kv.key.substr(0, prefix.size()) != prefix) continue;
       const std::string_view suffix = kv.key.substr(prefix.size());
       bool found = false;
       for (const char* k : known) found = found || suffix == k;
+      for (const char* k : extra) found = found || suffix == k;
       if (!found) {
         return Unimplemented("GGUF: %s is a %s setting ember does not support",
                              GgufQuote(kv.key).c_str(), arch_.c_str());
@@ -56,22 +59,25 @@ class ArchKeys {
     return Status::Ok();
   }
 
-  // Refuses RoPE scaling ("none", and "linear" with factor 1, change nothing).
-  Status CheckNoRopeScaling() const {
+  // RoPE scaling: llama.cpp's type (linear when absent) and factor (or the older
+  // rope.scale_linear); "none", and a factor of 0 or 1, change nothing. Linear is read;
+  // others are refused (Llama 3's scaling comes as the rope_freqs tensor).
+  Status RopeScaling(ModelConfig* c) const {
     std::string_view type;
     double factor, linear;
     EMBER_RETURN_IF_ERROR(f_.GetString(Key("rope.scaling.type"), false, &type));
-    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scaling.factor"), false, 1.0, &factor));
-    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scale_linear"), false, 1.0, &linear));
-    const bool no_op = type == "none" || ((type.empty() || type == "linear") &&
-                                          (factor == 1.0 || factor == 0.0));
-    if (!no_op || linear != 1.0) {
-      return Unimplemented("GGUF: RoPE scaling (%s '%.20s', factor %g) is not supported",
-                           Key("rope.scaling.type").c_str(),
-                           type.empty() ? "linear" : std::string(type).c_str(),
-                           linear != 1.0 ? 1.0 / linear : factor);
+    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scaling.factor"), false, 0.0, &factor));
+    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scale_linear"), false, 0.0, &linear));
+    if (factor == 0.0) factor = linear;
+    if (factor == 0.0 || factor == 1.0) return Status::Ok();
+    if ((type.empty() || type == "linear") && factor > 1.0 && factor < 1e6) {
+      c->rope_scaling = RopeScaling::kLinear;
+      c->rope_scaling_factor = static_cast<float>(factor);
+      return Status::Ok();
     }
-    return Status::Ok();
+    return Unimplemented("GGUF: RoPE scaling (%s '%.20s', factor %g) is not supported",
+                         Key("rope.scaling.type").c_str(),
+                         type.empty() ? "linear" : std::string(type).c_str(), factor);
   }
 
  private:
@@ -79,22 +85,24 @@ class ArchKeys {
   std::string arch_;
 };
 
-// Tensors ember has no place for, with what they mean (else the binder's message).
-Status ExplainUnsupportedTensor(std::string_view name) {
+// Tensors the architecture has no place for, with what they mean (else the binder's
+// message).
+Status ExplainUnsupportedTensor(std::string_view name, const ModelConfig& c) {
   static const struct {
     const char* part;
     const char* meaning;
-  } kHints[] = {{"rope_freqs", "per-frequency RoPE scaling (Llama 3.1 style)"},
-                {"_exps", "a mixture of experts"},
+  } kHints[] = {{"_exps", "a mixture of experts"},
                 {"ffn_gate_inp", "a mixture of experts"},
                 {"attn_q_norm", "a norm on queries and keys"},
                 {"attn_k_norm", "a norm on queries and keys"},
                 {"post_attention_norm", "norms after the attention and FFN"},
                 {"post_ffw_norm", "norms after the attention and FFN"}};
   for (const auto& hint : kHints) {
-    if (name.find(hint.part) != std::string_view::npos) {
-      return Unimplemented("GGUF: tensor %s holds %s, which ember does not support",
-                           GgufQuote(name).c_str(), hint.meaning);
+    const bool expected = (c.qk_norm && strstr(hint.part, "attn_") == hint.part) ||
+                          (c.post_norms && strstr(hint.part, "post_") == hint.part);
+    if (!expected && name.find(hint.part) != std::string_view::npos) {
+      return Unimplemented("GGUF: tensor %s holds %s, which ember does not support for %s",
+                           GgufQuote(name).c_str(), hint.meaning, c.architecture);
     }
   }
   return Status::Ok();
@@ -134,12 +142,15 @@ Status Split(const GgufTensorInfo& t,
   return Status::Ok();
 }
 
-// Every tensor as ember names it; attn_qkv split into Q, K and V.
-Status MapTensors(const GgufFile& f, const ModelConfig& c,
+// Every tensor as ember names it; attn_qkv split into Q, K and V, and Phi-3's ffn_up of
+// 2 ffn_dim rows (gate, then up: llama.cpp's fused SwiGLU) into gate and up. RoPE factor
+// tensors are config (ReadGgufRopeFactors), not weights.
+Status MapTensors(const GgufFile& f, const ModelConfig& c, bool fused_ffn,
                   std::vector<GgufTensorSource>* out) {
   out->clear();
   for (const GgufTensorInfo& t : f.tensors()) {
-    EMBER_RETURN_IF_ERROR(ExplainUnsupportedTensor(t.name));
+    if (IsGgufRopeFactorTensor(t.name)) continue;
+    EMBER_RETURN_IF_ERROR(ExplainUnsupportedTensor(t.name, c));
     if (t.n_dims > 2) {
       return InvalidModel("GGUF: tensor %s has %u dimensions (ember's have 1 or 2)",
                           GgufQuote(t.name).c_str(), t.n_dims);
@@ -161,6 +172,16 @@ Status MapTensors(const GgufFile& f, const ModelConfig& c,
                  {names::LayerName(weight ? names::kAttnV : names::kAttnVBias, layer),
                   c.kv_dim()}},
                 out));
+      continue;
+    }
+    if (fused_ffn && sscanf(name.c_str(), "blk.%u.ffn_up.weight%n", &layer, &end) == 1 &&
+        end == static_cast<int>(name.size()) && t.n_dims == 2 &&
+        t.ne[1] == 2 * uint64_t{c.ffn_dim} &&
+        !f.FindTensor(names::LayerName(names::kFfnGate, layer))) {
+      EMBER_RETURN_IF_ERROR(Split(t,
+                                  {{names::LayerName(names::kFfnGate, layer), c.ffn_dim},
+                                   {names::LayerName(names::kFfnUp, layer), c.ffn_dim}},
+                                  out));
       continue;
     }
     out->push_back(Whole(t));
@@ -216,10 +237,11 @@ Status VocabSize(const GgufFile& f, const ArchKeys& keys, uint32_t* vocab) {
   return Status::Ok();
 }
 
-// llama and qwen2: the same keys and blocks; qwen2 has Q/K/V biases (in the file) and
-// RoPE on halves (llama.cpp's converter leaves its Q/K rows as Hugging Face has them).
-Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
-                       ModelConfig* c) {
+// The families on Llama's blocks (gguf_family.h): the same keys; biases are in the file
+// or not; RoPE on halves but for llama (llama.cpp's converter permutes Llama's Q/K rows
+// to interleaved pairs and leaves the others' as Hugging Face has them).
+Status LlamaLikeConfig(const GgufFile& f, const GgufFamily& family, ModelConfig* c) {
+  const char* arch = family.arch;
   const ArchKeys k(f, arch);
   EMBER_RETURN_IF_ERROR(k.CheckAllKnown({"context_length",
                                          "embedding_length",
@@ -241,7 +263,8 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
                                          "attention.sliding_window",
                                          "expert_count",
                                          "expert_used_count",
-                                         "tensor_data_layout"}));
+                                         "tensor_data_layout"},
+                                        family.extra_keys));
   EMBER_RETURN_IF_ERROR(k.Dim("embedding_length", true, 0, 1 << 20, &c->d_model));
   EMBER_RETURN_IF_ERROR(k.Dim("block_count", true, 0, 4096, &c->n_layers));
   EMBER_RETURN_IF_ERROR(k.Dim("feed_forward_length", true, 0, 1 << 20, &c->ffn_dim));
@@ -262,7 +285,7 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
     return InvalidModel("GGUF: %s is %g (more than 1, less than 1e12 allowed)",
                         k.Key("rope.freq_base").c_str(), c->rope_theta);
   }
-  EMBER_RETURN_IF_ERROR(k.CheckNoRopeScaling());
+  EMBER_RETURN_IF_ERROR(k.RopeScaling(c));
   int64_t count;
   EMBER_RETURN_IF_ERROR(f.GetInt(k.Key("expert_count"), false, 0, 0, 1 << 16, &count));
   experts = static_cast<uint32_t>(count);
@@ -271,7 +294,8 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
                          k.Key("expert_count").c_str());
   }
   if (c->n_heads % c->n_kv_heads != 0 || c->head_dim % 2 != 0 || c->head_dim == 0 ||
-      c->d_model % c->n_heads != 0 || c->q_dim() > (1u << 20)) {
+      (!k.Has("attention.key_length") && c->d_model % c->n_heads != 0) ||
+      c->q_dim() > (1u << 20)) {
     return InvalidModel(
         "GGUF: embedding length %u, %u heads, %u key/value heads and head_dim %u do "
         "not fit together",
@@ -283,11 +307,6 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
         "have one head_dim)",
         c->head_dim, value_length);
   }
-  if (rope_dims != c->head_dim) {
-    return Unimplemented(
-        "GGUF: RoPE on %u of the %u dimensions of a head (%s) is not supported",
-        rope_dims, c->head_dim, k.Key("rope.dimension_count").c_str());
-  }
   EMBER_RETURN_IF_ERROR(
       f.GetInt(k.Key("attention.sliding_window"), false, 0, 0, INT32_MAX, &count));
   window = static_cast<uint32_t>(count);
@@ -298,15 +317,11 @@ Status LlamaLikeConfig(const GgufFile& f, const char* arch, RopePairing pairing,
   c->ffn = FfnKind::kGated;
   c->activation = Activation::kSiLU;
   c->positions = PositionKind::kRope;
-  c->rope_pairing = pairing;
+  c->rope_pairing = family.pairing;
   c->mask = AttentionMask::kCausal;
   EMBER_RETURN_IF_ERROR(k.Dim("context_length", true, 0, 1 << 24, &c->max_context));
-  if (window > 0 && window < c->max_context) {
-    return Unimplemented(
-        "GGUF: sliding-window attention (%s %u, shorter than the context of %u) is "
-        "not supported",
-        k.Key("attention.sliding_window").c_str(), window, c->max_context);
-  }
+  EMBER_RETURN_IF_ERROR(ApplyGgufFamily(family, window, rope_dims, c));
+  EMBER_RETURN_IF_ERROR(ReadGgufRopeFactors(f, family, c));
   return VocabSize(f, k, &c->vocab_size);
 }
 
@@ -348,16 +363,15 @@ Status MapGgufModel(const GgufFile& f, uint32_t max_context, ModelConfig* c,
   *c = ModelConfig();
   std::string_view arch;
   EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", true, &arch));
-  if (arch == "llama") {
-    EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, "llama", RopePairing::kInterleaved, c));
-  } else if (arch == "qwen2") {
-    EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, "qwen2", RopePairing::kHalf, c));
+  const GgufFamily* family = FindGgufFamily(arch);
+  if (family) {
+    EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, *family, c));
   } else if (arch == "gpt2") {
     EMBER_RETURN_IF_ERROR(Gpt2Config(f, c));
   } else {
     return Unimplemented(
-        "GGUF: architecture %s is not supported (ember converts llama, qwen2 and "
-        "gpt2)",
+        "GGUF: architecture %s is not supported (ember converts llama, qwen2, qwen3, "
+        "gemma3, phi3 and gpt2)",
         GgufQuote(arch).c_str());
   }
   if (max_context != 0) {
@@ -367,7 +381,7 @@ Status MapGgufModel(const GgufFile& f, uint32_t max_context, ModelConfig* c,
     }
     c->max_context = max_context;
   }
-  EMBER_RETURN_IF_ERROR(MapTensors(f, *c, tensors));
+  EMBER_RETURN_IF_ERROR(MapTensors(f, *c, family && family->phi3, tensors));
   TieIdenticalClassifier(tensors, &c->tied_classifier);
   if (c->positions == PositionKind::kRope) {
     // Biases are in the file or not (Llama-architecture models with biases exist).
