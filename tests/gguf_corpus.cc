@@ -139,6 +139,11 @@ std::vector<BrokenGguf> ReaderCases() {
 std::vector<BrokenGguf> ImporterCases() {
   const ModelSpec spec = TinyModelSpec(32, 1, 4, 2, 48, 300, 64);
   const auto base = [&] { return LlamaGgufBuilder(spec, 0); };
+  const auto arch = [&](const char* name) { return LlamaGgufBuilder(spec, 0, name); };
+  const auto f32 = [](size_t n, float v) {
+    return std::string(reinterpret_cast<const char*>(std::vector<float>(n, v).data()),
+                       n * sizeof(float));
+  };
   const std::string q8_nan_scale = [&] {
     GgufBuilder b = base();
     std::string block = B::Pod<uint16_t>(0x7E00) + std::string(32, '\1');
@@ -258,6 +263,41 @@ std::vector<BrokenGguf> ImporterCases() {
        "embedding length 32, 3 heads, 3 key/value heads and head_dim 10 do not fit", true},
       {"sliding_window", base().U32("llama.attention.sliding_window", 16).Build(),
        "sliding-window attention", true},
+      {"qwen3_sliding_window", arch("qwen3").U32("qwen3.attention.sliding_window", 16).Build(),
+       "sliding-window attention (qwen3.attention.sliding_window 16", true},
+      {"rope_freqs_size", base().Tensor("rope_freqs.weight", {3}, 0, f32(3, 1)).Build(),
+       "tensor rope_freqs.weight must be 4 f32 values", true},
+      {"rope_scaling_below_1", base().F32("llama.rope.scaling.factor", 0.5f).Build(),
+       "RoPE scaling (llama.rope.scaling.type 'linear', factor 0.5) is not supported", true},
+      {"longrope_on_llama",
+       base().Tensor("rope_factors_short.weight", {4}, 0, f32(4, 1)).Build(),
+       "LongRoPE factors (rope_factors_short.weight, rope_factors_long.weight) are not "
+       "supported for llama",
+       true},
+      {"longrope_without_original",
+       arch("phi3")
+           .Tensor("rope_factors_short.weight", {4}, 0, f32(4, 1))
+           .Tensor("rope_factors_long.weight", {4}, 0, f32(4, 2))
+           .Build(),
+       "missing metadata key phi3.rope.scaling.original_context_length", true},
+      {"attn_factor_without_longrope",
+       arch("phi3").F32("phi3.rope.scaling.attn_factor", 1.5f).Build(),
+       "phi3.rope.scaling.attn_factor 1.5 without LongRoPE factors", true},
+      {"qk_norm_on_qwen2",
+       arch("qwen2").Tensor("blk.0.attn_q_norm.weight", {8}, 0, f32(8, 1)).Build(),
+       "holds a norm on queries and keys, which ember does not support for qwen2", true},
+      {"post_norm_on_qwen3",
+       arch("qwen3").Tensor("blk.0.post_ffw_norm.weight", {32}, 0, f32(32, 1)).Build(),
+       "holds norms after the attention and FFN, which ember does not support for qwen3",
+       true},
+      {"partial_rotary_qwen3",
+       arch("qwen3")
+           .Remove("qwen3.rope.dimension_count")
+           .U32("qwen3.rope.dimension_count", 4)
+           .Build(),
+       "RoPE on 4 of the 8 dimensions of a head (qwen3.rope.dimension_count) is not "
+       "supported for qwen3",
+       true},
   };
 }
 
