@@ -3,12 +3,13 @@
 // names; fused matrices are split by rows). An architecture, key or tensor ember does
 // not support gets a message that names it.
 //
-//   llama  Llama 2/3, TinyLlama, SmolLM2, Mistral without a sliding window: RMSNorm,
+//   llama  Llama 2/3.x, TinyLlama, SmolLM2, Mistral without a sliding window: RMSNorm,
 //          SwiGLU, grouped-query attention; llama.cpp's converter permutes Q and K so
 //          that RoPE rotates interleaved pairs (GGML's "normal" mode): RopePairing
 //          kInterleaved, no permutation at import.
 //   qwen2  Qwen2, Qwen2.5: the same blocks with biases on Q, K and V, and RoPE on halves
 //          (RopePairing kHalf: llama.cpp does not permute these rows).
+//   qwen3, gemma3, phi3  Llama's blocks with what gguf_family.h adds.
 //   gpt2   GPT-2: LayerNorm, learned positions, GELU (tanh), biases; attn_qkv split into
 //          Q, K and V.
 #ifndef EMBER_TOOLS_CONVERT_GGUF_ARCH_H_
