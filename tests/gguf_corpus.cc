@@ -260,15 +260,18 @@ std::vector<BrokenGguf> ImporterCases() {
            .U32("llama.attention.head_count_kv", 3)
            .Remove("llama.rope.dimension_count")
            .Build(),
-       "embedding length 32, 3 heads, 3 key/value heads and head_dim 10 do not fit", true},
+       "embedding length 32, 3 heads, 3 key/value heads and head_dim 10 do not fit",
+       true},
       {"sliding_window", base().U32("llama.attention.sliding_window", 16).Build(),
        "sliding-window attention", true},
-      {"qwen3_sliding_window", arch("qwen3").U32("qwen3.attention.sliding_window", 16).Build(),
+      {"qwen3_sliding_window",
+       arch("qwen3").U32("qwen3.attention.sliding_window", 16).Build(),
        "sliding-window attention (qwen3.attention.sliding_window 16", true},
       {"rope_freqs_size", base().Tensor("rope_freqs.weight", {3}, 0, f32(3, 1)).Build(),
        "tensor rope_freqs.weight must be 4 f32 values", true},
       {"rope_scaling_below_1", base().F32("llama.rope.scaling.factor", 0.5f).Build(),
-       "RoPE scaling (llama.rope.scaling.type 'linear', factor 0.5) is not supported", true},
+       "RoPE scaling (llama.rope.scaling.type 'linear', factor 0.5) is not supported",
+       true},
       {"longrope_on_llama",
        base().Tensor("rope_factors_short.weight", {4}, 0, f32(4, 1)).Build(),
        "LongRoPE factors (rope_factors_short.weight, rope_factors_long.weight) are not "

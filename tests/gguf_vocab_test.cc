@@ -23,12 +23,6 @@
 namespace ember {
 namespace {
 
-std::string Join(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
-  return s;
-}
-
 // A tokenizer.json's BPE vocabulary as llama.cpp's converter writes it into a GGUF:
 // tokens by id (vocabulary pieces as spelled, added tokens' text), types (control for
 // special added tokens, user-defined for the others), merges as "left right", and
@@ -108,7 +102,7 @@ TEST(GgufVocabTest, Llama3AndQwen3EncodeAsTheirTokenizerJson) {
             gguf.tokenizer.Encode(text, options, got.data(), got.size(), &ng).ok());
         want.resize(nw);
         got.resize(ng);
-        ASSERT_EQ(Join(got), Join(want))
+        ASSERT_EQ(testing::JoinIds(got), testing::JoinIds(want))
             << "'" << text << "' parse_special " << parse_special;
         ids += ng;
       }

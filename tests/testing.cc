@@ -402,4 +402,10 @@ std::vector<VocabCase> ReadVocabCases(const std::string& base) {
   return cases;
 }
 
+std::string JoinIds(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
+  return s;
+}
+
 }  // namespace ember::testing

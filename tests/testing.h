@@ -128,6 +128,9 @@ struct VocabCase {
 };
 std::vector<VocabCase> ReadVocabCases(const std::string& base);
 
+// Token ids as "1 2 3" (for messages that compare two lists).
+std::string JoinIds(const std::vector<int32_t>& ids);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_TESTING_H_

@@ -101,8 +101,9 @@ Status ExplainUnsupportedTensor(std::string_view name, const ModelConfig& c) {
     const bool expected = (c.qk_norm && strstr(hint.part, "attn_") == hint.part) ||
                           (c.post_norms && strstr(hint.part, "post_") == hint.part);
     if (!expected && name.find(hint.part) != std::string_view::npos) {
-      return Unimplemented("GGUF: tensor %s holds %s, which ember does not support for %s",
-                           GgufQuote(name).c_str(), hint.meaning, c.architecture);
+      return Unimplemented(
+          "GGUF: tensor %s holds %s, which ember does not support for %s",
+          GgufQuote(name).c_str(), hint.meaning, c.architecture);
     }
   }
   return Status::Ok();

@@ -19,7 +19,8 @@ constexpr char kRopeShort[] = "rope_factors_short.weight";
 constexpr char kRopeLong[] = "rope_factors_long.weight";
 
 // One f32 vector of `n` factors, each positive and finite.
-Status ReadFactors(const GgufFile& f, const char* name, size_t n, std::vector<float>* out) {
+Status ReadFactors(const GgufFile& f, const char* name, size_t n,
+                   std::vector<float>* out) {
   const GgufTensorInfo* t = f.FindTensor(name);
   if (!t) return InvalidModel("GGUF: no tensor %s", name);
   if (t->type != static_cast<uint32_t>(GgmlType::kF32) || t->n_dims != 1 ||
@@ -118,8 +119,9 @@ Status ReadGgufRopeFactors(const GgufFile& f, const GgufFamily& family, ModelCon
     EMBER_RETURN_IF_ERROR(
         f.GetFloat(arch + ".rope.scaling.attn_factor", false, 1.0, &attention));
     if (attention != 1.0) {
-      return Unimplemented("GGUF: %s.rope.scaling.attn_factor %g without LongRoPE factors",
-                           arch.c_str(), attention);
+      return Unimplemented(
+          "GGUF: %s.rope.scaling.attn_factor %g without LongRoPE factors", arch.c_str(),
+          attention);
     }
     return Status::Ok();
   }
@@ -138,13 +140,15 @@ Status ReadGgufRopeFactors(const GgufFile& f, const GgufFamily& family, ModelCon
                                  1, c->max_context, &original));
   const double factor = static_cast<double>(c->max_context) / original;
   const double fallback =
-      factor > 1 ? std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(original)))
-                 : 1.0;
+      factor > 1
+          ? std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(original)))
+          : 1.0;
   double attention;
   EMBER_RETURN_IF_ERROR(
       f.GetFloat(arch + ".rope.scaling.attn_factor", false, fallback, &attention));
   if (!(attention > 1e-6 && attention < 1e6)) {
-    return InvalidModel("GGUF: %s.rope.scaling.attn_factor is %g", arch.c_str(), attention);
+    return InvalidModel("GGUF: %s.rope.scaling.attn_factor is %g", arch.c_str(),
+                        attention);
   }
   c->rope_scaling = RopeScaling::kLongRope;
   c->rope_scaling_factor = static_cast<float>(factor > 1 ? factor : 1.0);

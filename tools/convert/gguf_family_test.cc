@@ -6,31 +6,27 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "runtime/session.h"
 #include "runtime/tensor_names.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
-#include "tools/convert/gguf_import.h"
+#include "tools/convert/gguf_test_util.h"
 
 namespace ember::tools {
 namespace {
 
+using gguf_test::Find;
+using gguf_test::Logits;
+
 Status Import(const std::string& bytes, ModelSpec* spec) {
-  auto file =
-      GgufFile::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (!file.ok()) return file.status();
-  return ImportGgufFile(**file, "test.gguf", GgufImportOptions(), spec);
+  return gguf_test::Import(bytes, GgufImportOptions(), spec);
 }
 
-// The last position's logits after a prefill of `tokens`.
-std::vector<float> Logits(const ModelSpec& spec, const std::vector<int32_t>& tokens) {
-  testing::LoadedModel loaded = testing::LoadSpec(spec);
-  if (!loaded.model) return {};
-  auto session = Session::Create(*loaded.model, SessionOptions(), nullptr);
-  EXPECT_TRUE(session.ok());
-  EXPECT_TRUE(session->Prefill(tokens.data(), tokens.size()).ok());
-  return std::vector<float>(session->logits(),
-                            session->logits() + spec.config.vocab_size);
+// The tiny Llama as architecture `arch`, RoPE on halves (as the GGUF families but llama).
+ModelSpec FamilySpec(const char* arch, uint32_t layers, uint32_t seed) {
+  ModelSpec spec = testing::TinyModelSpec(32, layers, 4, 2, 48, 300, 64, seed);
+  snprintf(spec.config.architecture, sizeof(spec.config.architecture), "%s", arch);
+  spec.config.rope_pairing = RopePairing::kHalf;
+  return spec;
 }
 
 void AddVector(ModelSpec* spec, const std::string& name, uint64_t n, float base) {
@@ -39,15 +35,6 @@ void AddVector(ModelSpec* spec, const std::string& name, uint64_t n, float base)
   t.shape = {n};
   for (uint64_t i = 0; i < n; ++i) t.values.push_back(base + 0.05f * (i % 5));
   spec->tensors.push_back(std::move(t));
-}
-
-const TensorSpec& Find(const ModelSpec& spec, const std::string& name) {
-  for (const TensorSpec& t : spec.tensors) {
-    if (t.name == name) return t;
-  }
-  static const TensorSpec kNone;
-  ADD_FAILURE() << "no tensor " << name;
-  return kNone;
 }
 
 // An f32 tensor's values (the importer keeps a GGUF F32 tensor's bytes as they are).
@@ -65,10 +52,8 @@ std::string F32Bytes(const std::vector<float>& v) {
 // 7 layers of 4 heads of 8: layers 6 global (the 6th), the others sliding over 5
 // positions of the 24-token input.
 TEST(GgufFamilyTest, Gemma3ImportsItsNormsScalesAndSlidingPattern) {
-  ModelSpec gemma = testing::TinyModelSpec(32, 7, 4, 2, 48, 300, 64, 21);
+  ModelSpec gemma = FamilySpec("gemma3", 7, 21);
   ModelConfig& c = gemma.config;
-  snprintf(c.architecture, sizeof(c.architecture), "gemma3");
-  c.rope_pairing = RopePairing::kHalf;
   c.rope_theta = 1000000.0f;
   c.activation = Activation::kGeluTanh;
   c.qk_norm = c.post_norms = true;
@@ -79,7 +64,8 @@ TEST(GgufFamilyTest, Gemma3ImportsItsNormsScalesAndSlidingPattern) {
   c.rope_scaling = RopeScaling::kLinear;
   c.rope_scaling_factor = 8.0f;
   for (unsigned i = 0; i < 7; ++i) {
-    c.layer_attention.push_back(i == 5 ? LayerAttention::kGlobal : LayerAttention::kSliding);
+    c.layer_attention.push_back(i == 5 ? LayerAttention::kGlobal
+                                       : LayerAttention::kSliding);
     AddVector(&gemma, names::LayerName(names::kAttnQNorm, i), 8, 0.9f);
     AddVector(&gemma, names::LayerName(names::kAttnKNorm, i), 8, 1.1f);
     AddVector(&gemma, names::LayerName(names::kAttnPostNorm, i), 32, 0.8f);
@@ -103,8 +89,8 @@ TEST(GgufFamilyTest, Gemma3ImportsItsNormsScalesAndSlidingPattern) {
   EXPECT_EQ(got.rope_local_theta, 10000.0f);
   EXPECT_EQ(got.rope_scaling, RopeScaling::kLinear);
   EXPECT_EQ(got.rope_scaling_factor, 8.0f);
-  const std::vector<int32_t> tokens = {1,  100, 7,  250, 3,  42,  42, 99, 5,  6,  7,  8,
-                                       9,  10,  11, 12,  13, 140, 15, 16, 17, 18, 19, 20};
+  const std::vector<int32_t> tokens = {1, 100, 7,  250, 3,  42,  42, 99, 5,  6,  7,  8,
+                                       9, 10,  11, 12,  13, 140, 15, 16, 17, 18, 19, 20};
   EXPECT_EQ(Logits(imported, tokens), Logits(gemma, tokens));
   // Without a window shorter than the context no layer slides, and none has a local base.
   ModelSpec global;
@@ -117,10 +103,8 @@ TEST(GgufFamilyTest, Gemma3ImportsItsNormsScalesAndSlidingPattern) {
 // Phi-3: attn_qkv and ffn_up fused (gate rows, then up), RoPE on 4 of 8 values of a head,
 // every layer sliding.
 TEST(GgufFamilyTest, Phi3SplitsFusedProjectionsAndRotatesPartOfEachHead) {
-  ModelSpec phi = testing::TinyModelSpec(32, 2, 4, 2, 48, 300, 64, 23);
+  ModelSpec phi = FamilySpec("phi3", 2, 23);
   ModelConfig& c = phi.config;
-  snprintf(c.architecture, sizeof(c.architecture), "phi3");
-  c.rope_pairing = RopePairing::kHalf;
   c.rope_dim = 4;
   c.sliding_window = 6;
   c.layer_attention.assign(2, LayerAttention::kSliding);
@@ -149,8 +133,8 @@ TEST(GgufFamilyTest, Phi3SplitsFusedProjectionsAndRotatesPartOfEachHead) {
   EXPECT_EQ(imported.config.rope_dim, 4u);
   EXPECT_EQ(imported.config.layer_attention, c.layer_attention);
   for (unsigned i = 0; i < 2; ++i) {
-    for (const char* part : {names::kAttnQ, names::kAttnK, names::kAttnV, names::kFfnGate,
-                             names::kFfnUp}) {
+    for (const char* part :
+         {names::kAttnQ, names::kAttnK, names::kAttnV, names::kFfnGate, names::kFfnUp}) {
       const std::string name = names::LayerName(part, i);
       EXPECT_EQ(Values(Find(imported, name)), Find(phi, name).values) << name;
     }

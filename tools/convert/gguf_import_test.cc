@@ -17,28 +17,16 @@
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
 #include "tools/convert/gguf_blocks.h"
+#include "tools/convert/gguf_test_util.h"
 
 namespace ember::tools {
 namespace {
 
 using testing::GgufBuilder;
 
-Status Import(const std::string& bytes, const GgufImportOptions& options, ModelSpec* spec,
-              std::vector<std::string>* sources = nullptr) {
-  auto file =
-      GgufFile::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (!file.ok()) return file.status();
-  return ImportGgufFile(**file, "test.gguf", options, spec, sources);
-}
-
-const TensorSpec& Find(const ModelSpec& spec, const std::string& name) {
-  for (const TensorSpec& t : spec.tensors) {
-    if (t.name == name) return t;
-  }
-  static const TensorSpec kNone;
-  ADD_FAILURE() << "no tensor " << name;
-  return kNone;
-}
+using gguf_test::Find;
+using gguf_test::Import;
+using gguf_test::Logits;
 
 kernels::QuantKind KindOf(const TensorSpec& t) {
   return t.dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
@@ -77,16 +65,6 @@ std::vector<float> Values(const TensorSpec& t) {
                            v.data() + r * t.shape[1]);
   }
   return v;
-}
-
-std::vector<float> Logits(const ModelSpec& spec, const std::vector<int32_t>& tokens) {
-  testing::LoadedModel loaded = testing::LoadSpec(spec);
-  if (!loaded.model) return {};
-  auto session = Session::Create(*loaded.model, SessionOptions(), nullptr);
-  EXPECT_TRUE(session.ok());
-  EXPECT_TRUE(session->Prefill(tokens.data(), tokens.size()).ok());
-  return std::vector<float>(session->logits(),
-                            session->logits() + spec.config.vocab_size);
 }
 
 TEST(GgufImportTest, BrokenModelsAreRefusedWithTheirOwnMessage) {
