@@ -18,7 +18,10 @@ constexpr char kRopeFreqs[] = "rope_freqs.weight";
 constexpr char kRopeShort[] = "rope_factors_short.weight";
 constexpr char kRopeLong[] = "rope_factors_long.weight";
 
-// One f32 vector of `n` factors, each positive and finite.
+// Factors and the attention factor: the range the loader accepts (family_config.cc).
+bool FactorInRange(float v) { return v >= 1e-6f && v <= 1e6f; }
+
+// One f32 vector of `n` factors, each in [1e-6, 1e6].
 Status ReadFactors(const GgufFile& f, const char* name, size_t n,
                    std::vector<float>* out) {
   const GgufTensorInfo* t = f.FindTensor(name);
@@ -32,8 +35,9 @@ Status ReadFactors(const GgufFile& f, const char* name, size_t n,
   out->resize(n);
   memcpy(out->data(), t->data, n * sizeof(float));
   for (float v : *out) {
-    if (!(v > 0.0f && v < 1e6f)) {
-      return InvalidModel("GGUF: tensor %s holds %g (factors are in (0, 1e6))", name, v);
+    if (!FactorInRange(v)) {
+      return InvalidModel("GGUF: tensor %s holds %g (factors are in [1e-6, 1e6])", name,
+                          v);
     }
   }
   return Status::Ok();
@@ -146,7 +150,7 @@ Status ReadGgufRopeFactors(const GgufFile& f, const GgufFamily& family, ModelCon
   double attention;
   EMBER_RETURN_IF_ERROR(
       f.GetFloat(arch + ".rope.scaling.attn_factor", false, fallback, &attention));
-  if (!(attention > 1e-6 && attention < 1e6)) {
+  if (!FactorInRange(static_cast<float>(attention))) {
     return InvalidModel("GGUF: %s.rope.scaling.attn_factor is %g", arch.c_str(),
                         attention);
   }
