@@ -44,6 +44,11 @@ TEST(Int8DotTest, ChosenQ8KernelsMatchTheReference) {
   test::CheckQuantKernels(QuantKind::kQ8, t.matvec_q8, t.matmul_q8, /*exact=*/false, 2);
 }
 
+TEST(Int8DotTest, ChosenQ8KernelsAreExactForMinus128) {
+  const KernelTable t = ChooseKernels();
+  test::CheckQ8FullRange(t.matvec_q8, t.matmul_q8, 5);
+}
+
 TEST(Int8DotTest, ChosenQ4KernelsMatchTheReference) {
   const KernelTable t = ChooseKernels();
   test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/true, 3);

@@ -22,6 +22,18 @@ ValuePos PositionInGroup(QuantKind kind, size_t r, size_t i) {
   return {(chunk % 4) * kQuantChunkBytes + lane, chunk >= 4};
 }
 
+// Stores q (without offset) as input i of row r within a group's values (zeroed first:
+// q4 ORs its nibbles in).
+void StoreValue(QuantKind kind, uint8_t* values, size_t r, size_t i, int q) {
+  const uint8_t stored_q = static_cast<uint8_t>(q + (kind == QuantKind::kQ8 ? 128 : 8));
+  const ValuePos pos = PositionInGroup(kind, r, i);
+  if (kind == QuantKind::kQ8) {
+    values[pos.byte] = stored_q;
+  } else {
+    values[pos.byte] |= pos.high ? stored_q << 4 : stored_q;
+  }
+}
+
 const uint8_t* PanelOf(QuantKind kind, const uint8_t* packed, size_t cols, size_t row) {
   return packed + (row / kQuantPanelRows) * QuantPanelBytes(kind, cols);
 }
@@ -32,7 +44,6 @@ void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t
   const size_t groups = QuantGroups(cols);
   const size_t panel_bytes = QuantPanelBytes(kind, cols);
   const size_t group_bytes = QuantGroupBytes(kind);
-  const uint8_t offset = kind == QuantKind::kQ8 ? 128 : 8;
   memset(out, 0, QuantPackedBytes(kind, rows, cols));
   for (size_t p = 0; p < QuantPanels(rows); ++p) {
     uint8_t* panel = out + p * panel_bytes;
@@ -65,14 +76,33 @@ void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t
             const int hi = kind == QuantKind::kQ8 ? 127 : 7;
             q = q < lo ? lo : (q > hi ? hi : q);
           }
-          const uint8_t stored_q = static_cast<uint8_t>(q + offset);
-          const ValuePos pos = PositionInGroup(kind, r, i);
-          if (kind == QuantKind::kQ8) {
-            values[pos.byte] = stored_q;
-          } else {
-            values[pos.byte] |= pos.high ? stored_q << 4 : stored_q;
-          }
+          StoreValue(kind, values, r, i, q);
         }
+      }
+    }
+  }
+}
+
+void PackQuantValues(QuantKind kind, const int8_t* q, const uint16_t* scale_bits,
+                     size_t rows, size_t cols, uint8_t* out) {
+  const size_t groups = QuantGroups(cols);
+  const size_t panel_bytes = QuantPanelBytes(kind, cols);
+  const size_t group_bytes = QuantGroupBytes(kind);
+  memset(out, 0, QuantPackedBytes(kind, rows, cols));
+  // Padding (rows past `rows`, inputs past `cols`) is q = 0 with a zero scale, as
+  // PackQuant writes it: the same values pack to the same bytes either way.
+  for (size_t row = 0; row < QuantPanels(rows) * kQuantPanelRows; ++row) {
+    uint8_t* panel = out + row / kQuantPanelRows * panel_bytes;
+    const size_t r = row % kQuantPanelRows;
+    for (size_t g = 0; g < groups; ++g) {
+      uint8_t* values = panel + g * group_bytes;
+      if (row < rows) {
+        memcpy(values + QuantGroupValueBytes(kind) + r * 2, scale_bits + row * groups + g,
+               2);
+      }
+      for (size_t i = 0; i < kQuantGroup; ++i) {
+        const size_t c = g * kQuantGroup + i;
+        StoreValue(kind, values, r, i, row < rows && c < cols ? q[row * cols + c] : 0);
       }
     }
   }

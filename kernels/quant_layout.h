@@ -2,11 +2,12 @@
 // converter writes it with, and scalar decoders (the reference the kernels test against).
 //
 // A (rows, cols) matrix is quantized in groups of kQuantGroup = 32 consecutive inputs
-// with one f16 scale per row and group: w ~= scale * q, q8 in [-127, 127], q4 in
-// [-8, 7]. cols is padded with zeros to a multiple of 32 and rows to a multiple of 16.
-// Rows are interleaved in panels of kQuantPanelRows = 16 so that one 64-byte load holds
-// 4 consecutive inputs of 16 rows: the operand of one AVX-512 VNNI vpdpbusd (16 int32
-// lanes, each a 4-way u8 x s8 dot product) or of four Arm sdot-by-element.
+// with one f16 scale per row and group: w ~= scale * q, q8 in [-127, 127] (-128 too
+// when imported: PackQuantValues), q4 in [-8, 7]. cols is padded with zeros to a multiple
+// of 32 and rows to a multiple of 16. Rows are interleaved in panels of kQuantPanelRows =
+// 16 so that one 64-byte load holds 4 consecutive inputs of 16 rows: the operand of one
+// AVX-512 VNNI vpdpbusd (16 int32 lanes, each a 4-way u8 x s8 dot product) or of four Arm
+// sdot-by-element.
 //
 // Panel p (rows 16p .. 16p+15), panel_bytes = QuantPanelBytes(kind, cols), holds for
 // each group g, at g * QuantGroupBytes(kind):
@@ -18,7 +19,7 @@
 // streams; with 8 panels at a time, 16: single-thread decode was 9 to 11 % slower).
 // Values of one group are 8 chunks; chunk c covers inputs 4c .. 4c+3 of the group and
 // holds, for row r and input 4c+i, byte [r * 4 + i] (64 bytes per chunk).
-//   q8: the chunks in order (512 bytes), each byte q + 128 (an unsigned byte, 1..255).
+//   q8: the chunks in order (512 bytes), each byte q + 128 (an unsigned byte).
 //   q4: 4 blocks of 64 bytes (256 bytes); byte b of block j carries chunk j's value in
 //       its low nibble and chunk j + 4's in its high nibble, each as q + 8 (0..15).
 // The unsigned offsets (128, 8) let x86 multiply unsigned weights by signed activations;
@@ -65,6 +66,14 @@ inline constexpr uint64_t QuantPackedBytes(QuantKind kind, uint64_t rows, uint64
 // -(signed value of largest magnitude) / 8 (q4, as GGML's Q4_0), rounded to f16 before
 // the values are rounded to the nearest integer with them.
 void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t* out);
+
+// Packs integers and scales as they are (an imported file's own, value for value): q is
+// the row-major (rows, cols) matrix of values, scale_bits the (rows, QuantGroups(cols))
+// f16 bit patterns, element (r, c) = scale(r, c / 32) q(r, c). q8 takes q in [-128, 127]
+// (-128, which PackQuant never writes, is stored as byte 0; every kernel's int32 dot is
+// exact for it), q4 in [-8, 7]. Writes every byte of `out` (QuantPackedBytes).
+void PackQuantValues(QuantKind kind, const int8_t* q, const uint16_t* scale_bits,
+                     size_t rows, size_t cols, uint8_t* out);
 
 // The quantized value q (without offset) and the scale of element (row, col).
 int QuantValue(QuantKind kind, const uint8_t* packed, size_t cols, size_t row,

@@ -140,6 +140,51 @@ TEST(QuantLayoutTest, ByteLayoutMatchesTheHeader) {
   EXPECT_FLOAT_EQ(QuantScale(QuantKind::kQ4, q4.data(), cols, r, 0), 2.0f);
 }
 
+// PackQuantValues with the values and scales PackQuant chose writes the same bytes
+// (padding included); and it keeps what it is given, -128 in q8 too.
+TEST_P(QuantLayoutTest, PackingValuesMatchesPackQuant) {
+  const QuantKind kind = GetParam();
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<size_t, size_t>>{{1, 1}, {17, 40}, {16, 64}, {33, 100}}) {
+    const std::vector<float> w = RandomMatrix(rows, cols, static_cast<uint32_t>(rows));
+    std::vector<uint8_t> packed(QuantPackedBytes(kind, rows, cols));
+    PackQuant(kind, w.data(), rows, cols, packed.data());
+    const size_t groups = QuantGroups(cols);
+    std::vector<int8_t> q(rows * cols);
+    std::vector<uint16_t> scales(rows * groups);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) {
+        q[r * cols + c] =
+            static_cast<int8_t>(QuantValue(kind, packed.data(), cols, r, c));
+      }
+      for (size_t g = 0; g < groups; ++g) {
+        scales[r * groups + g] = FloatToHalf(QuantScale(kind, packed.data(), cols, r, g));
+      }
+    }
+    std::vector<uint8_t> repacked(packed.size(), 0xAB);
+    PackQuantValues(kind, q.data(), scales.data(), rows, cols, repacked.data());
+    EXPECT_EQ(repacked, packed) << rows << " x " << cols;
+
+    const int lo = kind == QuantKind::kQ8 ? -128 : -8,
+              hi = kind == QuantKind::kQ8 ? 127 : 7;
+    std::mt19937 rng(static_cast<uint32_t>(cols));
+    for (int8_t& v : q)
+      v = static_cast<int8_t>(lo + static_cast<int>(rng() % (hi - lo + 1)));
+    q[0] = static_cast<int8_t>(lo);
+    PackQuantValues(kind, q.data(), scales.data(), rows, cols, repacked.data());
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) {
+        ASSERT_EQ(QuantValue(kind, repacked.data(), cols, r, c), q[r * cols + c])
+            << r << ", " << c;
+      }
+      for (size_t g = 0; g < groups; ++g) {
+        ASSERT_EQ(FloatToHalf(QuantScale(kind, repacked.data(), cols, r, g)),
+                  scales[r * groups + g]);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, QuantLayoutTest,
                          ::testing::Values(QuantKind::kQ8, QuantKind::kQ4));
 

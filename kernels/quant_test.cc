@@ -36,6 +36,11 @@ void TestQ4Random() {
   test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/false, 40);
 }
 
+void TestQ8FullRange() {
+  const KernelTable t = TargetTable();
+  test::CheckQ8FullRange(t.matvec_q8, t.matmul_q8, 70);
+}
+
 // On AVX3_DL the VNNI kernels must equal the portable ones bitwise (same integer dots,
 // same float operations); elsewhere the table holds the portable ones.
 void TestVnniMatchesPortable() {
@@ -62,6 +67,7 @@ HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8Exact);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Exact);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8Random);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Random);
+HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8FullRange);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestVnniMatchesPortable);
 }  // namespace ember::kernels
 #endif

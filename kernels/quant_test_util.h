@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "hwy/aligned_allocator.h"
+#include "kernels/half.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
 #include "kernels/quant_test_data.h"
@@ -107,6 +108,55 @@ inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantF
             },
             expected, rows, cols, batch, y_stride, exact, 1e-6f, seed);
         if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// q8 weights over the whole int8 range, -128 in every group (imported files may hold it:
+// PackQuantValues), with a power-of-two scale and exact activations: every kernel's
+// result must equal the reference's bitwise, so -128 is as exact as any other value.
+inline void CheckQ8FullRange(MatMulQuantFn matvec, MatMulQuantFn matmul, uint32_t seed) {
+  for (size_t rows : QuantRows()) {
+    for (size_t cols : QuantCols()) {
+      std::mt19937 rng(seed++);
+      const size_t groups = QuantGroups(cols), padded = groups * kQuantGroup;
+      std::vector<int8_t> q(rows * cols);
+      std::vector<uint16_t> scales(rows * groups);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t c = 0; c < cols; ++c) {
+          q[r * cols + c] = static_cast<int8_t>(rng() % 256);
+        }
+        for (size_t g = 0; g < groups; ++g) {
+          const size_t begin = g * kQuantGroup;
+          const size_t n = cols - begin < kQuantGroup ? cols - begin : kQuantGroup;
+          q[r * cols + begin + rng() % n] = -128;
+          // One scale for all: every partial sum stays an integer below 2^24 units.
+          scales[r * groups + g] = FloatToHalf(std::ldexp(1.0f, -7));
+        }
+      }
+      auto w =
+          hwy::AllocateAligned<uint8_t>(QuantPackedBytes(QuantKind::kQ8, rows, cols));
+      PackQuantValues(QuantKind::kQ8, q.data(), scales.data(), rows, cols, w.get());
+      const size_t batch = 3;
+      const std::vector<float> x = QuantTestMatrix(batch, cols, false, true, 5, seed++);
+      std::vector<int8_t> xq(batch * padded);
+      std::vector<float> xs(batch * groups);
+      std::vector<int32_t> sums(batch * groups);
+      reference::QuantizeActs(x.data(), batch, cols, xq.data(), xs.data(), sums.data());
+      std::vector<float> want(batch * rows), got(batch * rows), single(rows);
+      reference::MatMulQuant(QuantKind::kQ8, w.get(), xq.data(), xs.data(), batch,
+                             want.data(), rows, rows, cols);
+      matmul(w.get(), xq.data(), xs.data(), sums.data(), batch, got.data(), rows, rows,
+             cols);
+      for (size_t b = 0; b < batch; ++b) {
+        matvec(w.get(), xq.data() + b * padded, xs.data() + b * groups,
+               sums.data() + b * groups, 1, single.data(), rows, rows, cols);
+        for (size_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(got[b * rows + r], want[b * rows + r])
+              << "rows " << rows << " cols " << cols << " token " << b << " row " << r;
+          ASSERT_EQ(single[r], want[b * rows + r]) << "decode row " << r;
+        }
       }
     }
   }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Writing files never destroys data: ember convert refuses an -o that is one of its
-# inputs (the checkpoint, the tokenizer, a file of the --hf directory; also through a
-# symbolic or hard link), logits and attn refuse an output that is the model, and
-# convert refuses, with the loader's message and without writing, a model the loader
-# would reject (a corrupted <0xNN> piece, a BOS id on a byte piece of byte-level BPE, a
-# 100,000-byte piece, rope_theta 1). Every refusal exits with status 1, leaves the
+# inputs (the checkpoint, the tokenizer, the GGUF file, a file of the --hf directory;
+# also through a symbolic or hard link), logits and attn refuse an output that is the
+# model, and convert refuses, with the loader's message and without writing, a model the
+# loader would reject (a corrupted <0xNN> piece, a BOS id on a byte piece of byte-level
+# BPE, a 100,000-byte piece, rope_theta 1). Every refusal exits with status 1, leaves the
 # inputs and any older output byte for byte as they were, and leaves no temporary file.
 # usage: convert_safety_test.sh EMBER_BINARY MODELS_DIR
 set -uo pipefail
@@ -78,6 +78,18 @@ expect 1 "it is the checkpoint" -- "${convert[@]}" -o "$tmp/in/../in/./model.bin
 same "$ckpt" "$tmp/orig/stories260K.bin"
 same "$tokin" "$tmp/orig/tok512.bin"
 [ -L "$tmp/in/model.link" ] || fail "the symbolic link was replaced"
+no_temporaries "$tmp/in"
+
+# --- ... and GGUF ---
+cp "$models/gguf/stories260K.gguf" "$tmp/in/model.gguf"
+ln -s model.gguf "$tmp/in/gguf.link"
+gguf="$tmp/in/model.gguf"
+expect 1 "refusing to write '$gguf': it is the GGUF file '$gguf'" -- \
+  "$ember" convert --gguf "$gguf" -o "$gguf"
+expect 1 "it is the GGUF file '$gguf' (the same file under another name)" -- \
+  "$ember" convert --gguf "$gguf" -o "$tmp/in/gguf.link"
+same "$gguf" "$models/gguf/stories260K.gguf"
+[ -L "$tmp/in/gguf.link" ] || fail "the symbolic link to the GGUF file was replaced"
 no_temporaries "$tmp/in"
 
 # A good conversion, then one over it: the output is replaced, nothing is left behind.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
@@ -20,6 +21,7 @@
 #include "runtime/utf8.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
+#include "tools/util/files.h"
 
 namespace ember::testing {
 namespace {
@@ -374,6 +376,40 @@ std::string Utf8(uint32_t cp) {
     s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     s += static_cast<char>(0x80 | (cp & 0x3F));
   }
+  return s;
+}
+
+std::vector<VocabCase> ReadVocabCases(const std::string& base) {
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(tools::ReadFile(base + ".inp", &bytes).ok());
+  const std::string inp(bytes.begin(), bytes.end());
+  EXPECT_TRUE(tools::ReadFile(base + ".out", &bytes).ok());
+  const std::string out(bytes.begin(), bytes.end());
+
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<VocabCase> cases;
+  for (size_t pos = 0; pos <= inp.size();) {
+    size_t end = inp.find(separator, pos);
+    if (end == std::string::npos) end = inp.size();
+    cases.push_back({inp.substr(pos, end - pos), {}});
+    pos = end + separator.size();
+  }
+  std::istringstream lines(out);
+  std::string line;
+  size_t i = 0;
+  while (std::getline(lines, line) && i < cases.size()) {
+    std::istringstream ids(line);
+    for (int32_t id; ids >> id;) cases[i].ids.push_back(id);
+    ++i;
+  }
+  // The text after the last separator is empty, and so is its (missing) last line.
+  EXPECT_EQ(cases.size(), 47u) << base;
+  return cases;
+}
+
+std::string JoinIds(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
   return s;
 }
 

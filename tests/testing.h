@@ -121,6 +121,18 @@ class ScratchDir {
   std::string path_;
 };
 
+// llama.cpp's tokenizer test vectors (models/ggml-vocab-*.gguf.{inp,out}): BASE.inp holds
+// the texts, each followed by "\n__ggml_vocab_test__\n"; BASE.out one line of
+// space-separated ids per text (47 cases in each of ../shared/models/gguf-vocab).
+struct VocabCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+std::vector<VocabCase> ReadVocabCases(const std::string& base);
+
+// Token ids as "1 2 3" (for messages that compare two lists).
+std::string JoinIds(const std::vector<int32_t>& ids);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TESTS_TESTING_H_

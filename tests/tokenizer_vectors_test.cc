@@ -1,7 +1,8 @@
 // Oracle: llama.cpp's tokenizer test vectors (models/ggml-vocab-*.gguf.{inp,out}, checked
 // by llama.cpp against Hugging Face tokenizers). The GPT-2 cases run with OpenAI's GPT-2
 // vocabulary (encoder.json + vocab.bpe, imported as a Hugging Face vocab.json +
-// merges.txt), the Llama SentencePiece cases with llama2.c's Llama 2 tokenizer.bin.
+// merges.txt), the Llama SentencePiece cases with llama2.c's Llama 2 tokenizer.bin, and
+// both again with the tokenizer imported from the .gguf files themselves.
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -10,47 +11,13 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "tests/testing.h"
+#include "tools/convert/gguf_tokenizer.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace ember {
 namespace {
-
-struct Case {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// .inp holds the texts, each followed by "\n__ggml_vocab_test__\n"; .out one line of
-// space-separated ids per text.
-std::vector<Case> ReadVectors(const std::string& base) {
-  std::vector<uint8_t> bytes;
-  EXPECT_TRUE(tools::ReadFile(base + ".inp", &bytes).ok());
-  const std::string inp(bytes.begin(), bytes.end());
-  EXPECT_TRUE(tools::ReadFile(base + ".out", &bytes).ok());
-  const std::string out(bytes.begin(), bytes.end());
-
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<Case> cases;
-  for (size_t pos = 0; pos <= inp.size();) {
-    size_t end = inp.find(separator, pos);
-    if (end == std::string::npos) end = inp.size();
-    cases.push_back({inp.substr(pos, end - pos), {}});
-    pos = end + separator.size();
-  }
-  std::istringstream lines(out);
-  std::string line;
-  size_t i = 0;
-  while (std::getline(lines, line) && i < cases.size()) {
-    std::istringstream ids(line);
-    for (int32_t id; ids >> id;) cases[i].ids.push_back(id);
-    ++i;
-  }
-  // The text after the last separator is empty, and so is its (missing) last line.
-  EXPECT_EQ(cases.size(), 47u) << base;
-  return cases;
-}
 
 std::string Join(const std::vector<int32_t>& ids) {
   std::string s;
@@ -59,10 +26,10 @@ std::string Join(const std::vector<int32_t>& ids) {
 }
 
 // Encodes every case and expects the oracle's ids; returns the number that matched.
-size_t CheckAll(const Model& model, const std::vector<Case>& cases) {
+size_t CheckAll(const Model& model, const std::vector<testing::VocabCase>& cases) {
   size_t matched = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const Case& c = cases[i];
+    const testing::VocabCase& c = cases[i];
     std::vector<int32_t> ids(model.tokenizer().EncodeCapacity(c.text.size()));
     size_t n = 0;
     const Status s = model.tokenizer().Encode(c.text, false, ids.data(), ids.size(), &n);
@@ -72,7 +39,7 @@ size_t CheckAll(const Model& model, const std::vector<Case>& cases) {
     matched += ids == c.ids;
   }
   size_t total_ids = 0;
-  for (const Case& c : cases) total_ids += c.ids.size();
+  for (const testing::VocabCase& c : cases) total_ids += c.ids.size();
   printf("%zu of %zu cases (%zu ids) match\n", matched, cases.size(), total_ids);
   return matched;
 }
@@ -94,7 +61,7 @@ TEST(TokenizerVectorsTest, Gpt2MatchesLlamaCpp) {
   ASSERT_EQ(tok.merges.size(), 50000u);
   auto model = Model::Open(testing::WriteModelAroundTokenizer(tok, "gpt2_vocab").c_str());
   ASSERT_TRUE(model.ok()) << model.status().message();
-  const auto cases = ReadVectors(dir + "/gguf-vocab/ggml-vocab-gpt-2.gguf");
+  const auto cases = testing::ReadVocabCases(dir + "/gguf-vocab/ggml-vocab-gpt-2.gguf");
   EXPECT_EQ(CheckAll(**model, cases), cases.size());
 }
 
@@ -112,8 +79,36 @@ TEST(TokenizerVectorsTest, LlamaSentencePieceMatchesLlamaCpp) {
   auto model =
       Model::Open(testing::WriteModelAroundTokenizer(tok, "llama_vocab").c_str());
   ASSERT_TRUE(model.ok()) << model.status().message();
-  const auto cases = ReadVectors(dir + "/gguf-vocab/ggml-vocab-llama-spm.gguf");
+  const auto cases =
+      testing::ReadVocabCases(dir + "/gguf-vocab/ggml-vocab-llama-spm.gguf");
   EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+// The tokenizer as `ember convert --gguf` imports it from the vocabulary-only file.
+void CheckGgufVocabulary(const std::string& name, TokenizerKind kind) {
+  const std::string base =
+      testing::ModelsDir() + "/gguf-vocab/ggml-vocab-" + name + ".gguf";
+  auto file = tools::GgufFile::Open(base);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  TokenizerSpec tok;
+  const Status s = tools::ReadGgufTokenizer(**file, 0, &tok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(tok.kind, kind);
+  auto model =
+      Model::Open(testing::WriteModelAroundTokenizer(tok, "gguf_" + name).c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const auto cases = testing::ReadVocabCases(base);
+  EXPECT_EQ(CheckAll(**model, cases), cases.size());
+}
+
+TEST(TokenizerVectorsTest, Gpt2FromGgufMatchesLlamaCpp) {
+  if (!testing::HaveModel("gguf-vocab/ggml-vocab-gpt-2.gguf")) return;
+  CheckGgufVocabulary("gpt-2", TokenizerKind::kByteLevelBpe);
+}
+
+TEST(TokenizerVectorsTest, LlamaSentencePieceFromGgufMatchesLlamaCpp) {
+  if (!testing::HaveModel("gguf-vocab/ggml-vocab-llama-spm.gguf")) return;
+  CheckGgufVocabulary("llama-spm", TokenizerKind::kSentencePieceBpe);
 }
 
 }  // namespace

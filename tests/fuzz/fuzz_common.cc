@@ -28,12 +28,6 @@ const TensorSpec& FindTensor(const ModelSpec& spec, const std::string& name) {
   return kMissing;  // an empty tensor: the seed is then simply malformed
 }
 
-std::string ByteLevelSpelling(const std::string& bytes) {
-  std::string s;
-  for (unsigned char b : bytes) s += testing::Utf8(tools::ByteToUnicode(b));
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string_view> SplitParts(const uint8_t* data, size_t size,
@@ -165,11 +159,12 @@ std::vector<std::string> HfLlamaFiles(bool json_tokenizer) {
   // importer with control tokens up to vocab_size.
   Json vocab = Json::object();
   for (uint32_t b = 0; b < 256; ++b)
-    vocab[ByteLevelSpelling(std::string(1, char(b)))] = b;
-  vocab[ByteLevelSpelling(" t")] = 256;
-  vocab[ByteLevelSpelling("he")] = 257;
+    vocab[tools::ByteLevelEncode(std::string(1, char(b)))] = b;
+  vocab[tools::ByteLevelEncode(" t")] = 256;
+  vocab[tools::ByteLevelEncode("he")] = 257;
   vocab["<|endoftext|>"] = 258;
-  const std::vector<std::string> merges = {ByteLevelSpelling(" ") + " " + "t", "h e"};
+  const std::vector<std::string> merges = {tools::ByteLevelEncode(" ") + " " + "t",
+                                           "h e"};
   Json config = {{"model_type", "llama"},
                  {"architectures", {"LlamaForCausalLM"}},
                  {"hidden_size", c.d_model},

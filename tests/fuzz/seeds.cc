@@ -8,6 +8,7 @@
 
 #include "runtime/tensor_names.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/gguf_builder.h"
 #include "tests/testing.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
@@ -56,8 +57,8 @@ int main(int argc, char** argv) {
   using ember::ModelSpec;
   const ModelSpec small = ember::fuzz::SmallModelSpec();
   files.push_back({"model/small_f32.ember", Serialized(small)});
-  for (ember::DType dtype : {ember::DType::kF16, ember::DType::kBF16, ember::DType::kQ8,
-                             ember::DType::kQ4}) {
+  for (ember::DType dtype :
+       {ember::DType::kF16, ember::DType::kBF16, ember::DType::kQ8, ember::DType::kQ4}) {
     ModelSpec typed = small;
     if (!ember::tools::ChooseDTypes(dtype, {}, &typed).ok()) exit(1);
     files.push_back({std::string("model/small_") + ember::DTypeName(dtype) + ".ember",
@@ -190,8 +191,29 @@ int main(int argc, char** argv) {
     files.push_back({"hf/mistral_sliding_llama3", JoinParts(mistral)});
   }
 
+  // gguf: the tiny Llama in f32, q8_0 and q4_0; K-quant and other blocks to decode; and
+  // the broken-file corpus (each breaks one rule: mutations start next to the checks).
+  {
+    const ModelSpec tiny = ember::testing::TinyModelSpec(32, 1, 4, 2, 64, 300, 16);
+    for (uint32_t type : {0u, 8u, 2u}) {
+      files.push_back({"gguf/tiny_llama_type" + std::to_string(type),
+                       ember::testing::LlamaGguf(tiny, type)});
+    }
+    ember::testing::GgufBuilder blocks;
+    blocks.Str("general.architecture", "llama");
+    for (uint32_t type : {3u, 6u, 7u, 20u, 12u, 13u, 14u}) {
+      const uint32_t per_block = type >= 12 && type <= 14 ? 256 : 32;
+      blocks.Tensor("t" + std::to_string(type), {per_block, 2}, type,
+                    ember::testing::RandomGgmlBlocks(type, 2, type));
+    }
+    files.push_back({"gguf/blocks", blocks.Build()});
+    for (const ember::testing::BrokenGguf& c : ember::testing::BrokenGgufCorpus()) {
+      files.push_back({"gguf/broken_" + c.name, c.bytes});
+    }
+  }
+
   for (const char* dir :
-       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf"}) {
+       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf", "/gguf"}) {
     mkdir((out + dir).c_str(), 0755);
   }
   for (const auto& [path, bytes] : files) {

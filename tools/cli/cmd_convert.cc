@@ -1,5 +1,6 @@
 // `ember convert`: writes a .ember model from a llama2.c checkpoint and tokenizer, from
-// a Hugging Face model directory, or a synthetic model of any shape with random weights.
+// a Hugging Face model directory, from a GGUF file, or a synthetic model of any shape
+// with random weights.
 #include <dirent.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include "tools/cli/commands.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/gguf_import.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
@@ -32,6 +34,7 @@ ArgParser MakeParser() {
       {{"--hf"},
        true,
        "Hugging Face model directory (config.json, safetensors, tokenizer)"},
+      {{"--gguf"}, true, "GGUF model file (llama.cpp's format)"},
       {{"--synthetic"},
        true,
        "random-weight Llama model: stories15M, stories110M or custom (with the "
@@ -42,7 +45,10 @@ ArgParser MakeParser() {
       {{"--heads"}, true, "synthetic: attention heads"},
       {{"--kv-heads"}, true, "synthetic: key/value heads (default: --heads)"},
       {{"--vocab"}, true, "synthetic: vocabulary size (at least 259)"},
-      {{"--ctx"}, true, "synthetic: max context"},
+      {{"--ctx"},
+       true,
+       "synthetic: max context; gguf: replaces the file's context length (a RoPE "
+       "model's)"},
       {{"--seed"}, true, "synthetic: random seed (default 1)"},
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"},
@@ -82,6 +88,9 @@ Status CheckOutputIsNoInput(const ArgParser& args, const std::string& out) {
   }
   if (args.Has("--tokenizer")) {
     EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--tokenizer"), "tokenizer"));
+  }
+  if (args.Has("--gguf")) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--gguf"), "GGUF file"));
   }
   if (!args.Has("--hf")) return Status::Ok();
   std::string dir = args.Get("--hf");
@@ -162,9 +171,14 @@ Status Convert(const ArgParser& args) {
   if (!args.Has("--synthetic")) {
     for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
                              "--vocab", "--ctx", "--seed"}) {
-      if (args.Has(flag)) return InvalidArgument("%s needs --synthetic", flag);
+      const bool ctx = std::string(flag) == "--ctx";
+      if (args.Has(flag) && !(ctx && args.Has("--gguf"))) {
+        return InvalidArgument("%s needs --synthetic%s", flag, ctx ? " or --gguf" : "");
+      }
     }
   }
+  std::vector<std::string> sources;  // GGUF: what each tensor was made from
+  std::vector<std::string> notes;    // type choices worth a line (K-quant fallbacks)
   if (args.Has("--llama2c")) {
     if (!args.Has("--tokenizer"))
       return InvalidArgument("--llama2c needs --tokenizer TOK.bin");
@@ -172,12 +186,27 @@ Status Convert(const ArgParser& args) {
         ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
   } else if (args.Has("--hf")) {
     EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
+  } else if (args.Has("--gguf")) {
+    // The GGUF importer chooses the types itself: it keeps each tensor's own where it
+    // can.
+    GgufImportOptions options;
+    options.convert_dtype = args.Has("--dtype");
+    options.types = types;
+    options.overrides = overrides;
+    int64_t ctx;
+    EMBER_RETURN_IF_ERROR(args.GetInt("--ctx", 0, 1, int64_t{1} << 24, &ctx));
+    options.max_context = static_cast<uint32_t>(ctx);
+    EMBER_RETURN_IF_ERROR(
+        ImportGguf(args.Get("--gguf"), options, &spec, &sources, &notes));
   } else if (args.Has("--synthetic")) {
     EMBER_RETURN_IF_ERROR(Synthetic(args, &spec));
   } else {
     return InvalidArgument(
-        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
-        "--synthetic NAME");
+        "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, --gguf "
+        "MODEL.gguf, or --synthetic NAME");
+  }
+  if (!args.Has("--gguf")) {
+    EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
   }
   // The chat template, compiled now into what the runtime renders (refused here, with
   // its line, when it uses what the runtime cannot run).
@@ -201,12 +230,14 @@ Status Convert(const ArgParser& args) {
         spec.tokenizer.chat_program.strings.size(),
         spec.tokenizer.chat_program.end_of_turn_ids.size());
   }
-  std::vector<std::string> notes;
-  EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
   for (const std::string& note : notes)
     fprintf(stderr, "ember convert: %s\n", note.c_str());
   uint64_t params = 0;
-  for (const TensorSpec& t : spec.tensors) params += t.values.size();
+  for (const TensorSpec& t : spec.tensors) {
+    uint64_t elements = 1;
+    for (uint64_t d : t.shape) elements *= d;
+    params += elements;
+  }
   fprintf(stderr,
           "ember convert: %s: %u layers, d_model %u, vocab %u, %zu tensors, %llu "
           "parameters\n",
@@ -221,9 +252,10 @@ Status Convert(const ArgParser& args) {
     EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, StoredLayout(t.dtype), t.shape.data(),
                                       static_cast<uint32_t>(t.shape.size()),
                                       StoredGroupSize(t.dtype), &bytes));
-    fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes\n", i + 1,
-            spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
-            static_cast<unsigned long long>(bytes));
+    fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes%s%s\n",
+            i + 1, spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
+            static_cast<unsigned long long>(bytes), i < sources.size() ? "  " : "",
+            i < sources.size() ? sources[i].c_str() : "");
   }
   if (args.Has("--bake-prompt") || args.Has("--bake-chat-system")) {
     BakeRequest bake;
@@ -247,6 +279,7 @@ int ConvertCommand(int argc, char** argv) {
       "convert",
       "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n"
       "       ember convert --hf DIR -o OUT.ember\n"
+      "       ember convert --gguf MODEL.gguf [--ctx N] -o OUT.ember\n"
       "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
       "[--seed S] -o OUT.ember\n"
       "Every form takes [--dtype f32|f16|bf16|q8|q4|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"

@@ -120,6 +120,10 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
       t.dtype = types.matrix;
     }
   }
+  return ApplyDTypeOverrides(overrides, spec);
+}
+
+Status ApplyDTypeOverrides(const std::vector<DTypeOverride>& overrides, ModelSpec* spec) {
   for (const DTypeOverride& o : overrides) {
     bool matched = false;
     for (TensorSpec& t : spec->tensors) {

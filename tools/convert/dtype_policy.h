@@ -62,6 +62,9 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
 Status ChooseDTypes(DType matrix_dtype, const std::vector<DTypeOverride>& overrides,
                     ModelSpec* spec, std::vector<std::string>* notes = nullptr);
 
+// Only the overrides, on the dtypes the tensors have (the GGUF importer's own choice).
+Status ApplyDTypeOverrides(const std::vector<DTypeOverride>& overrides, ModelSpec* spec);
+
 }  // namespace ember::tools
 
 #endif  // EMBER_TOOLS_CONVERT_DTYPE_POLICY_H_

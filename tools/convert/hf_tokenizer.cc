@@ -313,6 +313,20 @@ bool ByteLevelDecode(const std::string& piece, std::string* bytes) {
   return true;
 }
 
+std::string ByteLevelEncode(const std::string& bytes) {
+  std::string s;
+  for (unsigned char b : bytes) {
+    const uint32_t cp = Alphabet().to_unicode[b];  // < 0x800: one or two UTF-8 bytes
+    if (cp < 0x80) {
+      s += static_cast<char>(cp);
+    } else {
+      s += static_cast<char>(0xC0 | (cp >> 6));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return s;
+}
+
 Status ReadVocabAndMerges(const std::string& vocab_path, const std::string& merges_path,
                           const SpecialTokens& specials, TokenizerSpec* tok) {
   Json vocab;

@@ -20,6 +20,8 @@ uint32_t ByteToUnicode(uint8_t byte);
 // The raw bytes a byte-level piece spells, or false when it uses a character outside
 // the alphabet.
 bool ByteLevelDecode(const std::string& piece_utf8, std::string* bytes);
+// The inverse: how a vocabulary spells raw bytes (UTF-8 of each byte's character).
+std::string ByteLevelEncode(const std::string& bytes);
 
 // What the model's own files say about special tokens (config.json,
 // tokenizer_config.json).

@@ -2,11 +2,6 @@
 // and every field is type-checked before it is read.
 #include "tools/convert/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -175,34 +170,11 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Parse(const uint8_t* d
 }
 
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open '%s': %s", path.c_str(), strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return IoError("'%s' is not a readable regular file", path.c_str());
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
-  if (size > 0) {
-    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int map_errno = errno;
-    close(fd);
-    if (map == MAP_FAILED) {
-      return IoError("cannot map '%s': %s", path.c_str(), strerror(map_errno));
-    }
-    file->mapping_ = map;
-    file->mapping_bytes_ = size;
-  } else {
-    close(fd);
-  }
-  Status s = file->ParseHeader(static_cast<const uint8_t*>(file->mapping_), size);
+  EMBER_RETURN_IF_ERROR(file->mapping_.Map(path));
+  Status s = file->ParseHeader(file->mapping_.data(), file->mapping_.size());
   if (!s.ok()) return Status(s.code(), "%s: %s", path.c_str(), s.message());
   return file;
-}
-
-SafetensorsFile::~SafetensorsFile() {
-  if (mapping_) munmap(mapping_, mapping_bytes_);
 }
 
 const SafetensorsTensor* SafetensorsFile::Find(const std::string& name) const {

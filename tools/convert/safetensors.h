@@ -13,6 +13,7 @@
 
 #include "kernels/half.h"
 #include "runtime/status.h"
+#include "tools/util/files.h"
 
 namespace ember::tools {
 
@@ -32,7 +33,6 @@ class SafetensorsFile {
   static Result<std::unique_ptr<SafetensorsFile>> Parse(const uint8_t* data, size_t size);
   // Maps `path` read-only and parses it.
   static Result<std::unique_ptr<SafetensorsFile>> Open(const std::string& path);
-  ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -44,8 +44,7 @@ class SafetensorsFile {
   SafetensorsFile() = default;
   Status ParseHeader(const uint8_t* data, size_t size);
 
-  void* mapping_ = nullptr;
-  size_t mapping_bytes_ = 0;
+  MappedFile mapping_;
   std::vector<SafetensorsTensor> tensors_;  // sorted by name
 };
 

@@ -1,10 +1,13 @@
-// ReadFile and CheckWritable (see files.h).
+// ReadFile, MappedFile and CheckWritable (see files.h).
 #include "tools/util/files.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +25,39 @@ Status ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
   const int read_errno = errno;  // e.g. EISDIR: fopen succeeds on a directory
   fclose(f);
   if (failed) return IoError("cannot read '%s': %s", path.c_str(), strerror(read_errno));
+  return Status::Ok();
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(data_, size_);
+}
+
+Status MappedFile::Map(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open '%s': %s", path.c_str(), strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return IoError("'%s' is not a readable regular file", path.c_str());
+  }
+  if (static_cast<uint64_t>(st.st_size) > SIZE_MAX) {
+    close(fd);
+    return ResourceExhausted("'%s' (%llu bytes) is too large to map on this host",
+                             path.c_str(), static_cast<unsigned long long>(st.st_size));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    close(fd);
+    return Status::Ok();
+  }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  close(fd);
+  if (map == MAP_FAILED) {
+    return IoError("cannot map '%s': %s", path.c_str(), strerror(map_errno));
+  }
+  data_ = map;
+  size_ = size;
   return Status::Ok();
 }
 
