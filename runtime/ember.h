@@ -53,6 +53,12 @@ typedef struct ember_session_options {
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
+  /* Appended later in 0.2 (ISA tiers): */
+  const char* isa; /* ISA tier of the kernels: "native" (this CPU's best), or a lesser one
+                      to run a slower CPU's kernels ("avx2", "avx-vnni", "avx512",
+                      "avx512-vnni", "sse4"; "neon", "dotprod", "i8mm"); NULL: the
+                      EMBER_ISA environment variable, else "native". EMBER_UNIMPLEMENTED
+                      when the CPU cannot run it; read only during session create */
 } ember_session_options;
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's

@@ -58,6 +58,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["dtype_mix"] = r.dtype_mix;
   j["hwy_target"] = r.hwy_target;
   j["int8_dot"] = r.int8_dot;
+  j["isa"] = r.isa;
   j["ttft_ns"] = static_cast<uint64_t>(std::llround(r.ttft_ns));
   j["load_ns"] = r.load_ns;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
@@ -169,14 +170,21 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
   for (const auto& row : rows) line(row);
 }
 
+// The kernels a result ran: "AVX2 (int8: avx-vnni, tier avx-vnni)".
+std::string Kernels(const BenchResult& r) {
+  return r.hwy_target + " (int8: " + r.int8_dot + ", tier " + r.isa + ")";
+}
+
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
-  fprintf(
-      out,
-      "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
-      first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
-      first.int8_dot.c_str(), first.type_kv.c_str(),
-      first.test_time.substr(0, 10).c_str());
+  // One tier for all (the header says which), or a column of them (--isa a,b).
+  bool one_tier = true;
+  for (const BenchResult& r : results)
+    one_tier = one_tier && Kernels(r) == Kernels(first);
+  fprintf(out, "ember bench: build %s, CPU %s, kernels %s, KV cache %s, mmap, %s\n\n",
+          first.build_commit.c_str(), first.cpu_info.c_str(),
+          one_tier ? Kernels(first).c_str() : "per tier (isa column)",
+          first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
     rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
@@ -184,11 +192,15 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
                     Rate(r.avg_ts(), r.stddev_ts()), Format("%.2f", r.effective_gbps()),
                     Format("%.2f", r.measured_gbps), Format("%.2f", r.weights_read_gbps),
                     Format("%.1f %%", r.roofline_pct())});
+    if (!one_tier) rows.back().push_back(r.isa + " (" + r.hwy_target + ")");
   }
-  WriteTable({"model", "size", "params", "backend", "th", "test", "t/s", "eff GB/s",
-              "mem GB/s", "file GB/s", "roofline"},
-             {false, true, true, false, true, false, true, true, true, true, true}, rows,
-             out);
+  std::vector<std::string> header = {"model",    "size",      "params",  "backend",
+                                     "th",       "test",      "t/s",     "eff GB/s",
+                                     "mem GB/s", "file GB/s", "roofline"};
+  std::vector<bool> right = {false, true, true, false, true, false,
+                             true,  true, true, true,  true};
+  if (!one_tier) header.push_back("isa"), right.push_back(false);
+  WriteTable(header, right, rows, out);
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();

@@ -46,6 +46,7 @@ struct BenchResult {
   std::string hwy_target;  // Highway target of the kernels
   std::string
       int8_dot;        // what the q8/q4 products run on (avx512-vnni, neon-sdot, highway)
+  std::string isa;     // the ISA tier the kernels were built for (--isa), e.g. "avx-vnni"
   double ttft_ns = 0;  // time to first token: prefill (pp) or a decode step (tg),
                        // plus sampling the token
   uint64_t load_ns = 0;  // model open + verify + bind, thread pool, session arena

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/isa.h"
 #include "runtime/model.h"
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
@@ -41,6 +42,18 @@ uint64_t ElapsedNs(Clock::time_point start) {
       .count();
 }
 
+// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    items.push_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
 ArgParser MakeParser() {
   return ArgParser({
       {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
@@ -54,6 +67,9 @@ ArgParser MakeParser() {
       {{"--backend"},
        true,
        "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
+      {{"--isa"},
+       true,
+       "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else native)"},
       {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
       {{"-o", "--output"}, true, "output format: md (default), json, jsonl or csv"},
       {{"--profile"},
@@ -69,6 +85,7 @@ ArgParser MakeParser() {
 struct Options {
   std::vector<std::string> models;
   std::vector<Backend> backends;
+  std::vector<std::string> isas;  // empty string: SessionOptions::isa null (EMBER_ISA)
   std::vector<int64_t> prompts, gens, threads;
   int repetitions = 5;
   BenchFormat format = BenchFormat::kMarkdown;
@@ -79,14 +96,27 @@ struct Options {
 Status ParseOptions(const ArgParser& args, Options* o) {
   o->models = args.GetAll("-m");
   if (o->models.empty()) return InvalidArgument("missing -m MODEL");
-  const std::string backends = args.Get("--backend", "highway");
-  for (size_t begin = 0; begin <= backends.size();) {
-    size_t end = backends.find(',', begin);
-    if (end == std::string::npos) end = backends.size();
+  for (const std::string& name : SplitCommas(args.Get("--backend", "highway"))) {
     Backend backend;
-    EMBER_RETURN_IF_ERROR(ParseBackend(backends.substr(begin, end - begin), &backend));
+    EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));
     o->backends.push_back(backend);
-    begin = end + 1;
+  }
+  // Each tier must run here before anything does (an error now, not after minutes).
+  o->isas = SplitCommas(args.Get("--isa"));
+  for (const std::string& isa : o->isas) {
+    if (!args.Has("--isa")) break;  // the default: EMBER_ISA, checked by the session
+    if (isa.empty()) return InvalidArgument("--isa: an empty tier name");
+    kernels::IsaChoice choice;
+    const char* missing;
+    switch (kernels::ResolveIsa(isa.c_str(), &choice, &missing)) {
+      case kernels::IsaError::kOk:
+        break;
+      case kernels::IsaError::kUnknownTier:
+        return InvalidArgument("--isa %s: unknown tier (this build knows: %s, native)",
+                               isa.c_str(), kernels::IsaTierNames());
+      case kernels::IsaError::kUnsupported:
+        return Unimplemented("--isa %s: this CPU lacks %s", isa.c_str(), missing);
+    }
   }
   EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
@@ -317,9 +347,11 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   return Status::Ok();
 }
 
-// Every test of one model on one backend at one thread count, appended to *results.
-Status BenchModel(const Options& o, const std::string& path, Backend backend, int threads,
-                  Progress* progress, std::vector<BenchResult>* results) {
+// Every test of one model on one backend and ISA tier at one thread count, appended to
+// *results.
+Status BenchModel(const Options& o, const std::string& path, Backend backend,
+                  const std::string& isa, int threads, Progress* progress,
+                  std::vector<BenchResult>* results) {
   const int max_prompt =
       o.prompts.empty()
           ? 0
@@ -350,6 +382,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   session_options.backend = backend;
   session_options.max_context = static_cast<uint32_t>(context);
   session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
+  if (!isa.empty()) session_options.isa = isa.c_str();
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));
@@ -378,6 +411,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   base.dtype_mix = DTypeMix(**model);
   base.hwy_target = b.session->kernel_target();
   base.int8_dot = b.session->kernel_int8_dot();
+  base.isa = b.session->kernel_isa();
   base.load_ns = load_ns;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
@@ -417,9 +451,11 @@ Status RunBench(const ArgParser& args) {
   std::vector<BenchResult> results;
   for (const std::string& path : o.models) {
     for (Backend backend : o.backends) {
-      for (int64_t threads : o.threads) {
-        EMBER_RETURN_IF_ERROR(
-            BenchModel(o, path, backend, static_cast<int>(threads), &progress, &results));
+      for (const std::string& isa : o.isas) {
+        for (int64_t threads : o.threads) {
+          EMBER_RETURN_IF_ERROR(BenchModel(
+              o, path, backend, isa, static_cast<int>(threads), &progress, &results));
+        }
       }
     }
   }
@@ -434,8 +470,8 @@ int BenchCommand(int argc, char** argv) {
   return RunSubcommand(
       "bench",
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
-      "                   [-t 1,2,...] [--backend highway,xnnpack] [-r 5]\n"
-      "                   [-o md|json|jsonl|csv] [--profile] [--probe-mib N]\n\n"
+      "                   [-t 1,2,...] [--backend highway,xnnpack] [--isa avx2,...]\n"
+      "                   [-r 5] [-o md|json|jsonl|csv] [--profile] [--probe-mib N]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
       "Progress goes to stderr, results to stdout.\n",
