@@ -75,6 +75,7 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
   if (s.plan_.backend == Backend::kXnnpack) {
+    if (pool) EMBER_RETURN_IF_ERROR(pool->PrepareXnnpackHandle());
     EMBER_RETURN_IF_ERROR(
         CreateXnnpackMatrices(model, s.buffers_.xnnpack, s.plan_.xnnpack_bytes, &s.xnn_));
   }
