@@ -19,6 +19,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "kernels/dotprod_arm_util.h"
 #include "kernels/quant_layout.h"
 #endif
 
@@ -27,16 +28,7 @@ namespace ember::kernels {
 #if defined(__aarch64__) && defined(__linux__) && defined(HWCAP_ASIMDDP)
 namespace {
 
-#define EMBER_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
-
-// acc[b][0..3] (rows 0-3, 4-7, 8-11, 12-15) += chunk w . lane kLane of token b's xv[b].
-template <int kLane, int kB>
-EMBER_DOTPROD inline void DotChunk(int32x4_t (&acc)[kB][4], const int8x16_t (&w)[4],
-                                   const int8x16_t (&xv)[kB]) {
-  for (int b = 0; b < kB; ++b) {
-    for (int q = 0; q < 4; ++q) acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
-  }
-}
+using dotprod::DotChunk;
 
 EMBER_DOTPROD inline void LoadQ8(const uint8_t* chunk, int8x16_t (&w)[4]) {
   const uint8x16_t flip = vdupq_n_u8(0x80);
@@ -296,8 +288,6 @@ EMBER_I8MM void MatMulI8mm(const uint8_t* w, const int8_t* xq, const float* xsca
 
 #undef EMBER_I8MM
 
-#undef EMBER_DOTPROD
-
 }  // namespace
 
 bool HasArmDotProd() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
@@ -312,21 +302,16 @@ uint32_t ArmInt8Features() {
 }
 
 bool ArmInt8Kernels(Int8Feature path, Int8Kernels* kernels) {
-  if (path == kInt8ArmDotProd) {
-    kernels->name = "neon-sdot";
-    kernels->matvec_q8 = kernels->matmul_q8 = &MatMulDotProd<QuantKind::kQ8>;
-    kernels->matvec_q4 = kernels->matmul_q4 = &MatMulDotProd<QuantKind::kQ4>;
-    return true;
-  }
-  if (path == kInt8ArmI8mm) {
-    kernels->name = "neon-i8mm";
-    kernels->matvec_q8 = &MatMulDotProd<QuantKind::kQ8>;
-    kernels->matmul_q8 = &MatMulI8mm<QuantKind::kQ8>;
-    kernels->matvec_q4 = &MatMulDotProd<QuantKind::kQ4>;
-    kernels->matmul_q4 = &MatMulI8mm<QuantKind::kQ4>;
-    return true;
-  }
-  return false;
+  if (path != kInt8ArmDotProd && path != kInt8ArmI8mm) return false;
+  const bool i8mm = path == kInt8ArmI8mm;
+  kernels->name = i8mm ? "neon-i8mm" : "neon-sdot";
+  kernels->matvec_q8 = &MatMulDotProd<QuantKind::kQ8>;
+  kernels->matmul_q8 =
+      i8mm ? &MatMulI8mm<QuantKind::kQ8> : &MatMulDotProd<QuantKind::kQ8>;
+  kernels->matvec_q4 = &MatMulDotProd<QuantKind::kQ4>;
+  kernels->matmul_q4 =
+      i8mm ? &MatMulI8mm<QuantKind::kQ4> : &MatMulDotProd<QuantKind::kQ4>;
+  return DotProdKQuantKernels(kernels);
 }
 
 bool FillDotProdKernels(KernelTable* table, uint32_t int8) {

@@ -1,16 +1,18 @@
-// Tests the q8/q4 kernels ChooseKernels() picks for this CPU and ISA tier (EMBER_ISA):
-// the Arm sdot kernels where the CPU has dotprod (under qemu: neoverse-n1), smmla for
-// prefill where it also has i8mm (max), the Highway fallback where it has neither
-// (cortex-a72), the x86 path of the tier. Each must equal the reference.
+// Tests the q8/q4 and K-quant kernels ChooseKernels() picks for this CPU and ISA tier
+// (EMBER_ISA): the Arm sdot kernels where the CPU has dotprod (under qemu: neoverse-n1),
+// smmla for q8/q4 prefill where it also has i8mm (max), the Highway fallback where it
+// has neither (cortex-a72), the x86 path of the tier. Each must equal the reference.
 // tools/scripts/test.sh says per emulated CPU whether it has dotprod
 // (EMBER_EXPECT_DOTPROD).
+#include "kernels/dotprod_arm.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "kernels/dotprod_arm.h"
 #include "kernels/kernel_table.h"
+#include "kernels/kquant_test_util.h"
 #include "kernels/quant_test_util.h"
 
 namespace ember::kernels {
@@ -37,6 +39,7 @@ TEST(Int8DotTest, ChoosesTheDotProductOfThisCpu) {
   }
   KernelTable copy;
   EXPECT_EQ(FillDotProdKernels(&copy, CpuInt8Features()), HasArmDotProd());
+  EXPECT_EQ(copy.matvec_q4k != nullptr, HasArmDotProd());  // the K-quants' too
 }
 
 TEST(Int8DotTest, ChosenQ8KernelsMatchTheReference) {
@@ -49,6 +52,23 @@ TEST(Int8DotTest, ChosenQ4KernelsMatchTheReference) {
   const KernelTable t = ChooseKernels();
   test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/true, 3);
   test::CheckQuantKernels(QuantKind::kQ4, t.matvec_q4, t.matmul_q4, /*exact=*/false, 4);
+}
+
+TEST(Int8DotTest, ChosenKQuantKernelsMatchTheReference) {
+  const KernelTable t = ChooseKernels();
+  const struct {
+    KQuantKind kind;
+    MatMulKQuantFn matvec, matmul;
+  } kinds[] = {{KQuantKind::kQ4K, t.matvec_q4k, t.matmul_q4k},
+               {KQuantKind::kQ5K, t.matvec_q5k, t.matmul_q5k},
+               {KQuantKind::kQ6K, t.matvec_q6k, t.matmul_q6k}};
+  uint32_t seed = 6;
+  for (const auto& k : kinds) {
+    ASSERT_NE(k.matvec, nullptr);
+    ASSERT_NE(k.matmul, nullptr);
+    test::CheckKQuantKernels(k.kind, k.matvec, k.matmul, /*exact=*/true, seed++);
+    test::CheckKQuantKernels(k.kind, k.matvec, k.matmul, /*exact=*/false, seed++);
+  }
 }
 
 TEST(Int8DotTest, EveryEntryIsFilled) {

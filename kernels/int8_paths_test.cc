@@ -1,8 +1,9 @@
 // Tests every int8 path of this build (x86: AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI; Arm:
-// sdot, i8mm) against the scalar reference wherever the CPU runs it: exact and random
-// inputs over odd shapes, misaligned activations and outputs, q8's -128, decode against
-// prefill, and every path bitwise against every other one (they all take the portable
-// kernel's integer dots and float steps). A path the CPU lacks is skipped, saying so.
+// sdot, i8mm), q8/q4 and K-quants, against the scalar reference wherever the CPU runs
+// it: exact and random inputs over odd shapes, misaligned activations and outputs, q8's
+// -128, decode against prefill, and every path bitwise against every other one and the
+// portable Highway kernels (they all take the same integer dots and float steps). A path
+// the CPU lacks is skipped, saying so.
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "kernels/dotprod_arm.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_table.h"
+#include "kernels/kquant_test_util.h"
 #include "kernels/quant_test_util.h"
 #include "kernels/quant_x86.h"
 
@@ -68,6 +70,30 @@ TEST_P(Int8PathTest, MatchesTheReference) {
   test::CheckQuantKernels(QuantKind::kQ4, k.matvec_q4, k.matmul_q4, /*exact=*/true, 12);
   test::CheckQuantKernels(QuantKind::kQ8, k.matvec_q8, k.matmul_q8, /*exact=*/false, 13);
   test::CheckQuantKernels(QuantKind::kQ4, k.matvec_q4, k.matmul_q4, /*exact=*/false, 14);
+}
+
+// The K-quant kernels ({kind, matvec, matmul}) of a set of kernels.
+struct KQuantEntry {
+  KQuantKind kind;
+  MatMulKQuantFn matvec, matmul;
+};
+template <class Kernels>
+std::vector<KQuantEntry> KQuants(const Kernels& k) {
+  return {{KQuantKind::kQ4K, k.matvec_q4k, k.matmul_q4k},
+          {KQuantKind::kQ5K, k.matvec_q5k, k.matmul_q5k},
+          {KQuantKind::kQ6K, k.matvec_q6k, k.matmul_q6k}};
+}
+
+TEST_P(Int8PathTest, KQuantsMatchTheReference) {
+  Int8Kernels k;
+  if (!Get(&k)) GTEST_SKIP() << "this CPU lacks " << GetParam().cpu_name;
+  uint32_t seed = 15;
+  for (const KQuantEntry& e : KQuants(k)) {
+    ASSERT_NE(e.matvec, nullptr);
+    ASSERT_NE(e.matmul, nullptr);
+    test::CheckKQuantKernels(e.kind, e.matvec, e.matmul, /*exact=*/true, seed++);
+    test::CheckKQuantKernels(e.kind, e.matvec, e.matmul, /*exact=*/false, seed++);
+  }
 }
 
 // q8 weights of -128 (an imported Q8_0 may hold them; the vpmaddubsw paths take |q| =
@@ -129,6 +155,11 @@ TEST_P(Int8PathTest, BitwiseEqualToEveryOtherPath) {
     SCOPED_TRACE(testing::Message() << k.name << " against " << o.name);
     test::CheckQuantKernels(QuantKind::kQ8, o.matvec_q8, k.matmul_q8, false, 31);
     test::CheckQuantKernels(QuantKind::kQ4, o.matvec_q4, k.matmul_q4, false, 32);
+    const std::vector<KQuantEntry> ours = KQuants(k), theirs = KQuants(o);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      test::CheckKQuantSame(ours[i].kind, theirs[i].matmul, ours[i].matmul, 33);
+      test::CheckKQuantSame(ours[i].kind, theirs[i].matvec, ours[i].matmul, 34);
+    }
   }
 }
 
@@ -150,6 +181,11 @@ TEST_P(Int8PathTest, BitwiseEqualToPortableHighway) {
     SCOPED_TRACE(testing::Message() << k.name << " against Highway " << table.target);
     test::CheckQuantKernels(QuantKind::kQ8, table.matvec_q8, k.matmul_q8, false, 41);
     test::CheckQuantKernels(QuantKind::kQ4, table.matvec_q4, k.matmul_q4, false, 42);
+    const std::vector<KQuantEntry> ours = KQuants(k), theirs = KQuants(table);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      test::CheckKQuantSame(ours[i].kind, theirs[i].matmul, ours[i].matmul, 43);
+      test::CheckKQuantSame(ours[i].kind, ours[i].matvec, theirs[i].matvec, 44);
+    }
     ++tested;
   }
   EXPECT_GT(tested, 0) << "no FMA target to compare with";

@@ -49,6 +49,8 @@ KernelTable ChooseKernels(const IsaChoice& isa) {
   FillAttentionKernels(&table, isa);
   FillQuantKernels(&table, isa);
   FillMatVec16Kernels(&table, isa);
+  FillKQuantKernels(&table, isa);
+  FillInt8PathKernels(&table, isa);
   return table;
 }
 

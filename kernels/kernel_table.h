@@ -86,8 +86,10 @@ inline size_t AttentionSpan(size_t n_pos) {
 // (padded = QuantGroups(cols) * 32; inputs past cols are 0), scales[b * groups + g] = s,
 // sums[b * groups + g] = sum of the group's q.
 // (Rounding is to nearest with ties to even, the default floating-point rounding.)
+// Unless half_sums is null, also half_sums[b * groups + g] = sum of the group's first
+// 16 q (q6_k's sub-blocks are half groups: kquant_layout.h).
 using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_t* q,
-                                float* scales, int32_t* sums);
+                                float* scales, int32_t* sums, int32_t* half_sums);
 // y[b * y_stride + r] = sum_g wscale(r, g) * xscale(b, g) * sum_i wq(r, 32g+i) xq(b, 32g+i)
 // for r < rows, b < batch. `w` points at the first panel of these rows (packed as in
 // quant_layout.h for a matrix with `cols` columns); rows need not be a multiple of 16:
@@ -98,19 +100,41 @@ using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_
 using MatMulQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
                                const int32_t* xsums, size_t batch, float* y,
                                size_t y_stride, size_t rows, size_t cols);
+// K-quant products (q4_k, q5_k, q6_k packed as in kquant_layout.h; cols a multiple of
+// 256), with MatMulQuantFn's arguments and xhalf_sums (QuantizeActsFn's half_sums).
+// Per group g of 32 inputs in order, with xs = xscales[b, g], xsum = xsums[b, g]:
+//   q4_k, q5_k (the group is sub-block j of its super-block, d and dmin its row's):
+//     dot = sum_i q(r, 32g + i) xq(b, 32g + i)                        (exact int32)
+//     acc = MulAdd(float(dot), (d * float(sc_j)) * xs, acc)
+//     acc = NegMulAdd(dmin * float(m_j), xs * float(xsum), acc)       (acc - a * b)
+//   q6_k (sub-blocks 2j and 2j + 1 are the group's halves h = 0, 1):
+//     dot_h = sum over the half of (q - 32) xq;  idot = sc_2j dot_0 + sc_2j+1 dot_1
+//     acc = MulAdd(float(idot), d * xs, acc)                          (idot exact)
+// d * float(sc) and dmin * float(m) are exact. Fused where the target has FMA; matvec
+// and matmul of one table give bitwise-identical rows, as for MatMulQuantFn.
+using MatMulKQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
+                                const int32_t* xsums, const int32_t* xhalf_sums,
+                                size_t batch, float* y, size_t y_stride, size_t rows,
+                                size_t cols);
 // Dense 16-bit weights (f16 or bf16 bit patterns), same contracts as the f32 kernels.
 using MatVec16Fn = void (*)(const uint16_t* w, const float* x, float* y, size_t rows,
                             size_t cols);
 using MatMul16Fn = void (*)(const uint16_t* w, const float* x, size_t batch, float* y,
                             size_t y_stride, size_t rows, size_t cols);
 
-// The q8/q4 products of one int8 path (quant_x86.h, dotprod_arm.h).
+// The q8/q4 and K-quant products of one int8 path (quant_x86.h, dotprod_arm.h).
 struct Int8Kernels {
   const char* name = "";  // KernelTable::int8_dot
   MatMulQuantFn matvec_q8 = nullptr;
   MatMulQuantFn matmul_q8 = nullptr;
   MatMulQuantFn matvec_q4 = nullptr;
   MatMulQuantFn matmul_q4 = nullptr;
+  MatMulKQuantFn matvec_q4k = nullptr;
+  MatMulKQuantFn matmul_q4k = nullptr;
+  MatMulKQuantFn matvec_q5k = nullptr;
+  MatMulKQuantFn matmul_q5k = nullptr;
+  MatMulKQuantFn matvec_q6k = nullptr;
+  MatMulKQuantFn matmul_q6k = nullptr;
 };
 
 struct KernelTable {
@@ -147,14 +171,27 @@ struct KernelTable {
   // "avx512-vnni", "avx-vnni", "avx512bw" or "avx2" (vpmaddubsw), "neon-i8mm" (smmla
   // prefill, sdot decode), "neon-sdot", "helium", or "highway" (portable Highway code).
   const char* int8_dot = "";
+  // K-quants (q4_k, q5_k, q6_k), on the same int8 products as q8/q4.
+  MatMulKQuantFn matvec_q4k = nullptr;
+  MatMulKQuantFn matmul_q4k = nullptr;
+  MatMulKQuantFn matvec_q5k = nullptr;
+  MatMulKQuantFn matmul_q5k = nullptr;
+  MatMulKQuantFn matvec_q6k = nullptr;
+  MatMulKQuantFn matmul_q6k = nullptr;
 };
 
-// Points the table's q8/q4 products at k's and sets int8_dot.
+// Points the table's q8/q4 and K-quant products at k's and sets int8_dot.
 inline void UseInt8Kernels(KernelTable* table, const Int8Kernels& k) {
   table->matvec_q8 = k.matvec_q8;
   table->matmul_q8 = k.matmul_q8;
   table->matvec_q4 = k.matvec_q4;
   table->matmul_q4 = k.matmul_q4;
+  table->matvec_q4k = k.matvec_q4k;
+  table->matmul_q4k = k.matmul_q4k;
+  table->matvec_q5k = k.matvec_q5k;
+  table->matmul_q5k = k.matmul_q5k;
+  table->matvec_q6k = k.matvec_q6k;
+  table->matmul_q6k = k.matmul_q6k;
   table->int8_dot = k.name;
 }
 
@@ -177,6 +214,10 @@ void FillRopeKernels(KernelTable* table, const IsaChoice& isa);
 void FillAttentionKernels(KernelTable* table, const IsaChoice& isa);
 void FillQuantKernels(KernelTable* table, const IsaChoice& isa);     // q8/q4, int8_dot
 void FillMatVec16Kernels(KernelTable* table, const IsaChoice& isa);  // f16/bf16
+void FillKQuantKernels(KernelTable* table, const IsaChoice& isa);    // K-quants
+// Last: the tier's int8 path (x86, Arm; Helium in builds for it) replaces the q8/q4 and
+// K-quant products where it has one (quant.cc).
+void FillInt8PathKernels(KernelTable* table, const IsaChoice& isa);
 
 }  // namespace ember::kernels
 

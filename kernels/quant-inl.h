@@ -39,7 +39,7 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> RoundToInt(DF df, hn::Vec<DF> v) {
 
 inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
                          int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
-                         int32_t* HWY_RESTRICT sums) {
+                         int32_t* HWY_RESTRICT sums, int32_t* HWY_RESTRICT half_sums) {
   const hn::CappedTag<float, kQuantGroup> df;
   const hn::Rebind<int32_t, decltype(df)> di;
   const hn::Rebind<int8_t, decltype(df)> d8;
@@ -69,6 +69,7 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
       if (!(scale > 0.0f)) {  // all zeros (or a NaN input): q = 0
         memset(qg, 0, kQuantGroup);
         sums[b * groups + g] = 0;
+        if (half_sums) half_sums[b * groups + g] = 0;
         continue;
       }
       const auto vscale = hn::Set(df, scale);
@@ -81,6 +82,11 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
         hn::StoreU(hn::DemoteTo(d8, qi), d8, qg + i);
       }
       sums[b * groups + g] = hn::GetLane(hn::SumOfLanes(di, vsum));
+      if (half_sums) {  // scalar: vectors may be wider than 16 lanes
+        int32_t half = 0;
+        for (size_t i = 0; i < kQuantGroup / 2; ++i) half += qg[i];
+        half_sums[b * groups + g] = half;
+      }
     }
   }
 }

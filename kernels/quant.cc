@@ -24,7 +24,9 @@ namespace ember::kernels {
 HWY_EXPORT(FillQuantTarget);
 void FillQuantKernels(KernelTable* table, const IsaChoice& isa) {
   EMBER_DISPATCH(FillQuantTarget, isa.hwy_targets)(table);
-  // The int8 path overrides the q8/q4 products where the tier has one.
+}
+
+void FillInt8PathKernels(KernelTable* table, const IsaChoice& isa) {
   FillX86Int8Kernels(table, isa.int8);
   FillDotProdKernels(table, isa.int8);
   FillHeliumKernels(table);  // in builds for Helium (MVE)

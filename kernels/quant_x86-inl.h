@@ -18,9 +18,6 @@
 // Precondition (QuantizeActs' contract): activations lie in [-127, 127]. The vpmaddubsw
 // paths rely on it: |q8| <= 128 and |x| <= 127 keep a pair of products within int16.
 
-// How far ahead of the values it reads decode prefetches (see Block).
-constexpr uintptr_t kDecodePrefetchBytes = 16384;
-
 // kP consecutive panels (the first at `panel`, holding row row0) times kB tokens of xq
 // (stride `padded`): y[b * y_stride + r] for the panels' rows below `rows`.
 template <QuantKind kKind, int kP, int kB>
@@ -46,8 +43,8 @@ EMBER_X86 inline __attribute__((always_inline)) void Block(
       // as the file stores matrices in the order decode reads them, the next matrix.
       // Integer arithmetic: the address may lie past the matrix (prefetches never fault).
       for (int p = 0; p < kP; ++p) {
-        const uintptr_t ahead =
-            reinterpret_cast<uintptr_t>(values) + p * panel_bytes + kDecodePrefetchBytes;
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(values) + p * panel_bytes +
+                                x86::kDecodePrefetchBytes;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T1);
       }
     }
@@ -189,12 +186,10 @@ EMBER_X86 void MatMul(const uint8_t* __restrict__ w, const int8_t* __restrict__ 
 // single-thread q8 decode about 8 % and q4 about 30 % faster than 8 panels at a time).
 // Prefill blocks kPrefillPanels panels x 4 tokens.
 template <int kPrefillPanels>
-Int8Kernels PathKernels(const char* name) {
-  Int8Kernels k;
-  k.name = name;
-  k.matvec_q8 = &MatMul<QuantKind::kQ8, 1, 1>;
-  k.matmul_q8 = &MatMul<QuantKind::kQ8, kPrefillPanels, 4>;
-  k.matvec_q4 = &MatMul<QuantKind::kQ4, 1, 1>;
-  k.matmul_q4 = &MatMul<QuantKind::kQ4, kPrefillPanels, 4>;
-  return k;
+void PathKernels(const char* name, Int8Kernels* k) {
+  k->name = name;
+  k->matvec_q8 = &MatMul<QuantKind::kQ8, 1, 1>;
+  k->matmul_q8 = &MatMul<QuantKind::kQ8, kPrefillPanels, 4>;
+  k->matvec_q4 = &MatMul<QuantKind::kQ4, 1, 1>;
+  k->matmul_q4 = &MatMul<QuantKind::kQ4, kPrefillPanels, 4>;
 }

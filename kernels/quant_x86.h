@@ -11,13 +11,17 @@
 
 namespace ember::kernels {
 
-// The kernels of `path` (one of kInt8Avx2, kInt8AvxVnni, kInt8Avx512Bw,
-// kInt8Avx512Vnni); false in a build without them. Whether the CPU runs them is
-// CpuInt8Features()'s answer.
+// The q8/q4 and K-quant kernels of `path` (one of kInt8Avx2, kInt8AvxVnni,
+// kInt8Avx512Bw, kInt8Avx512Vnni); false in a build without them. Whether the CPU runs
+// them is CpuInt8Features()'s answer.
 bool X86Int8Kernels(Int8Feature path, Int8Kernels* kernels);
 
-// Points the table's q8/q4 products at the best path among `int8` (AVX-512 VNNI, then
-// AVX-VNNI, AVX-512BW, AVX2) and sets int8_dot. Returns whether it did.
+// The K-quant kernels of `path` into k's K-quant entries (kquant_x86.cc); false in a
+// build without them.
+bool X86KQuantKernels(Int8Feature path, Int8Kernels* k);
+
+// Points the table's q8/q4 and K-quant products at the best path among `int8` (AVX-512
+// VNNI, then AVX-VNNI, AVX-512BW, AVX2) and sets int8_dot. Returns whether it did.
 bool FillX86Int8Kernels(KernelTable* table, uint32_t int8);
 
 }  // namespace ember::kernels

@@ -144,7 +144,7 @@ void Attend(const float* q, const float* keys, const float* values, size_t kv_st
 }
 
 void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* scales,
-                  int32_t* sums) {
+                  int32_t* sums, int32_t* half_sums) {
   const size_t groups = QuantGroups(cols);
   for (size_t b = 0; b < batch; ++b) {
     for (size_t g = 0; g < groups; ++g) {
@@ -163,6 +163,8 @@ void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* s
         }
         q[b * groups * kQuantGroup + i] = static_cast<int8_t>(value);
         sum += value;
+        if (i == begin + kQuantGroup / 2 - 1 && half_sums)
+          half_sums[b * groups + g] = sum;
       }
       scales[b * groups + g] = scale;
       sums[b * groups + g] = sum;
@@ -186,6 +188,60 @@ void MatMulQuant(QuantKind kind, const uint8_t* w, const int8_t* xq, const float
         acc = acc + static_cast<float>(dot) * scale;
       }
       y[b * y_stride + r] = acc;
+    }
+  }
+}
+
+void MatMulKQuant(KQuantKind kind, const uint8_t* w, const int8_t* xq,
+                  const float* xscales, size_t batch, float* y, size_t y_stride,
+                  size_t rows, size_t cols) {
+  const size_t groups = cols / kQuantGroup;
+  KQuantBlockValues block;
+  for (size_t b = 0; b < batch; ++b) {
+    const int8_t* xb = xq + b * cols;
+    for (size_t r = 0; r < rows; ++r) {
+      float acc = 0.0f;
+      for (size_t g = 0; g < groups; ++g) {
+        const size_t j = g % kKQuantGroups;  // the group within its super-block
+        if (j == 0) GetKQuantBlock(kind, w, cols, r, g / kKQuantGroups, &block);
+        const int8_t* xg = xb + g * kQuantGroup;
+        const uint8_t* q = block.q + j * kQuantGroup;
+        const float xs = xscales[b * groups + g], d = HalfToFloat(block.d);
+        if (kind == KQuantKind::kQ6K) {
+          int32_t idot = 0;
+          for (size_t h = 0; h < 2; ++h) {
+            int32_t dot = 0;
+            for (size_t i = 16 * h; i < 16 * h + 16; ++i)
+              dot += (q[i] - 32) * int32_t{xg[i]};
+            idot += block.scales[2 * j + h] * dot;
+          }
+          acc = acc + static_cast<float>(idot) * (d * xs);
+          continue;
+        }
+        int32_t dot = 0, sum = 0;
+        for (size_t i = 0; i < kQuantGroup; ++i) {
+          dot += q[i] * int32_t{xg[i]};
+          sum += xg[i];
+        }
+        const float ws = d * static_cast<float>(block.scales[j]);
+        const float wm = HalfToFloat(block.dmin) * static_cast<float>(block.mins[j]);
+        acc = acc + static_cast<float>(dot) * (ws * xs);
+        acc = acc - wm * (xs * static_cast<float>(sum));
+      }
+      y[b * y_stride + r] = acc;
+    }
+  }
+}
+
+void UnpackKQuantToGgml(KQuantKind kind, const uint8_t* packed, size_t rows, size_t cols,
+                        uint8_t* ggml_rows) {
+  const size_t blocks = KQuantSuperBlocks(cols);
+  KQuantBlockValues block;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t s = 0; s < blocks; ++s) {
+      GetKQuantBlock(kind, packed, cols, r, s, &block);
+      WriteGgmlKQuantBlock(kind, block,
+                           ggml_rows + (r * blocks + s) * GgmlKQuantBlockBytes(kind));
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 
 namespace ember::kernels::reference {
@@ -32,17 +33,28 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
             size_t n_pos, size_t head_dim, float scale, float* probs, float* out);
 
-
 // Activation quantization, as kernel_table.h's QuantizeActsFn: per group of 32,
-// s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127].
+// s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127];
+// half_sums (unless null) the sums of each group's first 16 q.
 void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* scales,
-                  int32_t* sums);
+                  int32_t* sums, int32_t* half_sums = nullptr);
 // q8/q4 products, as MatMulQuantFn, decoding each weight with QuantValue/QuantScale (no
 // offsets, no xsums). Per group g in order: the exact integer dot d of the signed values,
 // then acc = acc + float(d) * (wscale * xscale) in float (the kernels fuse the last
 // multiply-add where they can: a difference of one rounding per group).
 void MatMulQuant(QuantKind kind, const uint8_t* w, const int8_t* xq, const float* xscales,
                  size_t batch, float* y, size_t y_stride, size_t rows, size_t cols);
+// K-quant products, as MatMulKQuantFn, decoding each super-block with GetKQuantBlock
+// and summing the activations itself (no xsums): per group in order, the exact integer
+// dots, then acc = acc + float(dot) * (ws * xs) and acc = acc - wm * (xs * float(xsum))
+// (q4_k, q5_k) or acc = acc + float(idot) * (d * xs) (q6_k), unfused.
+void MatMulKQuant(KQuantKind kind, const uint8_t* w, const int8_t* xq,
+                  const float* xscales, size_t batch, float* y, size_t y_stride,
+                  size_t rows, size_t cols);
+// The inverse of PackKQuantFromGgml: GGML's blocks of every row back (the tests check
+// that every byte survives the panel layout).
+void UnpackKQuantToGgml(KQuantKind kind, const uint8_t* packed, size_t rows, size_t cols,
+                        uint8_t* ggml_rows);
 // Dense f16 / bf16 weights (bit patterns), as the f32 kernels, accumulated in double.
 void MatMulF16(const uint16_t* w, const float* x, size_t batch, float* y, size_t y_stride,
                size_t rows, size_t cols);

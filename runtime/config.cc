@@ -15,6 +15,12 @@ const char* DTypeName(DType dtype) {
       return "q8";
     case DType::kQ4:
       return "q4";
+    case DType::kQ4K:
+      return "q4_k";
+    case DType::kQ5K:
+      return "q5_k";
+    case DType::kQ6K:
+      return "q6_k";
   }
   return "unknown";
 }

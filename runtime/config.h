@@ -9,14 +9,24 @@
 namespace ember {
 
 // Values equal the schema's (schema/model.fbs); static_asserts in model.cc keep them so.
-enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kQ8 = 3, kQ4 = 4 };
+enum class DType : uint8_t {
+  kF32 = 0,
+  kF16 = 1,
+  kBF16 = 2,
+  kQ8 = 3,
+  kQ4 = 4,
+  kQ4K = 5,  // GGML's K-quants: kernels/kquant_layout.h
+  kQ5K = 6,
+  kQ6K = 7
+};
 // kQuantRows (never written) and kQuantPanelsV1 (retired) are rejected; kQuantPanels:
-// kernels/quant_layout.h.
+// kernels/quant_layout.h; kKQuantPanels: kernels/kquant_layout.h.
 enum class Layout : uint8_t {
   kRowMajor = 0,
   kQuantRows = 1,
   kQuantPanelsV1 = 2,
-  kQuantPanels = 3
+  kQuantPanels = 3,
+  kKQuantPanels = 4
 };
 enum class NormKind : uint8_t { kRmsNorm = 0, kLayerNorm = 1 };
 enum class NormPlacement : uint8_t { kPre = 0, kPost = 1 };

@@ -27,20 +27,28 @@ size_t Padded(size_t count, size_t pad) {
   return count > SIZE_MAX - pad ? SIZE_MAX : count + pad;
 }
 
-// The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
-// int8 copy of the activations the quantized products read.
+// The widest input of any q8/q4 or K-quant matrix (0 when none is quantized): the size
+// of the int8 copy of the activations the quantized products read.
 size_t MaxQuantizedInput(const Weights& w) {
   size_t widest = 0;
   ForEachMatrix(w, [&](const Tensor& t) {
-    if ((t.dtype == DType::kQ8 || t.dtype == DType::kQ4) && t.cols() > widest) {
-      widest = t.cols();
-    }
+    const bool quantized =
+        t.dtype == DType::kQ8 || t.dtype == DType::kQ4 || IsKQuant(t.dtype);
+    if (quantized && t.cols() > widest) widest = t.cols();
   });
   return widest;
 }
 
+// Whether any matrix is a K-quant (its products read the activations' half sums).
+bool HasKQuant(const Weights& w) {
+  bool found = false;
+  ForEachMatrix(w, [&](const Tensor& t) { found = found || IsKQuant(t.dtype); });
+  return found;
+}
+
 // Fills the sizes of `plan` from the options.
-Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* plan) {
+Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {
+  const ModelConfig& c = model.config();
   plan->max_context = o.max_context ? o.max_context : c.max_context;
   if (plan->max_context > c.max_context) {
     return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,
@@ -61,7 +69,11 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
     return InvalidArgument("unknown backend %u", static_cast<unsigned>(o.backend));
   }
   plan->logit_rows = o.all_logits ? plan->max_batch : 1;
-  plan->token_capacity = Tokenizer::EncodeCapacity(plan->max_prompt_bytes);
+  plan->token_capacity = model.tokenizer().EncodeCapacity(plan->max_prompt_bytes);
+  if (plan->token_capacity == SIZE_MAX) {
+    return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
+                           plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
+  }
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -79,7 +91,7 @@ const char* ArenaStepName(int step) {
 Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options) {
   const ModelConfig& c = model.config();
   SessionPlan plan;
-  EMBER_RETURN_IF_ERROR(ResolveSizes(c, options, &plan));
+  EMBER_RETURN_IF_ERROR(ResolveSizes(model, options, &plan));
   const size_t b = plan.max_batch, T = plan.max_context, chunk = AttentionChunk(b);
   // XNNPACK reads up to a few bytes past an input: the buffers Linear reads carry them.
   size_t pad = 0;
@@ -133,6 +145,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.act_sums =
       a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  id.act_half_sums =
+      a.Add<int32_t>("act_half_sums", HasKQuant(model.weights()) ? groups : 0, kStepEmbed,
+                     kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
   const Status planned = a.Plan();
@@ -180,6 +195,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.quant.values = arena.Bind(ids.act_q, base);
   act.quant.scales = arena.Bind(ids.act_scales, base);
   act.quant.sums = arena.Bind(ids.act_sums, base);
+  act.quant.half_sums = arena.Bind(ids.act_half_sums, base);  // null when empty
   return s;
 }
 

@@ -1,8 +1,9 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
-// in a caller's arena make none either (the C API: its session object alone).
+// f32, f16, q8 and q4 weights with 1 and 2 threads, q4_k and q6_k with 1; and planning
+// and creating a session in a caller's arena make none either (the C API: its session
+// object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,10 +15,12 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/hf_tokenizer.h"
 
 namespace ember {
 namespace {
@@ -51,7 +54,10 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  // K-quants need rows of whole super-blocks (256 inputs).
+  const bool k_quant = IsKQuant(dtype);
+  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                          k_quant ? 256 : 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
@@ -172,6 +178,50 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   ember_model_free(c_model);
 }
 
+// Encoding with the tokenizers of tokenizer.json (Llama 3's split with ignore_merges,
+// Qwen3's NFC, Gemma 3's SentencePiece by rank and its thousands of added tokens), with
+// and without special-token parsing, and decoding, allocate nothing either: all work is
+// in the caller's buffer of EncodeCapacity ids.
+TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  std::string text =
+      "<|im_start|>user\nCafe\xCC\x81 \xE2\x84\xAB 12345 I'M \xE4\xBD\xA0\xE5\xA5\xBD"
+      " \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD<start_of_turn>\xE2\x96\x81\xE2\x96\x81"
+      "<|eot_id|>\n\n\t  x<|im_end|>";
+  for (int i = 0; i < 6; ++i) text += text;  // 64 copies
+  for (const char* name : {"llama3", "qwen3", "gemma3"}) {
+    if (!testing::HaveModel(std::string("hf-tokenizers/") + name + "/tokenizer.json")) {
+      return;
+    }
+    tools::LoadedTokenizer loaded;
+    const Status s =
+        tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + name, &loaded);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const Tokenizer& tok = loaded.tokenizer;
+    std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
+    size_t total = 0, decoded = 0;
+    bool ok = true;
+    tools::AllocCounterArm();
+    for (bool parse_special : {false, true}) {
+      EncodeOptions options;
+      options.parse_special = parse_special;
+      options.add_bos = tok.bos_id() >= 0;
+      size_t n = 0;
+      ok &= tok.Encode(text, options, ids.data(), ids.size(), &n).ok();
+      for (size_t i = 0; i < n; ++i)
+        decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
+      total += n;
+    }
+    const uint64_t allocations = tools::AllocCounterDisarm();
+    EXPECT_TRUE(ok) << name;
+    EXPECT_GT(total, 0u);
+    EXPECT_GT(decoded, 0u);
+    EXPECT_EQ(allocations, 0u) << name;
+  }
+}
+
 TEST(NoAllocTest, TheCounterCounts) {
 #ifdef EMBER_ALLOC_COUNT_OFF
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
@@ -191,6 +241,16 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +
              std::to_string(std::get<1>(info.param)) + "threads";
+    });
+
+// The K-quants' kernels and their activation half sums: one thread (the pool's promise
+// is the same for every type, and these models are larger, for emulated CPUs).
+INSTANTIATE_TEST_SUITE_P(
+    KQuants, NoAllocTest,
+    ::testing::Combine(::testing::Values(DType::kQ4K, DType::kQ6K), ::testing::Values(1),
+                       ::testing::Values(Backend::kHighway)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
+      return std::string(DTypeName(std::get<0>(info.param))) + "_1thread";
     });
 
 // The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the

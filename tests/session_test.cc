@@ -16,6 +16,7 @@
 #include "kernels/isa.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
@@ -33,7 +34,9 @@ TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  const bool k_quant = IsKQuant(dtype);  // rows of whole super-blocks (256 inputs)
+  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                          k_quant ? 256 : 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   testing::LoadedModel loaded = testing::LoadSpec(spec);
   ASSERT_TRUE(loaded.model);
@@ -81,6 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(DType::kF16, Backend::kHighway),
                       std::make_tuple(DType::kQ8, Backend::kHighway),
                       std::make_tuple(DType::kQ4, Backend::kHighway),
+                      std::make_tuple(DType::kQ5K, Backend::kHighway),
                       std::make_tuple(DType::kF32, Backend::kXnnpack)),
     [](const ::testing::TestParamInfo<std::tuple<DType, Backend>>& info) {
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +

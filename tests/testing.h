@@ -91,6 +91,9 @@ std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
 // digits, punctuation, runs of one letter or of white space (long chunks and merges).
 std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng);
 
+// UTF-8 of a code point (any up to U+10FFFF; surrogates too, for tests of invalid text).
+std::string Utf8(uint32_t code_point);
+
 // A fresh directory under $TMPDIR (or /tmp), removed with its files at the end of the
 // test (it holds no subdirectories).
 class ScratchDir {

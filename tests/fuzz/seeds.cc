@@ -102,18 +102,22 @@ int main(int argc, char** argv) {
     files.push_back({"model/small_gpt2_like.ember", Serialized(g)});
   }
 
-  // tokenizer: byte 0 picks the vocabulary and BOS (see tokenizer_fuzzer.cc).
+  // tokenizer: byte 0 picks the vocabulary, special-token parsing and BOS (see
+  // tokenizer_fuzzer.cc; seven vocabularies when ../shared/models has them all).
   const char* texts[] = {
       "Once upon a time, there was a little girl named Lily.",
       " leading space and  double  spaces\n\ttabs",
       "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
       "invalid \xc3 utf-8 \xff",
-      "1234567890 !?,.;:'\" don't I'm we'll",
+      "1234567890 !?,.;:'\" don't I'M we'LL",
+      "<|im_start|>user\ncafe\xcc\x81<|im_end|><start_of_turn>\xe2\x96\x81\xe2\x96\x81<"
+      "bos>",
       ""};
   int k = 0;
   for (const char* text : texts) {
-    for (int vocab = 0; vocab < 4; ++vocab, ++k) {
-      const char selector = static_cast<char>(vocab | (k % 2 ? 0x80 : 0));
+    for (int vocab = 0; vocab < 7; ++vocab, ++k) {
+      const char selector =
+          static_cast<char>(vocab | (k % 2 ? 0x80 : 0) | (k % 3 ? 0 : 0x40));
       files.push_back(
           {"tokenizer/text" + std::to_string(k), selector + std::string(text)});
     }

@@ -76,6 +76,10 @@ void PrintModel(const std::string& path, const Model& model) {
   for (size_t i = 0; i < t.num_stop_ids; ++i) printf(" %d", t.stop_ids[i]);
   if (t.has_stop_ids && t.num_stop_ids == 0) printf(" nothing (no stop ids)");
   printf("\n");
+  printf("             pre-tokenizer %s%s, merges by %s%s, %zu added tokens\n",
+         PreTokenizerName(t.pre_tokenizer),
+         t.normalizer == Normalization::kNfc ? ", NFC" : "", t.scores ? "score" : "rank",
+         t.ignore_merges ? " (whole pieces first)" : "", t.num_added);
   if (t.chat_template_bytes > 0) {
     printf("chat         a template of %zu bytes (Jinja source)\n",
            t.chat_template_bytes);
@@ -94,9 +98,11 @@ void PrintModel(const std::string& path, const Model& model) {
     printf("  %-12s %12s  (the token embedding)\n", "classifier", "tied");
   printf("weights by type\n");
   for (const DTypeCount& d : DTypeCounts(model)) {
-    printf("  %-12s %12llu parameters, %s in %llu tensors\n", DTypeName(d.dtype),
-           static_cast<unsigned long long>(d.parameters), Bytes(d.bytes).c_str(),
-           static_cast<unsigned long long>(d.tensors));
+    // Bits per weight as stored (scales, minimums and panel padding included).
+    printf("  %-12s %12llu parameters, %s in %llu tensors, %.3g bits per weight\n",
+           DTypeName(d.dtype), static_cast<unsigned long long>(d.parameters),
+           Bytes(d.bytes).c_str(), static_cast<unsigned long long>(d.tensors),
+           8.0 * static_cast<double>(d.bytes) / static_cast<double>(d.parameters));
   }
 }
 

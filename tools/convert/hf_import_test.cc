@@ -13,11 +13,14 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember::tools {
 namespace {
+
+using testing::Utf8;
 
 constexpr uint64_t kEmbd = 4, kPositions = 6, kVocab = 258;
 
@@ -26,17 +29,6 @@ void WriteText(const std::string& path, const std::string& text) {
   ASSERT_NE(f, nullptr) << path;
   fwrite(text.data(), 1, text.size(), f);
   fclose(f);
-}
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
 }
 
 // Tensors as name -> (shape, values); value i of tensor k is k * 1000 + i.
