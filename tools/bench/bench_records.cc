@@ -158,7 +158,8 @@ BenchField ClassifyBenchField(const std::string& name) {
       // memory, traffic and bandwidth
       "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
       "kv_bytes_per_token", "effective_gbps", "measured_gbps", "probe_bytes",
-      "weights_read_gbps", "roofline_pct"};
+      "weights_read_gbps", "roofline_pct", "roofline_gbps", "roofline_read", "llc_bytes",
+      "from_cache"};
   for (const char* n : kTest)
     if (name == n) return BenchField::kTest;
   for (const char* n : kModel)

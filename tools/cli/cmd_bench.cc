@@ -236,21 +236,15 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   r->n_prompt = n_prompt;
   r->n_gen = n_gen;
   r->test_time = UtcNow();
-  // The read bandwidth right before and right after the test, with its threads: a shared
-  // machine's bandwidth drifts over minutes, so the roofline compares like with like.
-  // Its buffer is freed before the peak RSS is reset.
+  // The read bandwidth right before and right after the test, with its threads (a shared
+  // machine's bandwidth drifts over minutes): the roofline is the best of both. Its
+  // buffer is freed before the peak RSS is reset.
   b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
                    r->n_threads, r->n_threads == 1 ? "" : "s");
-  BandwidthResult before, after, file_before, file_after;
-  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
-  // The file read needs 64 words per thread; a smaller model (a test's) keeps the buffer
-  // probe as its roofline.
-  const bool read_file = b.model->file_bytes() / sizeof(uint64_t) >=
-                         static_cast<uint64_t>(r->n_threads) * 64;
-  if (read_file) {
-    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
-        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_before));
-  }
+  RooflineProbe probe, after;
+  EMBER_RETURN_IF_ERROR(ProbeRoofline(o.probe_bytes, b.model->file_data(),
+                                      b.model->file_bytes(), "file", b.pool.get(), 3,
+                                      &probe));
   ResetPeakRss();
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
@@ -275,14 +269,14 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.session->set_profile(nullptr);
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
-  if (read_file) {
-    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
-        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_after));
-  }
-  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &after));
-  r->measured_gbps = std::max(before.gbps, after.gbps);
-  r->weights_read_gbps = std::max(file_before.gbps, file_after.gbps);
-  r->probe_bytes = before.buffer_bytes;
+  EMBER_RETURN_IF_ERROR(ProbeRoofline(o.probe_bytes, b.model->file_data(),
+                                      b.model->file_bytes(), "file", b.pool.get(), 3,
+                                      &after));
+  probe.Merge(after);
+  r->measured_gbps = probe.buffer_gbps;
+  r->weights_read_gbps = probe.memory_gbps;
+  r->probe_bytes = probe.buffer_bytes;
+  r->roofline_read = probe.best;
   if (o.profile) {
     r->has_profile = true;
     r->profile = Shares(b.profile, b.sampling_ns);
@@ -358,6 +352,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   base.int8_dot = b.session->kernel_int8_dot();
   base.isa = b.session->kernel_isa();
   base.load_ns = load_ns;
+  base.llc_bytes = LastLevelCacheBytes();
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
   for (int64_t n : o.prompts) {
