@@ -7,6 +7,8 @@
 #define EMBER_KERNELS_ATTENTION_INL_H_
 #endif
 
+#include <cmath>
+
 #include "hwy/highway.h"
 #include "kernels/dcheck.h"
 #include "kernels/elementwise-inl.h"
@@ -35,7 +37,7 @@ inline void AttendSpanRun(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
                           const float* HWY_RESTRICT values, size_t kv_stride,
                           size_t n_pos, size_t span, size_t first_span, size_t num_spans,
                           size_t head_dim, size_t n_heads, size_t group, float scale,
-                          float* HWY_RESTRICT probs, size_t probs_stride,
+                          float softcap, float* HWY_RESTRICT probs, size_t probs_stride,
                           float* HWY_RESTRICT partial, bool prefetch_values) {
   const size_t n_kv = n_heads / group, stride = AttentionPartialFloats(head_dim);
   const size_t t0 = first_span * span;
@@ -52,7 +54,8 @@ inline void AttendSpanRun(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
     for (size_t kv = 0; kv < n_kv; ++kv) {
       const float* HWY_RESTRICT key = keys + t * kv_stride + kv * head_dim;
       for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
-        const float score = DotRow(key, q + h * head_dim, head_dim) * scale;
+        float score = DotRow(key, q + h * head_dim, head_dim) * scale;
+        if (softcap > 0.0f) score = softcap * std::tanh(score / softcap);
         probs[h * probs_stride + t] = score;
         m[h * stride] = first || score > m[h * stride] ? score : m[h * stride];
       }
@@ -133,7 +136,7 @@ inline void AttendSpanRun(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
 inline void AttendSpans(const float* HWY_RESTRICT q, const float* HWY_RESTRICT keys,
                         const float* HWY_RESTRICT values, size_t kv_stride, size_t n_pos,
                         size_t span, size_t first_span, size_t num_spans, size_t head_dim,
-                        size_t n_heads, size_t group, float scale,
+                        size_t n_heads, size_t group, float scale, float softcap,
                         float* HWY_RESTRICT probs, size_t probs_stride,
                         float* HWY_RESTRICT partial, bool prefetch_values) {
   EMBER_DCHECK(group >= 1 && n_heads % group == 0 && head_dim >= 1);
@@ -145,7 +148,7 @@ inline void AttendSpans(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k
   for (size_t c = first_span; c < first_span + num_spans; c += run) {
     const size_t n = HWY_MIN(run, first_span + num_spans - c);
     AttendSpanRun(q, keys, values, kv_stride, n_pos, span, c, n, head_dim, n_heads, group,
-                  scale, probs, probs_stride, partial, prefetch_values);
+                  scale, softcap, probs, probs_stride, partial, prefetch_values);
   }
 }
 

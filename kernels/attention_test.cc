@@ -35,13 +35,15 @@ void TestAttendSpans() {
         test::Buffer keys(n_pos * kv_stride, 2, seed++, 2.0f);
         test::Buffer values(n_pos * kv_stride, 3, seed++);
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        // Soft-capped scores (Gemma 2) for half the lengths: the cap bends them.
+        const float softcap = n_pos % 2 == 0 ? 1.5f : 0.0f;
         std::vector<float> expected_probs(heads.n_heads * n_pos),
             expected(heads.n_heads * head_dim);
         for (size_t h = 0; h < heads.n_heads; ++h) {
           const size_t kv_col = h / group * head_dim;
           reference::Attend(q.data() + h * head_dim, keys.data() + kv_col,
                             values.data() + kv_col, kv_stride, n_pos, head_dim, scale,
-                            expected_probs.data() + h * n_pos,
+                            softcap, expected_probs.data() + h * n_pos,
                             expected.data() + h * head_dim);
         }
         const size_t fewest = (n_pos + kMaxAttentionSpans - 1) / kMaxAttentionSpans;
@@ -55,12 +57,14 @@ void TestAttendSpans() {
           // The last span alone, then the others as one range: a span's results do not
           // depend on its range, and each writes only its own positions and partials.
           AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span,
-                      n_spans - 1, 1, head_dim, heads.n_heads, group, scale, probs.data(),
-                      probs_stride, partial.data(), /*prefetch_values=*/true);
+                      n_spans - 1, 1, head_dim, heads.n_heads, group, scale, softcap,
+                      probs.data(), probs_stride, partial.data(),
+                      /*prefetch_values=*/true);
           if (n_spans > 1) {
             AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span, 0,
-                        n_spans - 1, head_dim, heads.n_heads, group, scale, probs.data(),
-                        probs_stride, partial.data(), /*prefetch_values=*/true);
+                        n_spans - 1, head_dim, heads.n_heads, group, scale, softcap,
+                        probs.data(), probs_stride, partial.data(),
+                        /*prefetch_values=*/true);
           }
           // Span by span, without the prefetch hint: bitwise the same partials and,
           // after the merge, probs.
@@ -69,8 +73,9 @@ void TestAttendSpans() {
           test::Buffer one_out(heads.n_heads * head_dim, 0, seed++);
           for (size_t c = 0; c < n_spans; ++c) {
             AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span, c,
-                        1, head_dim, heads.n_heads, group, scale, one_probs.data(),
-                        probs_stride, one_partial.data(), /*prefetch_values=*/false);
+                        1, head_dim, heads.n_heads, group, scale, softcap,
+                        one_probs.data(), probs_stride, one_partial.data(),
+                        /*prefetch_values=*/false);
           }
           for (size_t i = 0; i < n_spans * partial_floats; ++i) {
             ASSERT_EQ(one_partial[i], partial[i]) << "partial " << i;

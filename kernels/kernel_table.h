@@ -31,6 +31,11 @@ using SoftmaxFn = void (*)(float* x, size_t n);
 // *index = the first position of the largest of x[0, n), n >= 1; NaNs are skipped (0 when
 // all are NaN). Greedy sampling.
 using ArgMaxFn = void (*)(const float* x, size_t n, size_t* index);
+// In place: each of `rows` rows of n values, x = x / sqrt(mean(x^2) + eps) * weight.
+using RmsNormRowsFn = void (*)(float* x, const float* weight, float eps, size_t rows,
+                               size_t n);
+// In place: x[i] = s * x[i] (ScaleFn), x[i] = cap * tanh(x[i] / cap) (SoftCapFn).
+using ScaleFn = void (*)(float* x, float s, size_t n);
 // In place, elementwise activation.
 using ActivationFn = void (*)(float* x, size_t n);
 // In place: a[i] = a[i] (op) b[i]
@@ -51,7 +56,8 @@ using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_h
 //
 // AttendSpansFn: spans [first_span, first_span + num_spans) of `span` positions each
 // (the last one ends at n_pos), every head h; for the positions t of span c:
-//   s[t] = scale * dot(K[t], q_h);  m = max s;  p[t] = exp(s[t] - m);
+//   s[t] = scale * dot(K[t], q_h) (then softcap tanh(s[t] / softcap) when softcap > 0);
+//   m = max s;  p[t] = exp(s[t] - m);
 //   probs[h * probs_stride + t] = p[t];  partial + (c * n_heads + h) *
 //   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
 //   then l = sum_t p[t].
@@ -61,8 +67,9 @@ using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_h
 using AttendSpansFn = void (*)(const float* q, const float* keys, const float* values,
                                size_t kv_stride, size_t n_pos, size_t span,
                                size_t first_span, size_t num_spans, size_t head_dim,
-                               size_t n_heads, size_t group, float scale, float* probs,
-                               size_t probs_stride, float* partial, bool prefetch_values);
+                               size_t n_heads, size_t group, float scale, float softcap,
+                               float* probs, size_t probs_stride, float* partial,
+                               bool prefetch_values);
 // AttendMergeFn: n_spans (<= kMaxAttentionSpans) spans of `span` positions (the last
 // may be shorter) covering [0, n_pos), span c's partials at
 // partial + c * n_heads * AttentionPartialFloats(head_dim). For each head, with
@@ -178,6 +185,10 @@ struct KernelTable {
   MatMulKQuantFn matmul_q5k = nullptr;
   MatMulKQuantFn matvec_q6k = nullptr;
   MatMulKQuantFn matmul_q6k = nullptr;
+  // Current families: per-head q/k norms, the embedding scale, soft-capping.
+  RmsNormRowsFn rms_norm_rows = nullptr;
+  ScaleFn scale = nullptr;
+  ScaleFn soft_cap = nullptr;
 };
 
 // Points the table's q8/q4 and K-quant products at k's and sets int8_dot.

@@ -29,6 +29,24 @@ void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t 
   for (size_t i = 0; i < n; ++i) out[i] = float(x[i] * inv * weight[i]);
 }
 
+void RmsNormRows(float* x, const float* weight, float eps, size_t rows, size_t n) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = x + r * n;
+    double ss = 0;
+    for (size_t i = 0; i < n; ++i) ss += double(row[i]) * row[i];
+    const double inv = 1.0 / std::sqrt(ss / double(n) + eps);
+    for (size_t i = 0; i < n; ++i) row[i] = float(row[i] * inv * weight[i]);
+  }
+}
+
+void Scale(float* x, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * s);
+}
+
+void SoftCap(float* x, float cap, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(cap * std::tanh(double(x[i]) / cap));
+}
+
 void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
                float* out, size_t n) {
   double mean = 0;
@@ -128,11 +146,13 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
 }
 
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
-            size_t n_pos, size_t head_dim, float scale, float* probs, float* out) {
+            size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
+            float* out) {
   for (size_t t = 0; t < n_pos; ++t) {
     double dot = 0;
     for (size_t i = 0; i < head_dim; ++i) dot += double(q[i]) * keys[t * kv_stride + i];
-    probs[t] = float(dot * scale);
+    dot *= scale;
+    probs[t] = float(softcap > 0 ? softcap * std::tanh(dot / softcap) : dot);
   }
   Softmax(probs, n_pos);
   for (size_t i = 0; i < head_dim; ++i) {

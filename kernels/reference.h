@@ -17,6 +17,9 @@ void MatMulF32(const float* w, const float* x, size_t batch, float* y, size_t y_
 void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t n);
 void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
                float* out, size_t n);
+void RmsNormRows(float* x, const float* weight, float eps, size_t rows, size_t n);
+void Scale(float* x, float s, size_t n);
+void SoftCap(float* x, float cap, size_t n);
 void Softmax(float* x, size_t n);
 size_t ArgMax(const float* x, size_t n);
 void Silu(float* x, size_t n);
@@ -30,8 +33,10 @@ void RopeInterleaved(float* x, const float* cos, const float* sin, size_t n_head
                      size_t head_dim);
 void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
               size_t head_dim);
+// One head; softcap > 0 caps the scores: s = softcap tanh(s / softcap).
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
-            size_t n_pos, size_t head_dim, float scale, float* probs, float* out);
+            size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
+            float* out);
 
 // Activation quantization, as kernel_table.h's QuantizeActsFn: per group of 32,
 // s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127];

@@ -37,6 +37,9 @@ struct Activations {
   float* x_norm = nullptr;    // (max_batch, d_model): normalized input of a sub-block
   float* rope_cos = nullptr;  // (max_batch, head_dim)
   float* rope_sin = nullptr;  // (max_batch, head_dim)
+  // Sliding layers' tables when they have their own RoPE base (else null).
+  float* rope_local_cos = nullptr;  // (max_batch, head_dim)
+  float* rope_local_sin = nullptr;  // (max_batch, head_dim)
   float* q = nullptr;         // (max_batch, q_dim)
   float* attn_out = nullptr;  // (max_batch, q_dim): heads concatenated
   float* probs = nullptr;     // (chunk, n_heads, max_context): attention weights

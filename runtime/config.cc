@@ -55,4 +55,20 @@ const char* PositionKindName(PositionKind kind) {
   return "unknown";
 }
 
+const char* RopeScalingName(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::kNone:
+      return "none";
+    case RopeScaling::kLinear:
+      return "linear";
+    case RopeScaling::kLlama3:
+      return "llama3";
+    case RopeScaling::kYarn:
+      return "yarn";
+    case RopeScaling::kLongRope:
+      return "longrope";
+  }
+  return "unknown";
+}
+
 }  // namespace ember

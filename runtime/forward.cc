@@ -17,7 +17,23 @@ Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& 
       ctx_(ctx),
       act_(act),
       kv_(kv),
-      record_(record) {}
+      record_(record) {
+  const ModelConfig& c = c_;
+  rope_global_.theta = c.rope_theta;
+  rope_global_.scaling = static_cast<kernels::RopeScalingKind>(c.rope_scaling);
+  rope_global_.factor = c.rope_scaling_factor;
+  rope_global_.low_freq_factor = c.rope_low_freq_factor;
+  rope_global_.high_freq_factor = c.rope_high_freq_factor;
+  rope_global_.original_context = static_cast<float>(c.rope_original_context);
+  rope_global_.beta_fast = c.rope_beta_fast;
+  rope_global_.beta_slow = c.rope_beta_slow;
+  rope_global_.attention_factor = c.rope_attention_factor;
+  rope_global_.truncate = c.rope_yarn_truncate;
+  if (!c.rope_freq_factors.empty())
+    rope_global_.freq_factors = c.rope_freq_factors.data();
+  rope_local_.theta = c.rope_local_theta;
+  local_rope_ = c.rope_local_theta > 0.0f && c.has_sliding_layers();
+}
 
 size_t Forward::Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
                     float* logits) {
@@ -34,12 +50,13 @@ size_t Forward::Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_l
   return Logits(batch, all_logits, logits);
 }
 
-// x[i] = token_embd[token_i] (+ position_embd[pos0 + i])
+// x[i] = token_embd[token_i] (* embedding_scale) (+ position_embd[pos0 + i])
 void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
   float* x = act_.x;
   const size_t d = c_.d_model;
   for (size_t i = 0; i < batch; ++i) {
     EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
+    if (c_.embedding_scale != 1.0f) k_.scale(x + i * d, c_.embedding_scale, d);
     if (w_.pos_embedding) {
       float* pos = act_.x_norm;
       EmbeddingRow(*w_.pos_embedding, pos0 + i, pos);
@@ -48,17 +65,31 @@ void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
   }
 }
 
+// The cos/sin lanes of the batch's positions over the rotated dimensions (rope_dims()),
+// for global layers and, where they have their own base, for sliding ones. LongRoPE
+// takes its long factors in a pass that reaches past the original context (as
+// transformers picks them per forward call).
 void Forward::RopeTables(size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kRope);
-  const size_t hd = c_.head_dim;
+  const size_t hd = c_.head_dim, dims = c_.rope_dims();
+  const bool interleaved = c_.rope_pairing == RopePairing::kInterleaved;
+  kernels::RopeParams global = rope_global_;
+  if (c_.rope_scaling == RopeScaling::kLongRope &&
+      pos0 + batch > c_.rope_original_context) {
+    global.freq_factors = c_.rope_long_freq_factors.data();
+  }
   for (size_t i = 0; i < batch; ++i) {
-    kernels::RopeTables(pos0 + i, c_.rope_theta, hd,
-                        c_.rope_pairing == RopePairing::kInterleaved,
-                        act_.rope_cos + i * hd, act_.rope_sin + i * hd);
+    kernels::RopeTables(pos0 + i, global, dims, interleaved, act_.rope_cos + i * hd,
+                        act_.rope_sin + i * hd);
+    if (local_rope_) {
+      kernels::RopeTables(pos0 + i, rope_local_, dims, interleaved,
+                          act_.rope_local_cos + i * hd, act_.rope_local_sin + i * hd);
+    }
   }
 }
 
 // Pre-LN:  x = x + Wo Attention(RoPE(Wq h), RoPE(Wk h), Wv h),  h = norm(x)
+//          (qk_norm: q and k normed per head before RoPE; post_norms: x + norm(Wo ...))
 // Post-LN: x = norm(x + Wo Attention(Wq x, Wk x, Wv x))
 void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   const LayerWeights& w = w_.layers[layer];
@@ -81,15 +112,20 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   AddBias(w.bq, q, batch);
   AddBias(w.bk, k_new, batch);
   AddBias(w.bv, v_new, batch);
+  if (c_.qk_norm) {
+    HeadNorm(w.attn_q_norm, q, c_.n_heads, batch, c_.q_dim());
+    HeadNorm(w.attn_k_norm, k_new, c_.n_kv_heads, batch, kv);
+  }
   if (c_.positions == PositionKind::kRope) {
-    Rope(q, c_.n_heads, batch, c_.q_dim());
-    Rope(k_new, c_.n_kv_heads, batch, kv);
+    const bool local = local_rope_ && c_.sliding(layer);
+    Rope(q, c_.n_heads, batch, c_.q_dim(), local);
+    Rope(k_new, c_.n_kv_heads, batch, kv, local);
   }
   Attention(layer, batch, pos0);
   float* proj = act_.proj;
   Linear(ctx_, act_.quant, *w.wo, act_.attn_out, batch, proj);
   AddBias(w.bo, proj, batch);
-  k_.add(x, proj, batch * c_.d_model);
+  AddResidual(w.attn_post_norm, proj, batch);
   if (!pre) {
     Norm(w.attn_norm, w.attn_norm_bias, x, h, batch);
     memcpy(x, h, batch * c_.d_model * sizeof(float));
@@ -97,7 +133,7 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
 }
 
 // Pre-LN:  x = x + W_down act(W_gate h) * (W_up h),  h = norm(x)   (gated; a plain
-//          FFN drops the gate: x + W_down act(W_up h))
+//          FFN drops the gate: x + W_down act(W_up h); post_norms: x + norm(W_down ..))
 // Post-LN: x = norm(x + FFN(x))
 void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   const LayerWeights& w = w_.layers[layer];
@@ -127,7 +163,7 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   float* proj = act_.proj;
   Linear(ctx_, act_.quant, *w.ffn_down, a, batch, proj);
   AddBias(w.ffn_down_bias, proj, batch);
-  k_.add(x, proj, batch * c_.d_model);
+  AddResidual(w.ffn_post_norm, proj, batch);
   if (!pre) {
     Norm(w.ffn_norm, w.ffn_norm_bias, x, h, batch);
     memcpy(x, h, batch * c_.d_model * sizeof(float));
@@ -146,10 +182,12 @@ struct AttentionTask {
   float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
   size_t first;    // token (index in the step) of the chunk's token 0
   size_t tokens;   // in the chunk (at most AttentionChunk)
-  size_t n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
+  // Token i attends to cache positions [start[i], start[i] + n_pos[i]): from 0, or
+  // from the first its layer's sliding window holds.
+  size_t start[kMaxAttentionChunk], n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
   size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
   size_t n_heads, q_dim, max_context, kv_stride, head_dim, group;
-  float scale;
+  float scale, softcap;
   bool record;  // the merge turns probs into the softmax only for an attention record
   bool decode;  // one token: its cache rows come from DRAM (a prefill's are in cache)
 
@@ -169,10 +207,12 @@ void AttendSpans(void* context, size_t begin, size_t count) {
     const size_t end =
         begin + count < t.first_item[i + 1] ? begin + count : t.first_item[i + 1];
     if (first >= end) continue;
-    t.k->attend_spans(t.q + (t.first + i) * t.q_dim, t.keys, t.values, t.kv_stride,
-                      t.n_pos[i], t.span[i], first - t.first_item[i], end - first,
-                      t.head_dim, t.n_heads, t.group, t.scale, t.token_probs(i),
-                      t.max_context, t.token_partial(i), t.decode);
+    const size_t rows = t.start[i] * t.kv_stride;
+    t.k->attend_spans(t.q + (t.first + i) * t.q_dim, t.keys + rows, t.values + rows,
+                      t.kv_stride, t.n_pos[i], t.span[i], first - t.first_item[i],
+                      end - first, t.head_dim, t.n_heads, t.group, t.scale, t.softcap,
+                      t.token_probs(i) + t.start[i], t.max_context, t.token_partial(i),
+                      t.decode);
   }
 }
 
@@ -182,23 +222,24 @@ void MergeSpans(void* context, size_t begin, size_t count) {
   for (size_t i = begin; i < begin + count; ++i) {
     t.k->attend_merge(t.token_partial(i), t.first_item[i + 1] - t.first_item[i],
                       t.span[i], t.n_pos[i], t.head_dim, t.n_heads,
-                      t.record ? t.token_probs(i) : nullptr, t.max_context,
+                      t.record ? t.token_probs(i) + t.start[i] : nullptr, t.max_context,
                       t.out + (t.first + i) * t.q_dim);
   }
 }
 
 }  // namespace
 
-// For each token, each query head attends over the cached positions it may see: up to
-// its own (causal) or every position of the input (bidirectional). Heads sharing a KV
-// head (GQA/MQA) read the same cache columns. A token's positions are split into spans
+// For each token, each query head attends over the cached positions it may see: up to its
+// own (causal) or every position of the input (bidirectional), and in a sliding layer
+// only the last `sliding_window` of those (its span loop starts there). Heads sharing a
+// KV head (GQA/MQA) read the same cache columns. A token's positions are split into spans
 // (kernels::AttentionSpan: by the position count alone, so no result depends on the
 // thread count or on prefill against decode); each thread takes one run of consecutive
 // spans and reads their whole cache rows, keys then values, as forward streams; then a
 // merge per token combines the spans' partial softmaxes. (Splitting the heads instead
-// made each thread read part of every row: two threads were slower than one.) The
-// spans of up to AttentionChunk() tokens are one parallel step: a prefill does not pay
-// a thread hand-over per token.
+// made each thread read part of every row: two threads were slower than one.) The spans
+// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
+// hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim, heads = c_.n_heads;
@@ -217,7 +258,10 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   task.kv_stride = c_.kv_dim();
   task.head_dim = hd;
   task.group = heads / c_.n_kv_heads;
-  task.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  task.scale = c_.attention_scale > 0.0f ? c_.attention_scale
+                                         : 1.0f / std::sqrt(static_cast<float>(hd));
+  task.softcap = c_.attn_softcap;
+  const size_t window = c_.window(layer);
   task.record = record_.weights != nullptr;
   task.decode = batch == 1;
   const size_t chunk = AttentionChunk(act_.max_batch);
@@ -226,7 +270,9 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     task.tokens = batch - first < chunk ? batch - first : chunk;
     size_t work = 0;  // multiply-adds
     for (size_t i = 0; i < task.tokens; ++i) {
-      task.n_pos[i] = causal ? pos0 + first + i + 1 : pos0 + batch;
+      const size_t end = causal ? pos0 + first + i + 1 : pos0 + batch;
+      task.start[i] = window > 0 && end > window ? end - window : 0;
+      task.n_pos[i] = end - task.start[i];
       task.span[i] = kernels::AttentionSpan(task.n_pos[i]);
       task.first_item[i + 1] =
           task.first_item[i] + (task.n_pos[i] + task.span[i] - 1) / task.span[i];
@@ -250,22 +296,31 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     if (task.record) {
       for (size_t i = 0; i < task.tokens; ++i) {
         RecordAttentionRow(record_, layer, pos0 + first + i, task.token_probs(i),
-                           task.max_context, task.n_pos[i]);
+                           task.max_context, task.start[i],
+                           task.start[i] + task.n_pos[i]);
       }
     }
   }
 }
 
-void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride) {
+void Forward::Rope(float* x, size_t n_heads, size_t batch, size_t stride, bool local) {
   ProfileScope scope(ctx_.profile, KernelKind::kRope);
   const size_t hd = c_.head_dim;
   const auto rope =
       c_.rope_pairing == RopePairing::kInterleaved ? k_.rope_interleaved : k_.rope_half;
-  const float* cos = act_.rope_cos;
-  const float* sin = act_.rope_sin;
+  const float* cos = local ? act_.rope_local_cos : act_.rope_cos;
+  const float* sin = local ? act_.rope_local_sin : act_.rope_sin;
+  const size_t dims = c_.rope_dims();
   ParallelRows(ctx_, batch, n_heads * hd, [&](size_t i0, size_t count) {
     for (size_t i = i0; i < i0 + count; ++i) {
-      rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
+      if (dims == hd) {
+        rope(x + i * stride, cos + i * hd, sin + i * hd, n_heads, hd);
+        continue;
+      }
+      // Partial rotation: each head's first `dims` values, the rest as they are.
+      for (size_t h = 0; h < n_heads; ++h) {
+        rope(x + i * stride + h * hd, cos + i * hd, sin + i * hd, 1, dims);
+      }
     }
   });
 }
@@ -284,6 +339,28 @@ void Forward::Norm(const Tensor* weight, const Tensor* bias, const float* in, fl
       }
     }
   });
+}
+
+// In place, each of n_heads heads of each of batch rows (at `stride`): RMSNorm over
+// head_dim with one weight for every head (config.qk_norm).
+void Forward::HeadNorm(const Tensor* weight, float* x, size_t n_heads, size_t batch,
+                       size_t stride) {
+  ProfileScope scope(ctx_.profile, KernelKind::kNorm);
+  const size_t hd = c_.head_dim;
+  ParallelRows(ctx_, batch, n_heads * hd, [&](size_t i0, size_t count) {
+    for (size_t i = i0; i < i0 + count; ++i) {
+      k_.rms_norm_rows(x + i * stride, weight->f32(), c_.norm_eps, n_heads, hd);
+    }
+  });
+}
+
+// x += out, or x += norm(out) where the sub-block has a post-norm (config.post_norms).
+void Forward::AddResidual(const Tensor* post_norm, const float* out, size_t rows) {
+  if (post_norm) {
+    Norm(post_norm, nullptr, out, act_.x_norm, rows);
+    out = act_.x_norm;
+  }
+  k_.add(act_.x, out, rows * c_.d_model);
 }
 
 void Forward::AddBias(const Tensor* bias, float* x, size_t rows) {
@@ -306,7 +383,8 @@ void Forward::Activate(float* x, const float* up, size_t rows) {
   });
 }
 
-// logits = W_out norm(x) (+ b_out): for the last token, or every token with all_logits.
+// logits = W_out norm(x) (+ b_out), soft-capped where the config says: for the last
+// token, or every token with all_logits.
 size_t Forward::Logits(size_t batch, bool all_logits, float* logits) {
   const size_t d = c_.d_model;
   const size_t first = all_logits ? 0 : batch - 1;
@@ -319,6 +397,10 @@ size_t Forward::Logits(size_t batch, bool all_logits, float* logits) {
   }
   Linear(ctx_, act_.quant, *w_.output, x, rows, logits);
   AddBias(w_.output_bias, logits, rows);
+  if (c_.final_softcap > 0.0f) {
+    ProfileScope scope(ctx_.profile, KernelKind::kActivation);
+    k_.soft_cap(logits, c_.final_softcap, rows * c_.vocab_size);
+  }
   return rows;
 }
 

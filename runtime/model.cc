@@ -8,6 +8,7 @@
 #include <new>
 
 #include "model_generated.h"
+#include "runtime/family_config.h"
 
 namespace ember {
 
@@ -81,10 +82,6 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
       return InvalidModel("config: %s = %u (1 to %u allowed)", l.name, l.value, l.max);
     }
   }
-  if (c->d_model % c->n_heads != 0) {
-    return InvalidModel("config: d_model %u is not divisible by n_heads %u", c->d_model,
-                        c->n_heads);
-  }
   if (c->n_heads % c->n_kv_heads != 0) {
     return InvalidModel("config: n_kv_heads %u does not divide n_heads %u", c->n_kv_heads,
                         c->n_heads);
@@ -126,7 +123,7 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
       return InvalidModel("config: rope_theta %g outside (1, 1e12)", c->rope_theta);
     }
   }
-  return Status::Ok();
+  return ReadFamilyConfig(fc, c);
 }
 
 // Checks each tensor entry: name, enums, shape and size agree, segment inside the file,

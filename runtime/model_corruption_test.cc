@@ -134,9 +134,11 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_layout",
             [](Bytes& b) { b.tensor(kQ)->mutate_layout(static_cast<fb::Layout>(200)); },
             "unknown layout 200"},
-        Corruption{"d_model_not_divisible_by_heads",
-                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(5); },
-                   "d_model 32 is not divisible by n_heads 5"},
+        // Heads need not divide d_model (an explicit head_dim), but must fit W_q.
+        Corruption{"heads_disagree_with_q_weights",
+                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(8); },
+                   "tensor 'blk.0.attn_q.weight' has shape (32, 32) with 2 dims; expected "
+                   "(64, 32)"},
         Corruption{"kv_heads_do_not_divide_heads",
                    [](Bytes& b) { b.root()->mutable_config()->mutate_n_kv_heads(3); },
                    "n_kv_heads 3 does not divide n_heads 4"},
@@ -383,6 +385,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(Tokenizer, CorruptionTest,
                          ::testing::ValuesIn(testing::TokenizerCorruptions()),
+                         [](const ::testing::TestParamInfo<Corruption>& info) {
+                           return info.param.name;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(FamilyConfig, CorruptionTest,
+                         ::testing::ValuesIn(testing::FamilyConfigCorruptions()),
                          [](const ::testing::TestParamInfo<Corruption>& info) {
                            return info.param.name;
                          });

@@ -1,6 +1,7 @@
 // Helpers of the model loader's tests: a mutable, aligned copy of a model file, the
 // message its load fails with, and the table-driven corruption test
-// (model_corruption_test.cc, tokenizer_corruption_test.cc).
+// (model_corruption_test.cc, tokenizer_corruption_test.cc,
+// family_config_corruption_test.cc).
 #ifndef EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 #define EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 
@@ -69,6 +70,9 @@ class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
 
 // The tokenizer tables' cases (tokenizer_corruption_test.cc).
 std::vector<Corruption> TokenizerCorruptions();
+
+// The Config fields of current families (family_config_corruption_test.cc).
+std::vector<Corruption> FamilyConfigCorruptions();
 
 // Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
 // a writer with a bug would; the verifier only checks that the bytes exist.

@@ -167,12 +167,28 @@ struct Planned {
 // classifier, which is the token embedding itself when tied. Other names come last.
 // Returns (group, position within the group); ties keep the importer's order.
 std::pair<uint64_t, uint64_t> ForwardRank(const std::string& name, bool tied) {
-  static const char* const kLayerOrder[] = {
-      "attn_norm.weight",   "attn_norm.bias",   "attn_q.weight",   "attn_q.bias",
-      "attn_k.weight",      "attn_k.bias",      "attn_v.weight",   "attn_v.bias",
-      "attn_output.weight", "attn_output.bias", "ffn_norm.weight", "ffn_norm.bias",
-      "ffn_gate.weight",    "ffn_gate.bias",    "ffn_up.weight",   "ffn_up.bias",
-      "ffn_down.weight",    "ffn_down.bias"};
+  static const char* const kLayerOrder[] = {"attn_norm.weight",
+                                            "attn_norm.bias",
+                                            "attn_q.weight",
+                                            "attn_q.bias",
+                                            "attn_k.weight",
+                                            "attn_k.bias",
+                                            "attn_v.weight",
+                                            "attn_v.bias",
+                                            "attn_q_norm.weight",
+                                            "attn_k_norm.weight",
+                                            "attn_output.weight",
+                                            "attn_output.bias",
+                                            "post_attention_norm.weight",
+                                            "ffn_norm.weight",
+                                            "ffn_norm.bias",
+                                            "ffn_gate.weight",
+                                            "ffn_gate.bias",
+                                            "ffn_up.weight",
+                                            "ffn_up.bias",
+                                            "ffn_down.weight",
+                                            "ffn_down.bias",
+                                            "post_ffw_norm.weight"};
   static const char* const kOutputOrder[] = {names::kOutputNorm, names::kOutputNormBias,
                                              names::kOutput, names::kOutputBias,
                                              names::kTokEmbedding};
@@ -284,6 +300,12 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
   auto build = [&](uint64_t data_start, flatbuffers::FlatBufferBuilder* fbb) {
     flatbuffers::FlatBufferBuilder& b = *fbb;
     b.ForceDefaults(true);
+    std::vector<fb::LayerAttention> layer_attention;
+    for (LayerAttention a : c.layer_attention) {
+      layer_attention.push_back(static_cast<fb::LayerAttention>(a));
+    }
+    const auto layer_attention_offset =
+        layer_attention.empty() ? 0 : b.CreateVector(layer_attention);
     auto config = fb::CreateConfig(
         b, b.CreateString(c.architecture), c.d_model, c.n_layers, c.n_heads, c.n_kv_heads,
         c.head_dim, c.ffn_dim, c.vocab_size, c.max_context,
@@ -293,7 +315,15 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         static_cast<fb::PositionKind>(c.positions), c.rope_theta,
         static_cast<fb::RopePairing>(c.rope_pairing),
         static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
-        c.tied_classifier, c.output_bias);
+        c.tied_classifier, c.output_bias, static_cast<fb::RopeScaling>(c.rope_scaling),
+        c.rope_scaling_factor, c.rope_low_freq_factor, c.rope_high_freq_factor,
+        c.rope_original_context, c.rope_beta_fast, c.rope_beta_slow,
+        c.rope_attention_factor, c.rope_yarn_truncate, c.rope_local_theta, c.qk_norm,
+        c.post_norms, c.embedding_scale, c.attention_scale, c.attn_softcap,
+        c.final_softcap, c.sliding_window, layer_attention_offset,
+        c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
+        c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
+        c.rope_dim);
 
     const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
       if (v.empty()) return {};  // absent

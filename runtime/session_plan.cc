@@ -134,6 +134,14 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                           kStepFeedForward);
   id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? Product({b, c.ffn_dim}) : 0,
                           kStepFeedForward, kStepFeedForward);
+  // Sliding layers' RoPE tables, when they have their own base (Gemma 3).
+  if (c.positions == PositionKind::kRope && c.rope_local_theta > 0.0f &&
+      c.has_sliding_layers()) {
+    id.rope_local_cos = a.Add<float>("rope_local_cos", Product({b, c.head_dim}),
+                                     kStepEmbed, kStepFeedForward);
+    id.rope_local_sin = a.Add<float>("rope_local_sin", Product({b, c.head_dim}),
+                                     kStepEmbed, kStepFeedForward);
+  }
   id.attention_record =
       a.Add<float>("attn_record", plan.record.num_floats(), kStepSession, kStepLogits);
   // QuantScratchGroups(b, ...), without wrapping around.
@@ -185,6 +193,8 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.x_norm = arena.Bind(ids.x_norm, base);
   act.rope_cos = arena.Bind(ids.rope_cos, base);
   act.rope_sin = arena.Bind(ids.rope_sin, base);
+  act.rope_local_cos = arena.Bind(ids.rope_local_cos, base);
+  act.rope_local_sin = arena.Bind(ids.rope_local_sin, base);
   act.q = arena.Bind(ids.q, base);
   act.attn_out = arena.Bind(ids.attn_out, base);
   act.probs = arena.Bind(ids.probs, base);

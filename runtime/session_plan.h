@@ -93,7 +93,7 @@ struct SessionPlan {
     ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
-        ffn_a, ffn_b;
+        ffn_a, ffn_b, rope_local_cos, rope_local_sin;
     ArenaBuffer<int8_t> act_q;
     ArenaBuffer<float> act_scales;
     ArenaBuffer<int32_t> act_sums;

@@ -41,6 +41,51 @@ bool Append(void* user, int32_t, std::string_view text) {
   return true;
 }
 
+// Loads `spec` as `dtype`, creates a session (pool of `threads`), then counts the heap
+// calls of tokenizing, generating (prefill, decode, sampling, detokenizing) and a second
+// conversation after a reset; *text receives what was generated.
+uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
+                                 Backend backend, FixedText* text) {
+  EXPECT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(SerializeModel(spec, &bytes).ok());
+  testing::AlignedBytes aligned(bytes);
+
+  // Load: everything may allocate here.
+  auto model = Model::FromMemory(aligned.data(), aligned.size());
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  auto pool = ThreadPool::Create(threads);
+  EXPECT_TRUE(model.ok() && pool.ok());
+  if (!model.ok() || !pool.ok()) return ~uint64_t{0};
+  SessionOptions options;
+  options.max_batch = 16;
+  options.backend = backend;
+  auto session = Session::Create(**model, options, pool->get());
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  if (!session.ok()) return ~uint64_t{0};
+  SamplerOptions sampling;  // temperature, top-k and top-p all on
+  sampling.seed = 7;
+  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+
+  // Run: nothing may.
+  tools::AllocCounterArm();
+  const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
+  GenerateResult result;
+  if (s.ok()) s = Generate(*session, sampler, ids, n, 40, &Append, text, &result);
+  // A second conversation in the same session.
+  if (s.ok()) {
+    session->Reset();
+    s = Generate(*session, sampler, ids, n, 20, &Append, text, &result);
+  }
+  const uint64_t allocations = tools::AllocCounterDisarm();
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(text->tokens, 0u);
+  return allocations;
+}
+
 class NoAllocTest : public ::testing::TestWithParam<std::tuple<DType, int, Backend>> {};
 
 TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
@@ -56,45 +101,28 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   }
   // K-quants need rows of whole super-blocks (256 inputs).
   const bool k_quant = IsKQuant(dtype);
-  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
-                                          k_quant ? 256 : 96, 300, 128, 3);
-  ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
-  testing::AlignedBytes aligned(bytes);
-
-  // Load: everything may allocate here.
-  auto model = Model::FromMemory(aligned.data(), aligned.size());
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto pool = ThreadPool::Create(threads);
-  ASSERT_TRUE(pool.ok());
-  SessionOptions options;
-  options.max_batch = 16;
-  options.backend = backend;
-  auto session = Session::Create(**model, options, pool->get());
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions sampling;  // temperature, top-k and top-p all on
-  sampling.seed = 7;
-  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+  const ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                                k_quant ? 256 : 96, 300, 128, 3);
   FixedText text;
+  EXPECT_EQ(AllocationsWhileRunning(spec, dtype, threads, backend, &text), 0u)
+      << DTypeName(dtype) << ", " << threads << " threads";
+}
 
-  // Run: nothing may.
-  tools::AllocCounterArm();
-  const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
-  const int32_t* ids = nullptr;
-  size_t n = 0;
-  Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
-  GenerateResult result;
-  if (s.ok()) s = Generate(*session, sampler, ids, n, 40, &Append, &text, &result);
-  // A second conversation in the same session.
-  if (s.ok()) {
-    session->Reset();
-    s = Generate(*session, sampler, ids, n, 20, &Append, &text, &result);
+// The current families' features (sliding layers and their own RoPE tables, YaRN,
+// qk-norm, post-norms, scales, soft-capping) allocate nothing either.
+TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  for (DType dtype : {DType::kF32, DType::kQ8}) {
+    for (int threads : {1, 2}) {
+      FixedText text;
+      EXPECT_EQ(AllocationsWhileRunning(testing::FamiliesModelSpec(6, 128), dtype,
+                                        threads, Backend::kHighway, &text),
+                0u)
+          << DTypeName(dtype) << ", " << threads << " threads";
+    }
   }
-  const uint64_t allocations = tools::AllocCounterDisarm();
-  ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_GT(text.tokens, 0u);
-  EXPECT_EQ(allocations, 0u) << DTypeName(dtype) << ", " << threads << " threads";
 }
 
 // Planning and creating a session in the caller's memory: no heap call at all from C++,

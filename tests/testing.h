@@ -51,6 +51,15 @@ ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
                         uint32_t ffn_dim = 48, uint32_t vocab = 300,
                         uint32_t context = 64, uint32_t seed = 1);
 
+// TinyModelSpec with every feature of the current families on (schema/model.fbs's
+// appended Config block): 3 layers (sliding over `window` positions, global, sliding)
+// with the sliding ones on their own RoPE base, YaRN scaling on the global one, 4 heads
+// of 16 over 2 KV heads (q_dim 64 != d_model 48), qk-norm, post-norms, an embedding
+// scale, an attention scale, and attention and final soft-capping (for tests of the
+// forward pass that need no reference: consistency across paths and thread counts).
+ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
+                            uint32_t seed = 5);
+
 // Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
 // AlignedBytes before Model::FromMemory.
 std::vector<uint8_t> TinyModelBytes();

@@ -3,6 +3,7 @@
 // the same tokenizer bound as the runtime binds it, without a model.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -134,6 +135,20 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
   }
   tok->chat_template = chat_template;
   if (vocab_size == 0) return Status::Ok();  // the tokenizer alone
+  // Special added tokens past the model's embedding rows are left out: the model cannot
+  // embed them (Gemma 3's <image_soft_token>, id 262144, beside a 262144-row text model).
+  while (tok->pieces.size() > vocab_size && tok->types.back() == TokenType::kControl &&
+         static_cast<int64_t>(tok->pieces.size()) - 1 != tok->bos_id &&
+         static_cast<int64_t>(tok->pieces.size()) - 1 != tok->eos_id) {
+    tok->pieces.pop_back();
+    tok->types.pop_back();
+    if (!tok->scores.empty()) tok->scores.pop_back();
+  }
+  tok->added.erase(std::remove_if(tok->added.begin(), tok->added.end(),
+                                  [&](const TokenizerSpec::Added& a) {
+                                    return a.id >= tok->pieces.size();
+                                  }),
+                   tok->added.end());
   if (tok->pieces.size() > vocab_size) {
     return InvalidArgument(
         "%s: the tokenizer has %zu pieces but the model's vocab_size is "
