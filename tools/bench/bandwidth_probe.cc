@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <vector>
 
 #include "tools/bench/read_patterns.h"
@@ -125,14 +126,26 @@ void RooflineProbe::Merge(const RooflineProbe& other) {
   passes += other.passes;
 }
 
-uint64_t DefaultProbeBytes() {
-  uint64_t bytes = uint64_t{256} << 20;
+uint64_t DefaultProbeBytes(uint64_t llc_bytes) {
+  uint64_t bytes = std::max(uint64_t{256} << 20, kProbeLlcMultiple * llc_bytes);
   const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_bytes > 0) {
     const uint64_t quarter = static_cast<uint64_t>(pages) * page_bytes / 4;
     bytes = std::min(bytes, std::max<uint64_t>(quarter, uint64_t{16} << 20));
   }
   return bytes;
+}
+
+std::string ProbeSizeNote(uint64_t probe_bytes, uint64_t llc_bytes) {
+  if (probe_bytes >= kProbeLlcMultiple * llc_bytes) return "";
+  char text[200];
+  snprintf(text, sizeof(text),
+           "the probe's %llu MiB are under %llu times the %llu MiB last-level cache: its "
+           "rate may be partly the cache's, and the roofline %% too low",
+           static_cast<unsigned long long>(probe_bytes >> 20),
+           static_cast<unsigned long long>(kProbeLlcMultiple),
+           static_cast<unsigned long long>(llc_bytes >> 20));
+  return text;
 }
 
 Status ProbeRoofline(uint64_t buffer_bytes, const void* memory, uint64_t memory_bytes,

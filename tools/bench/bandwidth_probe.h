@@ -29,9 +29,19 @@ struct RooflineProbe {
   void Merge(const RooflineProbe& other);
 };
 
-// The buffer size to probe with by default: 256 MiB, or a quarter of the physical memory
-// on a smaller device (at least 16 MiB).
-uint64_t DefaultProbeBytes();
+// A buffer under this many times the last-level cache is partly read from the cache
+// across passes (a victim cache keeps some of a stream that overflows it), so its rate
+// overstates memory's.
+inline constexpr uint64_t kProbeLlcMultiple = 4;
+
+// The buffer size to probe with by default: 256 MiB, or kProbeLlcMultiple times the
+// last-level cache (0: unknown) when that is more (a server's 105 MiB L3), but at most a
+// quarter of the physical memory (at least 16 MiB).
+uint64_t DefaultProbeBytes(uint64_t llc_bytes);
+
+// Empty, or why a buffer of `probe_bytes` may overstate memory with this last-level
+// cache (under kProbeLlcMultiple times it).
+std::string ProbeSizeNote(uint64_t probe_bytes, uint64_t llc_bytes);
 
 // Fills a buffer of `buffer_bytes` once (every page resident; transparent huge pages
 // requested where available), then reads it with every read pattern, and then, unless

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -91,6 +92,27 @@ TEST(BandwidthProbe, Errors) {
   EXPECT_FALSE(
       ProbeRoofline(uint64_t{1} << 20, misaligned, 8192, "file", pool->get(), 1, &probe)
           .ok());
+}
+
+TEST(BandwidthProbe, DefaultBufferOutgrowsTheCache) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  ASSERT_GT(pages, 0);
+  const uint64_t quarter = static_cast<uint64_t>(pages) * page_bytes / 4;
+  const uint64_t mib = uint64_t{1} << 20;
+  EXPECT_EQ(DefaultProbeBytes(0), std::min(256 * mib, std::max(quarter, 16 * mib)));
+  EXPECT_EQ(DefaultProbeBytes(32 * mib), DefaultProbeBytes(0));  // 4 x 32 < 256
+  // A server's 105 MiB L3: four times it, unless that is more than a quarter of the RAM.
+  EXPECT_EQ(DefaultProbeBytes(105 * mib),
+            std::min(420 * mib, std::max(quarter, 16 * mib)));
+}
+
+TEST(BandwidthProbe, NotesABufferTooCloseToTheCache) {
+  const uint64_t mib = uint64_t{1} << 20;
+  EXPECT_EQ(ProbeSizeNote(256 * mib, 32 * mib), "");
+  EXPECT_EQ(ProbeSizeNote(16 * mib, 0), "");  // unknown cache
+  EXPECT_EQ(ProbeSizeNote(64 * mib, 32 * mib),
+            "the probe's 64 MiB are under 4 times the 32 MiB last-level cache: its rate "
+            "may be partly the cache's, and the roofline % too low");
 }
 
 // A sysfs cache directory: index<i>/{level,type,size}.

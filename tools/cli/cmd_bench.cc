@@ -82,7 +82,7 @@ ArgParser MakeParser() {
        "time per kernel kind as a share of a decode step and of prefill"},
       {{"--probe-mib"},
        true,
-       "bandwidth probe buffer in MiB (default 256, at most a quarter of the RAM)"},
+       "bandwidth probe buffer, MiB (default 256, or 4x the LLC; at most RAM / 4)"},
       {{"--chart"}, true, "also draw the results as an SVG chart into this file"},
       {{"--history"},
        true,
@@ -101,6 +101,7 @@ struct Options {
   BenchFormat format = BenchFormat::kMarkdown;
   bool profile = false;
   uint64_t probe_bytes = 0;
+  uint64_t llc_bytes = 0;                // the last-level cache (0: unknown)
   std::string chart_path, history_path;  // empty: none
   bool hash = false;
 };
@@ -139,7 +140,11 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
   o->repetitions = static_cast<int>(value);
   EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
-  o->probe_bytes = value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes();
+  o->llc_bytes = LastLevelCacheBytes();
+  o->probe_bytes =
+      value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes(o->llc_bytes);
+  const std::string note = ProbeSizeNote(o->probe_bytes, o->llc_bytes);
+  if (!note.empty()) fprintf(stderr, "ember bench: note: %s\n", note.c_str());
   o->profile = args.Has("--profile");
   o->chart_path = args.Get("--chart");
   o->history_path = args.Get("--history");
@@ -241,10 +246,12 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   // buffer is freed before the peak RSS is reset.
   b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
                    r->n_threads, r->n_threads == 1 ? "" : "s");
+  const auto probe_now = [&](RooflineProbe* p) {
+    return ProbeRoofline(o.probe_bytes, b.model->file_data(), b.model->file_bytes(),
+                         "file", b.pool.get(), 3, p);
+  };
   RooflineProbe probe, after;
-  EMBER_RETURN_IF_ERROR(ProbeRoofline(o.probe_bytes, b.model->file_data(),
-                                      b.model->file_bytes(), "file", b.pool.get(), 3,
-                                      &probe));
+  EMBER_RETURN_IF_ERROR(probe_now(&probe));
   ResetPeakRss();
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
@@ -269,9 +276,7 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.session->set_profile(nullptr);
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
-  EMBER_RETURN_IF_ERROR(ProbeRoofline(o.probe_bytes, b.model->file_data(),
-                                      b.model->file_bytes(), "file", b.pool.get(), 3,
-                                      &after));
+  EMBER_RETURN_IF_ERROR(probe_now(&after));
   probe.Merge(after);
   r->measured_gbps = probe.buffer_gbps;
   r->weights_read_gbps = probe.memory_gbps;
@@ -352,7 +357,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   base.int8_dot = b.session->kernel_int8_dot();
   base.isa = b.session->kernel_isa();
   base.load_ns = load_ns;
-  base.llc_bytes = LastLevelCacheBytes();
+  base.llc_bytes = o.llc_bytes;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
   for (int64_t n : o.prompts) {
