@@ -103,7 +103,10 @@ Status TimePatterns(const uint64_t* words, size_t n, uint64_t expected,
       for (uint64_t s : task.sums) sum += s;
       if (sum != expected) return Internal("bandwidth probe: wrong sum");
       const double rate = static_cast<double>(n * sizeof(uint64_t)) / seconds / 1e9;
-      if (rate > *gbps) *gbps = rate, *best = pattern;
+      if (rate > *gbps) {
+        *gbps = rate;
+        *best = pattern;
+      }
       ++*passes;
     }
   }
