@@ -4,6 +4,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels/attention-inl.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernel_table.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -18,8 +19,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(FillAttention);
-void FillAttentionKernels(KernelTable* table) {
-  HWY_DYNAMIC_DISPATCH(FillAttention)(table);
+void FillAttentionKernels(KernelTable* table, const IsaChoice& isa) {
+  EMBER_DISPATCH(FillAttention, isa.hwy_targets)(table);
 }
 }  // namespace ember::kernels
 #endif

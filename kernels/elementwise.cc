@@ -3,6 +3,7 @@
 #define HWY_TARGET_INCLUDE "kernels/elementwise.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/dispatch.h"
 #include "kernels/elementwise-inl.h"
 #include "kernels/kernel_table.h"
 
@@ -27,8 +28,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(FillElementwise);
-void FillElementwiseKernels(KernelTable* table) {
-  HWY_DYNAMIC_DISPATCH(FillElementwise)(table);
+void FillElementwiseKernels(KernelTable* table, const IsaChoice& isa) {
+  EMBER_DISPATCH(FillElementwise, isa.hwy_targets)(table);
 }
 }  // namespace ember::kernels
 #endif

@@ -1,4 +1,4 @@
-// ChooseKernels: resolves every kernel family for the best target this CPU supports.
+// ChooseKernels: resolves every kernel family for one ISA choice (isa.h).
 #include "kernels/kernel_table.h"
 
 #if defined(__linux__)
@@ -39,23 +39,21 @@ void ReportCpuFeaturesToHighway() {
 #endif
 }
 
-KernelTable ChooseKernels() {
-  ReportCpuFeaturesToHighway();
-  // Settle Highway's choice before reading it: with Highway 1.0.3 on aarch64, asking
-  // for the supported targets before the first dispatch can otherwise leave dispatch
-  // on generic SVE2 where a specialised target (SVE2_128, SVE_256) exists
-  // (docs/platform.md).
-  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+KernelTable ChooseKernels(const IsaChoice& isa) {
   KernelTable table;
-  FillMatVecKernels(&table);
-  FillNormKernels(&table);
-  FillElementwiseKernels(&table);
-  FillRopeKernels(&table);
-  FillAttentionKernels(&table);
-  FillQuantKernels(&table);
-  FillMatVec16Kernels(&table);
-  FillKQuantKernels(&table);
+  table.isa = isa.tier;
+  FillMatVecKernels(&table, isa);
+  FillNormKernels(&table, isa);
+  FillElementwiseKernels(&table, isa);
+  FillRopeKernels(&table, isa);
+  FillAttentionKernels(&table, isa);
+  FillQuantKernels(&table, isa);
+  FillMatVec16Kernels(&table, isa);
+  FillKQuantKernels(&table, isa);
+  FillInt8PathKernels(&table, isa);
   return table;
 }
+
+KernelTable ChooseKernels() { return ChooseKernels(DefaultIsa()); }
 
 }  // namespace ember::kernels

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa.h"
+
 namespace ember::kernels {
 
 // Signatures. Every kernel takes raw pointers and sizes and returns void; inputs and
@@ -127,8 +129,24 @@ using MatVec16Fn = void (*)(const uint16_t* w, const float* x, float* y, size_t 
 using MatMul16Fn = void (*)(const uint16_t* w, const float* x, size_t batch, float* y,
                             size_t y_stride, size_t rows, size_t cols);
 
+// The q8/q4 and K-quant products of one int8 path (quant_x86.h, dotprod_arm.h).
+struct Int8Kernels {
+  const char* name = "";  // KernelTable::int8_dot
+  MatMulQuantFn matvec_q8 = nullptr;
+  MatMulQuantFn matmul_q8 = nullptr;
+  MatMulQuantFn matvec_q4 = nullptr;
+  MatMulQuantFn matmul_q4 = nullptr;
+  MatMulKQuantFn matvec_q4k = nullptr;
+  MatMulKQuantFn matmul_q4k = nullptr;
+  MatMulKQuantFn matvec_q5k = nullptr;
+  MatMulKQuantFn matmul_q5k = nullptr;
+  MatMulKQuantFn matvec_q6k = nullptr;
+  MatMulKQuantFn matmul_q6k = nullptr;
+};
+
 struct KernelTable {
   const char* target = "";  // Highway target the pointers below were compiled for
+  const char* isa = "";     // the ISA tier it was built for (isa.h), e.g. "avx-vnni"
   MatVecF32Fn matvec_f32 = nullptr;
   MatMulF32Fn matmul_f32 = nullptr;
   RmsNormFn rms_norm = nullptr;
@@ -156,8 +174,9 @@ struct KernelTable {
   MatMul16Fn matmul_f16 = nullptr;
   MatVec16Fn matvec_bf16 = nullptr;
   MatMul16Fn matmul_bf16 = nullptr;
-  // What the q8/q4 kernels' int8 products run on: "avx512-vnni", "neon-sdot", "helium"
-  // or "highway" (portable Highway code), for logs and benchmarks.
+  // What the q8/q4 kernels' int8 products run on, for logs and benchmarks:
+  // "avx512-vnni", "avx-vnni", "avx512bw" or "avx2" (vpmaddubsw), "neon-i8mm" (smmla
+  // prefill, sdot decode), "neon-sdot", "helium", or "highway" (portable Highway code).
   const char* int8_dot = "";
   // K-quants (q4_k, q5_k, q6_k), on the same int8 products as q8/q4.
   MatMulKQuantFn matvec_q4k = nullptr;
@@ -172,8 +191,24 @@ struct KernelTable {
   ScaleFn soft_cap = nullptr;
 };
 
-// The kernels for the best Highway target this CPU supports. Cheap; call once per
-// session.
+// Points the table's q8/q4 and K-quant products at k's and sets int8_dot.
+inline void UseInt8Kernels(KernelTable* table, const Int8Kernels& k) {
+  table->matvec_q8 = k.matvec_q8;
+  table->matmul_q8 = k.matmul_q8;
+  table->matvec_q4 = k.matvec_q4;
+  table->matmul_q4 = k.matmul_q4;
+  table->matvec_q4k = k.matvec_q4k;
+  table->matmul_q4k = k.matmul_q4k;
+  table->matvec_q5k = k.matvec_q5k;
+  table->matmul_q5k = k.matmul_q5k;
+  table->matvec_q6k = k.matvec_q6k;
+  table->matmul_q6k = k.matmul_q6k;
+  table->int8_dot = k.name;
+}
+
+// The kernels for `isa` (from ResolveIsa). Cheap; call once per session.
+KernelTable ChooseKernels(const IsaChoice& isa);
+// The same for DefaultIsa(): the tier EMBER_ISA names, else the best of this CPU.
 KernelTable ChooseKernels();
 
 // Tells Highway what the CPU has that its own detection misses (NEON on armv7 with
@@ -181,15 +216,19 @@ KernelTable ChooseKernels();
 // ChooseKernels; kernel test binaries call it before enumerating per-target tests.
 void ReportCpuFeaturesToHighway();
 
-// Each kernel family fills its entries for the chosen target (kernels/<family>.cc).
-void FillMatVecKernels(KernelTable* table);
-void FillNormKernels(KernelTable* table);
-void FillElementwiseKernels(KernelTable* table);
-void FillRopeKernels(KernelTable* table);
-void FillAttentionKernels(KernelTable* table);
-void FillQuantKernels(KernelTable* table);     // quantize_acts, q8/q4, int8_dot
-void FillMatVec16Kernels(KernelTable* table);  // f16/bf16
-void FillKQuantKernels(KernelTable* table);    // q4_k, q5_k, q6_k
+// Each kernel family fills its entries for the best of isa.hwy_targets it was compiled
+// for (kernels/<family>.cc, through EMBER_DISPATCH: kernels/dispatch.h).
+void FillMatVecKernels(KernelTable* table, const IsaChoice& isa);
+void FillNormKernels(KernelTable* table, const IsaChoice& isa);
+void FillElementwiseKernels(KernelTable* table, const IsaChoice& isa);
+void FillRopeKernels(KernelTable* table, const IsaChoice& isa);
+void FillAttentionKernels(KernelTable* table, const IsaChoice& isa);
+void FillQuantKernels(KernelTable* table, const IsaChoice& isa);     // q8/q4, int8_dot
+void FillMatVec16Kernels(KernelTable* table, const IsaChoice& isa);  // f16/bf16
+void FillKQuantKernels(KernelTable* table, const IsaChoice& isa);    // K-quants
+// Last: the tier's int8 path (x86, Arm; Helium in builds for it) replaces the q8/q4 and
+// K-quant products where it has one (quant.cc).
+void FillInt8PathKernels(KernelTable* table, const IsaChoice& isa);
 
 }  // namespace ember::kernels
 

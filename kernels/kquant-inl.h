@@ -1,7 +1,7 @@
 // Per-target K-quant (q4_k, q5_k, q6_k) matvec and matmul over the panels of
-// kquant_layout.h, in portable Highway code; kquant_vnni-inl.h replaces them with
-// AVX-512 VNNI on the AVX3_DL target (the float steps are MatMulKQuantFn's, so the two
-// are bitwise identical there).
+// kquant_layout.h, in portable Highway code; the ISA tier's int8 path (kquant_x86.cc,
+// kquant_arm.cc) replaces them where it has one (the float steps are MatMulKQuantFn's,
+// so they are bitwise identical on FMA targets).
 //
 // Weights are unpacked to their q (q - 32 for q6_k) in 16-bit lanes and multiplied with
 // the int8 activations as q8/q4's portable kernel does (quant-inl.h): each row's 4
@@ -20,7 +20,6 @@
 #include "kernels/dcheck.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_layout.h"
-#include "kernels/kquant_vnni-inl.h"
 #include "kernels/quant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -257,23 +256,12 @@ void MatMulKQuantPortable(const uint8_t* HWY_RESTRICT w, const int8_t* HWY_RESTR
 
 // This target's K-quant entries of the table (kquant.cc; the tests call it per target).
 inline void FillKQuant(KernelTable* table) {
-#if HWY_TARGET == HWY_AVX3_DL
-  // Decode one panel at a time (one sequential stream, as q8/q4); prefill 2 panels x 4
-  // tokens.
-  table->matvec_q4k = &MatMulKQuantVnni<KQuantKind::kQ4K, 1, 1>;
-  table->matmul_q4k = &MatMulKQuantVnni<KQuantKind::kQ4K, 2, 4>;
-  table->matvec_q5k = &MatMulKQuantVnni<KQuantKind::kQ5K, 1, 1>;
-  table->matmul_q5k = &MatMulKQuantVnni<KQuantKind::kQ5K, 2, 4>;
-  table->matvec_q6k = &MatMulKQuantVnni<KQuantKind::kQ6K, 1, 1>;
-  table->matmul_q6k = &MatMulKQuantVnni<KQuantKind::kQ6K, 2, 4>;
-#else
   table->matvec_q4k = &MatMulKQuantPortable<KQuantKind::kQ4K>;
   table->matmul_q4k = &MatMulKQuantPortable<KQuantKind::kQ4K>;
   table->matvec_q5k = &MatMulKQuantPortable<KQuantKind::kQ5K>;
   table->matmul_q5k = &MatMulKQuantPortable<KQuantKind::kQ5K>;
   table->matvec_q6k = &MatMulKQuantPortable<KQuantKind::kQ6K>;
   table->matmul_q6k = &MatMulKQuantPortable<KQuantKind::kQ6K>;
-#endif
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE

@@ -220,17 +220,16 @@ EMBER_DOTPROD void MatMulKQuantDotProd(const uint8_t* w, const int8_t* xq,
 
 }  // namespace
 
-bool FillDotProdKQuantKernels(KernelTable* table) {
-  if (!HasArmDotProd()) return false;
-  table->matvec_q4k = table->matmul_q4k = &MatMulKQuantDotProd<KQuantKind::kQ4K>;
-  table->matvec_q5k = table->matmul_q5k = &MatMulKQuantDotProd<KQuantKind::kQ5K>;
-  table->matvec_q6k = table->matmul_q6k = &MatMulKQuantDotProd<KQuantKind::kQ6K>;
+bool DotProdKQuantKernels(Int8Kernels* k) {
+  k->matvec_q4k = k->matmul_q4k = &MatMulKQuantDotProd<KQuantKind::kQ4K>;
+  k->matvec_q5k = k->matmul_q5k = &MatMulKQuantDotProd<KQuantKind::kQ5K>;
+  k->matvec_q6k = k->matmul_q6k = &MatMulKQuantDotProd<KQuantKind::kQ6K>;
   return true;
 }
 
 #else  // no sdot in this build
 
-bool FillDotProdKQuantKernels(KernelTable* /*table*/) { return false; }
+bool DotProdKQuantKernels(Int8Kernels* /*k*/) { return false; }
 
 #endif
 

@@ -1,5 +1,5 @@
-// Tests the K-quant kernels of every compiled target (the portable Highway code, and
-// AVX-512 VNNI on AVX3_DL) against the scalar reference.
+// Tests the K-quant kernels of every compiled target (the portable Highway code) against
+// the scalar reference; int8_paths_test.cc tests the int8 paths' (x86, Arm sdot).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/kquant_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -33,22 +33,6 @@ void TestQ6K() {
   test::CheckKQuantKernels(KQuantKind::kQ6K, t.matvec_q6k, t.matmul_q6k, false, 60);
 }
 
-// On AVX3_DL the VNNI kernels must equal the portable ones bitwise (same integer dots,
-// same float operations).
-void TestVnniMatchesPortable() {
-#if HWY_TARGET == HWY_AVX3_DL
-  const KernelTable t = KTable();
-  test::CheckKQuantSame(KQuantKind::kQ4K, &MatMulKQuantPortable<KQuantKind::kQ4K>,
-                        t.matmul_q4k, 70);
-  test::CheckKQuantSame(KQuantKind::kQ5K, &MatMulKQuantPortable<KQuantKind::kQ5K>,
-                        t.matmul_q5k, 80);
-  test::CheckKQuantSame(KQuantKind::kQ6K, &MatMulKQuantPortable<KQuantKind::kQ6K>,
-                        t.matmul_q6k, 90);
-  test::CheckKQuantSame(KQuantKind::kQ6K, &MatMulKQuantPortable<KQuantKind::kQ6K>,
-                        t.matvec_q6k, 100);
-#endif
-}
-
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -58,6 +42,5 @@ HWY_BEFORE_TEST(KQuantTest);
 HWY_EXPORT_AND_TEST_P(KQuantTest, TestQ4K);
 HWY_EXPORT_AND_TEST_P(KQuantTest, TestQ5K);
 HWY_EXPORT_AND_TEST_P(KQuantTest, TestQ6K);
-HWY_EXPORT_AND_TEST_P(KQuantTest, TestVnniMatchesPortable);
 }  // namespace ember::kernels
 #endif

@@ -3,6 +3,7 @@
 #define HWY_TARGET_INCLUDE "kernels/matvec.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernel_table.h"
 #include "kernels/matvec-inl.h"
 
@@ -19,6 +20,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(FillMatVec);
-void FillMatVecKernels(KernelTable* table) { HWY_DYNAMIC_DISPATCH(FillMatVec)(table); }
+void FillMatVecKernels(KernelTable* table, const IsaChoice& isa) {
+  EMBER_DISPATCH(FillMatVec, isa.hwy_targets)(table);
+}
 }  // namespace ember::kernels
 #endif

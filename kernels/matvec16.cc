@@ -3,6 +3,7 @@
 #define HWY_TARGET_INCLUDE "kernels/matvec16.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernel_table.h"
 #include "kernels/matvec16-inl.h"
 
@@ -20,6 +21,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(FillMatVec16);
-void FillMatVec16Kernels(KernelTable* table) { HWY_DYNAMIC_DISPATCH(FillMatVec16)(table); }
+void FillMatVec16Kernels(KernelTable* table, const IsaChoice& isa) {
+  EMBER_DISPATCH(FillMatVec16, isa.hwy_targets)(table);
+}
 }  // namespace ember::kernels
 #endif

@@ -1,6 +1,7 @@
 // Per-target int8 kernels over q8/q4 panels (quant_layout.h): activation quantization,
-// and the quantized matvec (decode) and matmul (prefill) in portable Highway code.
-// quant_vnni-inl.h replaces the products with AVX-512 VNNI on the AVX3_DL target.
+// and the quantized matvec (decode) and matmul (prefill) in portable Highway code. The
+// ISA tier's int8 path (quant_x86.cc, dotprod_arm.cc) replaces the products where it
+// has one.
 //
 // Every output y[b, r] takes the same operations in every kernel of one target: per
 // group g in order, the exact int32 dot d = sum_i u(r, i) xq(b, i) - offset * xsum(b, g)
@@ -19,7 +20,6 @@
 #include "kernels/dcheck.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
-#include "kernels/quant_vnni-inl.h"
 #include "kernels/vec-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -310,23 +310,11 @@ void MatMulQuantPortable(const uint8_t* HWY_RESTRICT w, const int8_t* HWY_RESTRI
 // This target's entries of the table (quant.cc; the tests call it per target).
 inline void FillQuant(KernelTable* table) {
   table->quantize_acts = &QuantizeActs;
-#if HWY_TARGET == HWY_AVX3_DL
-  // Decode reads one panel at a time: the weights are one sequential stream, which
-  // this core reads faster than 8 interleaved panel streams (single-thread q8 decode
-  // about 8 %, q4 about 30 % faster in kernel tests, side by side). Prefill blocks 2
-  // panels x 4 tokens (8 int32 + 8 f32 accumulators; 2x6, 3x4, 4x3 measured the same).
-  table->matvec_q8 = &MatMulQuantVnni<QuantKind::kQ8, 1, 1>;
-  table->matmul_q8 = &MatMulQuantVnni<QuantKind::kQ8, 2, 4>;
-  table->matvec_q4 = &MatMulQuantVnni<QuantKind::kQ4, 1, 1>;
-  table->matmul_q4 = &MatMulQuantVnni<QuantKind::kQ4, 2, 4>;
-  table->int8_dot = "avx512-vnni";
-#else
   table->matvec_q8 = &MatMulQuantPortable<QuantKind::kQ8>;
   table->matmul_q8 = &MatMulQuantPortable<QuantKind::kQ8>;
   table->matvec_q4 = &MatMulQuantPortable<QuantKind::kQ4>;
   table->matmul_q4 = &MatMulQuantPortable<QuantKind::kQ4>;
   table->int8_dot = "highway";
-#endif
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE

@@ -1,5 +1,6 @@
 // Tests the q8/q4 kernels and activation quantization of every compiled target (the
-// portable Highway code, and AVX-512 VNNI on AVX3_DL) against the scalar reference.
+// portable Highway code) against the scalar reference; int8_paths_test.cc tests the
+// hand-picked int8 paths (VNNI, vpmaddubsw, sdot, i8mm).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/quant_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -41,21 +42,6 @@ void TestQ8FullRange() {
   test::CheckQ8FullRange(t.matvec_q8, t.matmul_q8, 70);
 }
 
-// On AVX3_DL the VNNI kernels must equal the portable ones bitwise (same integer dots,
-// same float operations); elsewhere the table holds the portable ones.
-void TestVnniMatchesPortable() {
-  const KernelTable t = TargetTable();
-#if HWY_TARGET == HWY_AVX3_DL
-  EXPECT_STREQ(t.int8_dot, "avx512-vnni");
-  test::CheckQuantKernels(QuantKind::kQ8, &MatMulQuantPortable<QuantKind::kQ8>,
-                          t.matmul_q8, /*exact=*/false, 50);
-  test::CheckQuantKernels(QuantKind::kQ4, &MatMulQuantPortable<QuantKind::kQ4>,
-                          t.matmul_q4, /*exact=*/false, 60);
-#else
-  EXPECT_STREQ(t.int8_dot, "highway");
-#endif
-}
-
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -68,6 +54,5 @@ HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Exact);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8Random);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ4Random);
 HWY_EXPORT_AND_TEST_P(QuantTest, TestQ8FullRange);
-HWY_EXPORT_AND_TEST_P(QuantTest, TestVnniMatchesPortable);
 }  // namespace ember::kernels
 #endif

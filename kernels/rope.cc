@@ -3,6 +3,7 @@
 #define HWY_TARGET_INCLUDE "kernels/rope.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernel_table.h"
 #include "kernels/rope-inl.h"
 
@@ -22,7 +23,9 @@ HWY_AFTER_NAMESPACE();
 
 namespace ember::kernels {
 HWY_EXPORT(FillRope);
-void FillRopeKernels(KernelTable* table) { HWY_DYNAMIC_DISPATCH(FillRope)(table); }
+void FillRopeKernels(KernelTable* table, const IsaChoice& isa) {
+  EMBER_DISPATCH(FillRope, isa.hwy_targets)(table);
+}
 
 namespace {
 

@@ -79,6 +79,7 @@ ember::Status ToSessionOptions(const ember_session_options* o,
   if (EMBER_HAS_FIELD(o, ember_session_options, ignore_baked_prompt)) {
     options->baked_prompt = o->ignore_baked_prompt == 0;
   }
+  if (EMBER_HAS_FIELD(o, ember_session_options, isa)) options->isa = o->isa;
   return ember::Status::Ok();
 }
 
@@ -217,6 +218,7 @@ void ember_session_options_default(ember_session_options* options) {
   options->max_prompt_bytes = d.max_prompt_bytes;
   options->all_logits = d.all_logits;
   options->backend = static_cast<uint32_t>(d.backend);
+  options->isa = d.isa;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {

@@ -147,6 +147,18 @@ TEST_F(CApiTest, OptionStructsCarryTheirSize) {
   bad_backend.backend = 7;
   EXPECT_EQ(session.Create(model_, &bad_backend), EMBER_INVALID_ARGUMENT);
   EXPECT_NE(cpp::LastError().find("unknown backend 7"), std::string::npos);
+  // The ISA tier: an unknown one is refused; one read past struct_size never is.
+  ember_session_options bad_isa = options;
+  bad_isa.isa = "avx1024";
+  EXPECT_EQ(session.Create(model_, &bad_isa), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("unknown ISA tier \"avx1024\""), std::string::npos)
+      << cpp::LastError();
+  ember_session_options before_isa = bad_isa;
+  before_isa.struct_size = offsetof(ember_session_options, isa);
+  EXPECT_EQ(session.Create(model_, &before_isa), EMBER_OK) << cpp::LastError();
+  ember_session_options native = options;
+  native.isa = "native";
+  EXPECT_EQ(session.Create(model_, &native), EMBER_OK) << cpp::LastError();
 
   ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
   ember_sampler_options sampler;

@@ -59,6 +59,12 @@ typedef struct ember_session_options {
   uint32_t ignore_baked_prompt; /* nonzero: start empty even when the model has a baked
                                    prompt (by default a session starts after it, its KV
                                    cache restored, not prefilled) */
+  /* Appended in 0.3 (ISA tiers): */
+  const char* isa; /* ISA tier of the kernels: "native" (this CPU's best), or a lesser one
+                      to run a slower CPU's kernels ("avx2", "avx-vnni", "avx512",
+                      "avx512-vnni", "sse4"; "neon", "dotprod", "i8mm"); NULL: the
+                      EMBER_ISA environment variable, else "native". EMBER_UNIMPLEMENTED
+                      when the CPU cannot run it; read only during session create */
 } ember_session_options;
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's

@@ -282,10 +282,9 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     // Below ~32K multiply-adds in all, a thread hand-over costs more than it saves.
     const bool parallel = ctx_.pool && work > 32768;
     if (parallel && items > 1) {
-      // One run of spans per thread: a span's result does not depend on its run.
-      const size_t threads = static_cast<size_t>(ctx_.pool->num_threads());
-      ctx_.pool->ParallelTiles(items, (items + threads - 1) / threads, &AttendSpans,
-                               &task, ctx_.profile);
+      // Span by span: each thread starts on a run of consecutive spans and takes over
+      // the rest of a slower one's (a span's result does not depend on who runs it).
+      ctx_.pool->ParallelTiles(items, 1, &AttendSpans, &task, ctx_.profile);
     } else {
       AttendSpans(&task, 0, items);
     }

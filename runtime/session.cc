@@ -11,15 +11,45 @@
 
 namespace ember {
 
-Session::Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan)
-    : model_(&model), pool_(pool), kernels_(kernels::ChooseKernels()), plan_(plan) {}
+namespace {
+
+// The kernels for options.isa, else EMBER_ISA, else this CPU's best.
+Status ChooseSessionKernels(const char* tier, kernels::KernelTable* table) {
+  const char* from = "SessionOptions::isa";
+  if (tier == nullptr) {
+    tier = kernels::IsaFromEnvironment();
+    from = "EMBER_ISA";
+  }
+  kernels::IsaChoice choice;
+  const char* missing;
+  switch (kernels::ResolveIsa(tier, &choice, &missing)) {
+    case kernels::IsaError::kOk:
+      *table = kernels::ChooseKernels(choice);
+      return Status::Ok();
+    case kernels::IsaError::kUnknownTier:
+      return InvalidArgument("%s: unknown ISA tier \"%s\" (this build knows: %s, native)",
+                             from, tier, kernels::IsaTierNames());
+    case kernels::IsaError::kUnsupported:
+      break;
+  }
+  return Unimplemented("%s: this CPU cannot run ISA tier \"%s\": it lacks %s", from, tier,
+                       missing);
+}
+
+}  // namespace
+
+Session::Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan,
+                 const kernels::KernelTable& kernels)
+    : model_(&model), pool_(pool), kernels_(kernels), plan_(plan) {}
 
 Result<Session> Session::Create(const Model& model, const SessionOptions& options,
                                 const ThreadPool* pool, void* arena, size_t arena_bytes) {
   Result<SessionPlan> plan = PlanSession(model, options);
   if (!plan.ok()) return plan.status();
+  kernels::KernelTable table;
+  EMBER_RETURN_IF_ERROR(ChooseSessionKernels(options.isa, &table));
   const size_t needed = plan->arena_bytes();
-  Session s(model, pool, *plan);
+  Session s(model, pool, *plan, table);
   if (arena == nullptr) {
     s.owned_arena_.reset(new (std::nothrow) uint8_t[needed]);
     if (!s.owned_arena_) {
@@ -46,6 +76,7 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
   if (s.plan_.backend == Backend::kXnnpack) {
+    if (pool) EMBER_RETURN_IF_ERROR(pool->PrepareXnnpackHandle());
     EMBER_RETURN_IF_ERROR(
         CreateXnnpackMatrices(model, s.buffers_.xnnpack, s.plan_.xnnpack_bytes, &s.xnn_));
   }

@@ -86,8 +86,11 @@ class Session {
   const SessionPlan& plan() const { return plan_; }
   const char* kernel_target() const { return kernels_.target; }
   Backend backend() const { return plan_.backend; }
-  // What q8/q4 products run on: "avx512-vnni", "neon-sdot" or "highway".
+  // What q8/q4 products run on: "avx512-vnni", "avx-vnni", "avx2", "neon-sdot", ...
+  // (kernels::KernelTable::int8_dot).
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
+  // The ISA tier the kernels were built for: "avx-vnni", ... (SessionOptions::isa).
+  const char* kernel_isa() const { return kernels_.isa; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
   // The session's arena buffers (the KV cache, for saving and restoring state).
@@ -108,7 +111,8 @@ class Session {
   bool logits_valid() const { return logits_valid_ && position_ > 0; }
 
  private:
-  Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan);
+  Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan,
+          const kernels::KernelTable& kernels);
 
   const Model* model_;
   const ThreadPool* pool_;

@@ -46,6 +46,11 @@ struct SessionOptions {
   // A model with a baked prompt: the session starts (and Reset returns) after it, with
   // its KV cache restored instead of prefilled. False: start empty.
   bool baked_prompt = true;
+  // The ISA tier the session's kernels are built for (kernels/isa.h: "avx2", "avx-vnni",
+  // "avx512", "avx512-vnni", "neon", "dotprod", "i8mm", ... or "native", the best of this
+  // CPU); null: the EMBER_ISA environment variable, else "native". A tier this CPU
+  // cannot run is an error, not a fallback. The string need not outlive Create.
+  const char* isa = nullptr;
 };
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all

@@ -1,4 +1,12 @@
-// ThreadPool over pthreadpool, or inline when built without threads (firmware).
+// ThreadPool (thread_pool.h): workers that take tiles by stealing runs of them, or
+// inline when built without threads (firmware).
+//
+// Why not pthreadpool's parallelize for ember's regions: it returns only when every
+// worker has taken part, so one worker descheduled by another process (a busy core on a
+// phone or board, a small core of big.LITTLE) stalls every region until it runs again,
+// and its workers spin while they wait. Here a region is a set of runs of tiles, one run
+// per thread, in per-thread words that any thread may take from: the owner from the
+// front, others the back half. The caller waits only for tiles a worker has begun.
 #include "runtime/thread_pool.h"
 
 #include <chrono>
@@ -7,50 +15,17 @@
 #include "runtime/profile.h"
 
 #ifdef EMBER_WITH_THREADS
+#include <pthread.h>
 #include <pthreadpool.h>
-#endif
 
-// ThreadSanitizer cannot see the synchronization inside Debian's pthreadpool (it is not
-// instrumented), so it would report every hand-over of a task's data to the workers as a
-// race. Under TSan, ParallelTiles states pthreadpool's documented contract instead: the
-// call happens before each tile, and each tile happens before the call returns. Tiles
-// are not ordered among themselves, so races between tiles are still reported.
-#if defined(__SANITIZE_THREAD__)
-#define EMBER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define EMBER_TSAN 1
-#endif
-#endif
-#if defined(EMBER_TSAN) && defined(EMBER_WITH_THREADS)
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "hwy/cache_control.h"
 #endif
 
 namespace ember {
-
-Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads) {
-  if (num_threads < 1 || num_threads > kMaxThreads) {
-    return InvalidArgument("thread count %d (1 to %d allowed)", num_threads, kMaxThreads);
-  }
-  std::unique_ptr<ThreadPool> pool(new (std::nothrow) ThreadPool(num_threads));
-  if (!pool) return ResourceExhausted("out of memory for the thread pool");
-  if (num_threads > 1) {
-#ifdef EMBER_WITH_THREADS
-    pool->pool_ = pthreadpool_create(static_cast<size_t>(num_threads));
-    if (!pool->pool_) return Internal("could not create %d threads", num_threads);
-#else
-    return Unimplemented("this build has no threads; use 1 thread");
-#endif
-  }
-  return pool;
-}
-
-ThreadPool::~ThreadPool() {
-#ifdef EMBER_WITH_THREADS
-  if (pool_) pthreadpool_destroy(pool_);
-#endif
-}
 
 #ifdef EMBER_WITH_THREADS
 namespace {
@@ -61,23 +36,296 @@ uint64_t NowNs() {
                                    .count());
 }
 
+// How long a thread spins for work, or for the tiles others run, before it sleeps:
+// longer than the gaps between the regions of a decode step, far shorter than a
+// scheduler's time slice. A sleeping worker leaves its core to whatever else runs there
+// and is woken when the next region starts.
+constexpr uint64_t kSpinNs = 50000;
+// A spinning thread that finds this much time gone between two looks at the clock (64
+// pauses apart, a few microseconds) was descheduled: its core is shared with other work.
+// Then no thread of the pool spins for kQuietNs: spinning would only take time slices
+// from the thread it waits for, and a thread that sleeps between regions is woken ahead
+// of a CPU-bound neighbour (it has run less), so it seldom loses its core in the middle
+// of a tile, which is what the caller would have to wait for.
+constexpr uint64_t kPreemptedNs = 300000;
+constexpr uint64_t kQuietNs = 100000000;
+// A caller asleep waiting for the last tiles looks again for tiles to take this often:
+// a worker may have published a stolen run and then been descheduled.
+constexpr std::chrono::microseconds kRecheck(200);
+
+// A run of units [begin, end) of region `gen` (16 bits of it) in one 64-bit word, so
+// that taking from either end is one compare-and-swap and a stale thread's swap fails.
+// Units are tiles, or groups of tiles when a region has more than kMaxUnits of them.
+constexpr uint64_t kMaxUnits = (uint64_t{1} << 24) - 1;
+uint64_t Pack(uint64_t gen, uint64_t begin, uint64_t end) {
+  return (gen & 0xFFFF) << 48 | begin << 24 | end;
+}
+uint64_t GenOf(uint64_t run) { return run >> 48; }
+uint64_t BeginOf(uint64_t run) { return (run >> 24) & kMaxUnits; }
+uint64_t EndOf(uint64_t run) { return run & kMaxUnits; }
+
+struct alignas(64) Slot {
+  std::atomic<uint64_t> run{0};
+};
+
 }  // namespace
+
+struct PoolState {
+  explicit PoolState(int threads) : num_threads(threads) {}
+  const int num_threads;
+  std::unique_ptr<Slot[]> slots;  // one per thread; the caller's is slots[0]
+
+  // The region. Written by the caller before it stores the slots (release); read by a
+  // thread only after it took a unit from a slot (acquire), and until that unit is done.
+  ThreadPool::TileTask task = nullptr;
+  void* context = nullptr;
+  size_t n = 0, tile = 0, tiles_per_unit = 1;
+
+  std::atomic<size_t> pending{0};       // units not finished
+  std::atomic<uint32_t> generation{0};  // one more per region
+  std::atomic<int> sleepers{0};         // workers asleep on work_cv
+  std::atomic<bool> caller_waiting{false};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> quiet_until_ns{0};  // no spinning before (see kPreemptedNs)
+  std::mutex mutex;                         // for the two condition variables
+  std::condition_variable work_cv, done_cv;
+  std::mutex call_mutex;  // one region at a time
+
+  pthread_t threads[ThreadPool::kMaxThreads];
+  int started = 0;
+  struct Worker {
+    PoolState* state;
+    int self;
+  } workers[ThreadPool::kMaxThreads];  // what each worker thread is started with
+
+  std::mutex xnn_mutex;
+  std::atomic<pthreadpool*> xnn{nullptr};
+
+  // Runs unit `unit`'s tiles and counts it done.
+  void RunUnit(size_t unit) {
+    const size_t tiles = (n + tile - 1) / tile;
+    const size_t first = unit * tiles_per_unit;
+    const size_t last = first + tiles_per_unit < tiles ? first + tiles_per_unit : tiles;
+    for (size_t t = first; t < last; ++t) {
+      const size_t begin = t * tile;
+      task(context, begin, n - begin < tile ? n - begin : tile);
+    }
+    if (pending.fetch_sub(1) == 1 && caller_waiting.load()) {
+      // The last unit: wake the caller if it sleeps (under the mutex, so that it cannot
+      // be between its check and its wait).
+      std::lock_guard<std::mutex> lock(mutex);
+      done_cv.notify_one();
+    }
+  }
+
+  // The next unit of `self`'s run, from the front.
+  bool TakeOwn(int self, uint64_t gen, size_t* unit) {
+    std::atomic<uint64_t>& run = slots[self].run;
+    uint64_t v = run.load(std::memory_order_acquire);
+    while (GenOf(v) == (gen & 0xFFFF) && BeginOf(v) < EndOf(v)) {
+      if (run.compare_exchange_weak(v, v + (uint64_t{1} << 24), std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+        *unit = BeginOf(v);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The back half (rounded up) of another thread's run: its first unit to run now, the
+  // rest into self's (empty) slot, where others may take from it in turn.
+  bool Steal(int self, uint64_t gen, size_t* unit) {
+    for (int k = 1; k < num_threads; ++k) {
+      std::atomic<uint64_t>& run = slots[(self + k) % num_threads].run;
+      uint64_t v = run.load(std::memory_order_acquire);
+      while (GenOf(v) == (gen & 0xFFFF) && BeginOf(v) < EndOf(v)) {
+        const uint64_t begin = BeginOf(v), end = EndOf(v);
+        const uint64_t mid = end - (end - begin + 1) / 2;
+        if (run.compare_exchange_weak(v, Pack(gen, begin, mid), std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+          slots[self].run.store(Pack(gen, mid + 1, end), std::memory_order_release);
+          *unit = mid;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Spins until done() or for kSpinNs, calling check() every 64 pauses; false at once
+  // while the pool is quiet (see kPreemptedNs).
+  template <class Done, class Check>
+  bool Spin(const Done& done, const Check& check) {
+    uint64_t last = NowNs();
+    const uint64_t start = last;
+    if (last < quiet_until_ns.load(std::memory_order_relaxed)) return done();
+    for (int i = 0; !done(); ++i) {
+      hwy::Pause();
+      if (i % 64 != 63) continue;
+      check();
+      const uint64_t now = NowNs();
+      if (now - last > kPreemptedNs) {
+        quiet_until_ns.store(now + kQuietNs, std::memory_order_relaxed);
+        return done();
+      }
+      if (now - start > kSpinNs) return done();
+      last = now;
+    }
+    return true;
+  }
+
+  // Everything `self` can take of region `gen`.
+  void Work(int self, uint64_t gen) {
+    size_t unit;
+    while (TakeOwn(self, gen, &unit) || Steal(self, gen, &unit)) RunUnit(unit);
+  }
+
+  // The calling thread: its own run and what it can steal, then the tiles others run.
+  void Run(ThreadPool::TileTask run_task, void* run_context, size_t items,
+           size_t run_tile) {
+    task = run_task;
+    context = run_context;
+    n = items;
+    tile = run_tile;
+    const size_t tiles = (items + run_tile - 1) / run_tile;
+    tiles_per_unit = (tiles + kMaxUnits - 1) / kMaxUnits;
+    const size_t units = (tiles + tiles_per_unit - 1) / tiles_per_unit;
+    pending.store(units, std::memory_order_relaxed);
+    const uint32_t gen = generation.load(std::memory_order_relaxed) + 1;
+    const size_t threads = static_cast<size_t>(num_threads);
+    for (size_t i = 0; i < threads; ++i) {
+      slots[i].run.store(Pack(gen, i * units / threads, (i + 1) * units / threads),
+                         std::memory_order_release);
+    }
+    generation.store(gen);
+    if (sleepers.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      work_cv.notify_all();
+    }
+    Work(0, gen);
+    // Now only units others took remain; some may yet be published for stealing (a
+    // thief stores the rest of its run after taking it).
+    const auto finished = [&] { return pending.load(std::memory_order_acquire) == 0; };
+    if (Spin(finished, [&] { Work(0, gen); })) return;
+    while (!finished()) {
+      caller_waiting.store(true);
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (pending.load() != 0) done_cv.wait_for(lock, kRecheck);
+      }
+      caller_waiting.store(false);
+      Work(0, gen);
+    }
+  }
+
+  // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
+  void WorkerLoop(int self) {
+    uint32_t seen = 0, gen = 0;
+    const auto started = [&] {
+      gen = generation.load(std::memory_order_acquire);
+      return gen != seen || stop.load(std::memory_order_relaxed);
+    };
+    for (;;) {
+      if (!Spin(started, [] {})) {
+        std::unique_lock<std::mutex> lock(mutex);
+        sleepers.fetch_add(1);
+        while ((gen = generation.load()) == seen && !stop.load()) work_cv.wait(lock);
+        sleepers.fetch_sub(1);
+      }
+      if (stop.load(std::memory_order_acquire)) return;
+      seen = gen;
+      Work(self, gen);
+    }
+  }
+};
+
+namespace {
+
+void* WorkerMain(void* arg) {
+  const PoolState::Worker* worker = static_cast<const PoolState::Worker*>(arg);
+  worker->state->WorkerLoop(worker->self);
+  return nullptr;
+}
+
+}  // namespace
+#endif  // EMBER_WITH_THREADS
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {}
+
+Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads) {
+  if (num_threads < 1 || num_threads > kMaxThreads) {
+    return InvalidArgument("thread count %d (1 to %d allowed)", num_threads, kMaxThreads);
+  }
+  std::unique_ptr<ThreadPool> pool(new (std::nothrow) ThreadPool(num_threads));
+  if (!pool) return ResourceExhausted("out of memory for the thread pool");
+  if (num_threads == 1) return pool;
+#ifdef EMBER_WITH_THREADS
+  pool->state_.reset(new (std::nothrow) PoolState(num_threads));
+  PoolState* s = pool->state_.get();
+  if (s) s->slots.reset(new (std::nothrow) Slot[num_threads]);
+  if (!s || !s->slots) return ResourceExhausted("out of memory for the thread pool");
+  for (int i = 1; i < num_threads; ++i) {
+    s->workers[i] = PoolState::Worker{s, i};
+    if (pthread_create(&s->threads[s->started], nullptr, &WorkerMain, &s->workers[i]) !=
+        0) {
+      return Internal("could not create %d threads", num_threads);  // ~ThreadPool joins
+    }
+    ++s->started;
+  }
+  return pool;
+#else
+  return Unimplemented("this build has no threads; use 1 thread");
 #endif
+}
+
+ThreadPool::~ThreadPool() {
+#ifdef EMBER_WITH_THREADS
+  if (!state_) return;
+  PoolState& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.stop.store(true);
+    s.generation.fetch_add(1);
+    s.work_cv.notify_all();
+  }
+  for (int i = 0; i < s.started; ++i) pthread_join(s.threads[i], nullptr);
+  if (pthreadpool* xnn = s.xnn.load()) pthreadpool_destroy(xnn);
+#endif
+}
+
+Status ThreadPool::PrepareXnnpackHandle() const {
+#ifdef EMBER_WITH_THREADS
+  if (!state_) return Status::Ok();
+  std::lock_guard<std::mutex> lock(state_->xnn_mutex);
+  if (state_->xnn.load() != nullptr) return Status::Ok();
+  pthreadpool* xnn = pthreadpool_create(static_cast<size_t>(num_threads_));
+  if (xnn == nullptr) return Internal("could not create %d threads", num_threads_);
+  state_->xnn.store(xnn);
+#endif
+  return Status::Ok();
+}
+
+pthreadpool* ThreadPool::handle() const {
+#ifdef EMBER_WITH_THREADS
+  return state_ ? state_->xnn.load(std::memory_order_acquire) : nullptr;
+#else
+  return nullptr;
+#endif
+}
 
 void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
                                ForwardProfile* profile) const {
   if (n == 0) return;
-  if (pool_ == nullptr || n <= tile) {
+  const auto inline_run = [&] {
     for (size_t begin = 0; begin < n; begin += tile) {
       task(context, begin, n - begin < tile ? n - begin : tile);
     }
-    return;
-  }
+  };
 #ifdef EMBER_WITH_THREADS
-  if (profile == nullptr) {
-    Parallelize(n, tile, task, context);
-    return;
-  }
+  // One region at a time: a second caller runs its tiles itself rather than wait.
+  if (!state_ || n <= tile || !state_->call_mutex.try_lock()) return inline_run();
+  std::lock_guard<std::mutex> region(state_->call_mutex, std::adopt_lock);
+  if (profile == nullptr) return state_->Run(task, context, n, tile);
   struct Timed {
     TileTask task;
     void* context;
@@ -90,36 +338,14 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
     __atomic_fetch_add(t->tile_ns, NowNs() - start, __ATOMIC_RELAXED);
   };
   const uint64_t start = NowNs();
-  Parallelize(n, tile, run, &timed);
+  state_->Run(run, &timed, n, tile);
   const uint64_t wall = NowNs() - start;
   profile->region_ns += wall;
   profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);
 #else
-  (void)profile;  // no pool_ without threads: every call ran inline above
+  (void)profile;  // no workers without threads: every call runs inline
+  inline_run();
 #endif
 }
-
-#ifdef EMBER_WITH_THREADS
-void ThreadPool::Parallelize(size_t n, size_t tile, TileTask task, void* context) const {
-#if defined(EMBER_TSAN)
-  struct Annotated {
-    TileTask task;
-    void* context;
-    char start, done;  // TSan sync objects: distinct, so tiles stay unordered
-  } annotated{task, context, 0, 0};
-  const TileTask run = [](void* p, size_t begin, size_t count) {
-    auto* a = static_cast<Annotated*>(p);
-    __tsan_acquire(&a->start);
-    a->task(a->context, begin, count);
-    __tsan_release(&a->done);
-  };
-  __tsan_release(&annotated.start);
-  pthreadpool_parallelize_1d_tile_1d(pool_, run, &annotated, n, tile, /*flags=*/0);
-  __tsan_acquire(&annotated.done);
-#else
-  pthreadpool_parallelize_1d_tile_1d(pool_, task, context, n, tile, /*flags=*/0);
-#endif
-}
-#endif  // EMBER_WITH_THREADS
 
 }  // namespace ember

@@ -1,5 +1,8 @@
-// ThreadPool: the one pool of worker threads (pthreadpool, shared with XNNPACK), created
-// by the caller at load and passed explicitly. Idle workers sleep; they do not spin.
+// ThreadPool: the one pool of worker threads, created by the caller at load and passed
+// explicitly. ember's own parallel regions run on its workers, which take tiles as they
+// come (work stealing) so that a busy or slow core delays no one; XNNPACK gets a
+// pthreadpool of the same size (created when a session on the XNNPACK backend asks).
+// Idle workers spin briefly, then sleep; they never spin forever.
 #ifndef EMBER_RUNTIME_THREAD_POOL_H_
 #define EMBER_RUNTIME_THREAD_POOL_H_
 
@@ -13,6 +16,7 @@ struct pthreadpool;
 namespace ember {
 
 struct ForwardProfile;
+struct PoolState;  // thread_pool.cc
 
 class ThreadPool {
  public:
@@ -26,11 +30,25 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  // For XNNPACK; null when single-threaded or built without threads.
-  pthreadpool* handle() const { return pool_; }
+
+  // A pthreadpool of num_threads() for XNNPACK, created on the first call (at load: a
+  // session on the XNNPACK backend calls it when it is created); null when
+  // single-threaded or built without threads. handle() returns it once made (else null:
+  // XNNPACK then runs on the calling thread).
+  Status PrepareXnnpackHandle() const;
+  pthreadpool* handle() const;
 
   // Calls task(context, begin, count) over [0, n) in tiles of `tile` items (the last may
-  // be shorter). The split depends only on n and tile, never on the thread count.
+  // be shorter). The tiles depend only on n and tile, never on the thread count or on
+  // which thread runs which, so results are bitwise the same for any thread count.
+  //
+  // How tiles are handed out: each thread starts on its own run of consecutive tiles
+  // (the calling thread on the first), takes them front to back, and when its run is
+  // done takes the back half of another's. The caller never waits for a worker that has
+  // not started (a descheduled worker's tiles are taken over), only for tiles a worker
+  // is running. Calls from several threads at once: one runs on the workers, the others
+  // run their tiles on their own thread.
+  //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
   using TileTask = void (*)(void* context, size_t begin, size_t count);
@@ -38,11 +56,9 @@ class ThreadPool {
                      ForwardProfile* profile = nullptr) const;
 
  private:
-  explicit ThreadPool(int num_threads) : num_threads_(num_threads) {}
-  // The tiles on the pool's threads (n > tile, pool_ set).
-  void Parallelize(size_t n, size_t tile, TileTask task, void* context) const;
+  explicit ThreadPool(int num_threads);
   int num_threads_;
-  pthreadpool* pool_ = nullptr;
+  std::unique_ptr<PoolState> state_;  // null when single-threaded
 };
 
 }  // namespace ember

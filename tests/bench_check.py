@@ -17,11 +17,12 @@ FIELDS = [
     "build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size",
     "model_n_params", "n_batch", "n_threads", "type_k", "type_v", "use_mmap", "n_prompt",
     "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
-    "samples_ts", "test", "dtype_mix", "hwy_target", "int8_dot", "ttft_ns", "load_ns",
+    "samples_ts", "test", "dtype_mix", "hwy_target", "int8_dot", "isa", "ttft_ns", "load_ns",
     "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
     "kv_bytes_per_token",
     "effective_gbps", "measured_gbps", "probe_bytes", "weights_read_gbps", "roofline_pct",
-    "ember_version", "weight_type",
+    "roofline_gbps", "roofline_read", "llc_bytes", "from_cache", "ember_version",
+    "weight_type",
 ]
 PROFILE_FIELDS = [
     "profile_matmul_pct", "profile_attention_pct", "profile_norms_pct", "profile_rope_pct",
@@ -32,7 +33,7 @@ PROFILE_FIELDS = [
 THREAD_FIELDS = ["profile_parallel_pct", "profile_threads_busy_pct"]
 STRINGS = {"build_commit", "cpu_info", "backends", "model_filename", "model_type",
            "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target", "int8_dot",
-           "ember_version", "weight_type"}
+           "isa", "roofline_read", "ember_version", "weight_type"}
 LISTS = {"samples_ns", "samples_ts"}
 POSITIVE = ["model_size", "model_n_params", "n_batch", "n_threads", "avg_ns", "avg_ts",
             "ttft_ns", "load_ns", "peak_rss_bytes", "arena_bytes",
@@ -60,7 +61,7 @@ def from_csv(row):
             out[key] = text
         elif key in LISTS:
             out[key] = [float(v) for v in text.split(",")]
-        elif key == "use_mmap":
+        elif key in ("use_mmap", "from_cache"):
             out[key] = {"true": True, "false": False}[text]
         elif text == "":
             out[key] = None
@@ -125,9 +126,23 @@ def check_result(r, args, where):
     check((r["weights_read_gbps"] > 0) != small,
           f"{where}: weights_read_gbps {r['weights_read_gbps']} for a "
           f"{r['model_size']}-byte file")
-    ceiling = r["weights_read_gbps"] if r["weights_read_gbps"] > 0 else r["measured_gbps"]
+    # The roofline is the probe's best read: the buffer's or the file's, whichever is more.
+    ceiling = max(r["weights_read_gbps"], r["measured_gbps"])
+    check(close(r["roofline_gbps"], ceiling, rel=1e-9),
+          f"{where}: roofline_gbps {r['roofline_gbps']} is not the best read {ceiling}")
     check(close(r["roofline_pct"], 100 * r["effective_gbps"] / ceiling, rel=1e-4),
-          f"{where}: roofline_pct != effective / weights_read")
+          f"{where}: roofline_pct != effective / roofline_gbps")
+    check(re.fullmatch(r"(buffer|file), (stream|prefetch|4 streams)", r["roofline_read"])
+          is not None, f"{where}: roofline_read {r['roofline_read']!r}")
+    check(r["roofline_read"].startswith("file") == (r["weights_read_gbps"] > r["measured_gbps"]),
+          f"{where}: roofline_read {r['roofline_read']!r} is not the faster memory")
+    # Served from the cache: the test's bytes fit the last-level cache (0: unknown).
+    test_bytes = (r["weight_bytes_per_token"] + r["kv_bytes_per_token"] if n_gen > 0
+                  else r["weight_bytes_per_token"] * n_prompt)
+    check(r["llc_bytes"] >= 0 and isinstance(r["from_cache"], bool),
+          f"{where}: llc_bytes {r['llc_bytes']}, from_cache {r['from_cache']!r}")
+    check(r["from_cache"] == (0 < r["llc_bytes"] and test_bytes <= r["llc_bytes"]),
+          f"{where}: from_cache {r['from_cache']} for {test_bytes} bytes, LLC {r['llc_bytes']}")
     if n_gen == 0:
         check(r["ttft_ns"] >= min(ns), f"{where}: pp ttft {r['ttft_ns']} < its prefill")
     else:

@@ -164,7 +164,8 @@ def check_bar(checks, pixel, what, x, width, top_y, bottom_y, colour, roofline_y
 def roofline_ts(r):
     if not r["n_gen"] or r["n_prompt"]:
         return None
-    gbps = r["weights_read_gbps"] or r["measured_gbps"]
+    # The probe's best read; older files: the file read's, else the buffer's.
+    gbps = r.get("roofline_gbps") or r["weights_read_gbps"] or r["measured_gbps"]
     return gbps * 1e9 / (r["weight_bytes_per_token"] + r["kv_bytes_per_token"])
 
 

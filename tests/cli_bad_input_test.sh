@@ -58,6 +58,11 @@ rows=(
   "1|--top-p: -0.5 is outside|run${S}-m${S}$m${S}--top-p${S}-0.5"
   "1|--temp: -1 is outside|run${S}-m${S}$m${S}--temp${S}-1"
   "1|top_p 0: outside (0, 1]|run${S}-m${S}$m${S}--top-p${S}0"
+  # ISA tiers: unknown ones, from the option or the environment (the env rows below)
+  "1|unknown ISA tier \"avx1024\"|run${S}-m${S}$m${S}--isa${S}avx1024${S}-n${S}1"
+  "1|--isa avx1024: unknown tier|bench${S}-m${S}$m${S}--isa${S}avx1024"
+  "1|--isa: an empty tier name|bench${S}-m${S}$m${S}--isa${S}native,"
+  "0|generated 2 tokens|run${S}-m${S}$m${S}--isa${S}native${S}-n${S}2${S}-s${S}1"
   "1|--show-top: -1 is outside|run${S}-m${S}$m${S}--show-top${S}-1"
   "1|-s: -1 is outside|run${S}-m${S}$m${S}-s${S}-1"
   "1|-b: 0 is outside|inspect${S}-m${S}$m${S}-b${S}0"
@@ -119,6 +124,15 @@ for row in "${rows[@]}"; do
     echo "ok: $shown -> $status: $(head -c 140 <<<"$out" | tr '\n' ' ')"
   fi
 done
+# EMBER_ISA, when --isa is not given: an unknown tier is an error naming the variable.
+out=$(EMBER_ISA=avx1024 "$ember" run -m "$m" -n 1 2>&1)
+status=$?
+if [ "$status" != 1 ] || ! grep -qF 'EMBER_ISA: unknown ISA tier "avx1024"' <<<"$out"; then
+  echo "FAIL: EMBER_ISA=avx1024 ember run -> status $status: ${out:0:300}"
+  failures=$((failures + 1))
+else
+  echo "ok: EMBER_ISA=avx1024 ember run -> 1: $(head -c 140 <<<"$out" | tr '\n' ' ')"
+fi
 # --temp below 1e-4 is greedy (1e-39 overflowed 1/T and sampled garbage): the same
 # story as --temp 0.
 greedy=$("$ember" run -m "$m" -n 40 --temp 0 2>/dev/null)

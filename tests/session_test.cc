@@ -5,6 +5,7 @@
 // explicit long context costs memory only as it fills.
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/isa.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
 #include "runtime/tensor.h"
@@ -184,6 +186,71 @@ TEST(SessionPlanTest, GenerationNeedsACausalModel) {
   EXPECT_NE(std::string(s.message()).find("needs a causal model"), std::string::npos)
       << s.message();
   EXPECT_EQ(result.generated, 0u);
+}
+
+// SessionOptions::isa: every tier this CPU runs builds the session's kernels for it and
+// the q8 model decodes to the same greedy tokens (every int8 path gives the same int32
+// dots; the float kernels of other Highway targets round differently, which moves no
+// token of this model); an unknown tier is refused with the tiers it knows, and one the
+// CPU lacks says what is missing.
+TEST(SessionIsaTest, EveryTierThisCpuRunsDecodesTheSameTokens) {
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  ASSERT_TRUE(tools::ChooseDTypes(DType::kQ8, {}, &spec).ok());
+  testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_TRUE(loaded.model);
+  // The greedy tokens of `isa` after a 5-token prompt.
+  const auto tokens = [&](const char* isa, std::string* tier) {
+    SessionOptions options;
+    options.isa = isa;
+    auto session = Session::Create(*loaded.model, options);
+    EXPECT_TRUE(session.ok()) << isa << ": " << session.status().message();
+    std::vector<int32_t> out;
+    if (!session.ok()) return out;
+    *tier = session->kernel_isa();
+    const int32_t prompt[] = {1, 7, 42, 99, 250};
+    EXPECT_TRUE(session->Prefill(prompt, 5).ok());
+    for (int i = 0; i < 8; ++i) {
+      const float* logits = session->logits();
+      out.push_back(
+          static_cast<int32_t>(std::max_element(logits, logits + 300) - logits));
+      EXPECT_TRUE(session->Decode(out.back()).ok());
+    }
+    return out;
+  };
+  std::string native_tier;
+  const std::vector<int32_t> native = tokens("native", &native_tier);
+  EXPECT_NE(native_tier, "");
+  const std::string names = kernels::IsaTierNames();
+  int ran = 0;
+  for (size_t begin = 0; begin < names.size();) {
+    size_t end = names.find(' ', begin);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(begin, end - begin);
+    begin = end + 1;
+    SessionOptions options;
+    options.isa = name.c_str();
+    if (!kernels::CpuRunsTier(name.c_str())) {
+      auto session = Session::Create(*loaded.model, options);
+      ASSERT_FALSE(session.ok());
+      EXPECT_EQ(session.status().code(), StatusCode::kUnimplemented);
+      EXPECT_NE(std::string(session.status().message()).find("lacks"), std::string::npos)
+          << session.status().message();
+      continue;
+    }
+    std::string tier;
+    EXPECT_EQ(tokens(name.c_str(), &tier), native) << name;
+    EXPECT_EQ(tier, name);
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "tiers: " << names;
+
+  SessionOptions bad;
+  bad.isa = "avx1024";
+  auto session = Session::Create(*loaded.model, bad);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(session.status().message()).find(names), std::string::npos)
+      << session.status().message();
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
-// the golden run; a pool whose work is done sleeps instead of spinning; a profile
-// accounts for the pool's regions.
+// the golden run; every tile of a region runs exactly once however the threads take
+// them; a pool whose work is done sleeps instead of spinning; a profile accounts for the
+// pool's regions.
 #include <time.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -46,14 +49,73 @@ TEST(ThreadsTest, ConcurrentSessionsOverOneModel) {
   std::vector<std::vector<int32_t>> results(6);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
-    // Half the sessions run single-threaded, half share one pool (whose parallel
-    // sections pthreadpool serializes).
+    // Half the sessions run single-threaded, half share one pool (one region runs on
+    // its workers at a time; a session that finds it busy runs its tiles itself).
     const ThreadPool* pool = i % 2 ? shared_pool->get() : nullptr;
     threads.emplace_back([&, i, pool] { results[i] = Greedy(**model, pool, 80); });
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < results.size(); ++i)
     EXPECT_EQ(results[i], golden) << "session " << i;
+}
+
+// Tiles are taken by stealing: whatever the thread count (more threads than cores too),
+// the tile size and the tiles' durations, each item is run exactly once per region, in
+// tiles of the size asked for, and ParallelTiles returns only when all are done.
+TEST(ThreadsTest, EveryTileRunsExactlyOnce) {
+  struct Region {
+    std::vector<std::atomic<int>>* runs;
+    size_t n, tile;
+    std::atomic<int> bad_tiles{0};
+  };
+  const ThreadPool::TileTask task = [](void* p, size_t begin, size_t count) {
+    Region& r = *static_cast<Region*>(p);
+    if (begin % r.tile != 0 || count != std::min(r.tile, r.n - begin)) ++r.bad_tiles;
+    // Uneven work: some tiles take tens of microseconds, so threads steal.
+    if (begin % 7 == 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+    for (size_t i = begin; i < begin + count; ++i) (*r.runs)[i].fetch_add(1);
+  };
+  for (int threads : {2, 3, 8}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    for (size_t n : {1, 2, 3, 17, 1000, 4097}) {
+      for (size_t tile : {1, 3, 64}) {
+        std::vector<std::atomic<int>> runs(n);
+        Region region;
+        region.runs = &runs;
+        region.n = n;
+        region.tile = tile;
+        constexpr int kRegions = 10;
+        for (int k = 0; k < kRegions; ++k) (*pool)->ParallelTiles(n, tile, task, &region);
+        EXPECT_EQ(region.bad_tiles.load(), 0);
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(runs[i].load(), kRegions) << "item " << i << " of " << n << ", tile "
+                                              << tile << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+// More tiles than a run's word holds (2^24 - 1): they are handed out in groups, still
+// each once.
+TEST(ThreadsTest, RegionsOfManyTiles) {
+  constexpr size_t kTiles = (size_t{1} << 24) + 1000;
+  std::vector<uint8_t> runs(kTiles, 0);  // each byte written by the one tile that owns it
+  const ThreadPool::TileTask task = [](void* p, size_t begin, size_t count) {
+    uint8_t* r = static_cast<uint8_t*>(p);
+    for (size_t i = begin; i < begin + count; ++i) ++r[i];
+  };
+  auto pool = ThreadPool::Create(2);
+  ASSERT_TRUE(pool.ok());
+  (*pool)->ParallelTiles(kTiles, 1, task, runs.data());
+  size_t wrong = 0;
+  for (uint8_t r : runs) wrong += r != 1;
+  EXPECT_EQ(wrong, 0u);
 }
 
 double ProcessCpuSeconds() {

@@ -1,4 +1,5 @@
-// Bandwidth probe (see bandwidth_probe.h): a STREAM-like read of a large buffer.
+// Bandwidth probe (see bandwidth_probe.h): every read pattern over a large buffer and
+// over the memory decode reads, the best pass of each kept.
 #include "tools/bench/bandwidth_probe.h"
 
 #include <sys/mman.h>
@@ -6,43 +7,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
+#include <cstdio>
 #include <vector>
+
+#include "tools/bench/read_patterns.h"
 
 namespace ember::tools {
 namespace {
 
-struct ReadTask {
-  const uint64_t* words;
-  size_t words_per_thread;
-  size_t num_words;
-  uint64_t sums[ThreadPool::kMaxThreads];
-};
-
-// Sums chunk i's words with eight independent accumulators, which the compiler turns
-// into vector loads: the loop is bound by memory, not by the additions.
-void ReadChunk(void* context, size_t begin, size_t count) {
-  ReadTask& t = *static_cast<ReadTask*>(context);
-  for (size_t chunk = begin; chunk < begin + count; ++chunk) {
-    const size_t first = chunk * t.words_per_thread;
-    const size_t last = std::min(t.num_words, first + t.words_per_thread);
-    uint64_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    size_t i = first;
-    for (; i + 8 <= last; i += 8) {
-      for (int j = 0; j < 8; ++j) acc[j] += t.words[i + j];
-    }
-    for (; i < last; ++i) acc[0] += t.words[i];
-    uint64_t sum = 0;
-    for (int j = 0; j < 8; ++j) sum += acc[j];
-    t.sums[chunk] = sum;
-  }
-}
-
 // The probe's buffer: anonymous memory that asks for transparent huge pages where the
 // kernel offers them (madvise mode included). With 4 KiB pages a core reads measurably
-// slower (here 27 against 33 GB/s on one thread), and model weights in the page cache
-// may well sit in huge folios: a 4 KiB-page probe would understate the machine and
-// overstate the roofline.
+// slower (here 27 against 33 GB/s on one thread).
 class ProbeBuffer {
  public:
   explicit ProbeBuffer(size_t bytes) {
@@ -72,10 +47,90 @@ class ProbeBuffer {
   uint64_t* words_ = nullptr;
 };
 
+// One pass: tiles of a span, each summed with the pattern into sums[tile].
+struct ReadTask {
+  const uint64_t* words;
+  size_t num_words, tile_words;
+  ReadPattern pattern;
+  std::vector<uint64_t> sums;
+};
+
+void ReadTiles(void* context, size_t begin, size_t count) {
+  ReadTask& t = *static_cast<ReadTask*>(context);
+  for (size_t tile = begin; tile < begin + count; ++tile) {
+    const size_t first = tile * t.tile_words;
+    t.sums[tile] =
+        SumWords(t.pattern, t.words + first, std::min(t.tile_words, t.num_words - first));
+  }
+}
+
+// Threads read the span in tiles of 1 MiB (fewer bytes: at least 8 tiles per thread, of
+// at least 4 KiB), each starting on its own run of consecutive tiles (ThreadPool): as
+// decode reads a matrix's row tiles.
+size_t TileWords(size_t num_words, size_t threads) {
+  const size_t per_thread = num_words / (threads * 8);
+  return std::min<size_t>(size_t{1} << 17, std::max<size_t>(512, per_thread));
+}
+
+// The best pass of every pattern over words[0, n), whose sum is `expected`: into *gbps
+// and *best (kept where not better), *passes counting every pass.
+Status TimePatterns(const uint64_t* words, size_t n, uint64_t expected,
+                    const ThreadPool* pool, int min_passes, double* gbps,
+                    ReadPattern* best, int* passes) {
+  using Clock = std::chrono::steady_clock;
+  const size_t threads = pool ? static_cast<size_t>(pool->num_threads()) : 1;
+  ReadTask task;
+  task.words = words;
+  task.num_words = n;
+  task.tile_words = TileWords(n, threads);
+  const size_t tiles = (n + task.tile_words - 1) / task.tile_words;
+  task.sums.assign(tiles, 0);
+  for (ReadPattern pattern : kReadPatterns) {
+    task.pattern = pattern;
+    const Clock::time_point start = Clock::now();
+    for (int pass = 0;
+         pass < min_passes ||
+         (Clock::now() - start < std::chrono::milliseconds(100) && pass < 50);
+         ++pass) {
+      const Clock::time_point t0 = Clock::now();
+      if (pool) {
+        pool->ParallelTiles(tiles, 1, &ReadTiles, &task);
+      } else {
+        ReadTiles(&task, 0, tiles);
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      uint64_t sum = 0;
+      for (uint64_t s : task.sums) sum += s;
+      if (sum != expected) return Internal("bandwidth probe: wrong sum");
+      const double rate = static_cast<double>(n * sizeof(uint64_t)) / seconds / 1e9;
+      if (rate > *gbps) {
+        *gbps = rate;
+        *best = pattern;
+      }
+      ++*passes;
+    }
+  }
+  return Status::Ok();
+}
+
+// Enough words that every thread has 64 (smaller spans are not worth a probe).
+bool BigEnough(uint64_t bytes, const ThreadPool* pool) {
+  const uint64_t threads = pool ? static_cast<uint64_t>(pool->num_threads()) : 1;
+  return bytes / sizeof(uint64_t) >= threads * 64;
+}
+
 }  // namespace
 
-uint64_t DefaultProbeBytes() {
-  uint64_t bytes = uint64_t{256} << 20;
+void RooflineProbe::Merge(const RooflineProbe& other) {
+  if (other.gbps() > gbps()) best = other.best;
+  buffer_gbps = std::max(buffer_gbps, other.buffer_gbps);
+  memory_gbps = std::max(memory_gbps, other.memory_gbps);
+  buffer_bytes = std::max(buffer_bytes, other.buffer_bytes);
+  passes += other.passes;
+}
+
+uint64_t DefaultProbeBytes(uint64_t llc_bytes) {
+  uint64_t bytes = std::max(uint64_t{256} << 20, kProbeLlcMultiple * llc_bytes);
   const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_bytes > 0) {
     const uint64_t quarter = static_cast<uint64_t>(pages) * page_bytes / 4;
@@ -84,95 +139,60 @@ uint64_t DefaultProbeBytes() {
   return bytes;
 }
 
-namespace {
-
-// Reads words[0, num_words) `min_passes` times or more (until ~0.25 s have passed), split
-// over the pool's threads; *checksum gets the sum of every word read.
-void TimeReads(const uint64_t* words, size_t num_words, const ThreadPool* pool,
-               int min_passes, BandwidthResult* result, uint64_t* checksum) {
-  using Clock = std::chrono::steady_clock;
-  const size_t threads = pool ? static_cast<size_t>(pool->num_threads()) : 1;
-  std::unique_ptr<ReadTask> task(new ReadTask());
-  task->words = words;
-  task->num_words = num_words;
-  task->words_per_thread = (num_words + threads - 1) / threads;
-  std::vector<double> gbps;
-  const Clock::time_point start = Clock::now();
-  uint64_t check = 0;
-  while (static_cast<int>(gbps.size()) < min_passes ||
-         (Clock::now() - start < std::chrono::milliseconds(250) && gbps.size() < 100)) {
-    const Clock::time_point t0 = Clock::now();
-    if (pool) {
-      pool->ParallelTiles(threads, 1, &ReadChunk, task.get());
-    } else {
-      ReadChunk(task.get(), 0, 1);
-    }
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    gbps.push_back(static_cast<double>(num_words * sizeof(uint64_t)) / seconds / 1e9);
-    for (size_t i = 0; i < threads; ++i) check += task->sums[i];
-  }
-  std::vector<double> sorted = gbps;
-  std::sort(sorted.begin(), sorted.end());
-  result->gbps = sorted.back();
-  result->median_gbps = sorted[sorted.size() / 2];
-  result->buffer_bytes = num_words * sizeof(uint64_t);
-  result->passes = static_cast<int>(gbps.size());
-  *checksum = check;
+std::string ProbeSizeNote(uint64_t probe_bytes, uint64_t llc_bytes) {
+  if (probe_bytes >= kProbeLlcMultiple * llc_bytes) return "";
+  char text[200];
+  snprintf(text, sizeof(text),
+           "the probe's %llu MiB are under %llu times the %llu MiB last-level cache: its "
+           "rate may be partly the cache's, and the roofline %% too low",
+           static_cast<unsigned long long>(probe_bytes >> 20),
+           static_cast<unsigned long long>(kProbeLlcMultiple),
+           static_cast<unsigned long long>(llc_bytes >> 20));
+  return text;
 }
 
-Status CheckSize(uint64_t bytes, const ThreadPool* pool) {
-  const size_t threads = pool ? static_cast<size_t>(pool->num_threads()) : 1;
-  if (bytes / sizeof(uint64_t) < threads * 64) {
+Status ProbeRoofline(uint64_t buffer_bytes, const void* memory, uint64_t memory_bytes,
+                     const char* memory_name, const ThreadPool* pool, int min_passes,
+                     RooflineProbe* result) {
+  *result = RooflineProbe();
+  if (!BigEnough(buffer_bytes, pool)) {
     return InvalidArgument("bandwidth probe: a buffer of %llu bytes is too small",
-                           static_cast<unsigned long long>(bytes));
+                           static_cast<unsigned long long>(buffer_bytes));
   }
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status MeasureReadBandwidth(uint64_t buffer_bytes, const ThreadPool* pool, int min_passes,
-                            BandwidthResult* result) {
-  EMBER_RETURN_IF_ERROR(CheckSize(buffer_bytes, pool));
-  const size_t num_words = buffer_bytes / sizeof(uint64_t);
-  ProbeBuffer buffer(num_words * sizeof(uint64_t));
-  uint64_t* words = buffer.words();
-  if (!words) {
-    return ResourceExhausted(
-        "bandwidth probe: cannot allocate %llu bytes (try a smaller "
-        "--probe-mib)",
-        static_cast<unsigned long long>(buffer_bytes));
+  ReadPattern buffer_best = ReadPattern::kStream, memory_best = ReadPattern::kStream;
+  {
+    const size_t num_words = buffer_bytes / sizeof(uint64_t);
+    ProbeBuffer buffer(num_words * sizeof(uint64_t));
+    uint64_t* words = buffer.words();
+    if (!words) {
+      return ResourceExhausted(
+          "bandwidth probe: cannot allocate %llu bytes (try a smaller --probe-mib)",
+          static_cast<unsigned long long>(buffer_bytes));
+    }
+    for (size_t i = 0; i < num_words; ++i) words[i] = i;  // every page resident
+    // sum(0 .. n-1) = n (n - 1) / 2, halving the even factor first (mod 2^64).
+    const uint64_t n = num_words;
+    const uint64_t expected = n % 2 ? n * ((n - 1) / 2) : (n / 2) * (n - 1);
+    EMBER_RETURN_IF_ERROR(TimePatterns(words, num_words, expected, pool, min_passes,
+                                       &result->buffer_gbps, &buffer_best,
+                                       &result->passes));
+    result->buffer_bytes = num_words * sizeof(uint64_t);
   }
-  for (size_t i = 0; i < num_words; ++i) words[i] = i;  // every page resident
-  uint64_t check = 0;
-  TimeReads(words, num_words, pool, min_passes, result, &check);
-  // sum(0 .. n-1) per pass: proves every word was read (and keeps the reads alive).
-  const uint64_t n = num_words, per_pass = n % 2 ? n * ((n - 1) / 2) : (n / 2) * (n - 1);
-  if (check != per_pass * static_cast<uint64_t>(result->passes)) {
-    return Internal("bandwidth probe: wrong sum");
+  if (memory != nullptr && BigEnough(memory_bytes, pool)) {
+    if (reinterpret_cast<uintptr_t>(memory) % sizeof(uint64_t) != 0) {
+      return InvalidArgument("bandwidth probe: the memory to read is not 8-byte aligned");
+    }
+    const uint64_t* words = static_cast<const uint64_t*>(memory);
+    const size_t num_words = memory_bytes / sizeof(uint64_t);
+    // One untimed pass: every page resident, and the sum each timed pass must give.
+    const uint64_t expected = SumWords(ReadPattern::kStream, words, num_words);
+    EMBER_RETURN_IF_ERROR(TimePatterns(words, num_words, expected, pool, min_passes,
+                                       &result->memory_gbps, &memory_best,
+                                       &result->passes));
   }
-  return Status::Ok();
-}
-
-Status MeasureReadBandwidthOf(const void* data, uint64_t bytes, const ThreadPool* pool,
-                              int min_passes, BandwidthResult* result) {
-  if (data == nullptr || reinterpret_cast<uintptr_t>(data) % sizeof(uint64_t) != 0) {
-    return InvalidArgument("bandwidth probe: the memory to read is not 8-byte aligned");
-  }
-  EMBER_RETURN_IF_ERROR(CheckSize(bytes, pool));
-  const uint64_t* words = static_cast<const uint64_t*>(data);
-  const size_t num_words = bytes / sizeof(uint64_t);
-  // One untimed pass: every page resident, and the sum each timed pass must give.
-  ReadTask whole;
-  whole.words = words;
-  whole.num_words = num_words;
-  whole.words_per_thread = num_words;
-  ReadChunk(&whole, 0, 1);
-  uint64_t check = 0;
-  TimeReads(words, num_words, pool, min_passes, result, &check);
-  if (check != whole.sums[0] * static_cast<uint64_t>(result->passes)) {
-    return Internal("bandwidth probe: wrong sum");
-  }
+  result->best = result->memory_gbps > result->buffer_gbps
+                     ? std::string(memory_name) + ", " + ReadPatternName(memory_best)
+                     : std::string("buffer, ") + ReadPatternName(buffer_best);
   return Status::Ok();
 }
 

@@ -61,8 +61,10 @@ std::string TitleAndNotes(const std::vector<BenchRecord>& records,
   std::string kernels;
   const std::string target = Common(records, "hwy_target");
   const std::string int8 = Common(records, "int8_dot");
+  const std::string tier = Common(records, "isa");
   if (!target.empty()) kernels = "kernels " + target;
   if (!int8.empty()) kernels += (kernels.empty() ? "int8 " : ", int8 ") + int8;
+  if (!tier.empty()) kernels += (kernels.empty() ? "tier " : ", tier ") + tier;
   const std::string kv = Common(records, "type_k");
   const std::string backend = Common(records, "backends");
   std::string line;
@@ -89,8 +91,10 @@ std::string TitleAndNotes(const std::vector<BenchRecord>& records,
 
 double RooflineTokensPerSecond(const BenchJson& record) {
   if (Number(record, "n_gen") <= 0 || Number(record, "n_prompt") > 0) return -1;
+  // The probe's best read (older files: the file read, else the buffer's).
   const double file = Number(record, "weights_read_gbps");
-  const double gbps = file > 0 ? file : Number(record, "measured_gbps");
+  const double best = Number(record, "roofline_gbps");
+  const double gbps = best > 0 ? best : file > 0 ? file : Number(record, "measured_gbps");
   const double bytes =
       Number(record, "weight_bytes_per_token") + Number(record, "kv_bytes_per_token");
   const double roofline = gbps > 0 && bytes > 0 ? gbps * 1e9 / bytes : -1;

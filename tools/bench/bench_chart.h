@@ -43,9 +43,9 @@ std::string RenderBenchChart(const std::vector<BenchRecord>& records);
 // title and notes. How docs/benchmarks.md's tables are made.
 void WriteBenchTable(const std::vector<BenchRecord>& records, FILE* out);
 
-// Decode's roofline in tokens/s: the file read's bandwidth (else the buffer probe's)
-// over the bytes a token reads (weights and KV cache); negative when the record lacks
-// them or is not a decode test.
+// Decode's roofline in tokens/s: the probe's best read (roofline_gbps; in older files the
+// file read's, else the buffer probe's) over the bytes a token reads (weights and KV
+// cache); negative when the record lacks them or is not a decode test.
 double RooflineTokensPerSecond(const BenchJson& record);
 
 }  // namespace ember::tools

@@ -158,7 +158,8 @@ BenchField ClassifyBenchField(const std::string& name) {
       // memory, traffic and bandwidth
       "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
       "kv_bytes_per_token", "effective_gbps", "measured_gbps", "probe_bytes",
-      "weights_read_gbps", "roofline_pct"};
+      "weights_read_gbps", "roofline_pct", "roofline_gbps", "roofline_read", "llc_bytes",
+      "from_cache"};
   for (const char* n : kTest)
     if (name == n) return BenchField::kTest;
   for (const char* n : kModel)
@@ -307,6 +308,7 @@ std::string DescribeField(const std::string& name, const std::string& value) {
   if (name == "type_k") return "KV " + value;
   if (name == "type_v") return "V " + value;
   if (name == "int8_dot") return "int8 " + value;
+  if (name == "isa") return "tier " + value;
   if (name == "n_depth") return "depth " + value;
   if (name == "n_batch") return "batch " + value;
   if (name == "build_commit") return "build " + value;

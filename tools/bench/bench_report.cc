@@ -3,6 +3,7 @@
 // per-run constants in a header line.
 #include "tools/bench/bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -51,6 +52,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["dtype_mix"] = r.dtype_mix;
   j["hwy_target"] = r.hwy_target;
   j["int8_dot"] = r.int8_dot;
+  j["isa"] = r.isa;
   j["ttft_ns"] = static_cast<uint64_t>(std::llround(r.ttft_ns));
   j["load_ns"] = r.load_ns;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
@@ -63,6 +65,10 @@ OrderedJson Fields(const BenchResult& r) {
   j["probe_bytes"] = r.probe_bytes;
   j["weights_read_gbps"] = r.weights_read_gbps;
   j["roofline_pct"] = r.roofline_pct();
+  j["roofline_gbps"] = r.roofline_gbps();
+  j["roofline_read"] = r.roofline_read;
+  j["llc_bytes"] = r.llc_bytes;
+  j["from_cache"] = r.from_cache();
   j["ember_version"] = r.ember_version;
   j["weight_type"] = r.weight_type;
   if (!r.model_sha256.empty()) j["model_sha256"] = r.model_sha256;
@@ -129,26 +135,57 @@ std::string Rate(double value, double spread) {
   return Format("%.2f", value) + " ± " + Format("%.2f", spread);
 }
 
+// The kernels a result ran: "AVX2 (int8: avx-vnni, tier avx-vnni)".
+std::string Kernels(const BenchResult& r) {
+  return r.hwy_target + " (int8: " + r.int8_dot + ", tier " + r.isa + ")";
+}
+
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
-  fprintf(
-      out,
-      "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
-      first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
-      first.int8_dot.c_str(), first.type_kv.c_str(),
-      first.test_time.substr(0, 10).c_str());
+  // One tier for all (the header says which), or a column of them (--isa a,b).
+  bool one_tier = true;
+  for (const BenchResult& r : results)
+    one_tier = one_tier && Kernels(r) == Kernels(first);
+  fprintf(out, "ember bench: build %s, CPU %s, kernels %s, KV cache %s, mmap, %s\n\n",
+          first.build_commit.c_str(), first.cpu_info.c_str(),
+          one_tier ? Kernels(first).c_str() : "per tier (isa column)",
+          first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
-    rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
-                    r.backends, std::to_string(r.n_threads), r.test(),
-                    Rate(r.avg_ts(), r.stddev_ts()), Format("%.2f", r.effective_gbps()),
-                    Format("%.2f", r.measured_gbps), Format("%.2f", r.weights_read_gbps),
-                    Format("%.1f %%", r.roofline_pct())});
+    rows.push_back(
+        {r.model_filename, Bytes(r.model_size), Count(r.model_n_params), r.backends,
+         std::to_string(r.n_threads), r.test(), Rate(r.avg_ts(), r.stddev_ts()),
+         Format("%.2f", r.effective_gbps()), Format("%.2f", r.measured_gbps),
+         Format("%.2f", r.weights_read_gbps),
+         Format("%.1f %%", r.roofline_pct()) + (r.from_cache() ? " (cache)" : "")});
+    if (!one_tier) rows.back().push_back(r.isa + " (" + r.hwy_target + ")");
   }
-  WriteMarkdownTable(
-      {"model", "size", "params", "backend", "th", "test", "t/s", "eff GB/s", "mem GB/s",
-       "file GB/s", "roofline"},
-      {false, true, true, false, true, false, true, true, true, true, true}, rows, out);
+  std::vector<std::string> header = {"model",    "size",      "params",  "backend",
+                                     "th",       "test",      "t/s",     "eff GB/s",
+                                     "mem GB/s", "file GB/s", "roofline"};
+  std::vector<bool> right = {false, true, true, false, true, false,
+                             true,  true, true, true,  true};
+  if (!one_tier) header.push_back("isa"), right.push_back(false);
+  WriteMarkdownTable(header, right, rows, out);
+  // Which reads gave the rooflines, and what "(cache)" means.
+  std::vector<std::string> reads;
+  bool any_cache = false;
+  for (const BenchResult& r : results) {
+    if (std::find(reads.begin(), reads.end(), r.roofline_read) == reads.end()) {
+      reads.push_back(r.roofline_read);
+    }
+    any_cache = any_cache || r.from_cache();
+  }
+  std::string joined;
+  for (const std::string& read : reads) joined += (joined.empty() ? "" : "; ") + read;
+  fprintf(out, "\nroofline: eff GB/s over the best read of the probe (%s).\n",
+          joined.c_str());
+  if (any_cache) {
+    fprintf(out,
+            "(cache): the test's bytes fit the %s last-level cache: a cache's rate, not "
+            "memory's.\n",
+            Bytes(static_cast<double>(first.llc_bytes)).c_str());
+  }
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();

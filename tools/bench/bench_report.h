@@ -46,6 +46,7 @@ struct BenchResult {
   std::string hwy_target;  // Highway target of the kernels
   std::string
       int8_dot;        // what the q8/q4 products run on (avx512-vnni, neon-sdot, highway)
+  std::string isa;     // the ISA tier the kernels were built for (--isa), e.g. "avx-vnni"
   double ttft_ns = 0;  // time to first token: prefill (pp) or a decode step (tg),
                        // plus sampling the token
   uint64_t load_ns = 0;  // model open + verify + bind, thread pool, session arena
@@ -54,9 +55,13 @@ struct BenchResult {
   int64_t heap_allocs = 0;  // allocations during the timed repetitions; -1: not counted
   double weight_bytes_per_token = 0;
   double kv_bytes_per_token = 0;  // KV cache bytes attention reads per decode step (mean)
-  double measured_gbps = 0;       // the bandwidth probe at n_threads (its own buffer)
+  // The bandwidth probe (bandwidth_probe.h) at n_threads, before and after the test: the
+  // best pass over its own buffer, and over the model file's own pages (0: too small).
+  double measured_gbps = 0;
   uint64_t probe_bytes = 0;
-  double weights_read_gbps = 0;  // a plain read of the model file's own pages, n_threads
+  double weights_read_gbps = 0;
+  std::string roofline_read;  // which read gave the roofline: "file, prefetch"
+  uint64_t llc_bytes = 0;     // the CPU's last-level cache (0: unknown)
   bool has_profile = false;
   ProfileShares profile;
   std::string ember_version;  // the library's (ember_version())
@@ -76,14 +81,22 @@ struct BenchResult {
   double effective_gbps() const {
     return (weight_bytes_per_token + kv_bytes_per_token) * avg_ts() / 1e9;
   }
-  // Decode against a plain read of the same pages (weights_read_gbps); the buffer probe
-  // when that is missing. The pages matter: a file in the page cache may sit in huge
-  // folios or in 4 KiB pages, and one core reads the two at rates 15-25 % apart.
+  // The best read rate the probe saw: the buffer's or the file's pages' (a file in the
+  // page cache may sit in huge folios or in 4 KiB pages, and one core reads the two at
+  // rates 15-25 % apart), whichever is higher, so that a memory-bound test cannot pass
+  // 100 %.
   double roofline_gbps() const {
-    return weights_read_gbps > 0 ? weights_read_gbps : measured_gbps;
+    return weights_read_gbps > measured_gbps ? weights_read_gbps : measured_gbps;
   }
   double roofline_pct() const {
     return roofline_gbps() > 0 ? 100.0 * effective_gbps() / roofline_gbps() : 0;
+  }
+  // The bytes the test reads (decode: a token's; prefill: the whole prompt's) fit the
+  // last-level cache: its rate is the cache's, and its roofline % says little.
+  bool from_cache() const {
+    const double bytes = n_gen > 0 ? weight_bytes_per_token + kv_bytes_per_token
+                                   : weight_bytes_per_token * n_prompt;
+    return llc_bytes > 0 && bytes <= static_cast<double>(llc_bytes);
   }
 };
 

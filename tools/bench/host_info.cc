@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <string>
 
 namespace ember::tools {
 
@@ -37,6 +38,33 @@ std::string UtcNow() {
   char buf[32];
   strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return buf;
+}
+
+uint64_t LastLevelCacheBytes(const std::string& cache_dir) {
+  int best_level = 0;
+  uint64_t best_bytes = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = cache_dir + "/index" + std::to_string(index) + "/";
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"),
+        size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) break;
+    if (type == "Instruction") continue;
+    // "32768K", "2M", or bytes.
+    unsigned long long value = 0;
+    char unit = 0;
+    if (sscanf(size.c_str(), "%llu%c", &value, &unit) < 1) continue;
+    const uint64_t bytes = value << (unit == 'K'   ? 10
+                                     : unit == 'M' ? 20
+                                     : unit == 'G' ? 30
+                                                   : 0);
+    if (level > best_level || (level == best_level && bytes > best_bytes)) {
+      best_level = level;
+      best_bytes = bytes;
+    }
+  }
+  return best_bytes;
 }
 
 // /proc/self/clear_refs "5" resets VmHWM to the current RSS (Linux 4.0+).

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "kernels/isa.h"
+
 namespace ember::tools {
 
 int RunSubcommand(const char* name, const char* usage, ArgParser parser, int argc,
@@ -43,6 +45,15 @@ Status ParseBackend(const std::string& name, Backend* backend) {
     return InvalidArgument("--backend %s: not highway or xnnpack", name.c_str());
   }
   return Status::Ok();
+}
+
+const char* IsaHelp() {
+  static const std::string help =
+      std::string(
+          "ISA tier of the kernels: native (default: EMBER_ISA, else this CPU's "
+          "best) or a lesser one, to run a slower CPU's kernels: ") +
+      kernels::IsaTierNames();
+  return help.c_str();
 }
 
 Status EncodeText(const Model& model, const std::string& text, bool add_bos,

@@ -27,6 +27,9 @@ inline constexpr const char* kBackendHelp =
     "fully-connected operators, with a packed copy of those weights in the arena)";
 Status ParseBackend(const std::string& name, Backend* backend);
 
+// The --isa option's help: the ISA tiers of this build (SessionOptions::isa).
+const char* IsaHelp();
+
 // Encodes `text` with the model's tokenizer (BOS first when add_bos). With a context,
 // text of more than 8 bytes a position (a session's default max_prompt_bytes) is
 // refused before any work; 0: no limit.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/isa.h"
 #include "runtime/atomic_file.h"
 #include "runtime/ember.h"
 #include "runtime/model.h"
@@ -44,6 +45,18 @@ uint64_t ElapsedNs(Clock::time_point start) {
       .count();
 }
 
+// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    items.push_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
 ArgParser MakeParser() {
   return ArgParser({
       {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
@@ -57,6 +70,9 @@ ArgParser MakeParser() {
       {{"--backend"},
        true,
        "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
+      {{"--isa"},
+       true,
+       "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else native)"},
       {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
       {{"-o", "--output"},
        true,
@@ -66,7 +82,7 @@ ArgParser MakeParser() {
        "time per kernel kind as a share of a decode step and of prefill"},
       {{"--probe-mib"},
        true,
-       "bandwidth probe buffer in MiB (default 256, at most a quarter of the RAM)"},
+       "bandwidth probe buffer, MiB (default 256, or 4x the LLC; at most RAM / 4)"},
       {{"--chart"}, true, "also draw the results as an SVG chart into this file"},
       {{"--history"},
        true,
@@ -79,11 +95,13 @@ ArgParser MakeParser() {
 struct Options {
   std::vector<std::string> models;
   std::vector<Backend> backends;
+  std::vector<std::string> isas;  // empty string: SessionOptions::isa null (EMBER_ISA)
   std::vector<int64_t> prompts, gens, threads;
   int repetitions = 5;
   BenchFormat format = BenchFormat::kMarkdown;
   bool profile = false;
   uint64_t probe_bytes = 0;
+  uint64_t llc_bytes = 0;                // the last-level cache (0: unknown)
   std::string chart_path, history_path;  // empty: none
   bool hash = false;
 };
@@ -91,14 +109,27 @@ struct Options {
 Status ParseOptions(const ArgParser& args, Options* o) {
   o->models = args.GetAll("-m");
   if (o->models.empty()) return InvalidArgument("missing -m MODEL");
-  const std::string backends = args.Get("--backend", "highway");
-  for (size_t begin = 0; begin <= backends.size();) {
-    size_t end = backends.find(',', begin);
-    if (end == std::string::npos) end = backends.size();
+  for (const std::string& name : SplitCommas(args.Get("--backend", "highway"))) {
     Backend backend;
-    EMBER_RETURN_IF_ERROR(ParseBackend(backends.substr(begin, end - begin), &backend));
+    EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));
     o->backends.push_back(backend);
-    begin = end + 1;
+  }
+  // Each tier must run here before anything does (an error now, not after minutes).
+  o->isas = SplitCommas(args.Get("--isa"));
+  for (const std::string& isa : o->isas) {
+    if (!args.Has("--isa")) break;  // the default: EMBER_ISA, checked by the session
+    if (isa.empty()) return InvalidArgument("--isa: an empty tier name");
+    kernels::IsaChoice choice;
+    const char* missing;
+    switch (kernels::ResolveIsa(isa.c_str(), &choice, &missing)) {
+      case kernels::IsaError::kOk:
+        break;
+      case kernels::IsaError::kUnknownTier:
+        return InvalidArgument("--isa %s: unknown tier (this build knows: %s, native)",
+                               isa.c_str(), kernels::IsaTierNames());
+      case kernels::IsaError::kUnsupported:
+        return Unimplemented("--isa %s: this CPU lacks %s", isa.c_str(), missing);
+    }
   }
   EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
@@ -109,7 +140,11 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
   o->repetitions = static_cast<int>(value);
   EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
-  o->probe_bytes = value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes();
+  o->llc_bytes = LastLevelCacheBytes();
+  o->probe_bytes =
+      value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes(o->llc_bytes);
+  const std::string note = ProbeSizeNote(o->probe_bytes, o->llc_bytes);
+  if (!note.empty()) fprintf(stderr, "ember bench: note: %s\n", note.c_str());
   o->profile = args.Has("--profile");
   o->chart_path = args.Get("--chart");
   o->history_path = args.Get("--history");
@@ -206,21 +241,17 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   r->n_prompt = n_prompt;
   r->n_gen = n_gen;
   r->test_time = UtcNow();
-  // The read bandwidth right before and right after the test, with its threads: a shared
-  // machine's bandwidth drifts over minutes, so the roofline compares like with like.
-  // Its buffer is freed before the peak RSS is reset.
+  // The read bandwidth right before and right after the test, with its threads (a shared
+  // machine's bandwidth drifts over minutes): the roofline is the best of both. Its
+  // buffer is freed before the peak RSS is reset.
   b.progress->Show("%s, %d thread%s: bandwidth probe", r->model_filename.c_str(),
                    r->n_threads, r->n_threads == 1 ? "" : "s");
-  BandwidthResult before, after, file_before, file_after;
-  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &before));
-  // The file read needs 64 words per thread; a smaller model (a test's) keeps the buffer
-  // probe as its roofline.
-  const bool read_file = b.model->file_bytes() / sizeof(uint64_t) >=
-                         static_cast<uint64_t>(r->n_threads) * 64;
-  if (read_file) {
-    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
-        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_before));
-  }
+  const auto probe_now = [&](RooflineProbe* p) {
+    return ProbeRoofline(o.probe_bytes, b.model->file_data(), b.model->file_bytes(),
+                         "file", b.pool.get(), 3, p);
+  };
+  RooflineProbe probe, after;
+  EMBER_RETURN_IF_ERROR(probe_now(&probe));
   ResetPeakRss();
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
@@ -245,14 +276,12 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.session->set_profile(nullptr);
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
-  if (read_file) {
-    EMBER_RETURN_IF_ERROR(MeasureReadBandwidthOf(
-        b.model->file_data(), b.model->file_bytes(), b.pool.get(), 5, &file_after));
-  }
-  EMBER_RETURN_IF_ERROR(MeasureReadBandwidth(o.probe_bytes, b.pool.get(), 5, &after));
-  r->measured_gbps = std::max(before.gbps, after.gbps);
-  r->weights_read_gbps = std::max(file_before.gbps, file_after.gbps);
-  r->probe_bytes = before.buffer_bytes;
+  EMBER_RETURN_IF_ERROR(probe_now(&after));
+  probe.Merge(after);
+  r->measured_gbps = probe.buffer_gbps;
+  r->weights_read_gbps = probe.memory_gbps;
+  r->probe_bytes = probe.buffer_bytes;
+  r->roofline_read = probe.best;
   if (o.profile) {
     r->has_profile = true;
     r->profile = Shares(b.profile, b.sampling_ns);
@@ -260,9 +289,11 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   return Status::Ok();
 }
 
-// Every test of one model on one backend at one thread count, appended to *results.
-Status BenchModel(const Options& o, const std::string& path, Backend backend, int threads,
-                  Progress* progress, std::vector<BenchResult>* results) {
+// Every test of one model on one backend and ISA tier at one thread count, appended to
+// *results.
+Status BenchModel(const Options& o, const std::string& path, Backend backend,
+                  const std::string& isa, int threads, Progress* progress,
+                  std::vector<BenchResult>* results) {
   const int max_prompt =
       o.prompts.empty()
           ? 0
@@ -294,6 +325,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   session_options.max_context = static_cast<uint32_t>(context);
   session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
   session_options.baked_prompt = false;  // from position 0, whatever the file baked
+  if (!isa.empty()) session_options.isa = isa.c_str();
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));
@@ -324,7 +356,9 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   base.ember_version = ember_version();
   base.hwy_target = b.session->kernel_target();
   base.int8_dot = b.session->kernel_int8_dot();
+  base.isa = b.session->kernel_isa();
   base.load_ns = load_ns;
+  base.llc_bytes = o.llc_bytes;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
   for (int64_t n : o.prompts) {
@@ -368,18 +402,21 @@ Status RunBench(const ArgParser& args) {
   std::vector<BenchResult> results;
   for (size_t m = 0; m < o.models.size(); ++m) {
     for (Backend backend : o.backends) {
-      for (int64_t threads : o.threads) {
-        const size_t first = results.size();
-        EMBER_RETURN_IF_ERROR(BenchModel(o, o.models[m], backend,
-                                         static_cast<int>(threads), &progress, &results));
-        // Into the history as soon as measured: a later failure keeps these.
-        std::string lines;
-        for (size_t i = first; i < results.size(); ++i) {
-          results[i].model_sha256 = hashes[m];
-          lines += BenchJsonLine(results[i]);
-        }
-        if (!o.history_path.empty()) {
-          EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, lines));
+      for (const std::string& isa : o.isas) {
+        for (int64_t threads : o.threads) {
+          const size_t first = results.size();
+          EMBER_RETURN_IF_ERROR(BenchModel(o, o.models[m], backend, isa,
+                                           static_cast<int>(threads), &progress,
+                                           &results));
+          // Into the history as soon as measured: a later failure keeps these.
+          std::string lines;
+          for (size_t i = first; i < results.size(); ++i) {
+            results[i].model_sha256 = hashes[m];
+            lines += BenchJsonLine(results[i]);
+          }
+          if (!o.history_path.empty()) {
+            EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, lines));
+          }
         }
       }
     }
@@ -401,13 +438,12 @@ int BenchCommand(int argc, char** argv) {
   return RunSubcommand(
       "bench",
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
-      "                   [-t 1,2,...] [--backend highway,xnnpack] [-r 5]\n"
-      "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
+      "                   [-t 1,2,...] [--backend highway,xnnpack] [--isa avx2,...]\n"
+      "                   [-r 5] [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
       "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
-      "Progress goes to stderr, results to stdout. --history appends every result as\n"
-      "it is measured (ember bench-compare and bench-chart read these files).\n",
+      "Progress on stderr, results on stdout; --history appends each as measured.\n",
       MakeParser(), argc, argv, &RunBench);
 }
 

@@ -33,6 +33,7 @@ ArgParser MakeParser() {
        "or a full context)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
+      {{"--isa"}, true, IsaHelp()},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
       {{"--show-top"},
        true,
@@ -150,6 +151,8 @@ Status Run(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(context);
+  const std::string isa = args.Get("--isa");
+  if (args.Has("--isa")) options.isa = isa.c_str();
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
     if (context != 0) return session.status();
@@ -224,10 +227,11 @@ Status Run(const ArgParser& args) {
   fprintf(
       stderr,
       "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms after "
-      "the session's creation; generated %zu tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
+      "the session's creation; generated %zu tokens, %.1f tok/s (%s, int8 %s, tier %s%s, "
+      "%lld thread%s)\n",
       n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
-      decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
-      s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
+      decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(), s.kernel_int8_dot(),
+      s.kernel_isa(), s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
       static_cast<long long>(threads), threads == 1 ? "" : "s");
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(

@@ -1,7 +1,8 @@
 // Prints llama.cpp's next-token logits of a token sequence, to measure how far its own
 // quantizations land from its f32 model (the figures tests/kquant_accuracy_test.cc holds
 // ember's K-quants to). Not part of the build; needs a llama.cpp build:
-//   L=$LLAMA; B=$L/build-native/bin; gcc -O2 -I$L/include -I$L/ggml/include -o /tmp/logits
+//   L=$LLAMA; B=$L/build-native/bin; gcc -O2 -I$L/include -I$L/ggml/include -o
+//   /tmp/logits
 //     tools/scripts/llama_logits.c -L$B -lllama -lggml -lggml-base -Wl,-rpath,$B
 //   /tmp/logits MODEL.gguf IDS.txt OUT.f32
 // IDS.txt: whitespace-separated token ids; OUT.f32: positions x vocabulary float32 (one
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
   const int vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
   FILE* out = fopen(argv[3], "wb");
   if (!out) return 1;
-  for (int i = 0; i < n; ++i) fwrite(llama_get_logits_ith(ctx, i), sizeof(float), vocab, out);
+  for (int i = 0; i < n; ++i)
+    fwrite(llama_get_logits_ith(ctx, i), sizeof(float), vocab, out);
   fclose(out);
   llama_batch_free(batch);
   llama_free(ctx);

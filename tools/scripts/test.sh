@@ -21,7 +21,8 @@ fuzz_seconds="${EMBER_FUZZ_SECONDS:-60}"
 export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 
 # The emulated CPUs. Each line: QEMU_CPU | Highway target it must select | Arm dot product
-# (1/0, checked by kernel_table_test) | tests to run | GTEST_FILTER. Tests to run: all
+# and int8 matrix multiply (sdot, smmla: 1/0 each, checked by kernel_table_test, so the
+# i8mm tests cannot be skipped unnoticed) | tests to run | GTEST_FILTER. Tests to run: all
 # (every test but the native-only ones), kernels (the kernels/ tests), or cpu (what the
 # CPU changes: the kernel tests and the forward pass end to end, labels kernel and
 # forward). An emulated stage runs work sized for emulation: no benchmark loops (the
@@ -30,17 +31,17 @@ export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 # the kernel tests already cover per ISA, and under qemu they would cost minutes.
 # - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
 #   and no SVE (Graviton2, Raspberry Pi 5's A76), for the int8 dot-product kernels.
-# - max is SVE2 with dotprod at the vector length given; Highway picks its 128-bit and
+# - max is SVE2 with dotprod and i8mm (the smmla prefill) at the vector length given; Highway picks its 128-bit and
 #   256-bit specialisations at 16 and 32 bytes and generic SVE2 at 64. The NEON kernel
 #   tests are left out there (GTEST_FILTER): NEON code runs the same on every CPU and
 #   cortex-a72 already ran it; the SVE targets are what the vector length changes, so
 #   they run the cpu scope (the tokenizers, importers and CLI ran on cortex-a72).
 aarch64_cpus=(
-  "cortex-a72|NEON|0|all|"
-  "neoverse-n1|NEON|1|kernels|"
-  "max,sve-default-vector-length=16|SVE2_128|1|cpu|-*/NEON"
-  "max,sve-default-vector-length=32|SVE_256|1|cpu|-*/NEON"
-  "max,sve-default-vector-length=64|SVE2|1|cpu|-*/NEON"
+  "cortex-a72|NEON|0,0|all|"
+  "neoverse-n1|NEON|1,0|kernels|"
+  "max,sve-default-vector-length=16|SVE2_128|1,1|cpu|-*/NEON"
+  "max,sve-default-vector-length=32|SVE_256|1,1|cpu|-*/NEON"
+  "max,sve-default-vector-length=64|SVE2|1,1|cpu|-*/NEON"
 )
 # armv7 with NEON and VFPv4 (the armhf build's baseline: toolchains/arm-linux-gnueabihf.cmake).
 armhf_cpus=(
@@ -93,6 +94,25 @@ if ! ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure; then
   failures+=("native tests")
 fi
 report_targets "$build_dir"
+
+# Every x86 tier this CPU runs, capped with EMBER_ISA (kernels/isa.h): the kernel tests
+# and the forward pass again with each tier's Highway target and int8 path, as a lesser
+# CPU would pick them (a few seconds a tier). kernel_table_test lists the tiers the CPU
+# runs.
+if [ "$(uname -m)" = x86_64 ]; then
+  tiers=$("$build_dir/kernels/kernel_table_test" \
+    --gtest_filter=KernelTableTest.EveryTierBuildsItsKernels |
+    sed -n 's/^\[ember\] tier \([^:]*\): Highway.*/\1/p') || true
+  [ -z "$tiers" ] && failures+=("ISA tiers: kernel_table_test listed none")
+  for tier in $tiers; do
+    stage "native tests at ISA tier $tier (EMBER_ISA, labels kernel and forward)"
+    if ! EMBER_ISA="$tier" ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure \
+      -L "kernel|forward"; then
+      failures+=("native tests, EMBER_ISA=$tier")
+    fi
+    report_targets "$build_dir"
+  done
+fi
 
 # Runs one libFuzzer binary for fuzz_seconds from its seeds (plus the corpus of earlier
 # local runs), and prints its final stats. A crash, leak, sanitizer report, timeout or
@@ -152,8 +172,8 @@ harden_stages() {
     fi
   done
 
-  # pthreadpool is not instrumented: runtime/thread_pool.cc tells TSan its hand-over
-  # contract (see there) instead of suppressing anything.
+  # The thread pool (runtime/thread_pool.cc) hands tiles over through std::atomic and
+  # std::mutex, which TSan sees; nothing is suppressed.
   local tsan_tests='^(ThreadsTest|GoldenTest|CApi|AttentionRecord)|^convert_stories260K$'
   stage "TSan build of the threading tests (clang-14, $tsan)"
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$tsan" -G Ninja \
@@ -189,7 +209,8 @@ cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...
     [ "$scope" = cpu ] && select=(-L "kernel|forward")
     stage "$arch tests, QEMU_CPU=$cpu ($scope${filter:+, GTEST_FILTER=$filter})"
     env=(QEMU_CPU="$cpu" EMBER_EXPECT_TARGET="$target")
-    [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="$dotprod")
+    [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="${dotprod%,*}")
+    [[ "$dotprod" == *,* ]] && env+=(EMBER_EXPECT_I8MM="${dotprod#*,}")
     [ -n "$filter" ] && env+=(GTEST_FILTER="$filter")
     if ! env "${env[@]}" \
       ctest --test-dir "$test_dir" -j "$jobs" --output-on-failure "${select[@]}"; then
