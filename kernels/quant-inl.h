@@ -28,15 +28,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // ------------------------------ QuantizeActs (contract in kernel_table.h)
 
-// Rounds to the nearest integer, ties to even, for |v| < 2^23: adding and subtracting
-// 2^23 (with v's sign) leaves no fraction bits, and the FPU rounds the sum. The same on
-// every target (Highway 1.0.3's SCALAR NearestInt adds 0.5 and gets 0.49999997 wrong).
-template <class DF>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> RoundToInt(DF df, hn::Vec<DF> v) {
-  const auto large = hn::CopySignToAbs(hn::Set(df, 8388608.0f), v);
-  return hn::ConvertTo(hn::RebindToSigned<DF>(), hn::Sub(hn::Add(v, large), large));
-}
-
 inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
                          int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
                          int32_t* HWY_RESTRICT sums) {

@@ -15,6 +15,13 @@ namespace ember::kernels {
 void RopeTables(size_t pos, float theta, size_t head_dim, bool interleaved, float* cos_x,
                 float* sin_x);
 
+// Tables (laid out as RopeTables') that turn a key rotated for position `from` into the
+// key rotated for position `to`: the rotation by angle_i(to) - angle_i(from), each angle
+// the float RopeTables computes, the difference's cos and sin formed in double from
+// their cos and sin. (A context shift moves cached keys with them.)
+void RopeShiftTables(size_t from, size_t to, float theta, size_t head_dim,
+                     bool interleaved, float* cos_x, float* sin_x);
+
 }  // namespace ember::kernels
 
 #endif  // EMBER_KERNELS_ROPE_H_

@@ -24,6 +24,15 @@ HWY_INLINE float ReduceMax(D d, V v) {
   return hn::GetLane(hn::MaxOfLanes(d, v));
 }
 
+// Rounds to the nearest integer, ties to even, for |v| < 2^23: adding and subtracting
+// 2^23 (with v's sign) leaves no fraction bits, and the FPU rounds the sum. The same on
+// every target (Highway 1.0.3's SCALAR NearestInt adds 0.5 and gets 0.49999997 wrong).
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> RoundToInt(DF df, hn::Vec<DF> v) {
+  const auto large = hn::CopySignToAbs(hn::Set(df, 8388608.0f), v);
+  return hn::ConvertTo(hn::RebindToSigned<DF>(), hn::Sub(hn::Add(v, large), large));
+}
+
 // Applies `func(v) -> v` to x[0, n) in place, a whole vector at a time. The tail goes
 // through a zero-padded stack vector so it takes exactly the same arithmetic as the body
 // and no load or store leaves [x, x + n).

@@ -48,6 +48,9 @@ EMBER_SAME_CODE(EMBER_INTERNAL, kInternal);
 #undef EMBER_SAME_CODE
 static_assert(EMBER_BACKEND_HIGHWAY == static_cast<unsigned>(ember::Backend::kHighway));
 static_assert(EMBER_BACKEND_XNNPACK == static_cast<unsigned>(ember::Backend::kXnnpack));
+static_assert(EMBER_KV_F32 == static_cast<unsigned>(ember::KvType::kF32));
+static_assert(EMBER_KV_F16 == static_cast<unsigned>(ember::KvType::kF16));
+static_assert(EMBER_KV_Q8 == static_cast<unsigned>(ember::KvType::kQ8));
 
 namespace {
 
@@ -110,6 +113,19 @@ ember::Status ToSessionOptions(const ember_session_options* o,
                                     o->backend);
     }
     options->backend = static_cast<ember::Backend>(o->backend);
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, kv_type)) {
+    if (o->kv_type > EMBER_KV_Q8) {
+      return ember::InvalidArgument("ember_session_options: unknown kv_type %u",
+                                    o->kv_type);
+    }
+    options->kv_type = static_cast<ember::KvType>(o->kv_type);
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, context_shift)) {
+    options->context_shift = o->context_shift != 0;
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, context_keep)) {
+    options->context_keep = o->context_keep;
   }
   return ember::Status::Ok();
 }
@@ -177,6 +193,9 @@ void ember_session_options_default(ember_session_options* options) {
   options->max_prompt_bytes = d.max_prompt_bytes;
   options->all_logits = d.all_logits;
   options->backend = static_cast<uint32_t>(d.backend);
+  options->kv_type = static_cast<uint32_t>(d.kv_type);
+  options->context_shift = d.context_shift;
+  options->context_keep = d.context_keep;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {
@@ -365,6 +384,12 @@ ember_status ember_sample(ember_session* session, int32_t* token) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
   return Report(session->sampler->Sample(session->session.logits(), token));
+}
+
+ember_status ember_session_shift_context(ember_session* session, size_t keep,
+                                         size_t discard) {
+  if (!session) return NullArgument("session");
+  return Report(session->session.ShiftContext(keep, discard));
 }
 
 ember_status ember_generate(ember_session* session, const int32_t* prompt,

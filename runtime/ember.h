@@ -53,7 +53,18 @@ typedef struct ember_session_options {
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
+  /* Appended for long contexts in small memory: */
+  uint32_t kv_type;      /* EMBER_KV_F32 (default), EMBER_KV_F16 or EMBER_KV_Q8 */
+  int context_shift;     /* nonzero: a full context is shifted, not an error
+                            (ember_session_shift_context; RoPE models only) */
+  uint32_t context_keep; /* positions a shift keeps at the start */
 } ember_session_options;
+
+/* What the KV cache stores: f32; f16; or q8, int8 with an f32 scale per group of 32
+ * values of each head (36 bytes per 32 values). ember_arena_bytes tells the memory. */
+#define EMBER_KV_F32 0u
+#define EMBER_KV_F16 1u
+#define EMBER_KV_Q8 2u
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's
  * fully-connected operators (with a packed copy of those weights in the session's arena;
@@ -146,10 +157,20 @@ ember_status ember_session_set_sampler(ember_session* session,
  * NaN or infinite (nothing is sampled from those: see `ember inspect --check-weights`). */
 ember_status ember_sample(ember_session* session, int32_t* token);
 
+/* Context shift: drops positions [keep, keep + discard) and moves the later ones down,
+ * their keys rotated to the new positions (RoPE), so generation can go on past a full
+ * context. With options.context_shift, ember_generate does this itself when the context
+ * is full (keeping context_keep positions and dropping half of the rest).
+ * EMBER_INVALID_ARGUMENT for a model with learned positions or a range past the
+ * position. */
+ember_status ember_session_shift_context(ember_session* session, size_t keep,
+                                         size_t discard);
+
 /* Prefills the prompt, then samples up to max_new tokens, calling `callback` for each.
  * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
- * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. An encoder
- * (bidirectional attention) cannot generate: EMBER_INVALID_ARGUMENT. */
+ * the context is full (EMBER_OUT_OF_RANGE) unless options.context_shift made room.
+ * *n_generated tells how many came. An encoder (bidirectional attention) cannot generate:
+ * EMBER_INVALID_ARGUMENT. */
 ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             size_t n_prompt, size_t max_new,
                             ember_token_callback callback, void* user,

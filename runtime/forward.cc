@@ -67,8 +67,15 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   float* h = act_.x_norm;
   float* q = act_.q;
   const size_t kv = c_.kv_dim();
-  float* k_new = kv_.keys(layer) + pos0 * kv;
-  float* v_new = kv_.values(layer) + pos0 * kv;
+  // New keys and values: computed in place in an f32 cache; else in f32 scratch, then
+  // converted into the cache once (KvCache::Store).
+  float* k_new = kv_.InPlaceRows(layer, kKeys, pos0, batch);
+  float* v_new = kv_.InPlaceRows(layer, kValues, pos0, batch);
+  const bool in_place = k_new != nullptr && v_new != nullptr;
+  if (!in_place) {
+    k_new = act_.kv_new;
+    v_new = act_.kv_new + batch * kv;
+  }
 
   const float* in = x;
   if (pre) {
@@ -85,6 +92,7 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
     Rope(q, c_.n_heads, batch, c_.q_dim());
     Rope(k_new, c_.n_kv_heads, batch, kv);
   }
+  if (!in_place) kv_.Store(k_, layer, pos0, batch, k_new, v_new);
   Attention(layer, batch, pos0);
   float* proj = act_.proj;
   Linear(ctx_, act_.quant, *w.wo, act_.attn_out, batch, proj);
@@ -138,9 +146,17 @@ namespace {
 
 struct AttentionTask {
   const kernels::KernelTable* k;
-  const float* q;     // (batch, q_dim): the step's queries
-  const float* keys;  // layer cache
+  KvType type;
+  const float* q;  // (batch, q_dim): the step's queries
+  // The layer's cache from position 0, in the array of its type.
+  const float* keys;
   const float* values;
+  const uint16_t* keys16;
+  const uint16_t* values16;
+  KvQ8Rows keys8, values8;
+  const int8_t* q8;  // a q8 cache's queries: (batch, q8_stride) and their scales
+  const float* q8_scales;
+  size_t q8_stride, q8_scale_stride;
   float* out;      // (batch, q_dim): heads concatenated
   float* probs;    // (AttentionChunk, n_heads, max_context): one row per (token, head)
   float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
@@ -148,20 +164,20 @@ struct AttentionTask {
   size_t tokens;   // in the chunk (at most AttentionChunk)
   size_t n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
   size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
-  size_t n_heads, q_dim, max_context, kv_stride, head_dim, group;
-  float scale;
+  size_t q_dim, max_context;
+  kernels::AttendSpansArgs shape;  // heads, strides, scale and the prefetch hint
   bool record;  // the merge turns probs into the softmax only for an attention record
-  bool decode;  // one token: its cache rows come from DRAM (a prefill's are in cache)
 
-  float* token_probs(size_t i) const { return probs + i * n_heads * max_context; }
+  float* token_probs(size_t i) const { return probs + i * shape.n_heads * max_context; }
   float* token_partial(size_t i) const {
-    return partial + i * kernels::kMaxAttentionSpans * n_heads *
-                         kernels::AttentionPartialFloats(head_dim);
+    return partial + i * kernels::kMaxAttentionSpans * shape.n_heads *
+                         kernels::AttentionPartialFloats(shape.head_dim);
   }
 };
 
 // Work item j is one span of positions of one token of the chunk; a call takes a run
-// of them, each token's part as one kernel call (keys, then values, read as one stream).
+// of them, each token's part as one kernel call (keys, then values, read as one stream)
+// of the kernel for the cache's type.
 void AttendSpans(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
   for (size_t i = 0; i < t.tokens; ++i) {
@@ -169,10 +185,28 @@ void AttendSpans(void* context, size_t begin, size_t count) {
     const size_t end =
         begin + count < t.first_item[i + 1] ? begin + count : t.first_item[i + 1];
     if (first >= end) continue;
-    t.k->attend_spans(t.q + (t.first + i) * t.q_dim, t.keys, t.values, t.kv_stride,
-                      t.n_pos[i], t.span[i], first - t.first_item[i], end - first,
-                      t.head_dim, t.n_heads, t.group, t.scale, t.token_probs(i),
-                      t.max_context, t.token_partial(i), t.decode);
+    kernels::AttendSpansArgs a = t.shape;
+    a.n_pos = t.n_pos[i];
+    a.span = t.span[i];
+    a.first_span = first - t.first_item[i];
+    a.num_spans = end - first;
+    const size_t token = t.first + i;
+    switch (t.type) {
+      case KvType::kF32:
+        t.k->attend_spans(t.q + token * t.q_dim, t.keys, t.values, a, t.token_probs(i),
+                          t.token_partial(i));
+        break;
+      case KvType::kF16:
+        t.k->attend_spans_f16(t.q + token * t.q_dim, t.keys16, t.values16, a,
+                              t.token_probs(i), t.token_partial(i));
+        break;
+      case KvType::kQ8:
+        t.k->attend_spans_q8(t.q8 + token * t.q8_stride,
+                             t.q8_scales + token * t.q8_scale_stride, t.keys8.values,
+                             t.keys8.scales, t.values8.values, t.values8.scales, a,
+                             t.token_probs(i), t.token_partial(i));
+        break;
+    }
   }
 }
 
@@ -181,7 +215,7 @@ void MergeSpans(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
   for (size_t i = begin; i < begin + count; ++i) {
     t.k->attend_merge(t.token_partial(i), t.first_item[i + 1] - t.first_item[i],
-                      t.span[i], t.n_pos[i], t.head_dim, t.n_heads,
+                      t.span[i], t.n_pos[i], t.shape.head_dim, t.shape.n_heads,
                       t.record ? t.token_probs(i) : nullptr, t.max_context,
                       t.out + (t.first + i) * t.q_dim);
   }
@@ -205,21 +239,48 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   const bool causal = c_.mask == AttentionMask::kCausal;
   AttentionTask task{};
   task.k = &k_;
+  task.type = kv_.type;
   task.q = act_.q;
-  task.keys = kv_.keys(layer);
-  task.values = kv_.values(layer);
+  switch (kv_.type) {
+    case KvType::kF32:
+      task.keys = kv_.f32_row(layer, kKeys, 0);
+      task.values = kv_.f32_row(layer, kValues, 0);
+      break;
+    case KvType::kF16:
+      task.keys16 = kv_.f16_row(layer, kKeys, 0);
+      task.values16 = kv_.f16_row(layer, kValues, 0);
+      break;
+    case KvType::kQ8: {
+      // The queries in the cache's encoding, once per step: scores are then integer dots.
+      const size_t groups = kernels::KvGroups(hd);
+      task.keys8 = kv_.q8_row(layer, kKeys, 0);
+      task.values8 = kv_.q8_row(layer, kValues, 0);
+      task.q8 = act_.q8;
+      task.q8_scales = act_.q8_scales;
+      task.q8_stride = heads * groups * kernels::kKvGroup;
+      task.q8_scale_stride = heads * groups;
+      for (size_t i = 0; i < batch; ++i) {
+        k_.quantize_kv(act_.q + i * c_.q_dim(), heads, hd, groups * kernels::kKvGroup,
+                       act_.q8 + i * task.q8_stride,
+                       act_.q8_scales + i * task.q8_scale_stride);
+      }
+      break;
+    }
+  }
   task.out = act_.attn_out;
   task.probs = act_.probs;
   task.partial = act_.spans;
-  task.n_heads = heads;
   task.q_dim = c_.q_dim();
   task.max_context = kv_.max_context;
-  task.kv_stride = c_.kv_dim();
-  task.head_dim = hd;
-  task.group = heads / c_.n_kv_heads;
-  task.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  task.shape.head_dim = hd;
+  task.shape.n_heads = heads;
+  task.shape.group = heads / c_.n_kv_heads;
+  task.shape.kv_stride = c_.kv_dim();
+  task.shape.scale_stride = kv_.scale_stride;
+  task.shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  task.shape.probs_stride = kv_.max_context;
+  task.shape.prefetch_values = batch == 1;  // a decode step's rows come from DRAM
   task.record = record_.weights != nullptr;
-  task.decode = batch == 1;
   const size_t chunk = AttentionChunk(act_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {
     task.first = first;

@@ -25,7 +25,8 @@ struct GenerateResult {
 
 // Prefills `prompt` (n_prompt >= 1 tokens) and samples up to max_new tokens, feeding each
 // back. Stops early at a stop token (Tokenizer::IsStop: EOS, and BOS for llama2.c
-// models), when the context is full, or when the callback says so.
+// models), when the context is full (unless the session shifts its context:
+// SessionOptions::context_shift), or when the callback says so.
 Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
                 size_t n_prompt, size_t max_new, TokenCallback callback, void* user,
                 GenerateResult* result);

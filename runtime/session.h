@@ -39,6 +39,19 @@ class Session {
   Status Prefill(const int32_t* tokens, size_t n);
   Status Decode(int32_t token) { return Prefill(&token, 1); }
 
+  // Context shift: drops positions [keep, keep + discard) of the cache and moves the
+  // later ones `discard` positions down, their RoPE keys rotated to the new positions
+  // (as a fresh pass at those positions would have rotated them; the values move
+  // unchanged), so generation goes on past the context. A model with learned positions
+  // refuses it. f32 and f16 keys rotate exactly up to rounding; q8 keys are dequantized,
+  // rotated and quantized again (one more rounding of the moved keys).
+  Status ShiftContext(size_t keep, size_t discard);
+  // Room for n more positions: nothing to do when they fit; else, with
+  // SessionOptions::context_shift, a ShiftContext keeping context_keep positions and
+  // dropping half of the rest (more if n needs it); else OutOfRange.
+  Status MakeRoom(size_t n);
+  size_t shifts() const { return shifts_; }  // context shifts since Create or Reset
+
   // Encodes text into the session's token buffer (valid until the next Tokenize).
   Status Tokenize(const char* text, size_t text_bytes, bool add_bos, const int32_t** ids,
                   size_t* n);
@@ -62,7 +75,10 @@ class Session {
   size_t num_logits() const { return num_logits_; }  // rows logits_at() accepts
   size_t position() const { return position_; }
   size_t max_context() const { return plan_.max_context; }
-  void Reset() { position_ = 0; }
+  void Reset() {
+    position_ = 0;
+    shifts_ = 0;
+  }
 
   const Model& model() const { return *model_; }
   const SessionPlan& plan() const { return plan_; }
@@ -70,6 +86,8 @@ class Session {
   Backend backend() const { return plan_.backend; }
   // What q8/q4 products run on: "avx512-vnni", "neon-sdot" or "highway".
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
+  // The cache (its rows as the forward pass wrote them; KvCache::Load reads one).
+  const KvCache& kv_cache() const { return buffers_.kv; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
 
@@ -86,6 +104,7 @@ class Session {
   SessionBuffers buffers_;
   AttentionRecord record_;  // rows unused: attention_record() computes them
   size_t position_ = 0;
+  size_t shifts_ = 0;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
 };

@@ -43,6 +43,12 @@ struct SessionOptions {
   // Attention weights to record into an arena buffer the planner sizes for them (none
   // when not enabled); Session::attention_record() reads them.
   AttentionRecordOptions record_attention;
+  // Long context in small memory (kv_cache.h, Session::ShiftContext).
+  KvType kv_type = KvType::kF32;  // what the KV cache stores
+  // When generation fills the context: keep the first context_keep positions, drop the
+  // oldest half of the rest and go on (RoPE models only), instead of stopping.
+  bool context_shift = false;
+  uint32_t context_keep = 0;
 };
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
@@ -78,13 +84,25 @@ struct SessionPlan {
   size_t token_capacity = 0;  // Tokenizer::EncodeCapacity(max_prompt_bytes)
   bool all_logits = false;
   Backend backend = Backend::kHighway;
+  KvType kv_type = KvType::kF32;
+  bool context_shift = false;
+  size_t context_keep = 0;
   size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
 
   // Where each buffer went (ids from ArenaPlan::Add).
   struct Ids {
-    ArenaBuffer<float> kv_cache, logits, attention_record;
+    // The cache in the array of its type (the others are not added), q8's scales, and
+    // the per-layer table (KvCache).
+    ArenaBuffer<float> kv_f32;
+    ArenaBuffer<uint16_t> kv_f16;
+    ArenaBuffer<int8_t> kv_q8;
+    ArenaBuffer<float> kv_scales;
+    ArenaBuffer<KvLayer> kv_layers;
+    ArenaBuffer<float> kv_new, q8_scales;
+    ArenaBuffer<int8_t> q8;
+    ArenaBuffer<float> logits, attention_record;
     ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
@@ -96,7 +114,8 @@ struct SessionPlan {
 
   // Bytes a caller's arena must have: the plan plus the slack to align any address.
   size_t arena_bytes() const { return arena.total_bytes() + kArenaAlignment - 1; }
-  // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment).
+  // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment);
+  // fills the KV cache's layer table there.
   SessionBuffers Bind(const ModelConfig& config, uint8_t* base) const;
 };
 
@@ -106,6 +125,13 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
 // SessionPlan::arena_bytes() for these options (0 when they are invalid: PlanSession
 // says why).
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options);
+
+// The longest context, at most the model's, whose session with these options (their
+// max_context ignored) fits an arena of budget_bytes: the largest N with
+// RequiredArenaBytes(N) <= budget_bytes, by a binary search over PlanSession (a plan
+// only grows with its context). ResourceExhausted when not even one position fits.
+Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
+                                    size_t budget_bytes);
 
 }  // namespace ember
 

@@ -1,7 +1,8 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads; and planning and creating a session
+// f32, f16, q8 and q4 weights, with 1 and 2 threads, f32, f16 and q8 KV caches and a
+// context shift mid-generation; and planning and creating a session
 // in a caller's arena make none either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
@@ -38,7 +39,8 @@ bool Append(void* user, int32_t, std::string_view text) {
   return true;
 }
 
-class NoAllocTest : public ::testing::TestWithParam<std::tuple<DType, int, Backend>> {};
+class NoAllocTest
+    : public ::testing::TestWithParam<std::tuple<DType, int, Backend, KvType>> {};
 
 TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
 #ifdef EMBER_ALLOC_COUNT_OFF
@@ -48,6 +50,7 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   const DType dtype = std::get<0>(GetParam());
   const int threads = std::get<1>(GetParam());
   const Backend backend = std::get<2>(GetParam());
+  const KvType kv_type = std::get<3>(GetParam());
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
@@ -65,6 +68,11 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   SessionOptions options;
   options.max_batch = 16;
   options.backend = backend;
+  options.kv_type = kv_type;
+  // The first conversation outgrows the context: generation shifts it and goes on.
+  options.max_context = 80;
+  options.context_shift = true;
+  options.context_keep = 4;
   auto session = Session::Create(**model, options, pool->get());
   ASSERT_TRUE(session.ok()) << session.status().message();
   SamplerOptions sampling;  // temperature, top-k and top-p all on
@@ -79,7 +87,9 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   size_t n = 0;
   Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
   GenerateResult result;
-  if (s.ok()) s = Generate(*session, sampler, ids, n, 40, &Append, &text, &result);
+  if (s.ok()) s = Generate(*session, sampler, ids, n, 60, &Append, &text, &result);
+  const size_t shifts = session->shifts();
+  const StopReason first_stop = result.stop;
   // A second conversation in the same session.
   if (s.ok()) {
     session->Reset();
@@ -88,6 +98,9 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   const uint64_t allocations = tools::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GT(text.tokens, 0u);
+  // The prompt is about 60 tokens: 60 more overflow 80 positions (unless the text ended).
+  if (first_stop != StopReason::kEndOfText)
+    EXPECT_GE(shifts, 1u) << n << " prompt tokens";
   EXPECT_EQ(allocations, 0u) << DTypeName(dtype) << ", " << threads << " threads";
 }
 
@@ -183,26 +196,38 @@ TEST(NoAllocTest, TheCounterCounts) {
   EXPECT_GE(count, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DTypesAndThreads, NoAllocTest,
-    ::testing::Combine(::testing::Values(DType::kF32, DType::kF16, DType::kQ8,
-                                         DType::kQ4),
-                       ::testing::Values(1, 2), ::testing::Values(Backend::kHighway)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
-      return std::string(DTypeName(std::get<0>(info.param))) + "_" +
-             std::to_string(std::get<1>(info.param)) + "threads";
-    });
+std::string ParamName(
+    const ::testing::TestParamInfo<std::tuple<DType, int, Backend, KvType>>& info) {
+  return std::string(DTypeName(std::get<0>(info.param))) + "_" +
+         std::to_string(std::get<1>(info.param)) + "threads_kv_" +
+         KvTypeName(std::get<3>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypesAndThreads, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kF32, DType::kF16,
+                                                              DType::kQ8, DType::kQ4),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF32)),
+                         ParamName);
+
+// The f16 and q8 KV caches: rows converted as they are written, q8 queries quantized
+// in the arena, and their context shift.
+INSTANTIATE_TEST_SUITE_P(KvTypes, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kQ8),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF16, KvType::kQ8)),
+                         ParamName);
 
 // The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the
 // arena, and running them allocates nothing.
-INSTANTIATE_TEST_SUITE_P(
-    Xnnpack, NoAllocTest,
-    ::testing::Combine(::testing::Values(DType::kF32), ::testing::Values(1, 2),
-                       ::testing::Values(Backend::kXnnpack)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
-      return std::string(DTypeName(std::get<0>(info.param))) + "_" +
-             std::to_string(std::get<1>(info.param)) + "threads";
-    });
+INSTANTIATE_TEST_SUITE_P(Xnnpack, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kF32),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kXnnpack),
+                                            ::testing::Values(KvType::kF32)),
+                         ParamName);
 
 }  // namespace
 }  // namespace ember

@@ -47,6 +47,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["use_mmap"] = true;
   j["n_prompt"] = r.n_prompt;
   j["n_gen"] = r.n_gen;
+  j["n_depth"] = r.n_depth;
   j["test_time"] = r.test_time;
   j["avg_ns"] = static_cast<uint64_t>(std::llround(r.avg_ns()));
   j["stddev_ns"] = static_cast<uint64_t>(std::llround(r.stddev_ns()));
@@ -171,24 +172,21 @@ void WriteTable(const std::vector<std::string>& header, const std::vector<bool>&
 
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
-  fprintf(
-      out,
-      "ember bench: build %s, CPU %s, kernels %s (int8: %s), KV cache %s, mmap, %s\n\n",
-      first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
-      first.int8_dot.c_str(), first.type_kv.c_str(),
-      first.test_time.substr(0, 10).c_str());
+  fprintf(out, "ember bench: build %s, CPU %s, kernels %s (int8: %s), mmap, %s\n\n",
+          first.build_commit.c_str(), first.cpu_info.c_str(), first.hwy_target.c_str(),
+          first.int8_dot.c_str(), first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
     rows.push_back({r.model_filename, Bytes(r.model_size), Count(r.model_n_params),
-                    r.backends, std::to_string(r.n_threads), r.test(),
+                    r.backends, std::to_string(r.n_threads), r.test(), r.type_kv,
                     Rate(r.avg_ts(), r.stddev_ts()), Format("%.2f", r.effective_gbps()),
                     Format("%.2f", r.measured_gbps), Format("%.2f", r.weights_read_gbps),
                     Format("%.1f %%", r.roofline_pct())});
   }
-  WriteTable({"model", "size", "params", "backend", "th", "test", "t/s", "eff GB/s",
+  WriteTable({"model", "size", "params", "backend", "th", "test", "kv", "t/s", "eff GB/s",
               "mem GB/s", "file GB/s", "roofline"},
-             {false, true, true, false, true, false, true, true, true, true, true}, rows,
-             out);
+             {false, true, true, false, true, false, false, true, true, true, true, true},
+             rows, out);
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();
@@ -249,7 +247,9 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
 }  // namespace
 
 std::string BenchResult::test() const {
-  return n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  const std::string test =
+      n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;
 }
 
 double BenchResult::avg_ns() const { return Mean(ToDouble(samples_ns)); }

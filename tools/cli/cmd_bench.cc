@@ -23,6 +23,7 @@
 #include "tools/bench/bench_report.h"
 #include "tools/bench/host_info.h"
 #include "tools/cli/args.h"
+#include "tools/cli/bench_model.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
@@ -51,6 +52,11 @@ ArgParser MakeParser() {
        true,
        "tokens to decode, comma-separated (default 64; 0: no tg test)"},
       {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
+      {{"-d", "--depth"},
+       true,
+       "run each test after N tokens already in the cache (filled untimed), "
+       "comma-separated (default 0)"},
+      {{"--kv-type"}, true, "KV cache types, comma-separated: f32 (default), f16, q8"},
       {{"--backend"},
        true,
        "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
@@ -69,25 +75,40 @@ ArgParser MakeParser() {
 struct Options {
   std::vector<std::string> models;
   std::vector<Backend> backends;
-  std::vector<int64_t> prompts, gens, threads;
+  std::vector<KvType> kv_types;
+  std::vector<int64_t> prompts, gens, threads, depths;
   int repetitions = 5;
   BenchFormat format = BenchFormat::kMarkdown;
   bool profile = false;
   uint64_t probe_bytes = 0;
 };
 
+// "a,b,c" -> {"a", "b", "c"} ("" -> {""}: the parser of each item refuses it).
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    items.push_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
 Status ParseOptions(const ArgParser& args, Options* o) {
   o->models = args.GetAll("-m");
   if (o->models.empty()) return InvalidArgument("missing -m MODEL");
-  const std::string backends = args.Get("--backend", "highway");
-  for (size_t begin = 0; begin <= backends.size();) {
-    size_t end = backends.find(',', begin);
-    if (end == std::string::npos) end = backends.size();
+  for (const std::string& name : SplitList(args.Get("--backend", "highway"))) {
     Backend backend;
-    EMBER_RETURN_IF_ERROR(ParseBackend(backends.substr(begin, end - begin), &backend));
+    EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));
     o->backends.push_back(backend);
-    begin = end + 1;
   }
+  for (const std::string& name : SplitList(args.Get("--kv-type", "f32"))) {
+    KvType type;
+    EMBER_RETURN_IF_ERROR(ParseKvType(name, &type));
+    o->kv_types.push_back(type);
+  }
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-d", {0}, 0, 1 << 20, &o->depths));
   EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
   EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
@@ -107,54 +128,6 @@ Status ParseOptions(const ArgParser& args, Options* o) {
     return InvalidArgument("nothing to run: -p and -n are both 0");
   }
   return Status::Ok();
-}
-
-// Weight bytes one forward pass reads: every tensor once (a tied classifier is the
-// embedding table, read whole by the logits) except the embedding tables, of which it
-// reads one row per token.
-struct WeightTraffic {
-  double per_pass = 0;  // matrices, norms, classifier
-  double per_row = 0;   // embedding rows per token
-};
-
-WeightTraffic Traffic(const Model& model) {
-  const Weights& w = model.weights();
-  WeightTraffic traffic;
-  for (const Tensor& t : model.tensors()) {
-    if (&t == w.tok_embedding || &t == w.pos_embedding) {
-      traffic.per_row += static_cast<double>(t.size_bytes) / t.rows();
-    } else {
-      traffic.per_pass += static_cast<double>(t.size_bytes);
-    }
-  }
-  if (w.output == w.tok_embedding) traffic.per_pass += w.tok_embedding->size_bytes;
-  return traffic;
-}
-
-std::string FileName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// "llama 15M f32": architecture, parameters, main weight type (as llama-bench's
-// model_type).
-std::string ModelType(const Model& model) {
-  const double n = static_cast<double>(model.parameter_count());
-  char size[32];
-  if (n >= 1e9) {
-    snprintf(size, sizeof(size), "%.1fB", n / 1e9);
-  } else if (n >= 1e6) {
-    snprintf(size, sizeof(size), "%.0fM", n / 1e6);
-  } else {
-    snprintf(size, sizeof(size), "%.0fK", n / 1e3);
-  }
-  const std::vector<DTypeCount> counts = DTypeCounts(model);
-  const DTypeCount* main = nullptr;
-  for (const DTypeCount& c : counts) {
-    if (!main || c.bytes > main->bytes) main = &c;
-  }
-  return std::string(model.config().architecture) + " " + size + " " +
-         (main ? DTypeName(main->dtype) : "");
 }
 
 // Shows which test runs, repetition k of r, on one stderr line (rewritten in place on a
@@ -212,13 +185,21 @@ Status SampleNext(Bench& b, int32_t* next) {
 }
 
 // One repetition of pp n_prompt (timed: the prefill) or tg n_gen (timed: n_gen decode
-// steps, each sampling its token). *ttft_ns: until the first token is sampled.
-Status RunOnce(Bench& b, int n_prompt, int n_gen, uint64_t* ns, uint64_t* ttft_ns) {
+// steps, each sampling its token), after `depth` prompt tokens prefilled untimed (as
+// one batch, then in steps of max_batch). *ttft_ns: until the first token is sampled.
+Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
+               uint64_t* ttft_ns) {
   Session& s = *b.session;
   s.Reset();
+  if (depth > 0) {
+    ForwardProfile* profile = b.options->profile ? &b.profile : nullptr;
+    s.set_profile(nullptr);  // the fill is not part of the test
+    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), depth));
+    s.set_profile(profile);
+  }
   const Clock::time_point start = Clock::now();
   if (n_prompt > 0) {
-    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), n_prompt));
+    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data() + depth, n_prompt));
     *ns = ElapsedNs(start);
     int32_t next;  // outside the profile: prefill has no sampling
     EMBER_RETURN_IF_ERROR(b.sampler->Sample(s.logits(), &next));
@@ -258,10 +239,11 @@ ProfileShares Shares(const ForwardProfile& p, uint64_t sampling_ns) {
 }
 
 // A test: a warm-up (one prefill, or one decode step), then the timed repetitions.
-Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
+Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
   const Options& o = *b.options;
   r->n_prompt = n_prompt;
   r->n_gen = n_gen;
+  r->n_depth = depth;
   r->test_time = UtcNow();
   // The read bandwidth right before and right after the test, with its threads: a shared
   // machine's bandwidth drifts over minutes, so the roofline compares like with like.
@@ -282,7 +264,7 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
   uint64_t ns, ttft_ns;
-  EMBER_RETURN_IF_ERROR(RunOnce(b, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
+  EMBER_RETURN_IF_ERROR(RunOnce(b, depth, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
   b.profile.Reset();
   b.sampling_ns = 0;
   b.session->set_profile(o.profile ? &b.profile : nullptr);
@@ -292,7 +274,7 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
                      r->n_threads, r->n_threads == 1 ? "" : "s", r->test().c_str(),
                      rep + 1, o.repetitions);
     AllocCounterArm();
-    const Status status = RunOnce(b, n_prompt, n_gen, &ns, &ttft_ns);
+    const Status status = RunOnce(b, depth, n_prompt, n_gen, &ns, &ttft_ns);
     const uint64_t allocations = AllocCounterDisarm();
     r->heap_allocs = b.counting ? r->heap_allocs + static_cast<int64_t>(allocations) : -1;
     EMBER_RETURN_IF_ERROR(status);
@@ -318,8 +300,9 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
 }
 
 // Every test of one model on one backend at one thread count, appended to *results.
-Status BenchModel(const Options& o, const std::string& path, Backend backend, int threads,
-                  Progress* progress, std::vector<BenchResult>* results) {
+Status BenchModel(const Options& o, const std::string& path, Backend backend,
+                  KvType kv_type, int threads, Progress* progress,
+                  std::vector<BenchResult>* results) {
   const int max_prompt =
       o.prompts.empty()
           ? 0
@@ -332,11 +315,13 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   auto model = Model::Open(path.c_str());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config();
-  const int context = std::max(max_prompt, max_gen);
+  const int max_depth =
+      static_cast<int>(*std::max_element(o.depths.begin(), o.depths.end()));
+  const int context = std::max(max_prompt, max_gen) + max_depth;
   if (static_cast<uint32_t>(context) > c.max_context) {
     return InvalidArgument(
-        "%s: a test of %d tokens needs a context of %d; the model holds %u", path.c_str(),
-        context, context, c.max_context);
+        "%s: a test of %d tokens at depth %d needs a context of %d; the model holds %u",
+        path.c_str(), std::max(max_prompt, max_gen), max_depth, context, c.max_context);
   }
   Bench b;
   b.options = &o;
@@ -348,8 +333,11 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   b.pool = std::move(*pool);
   SessionOptions session_options;
   session_options.backend = backend;
+  session_options.kv_type = kv_type;
   session_options.max_context = static_cast<uint32_t>(context);
-  session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
+  // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
+  session_options.max_batch =
+      static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));
@@ -359,7 +347,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;
-  for (int i = 0; i < max_prompt; ++i) {
+  for (int i = 0; i < max_depth + max_prompt; ++i) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     const uint32_t first = c.vocab_size > 3 ? 3 : 0;
     b.prompt.push_back(static_cast<int32_t>(first + state % (c.vocab_size - first)));
@@ -375,27 +363,28 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend, in
   base.model_n_params = (*model)->parameter_count();
   base.n_batch = static_cast<int>(session_options.max_batch);
   base.n_threads = threads;
+  base.type_kv = KvTypeName(kv_type);
   base.dtype_mix = DTypeMix(**model);
   base.hwy_target = b.session->kernel_target();
   base.int8_dot = b.session->kernel_int8_dot();
   base.load_ns = load_ns;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
-  for (int64_t n : o.prompts) {
-    BenchResult r = base;
-    r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
-    EMBER_RETURN_IF_ERROR(RunTest(b, static_cast<int>(n), 0, &r));
-    results->push_back(r);
-  }
-  for (int64_t n : o.gens) {
-    BenchResult r = base;
-    r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
-    // Step i (from position 0) reads the f32 keys and values of positions 0..i.
-    const ModelConfig& c = (*model)->config();
-    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() *
-                           sizeof(float) * static_cast<double>(n + 1) / 2;
-    EMBER_RETURN_IF_ERROR(RunTest(b, 0, static_cast<int>(n), &r));
-    results->push_back(r);
+  for (int64_t depth : o.depths) {
+    const int d = static_cast<int>(depth);
+    for (int64_t n : o.prompts) {
+      BenchResult r = base;
+      r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
+      EMBER_RETURN_IF_ERROR(RunTest(b, d, static_cast<int>(n), 0, &r));
+      results->push_back(r);
+    }
+    for (int64_t n : o.gens) {
+      BenchResult r = base;
+      r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
+      r.kv_bytes_per_token = KvBytesPerDecodeStep(c, kv_type, d, static_cast<int>(n));
+      EMBER_RETURN_IF_ERROR(RunTest(b, d, 0, static_cast<int>(n), &r));
+      results->push_back(r);
+    }
   }
   return Status::Ok();
 }
@@ -417,9 +406,11 @@ Status RunBench(const ArgParser& args) {
   std::vector<BenchResult> results;
   for (const std::string& path : o.models) {
     for (Backend backend : o.backends) {
-      for (int64_t threads : o.threads) {
-        EMBER_RETURN_IF_ERROR(
-            BenchModel(o, path, backend, static_cast<int>(threads), &progress, &results));
+      for (KvType kv_type : o.kv_types) {
+        for (int64_t threads : o.threads) {
+          EMBER_RETURN_IF_ERROR(BenchModel(
+              o, path, backend, kv_type, static_cast<int>(threads), &progress, &results));
+        }
       }
     }
   }
@@ -434,10 +425,12 @@ int BenchCommand(int argc, char** argv) {
   return RunSubcommand(
       "bench",
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
-      "                   [-t 1,2,...] [--backend highway,xnnpack] [-r 5]\n"
+      "                   [-t 1,2,...] [-d 0,1024,...] [--kv-type f32,q8]\n"
+      "                   [--backend highway,xnnpack] [-r 5]\n"
       "                   [-o md|json|jsonl|csv] [--profile] [--probe-mib N]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
-      "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
+      "sampling included); \"@ dD\": after D tokens already in the cache. Each test runs "
+      "once to warm up, then -r timed repetitions.\n"
       "Progress goes to stderr, results to stdout.\n",
       MakeParser(), argc, argv, &RunBench);
 }

@@ -2,6 +2,7 @@
 // with --show-top N, one line per step with the N most likely next tokens instead.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -22,7 +23,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 ArgParser MakeParser() {
-  return ArgParser({
+  std::vector<OptionSpec> options = {
       {{"-m", "--model"}, true, "model file (.ember)"},
       {{"-p", "--prompt"}, true, "prompt text (default: empty, start from BOS)"},
       {{"-n", "--n-predict"},
@@ -41,8 +42,12 @@ ArgParser MakeParser() {
       {{"--show-top"},
        true,
        "print the N most likely next tokens and their logits at each step"},
-      {{"-h", "--help"}, false, "show this help"},
-  });
+      KvTypeOption(),
+  };
+  const std::vector<OptionSpec> shift = ContextShiftOptions();
+  options.insert(options.end(), shift.begin(), shift.end());
+  options.push_back({{"-h", "--help"}, false, "show this help"});
+  return ArgParser(std::move(options));
 }
 
 struct StreamState {
@@ -139,6 +144,8 @@ Status Run(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(context);
+  EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
     if (context != 0) return session.status();
@@ -151,7 +158,9 @@ Status Run(const ArgParser& args) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
   }
-  const size_t room = s.max_context() - n_ids + 1;  // the last sample needs no position
+  // Without -n: until the end of the text, or of the context (the last sample needs no
+  // position) unless a context shift makes room.
+  const size_t room = options.context_shift ? SIZE_MAX : s.max_context() - n_ids + 1;
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
   SamplerOptions sampling;
@@ -191,11 +200,17 @@ Status Run(const ArgParser& args) {
   const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
   fprintf(stderr,
           "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); generated %zu "
-          "tokens, %.1f tok/s (%s%s, %lld thread%s)\n",
+          "tokens, %.1f tok/s (%s%s, %lld thread%s, %s KV cache)\n",
           n_ids, prefill_s * 1e3, n_ids / prefill_s, result.generated,
           decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
           s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
-          static_cast<long long>(threads), threads == 1 ? "" : "s");
+          static_cast<long long>(threads), threads == 1 ? "" : "s",
+          KvTypeName(options.kv_type));
+  if (s.shifts() > 0) {
+    fprintf(stderr, "ember run: %zu context shift%s (context %zu, keeping %u)\n",
+            s.shifts(), s.shifts() == 1 ? "" : "s", s.max_context(),
+            options.context_keep);
+  }
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(
         "context full after %zu of the %lld tokens asked for (context %zu); "

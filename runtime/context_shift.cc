@@ -1,0 +1,78 @@
+// Session::ShiftContext and MakeRoom: generation past the context by dropping part of
+// the cache and moving the rest down (see session.h).
+#include "kernels/rope.h"
+#include "runtime/session.h"
+
+namespace ember {
+
+Status Session::ShiftContext(size_t keep, size_t discard) {
+  const ModelConfig& c = model_->config();
+  if (c.positions == PositionKind::kLearned) {
+    return InvalidArgument(
+        "context shift needs rotary (RoPE) positions or none; this model's positions "
+        "are learned (added to its input), so its cache cannot be moved");
+  }
+  if (discard == 0 || keep + discard > position_) {
+    return InvalidArgument(
+        "context shift: cannot drop %zu positions after the first %zu of %zu", discard,
+        keep, position_);
+  }
+  if (record_.weights != nullptr) {
+    return InvalidArgument(
+        "context shift: the attention record counts positions from "
+        "the start; stop recording first");
+  }
+  const KvCache& kv = buffers_.kv;
+  const size_t moved = position_ - keep - discard;
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    kv.MoveRows(layer, keep + discard, keep, moved);
+  }
+  if (c.positions == PositionKind::kRope) {
+    // Between passes the activations are free: rope_cos/rope_sin hold a chunk's
+    // rotation tables (max_batch rows of head_dim), q one key row (q_dim >= kv_dim).
+    const Activations& act = buffers_.act;
+    const size_t hd = c.head_dim, chunk = act.max_batch;
+    const bool interleaved = c.rope_pairing == RopePairing::kInterleaved;
+    const auto rope = interleaved ? kernels_.rope_interleaved : kernels_.rope_half;
+    for (size_t p0 = keep; p0 < keep + moved; p0 += chunk) {
+      const size_t n = keep + moved - p0 < chunk ? keep + moved - p0 : chunk;
+      for (size_t j = 0; j < n; ++j) {
+        kernels::RopeShiftTables(p0 + j + discard, p0 + j, c.rope_theta, hd, interleaved,
+                                 act.rope_cos + j * hd, act.rope_sin + j * hd);
+      }
+      for (size_t layer = 0; layer < c.n_layers; ++layer) {
+        for (size_t j = 0; j < n; ++j) {
+          kv.Load(layer, kKeys, p0 + j, act.q);
+          rope(act.q, act.rope_cos + j * hd, act.rope_sin + j * hd, c.n_kv_heads, hd);
+          kv.StoreRow(kernels_, layer, kKeys, p0 + j, act.q);
+        }
+      }
+    }
+  }
+  position_ -= discard;
+  ++shifts_;
+  return Status::Ok();
+}
+
+Status Session::MakeRoom(size_t n) {
+  const size_t context = plan_.max_context;
+  if (n <= context && position_ <= context - n) return Status::Ok();
+  if (!plan_.context_shift) {
+    return OutOfRange(
+        "context full: %zu tokens at position %zu exceed the context of %zu", n,
+        position_, context);
+  }
+  const size_t keep = plan_.context_keep;
+  if (n > context - keep || position_ < keep) {
+    return OutOfRange(
+        "%zu tokens do not fit a context of %zu even after a context shift that keeps "
+        "%zu",
+        n, context, keep);
+  }
+  // Half of what is not kept, or as much more as the n new positions need.
+  const size_t half = (position_ - keep) / 2;
+  const size_t needed = position_ + n - context;
+  return ShiftContext(keep, half > needed ? half : needed);
+}
+
+}  // namespace ember

@@ -1,0 +1,134 @@
+// KvCache: names, row sizes, and the conversions between f32 rows and the stored type
+// (see kv_cache.h).
+#include "runtime/kv_cache.h"
+
+#include <cstring>
+#include <initializer_list>
+
+#include "kernels/half.h"
+
+namespace ember {
+
+const char* KvTypeName(KvType type) {
+  switch (type) {
+    case KvType::kF32:
+      return "f32";
+    case KvType::kF16:
+      return "f16";
+    case KvType::kQ8:
+      return "q8";
+  }
+  return "?";
+}
+
+bool ParseKvType(const char* name, KvType* type) {
+  for (KvType t : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
+    if (strcmp(name, KvTypeName(t)) == 0) {
+      *type = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t KvRowBytes(KvType type, size_t n_kv_heads, size_t head_dim) {
+  const size_t values = n_kv_heads * head_dim;
+  switch (type) {
+    case KvType::kF32:
+      return values * sizeof(float);
+    case KvType::kF16:
+      return values * sizeof(uint16_t);
+    case KvType::kQ8:
+      return values + n_kv_heads * kernels::KvGroups(head_dim) * sizeof(float);
+  }
+  return 0;
+}
+
+float* KvCache::InPlaceRows(size_t layer, KvSide side, size_t pos0, size_t count) const {
+  if (type != KvType::kF32) return nullptr;
+  const KvLayer& l = layers[layer];
+  if (pos0 % l.capacity + count > l.capacity) return nullptr;  // wraps around the ring
+  return f32_row(layer, side, pos0);
+}
+
+void KvCache::StoreRow(const kernels::KernelTable& k, size_t layer, KvSide side,
+                       size_t pos, const float* row) const {
+  switch (type) {
+    case KvType::kF32:
+      memcpy(f32_row(layer, side, pos), row, kv_dim * sizeof(float));
+      break;
+    case KvType::kF16: {
+      uint16_t* out = f16_row(layer, side, pos);
+      for (size_t i = 0; i < kv_dim; ++i) out[i] = kernels::FloatToHalf(row[i]);
+      break;
+    }
+    case KvType::kQ8: {
+      const KvQ8Rows out = q8_row(layer, side, pos);
+      k.quantize_kv(row, n_kv_heads, head_dim, head_dim, out.values, out.scales);
+      break;
+    }
+  }
+}
+
+void KvCache::Store(const kernels::KernelTable& k, size_t layer, size_t pos0,
+                    size_t count, const float* keys, const float* values) const {
+  for (size_t i = 0; i < count; ++i) {
+    const float* key = keys + i * kv_dim;
+    const float* value = values + i * kv_dim;
+    // An f32 row already in place (InPlaceRows) needs no copy.
+    if (type != KvType::kF32 || f32_row(layer, kKeys, pos0 + i) != key) {
+      StoreRow(k, layer, kKeys, pos0 + i, key);
+    }
+    if (type != KvType::kF32 || f32_row(layer, kValues, pos0 + i) != value) {
+      StoreRow(k, layer, kValues, pos0 + i, value);
+    }
+  }
+}
+
+void KvCache::Load(size_t layer, KvSide side, size_t pos, float* out) const {
+  switch (type) {
+    case KvType::kF32:
+      memcpy(out, f32_row(layer, side, pos), kv_dim * sizeof(float));
+      break;
+    case KvType::kF16: {
+      const uint16_t* in = f16_row(layer, side, pos);
+      for (size_t i = 0; i < kv_dim; ++i) out[i] = kernels::HalfToFloat(in[i]);
+      break;
+    }
+    case KvType::kQ8: {
+      const KvQ8Rows in = q8_row(layer, side, pos);
+      const size_t groups = kernels::KvGroups(head_dim);
+      for (size_t h = 0; h < n_kv_heads; ++h) {
+        for (size_t i = 0; i < head_dim; ++i) {
+          out[h * head_dim + i] = in.scales[h * groups + i / kernels::kKvGroup] *
+                                  static_cast<float>(in.values[h * head_dim + i]);
+        }
+      }
+      break;
+    }
+  }
+}
+
+void KvCache::MoveRows(size_t layer, size_t from, size_t to, size_t count) const {
+  for (KvSide side : {kKeys, kValues}) {
+    // Row by row: a ring's rows need not be contiguous (memmove: they may overlap).
+    for (size_t i = 0; i < count; ++i) {
+      const size_t src = Row(layer, side, from + i), dst = Row(layer, side, to + i);
+      switch (type) {
+        case KvType::kF32:
+          memmove(f32 + dst * kv_dim, f32 + src * kv_dim, kv_dim * sizeof(float));
+          break;
+        case KvType::kF16:
+          memmove(f16 + dst * kv_dim, f16 + src * kv_dim, kv_dim * sizeof(uint16_t));
+          break;
+        case KvType::kQ8:
+          memmove(q8 + dst * kv_dim, q8 + src * kv_dim, kv_dim);
+          memmove(q8_scales + dst * scale_stride, q8_scales + src * scale_stride,
+                  scale_stride * sizeof(float));
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace ember
