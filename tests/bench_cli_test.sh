@@ -68,6 +68,16 @@ expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 2 -t 1,2
   --threads 1,2 --backends CPU,XNNPACK || fail "bench --backend highway,xnnpack"
 expect 1 "--backend gpu: not highway or xnnpack" -- "${ember[@]}" bench -m "$small" \
   --backend highway,gpu
+# KV cache types and depths (the cache filled untimed first), in run order (model,
+# backend, KV type, threads, depth).
+expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 4 -d 0,16 -r 1 \
+  --kv-type f32,q8 -o json --probe-mib 16
+"$python" "$here/bench_check.py" json "$tmp/stdout" --reps 1 --tests pp8,tg4 \
+  --threads 1 --kv-types f32,q8 --depths 0,16 || fail "bench -d 0,16 --kv-type f32,q8"
+expect 1 "--kv-type q4: not f32, f16 or q8" -- "${ember[@]}" bench -m "$small" \
+  --kv-type f32,q4
+expect 1 "at depth 60 needs a context of 68" -- "${ember[@]}" bench -m "$small" -p 8 \
+  -n 4 -d 60
 
 if [ "$emulated" = 0 ]; then
 # The stories15M preset: llama2.c's shape (inspect reads it back from the file).

@@ -153,6 +153,13 @@ Status Inspect(const ArgParser& args) {
       "\narena plan   context %u, batch %lld, %lld thread%s, %s backend, %s KV cache\n",
       context, static_cast<long long>(batch), static_cast<long long>(threads),
       threads == 1 ? "" : "s", BackendName(options.backend), KvTypeName(options.kv_type));
+  const ModelConfig& c = (*model)->config();
+  printf(
+      "  %s KV cache: %u layers x 2 (keys, values) x %u positions x %zu bytes (%u KV "
+      "heads of %u values%s)\n",
+      KvTypeName(options.kv_type), c.n_layers, context,
+      KvRowBytes(options.kv_type, c.n_kv_heads, c.head_dim), c.n_kv_heads, c.head_dim,
+      options.kv_type == KvType::kQ8 ? ", int8 and an f32 scale per 32" : "");
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
          "lifetime");
   uint64_t by_kind[4] = {0, 0, 0, 0};
