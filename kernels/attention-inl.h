@@ -30,47 +30,53 @@ inline HWY_NOINLINE float SpanExp(float* HWY_RESTRICT x, size_t n, float max) {
 // values of position t, KV head kv, columns [i, i + Lanes(D)) as LoadValues(d, t, kv, i)
 // times ValueScale(t, kv, i) (Value(t, kv, i) for one column). f32 and f16 have no
 // scale (1, which the compiler folds: the f32 kernel computes exactly p[t] * V[t]).
-struct F32Cache {
-  using D = hn::ScalableTag<float>;
-  const float* HWY_RESTRICT q;
-  const float* HWY_RESTRICT keys;
-  const float* HWY_RESTRICT values;
-  size_t kv_stride, head_dim;
-  static constexpr size_t kValueBytes = sizeof(float);
-
-  HWY_INLINE float Score(size_t t, size_t kv, size_t h) const {
-    return DotRow(keys + t * kv_stride + kv * head_dim, q + h * head_dim, head_dim);
+//
+// Dense rows of f32, or of f16 widened to f32 in registers (vcvtph2ps with F16C).
+struct F32Rows {
+  using T = float;
+  static HWY_INLINE float Dot(const float* HWY_RESTRICT k, const float* HWY_RESTRICT q,
+                              size_t n) {
+    return DotRow(k, q, n);
   }
-  const void* ValueRow(size_t t) const { return values + t * kv_stride; }
-  HWY_INLINE hn::Vec<D> LoadValues(D d, size_t t, size_t kv, size_t i) const {
-    return hn::LoadU(d, values + t * kv_stride + kv * head_dim + i);
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Load(D d, const float* HWY_RESTRICT p) {
+    return hn::LoadU(d, p);
   }
-  HWY_INLINE float ValueScale(size_t, size_t, size_t) const { return 1.0f; }
-  HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return values[t * kv_stride + kv * head_dim + i];
+  static HWY_INLINE float ToFloat(float x) { return x; }
+};
+struct F16Rows {
+  using T = uint16_t;
+  static HWY_INLINE float Dot(const uint16_t* HWY_RESTRICT k, const float* HWY_RESTRICT q,
+                              size_t n) {
+    return DotRow16<F16Format>(k, q, n);
   }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Load(D d, const uint16_t* HWY_RESTRICT p) {
+    return LoadWide<F16Format>(d, p);
+  }
+  static HWY_INLINE float ToFloat(uint16_t x) { return HalfToFloat(x); }
 };
 
-// f16 rows: each vector widened to f32 in registers (vcvtph2ps with F16C).
-struct F16Cache {
+template <class Rows>
+struct DenseCache {
   using D = hn::ScalableTag<float>;
+  using T = typename Rows::T;
   const float* HWY_RESTRICT q;
-  const uint16_t* HWY_RESTRICT keys;
-  const uint16_t* HWY_RESTRICT values;
+  const T* HWY_RESTRICT keys;
+  const T* HWY_RESTRICT values;
   size_t kv_stride, head_dim;
-  static constexpr size_t kValueBytes = sizeof(uint16_t);
+  static constexpr size_t kValueBytes = sizeof(T);
 
   HWY_INLINE float Score(size_t t, size_t kv, size_t h) const {
-    return DotRow16<F16Format>(keys + t * kv_stride + kv * head_dim, q + h * head_dim,
-                               head_dim);
+    return Rows::Dot(keys + t * kv_stride + kv * head_dim, q + h * head_dim, head_dim);
   }
   const void* ValueRow(size_t t) const { return values + t * kv_stride; }
   HWY_INLINE hn::Vec<D> LoadValues(D d, size_t t, size_t kv, size_t i) const {
-    return LoadWide<F16Format>(d, values + t * kv_stride + kv * head_dim + i);
+    return Rows::Load(d, values + t * kv_stride + kv * head_dim + i);
   }
   HWY_INLINE float ValueScale(size_t, size_t, size_t) const { return 1.0f; }
   HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return HalfToFloat(values[t * kv_stride + kv * head_dim + i]);
+    return Rows::ToFloat(values[t * kv_stride + kv * head_dim + i]);
   }
 };
 
@@ -268,13 +274,15 @@ HWY_INLINE void AttendSpansOf(const Cache& cache, const AttendSpansArgs& a,
 inline void AttendSpans(const float* HWY_RESTRICT q, const float* HWY_RESTRICT keys,
                         const float* HWY_RESTRICT values, const AttendSpansArgs& a,
                         float* HWY_RESTRICT probs, float* HWY_RESTRICT partial) {
-  AttendSpansOf(F32Cache{q, keys, values, a.kv_stride, a.head_dim}, a, probs, partial);
+  AttendSpansOf(DenseCache<F32Rows>{q, keys, values, a.kv_stride, a.head_dim}, a, probs,
+                partial);
 }
 
 inline void AttendSpansF16(const float* HWY_RESTRICT q, const uint16_t* HWY_RESTRICT keys,
                            const uint16_t* HWY_RESTRICT values, const AttendSpansArgs& a,
                            float* HWY_RESTRICT probs, float* HWY_RESTRICT partial) {
-  AttendSpansOf(F16Cache{q, keys, values, a.kv_stride, a.head_dim}, a, probs, partial);
+  AttendSpansOf(DenseCache<F16Rows>{q, keys, values, a.kv_stride, a.head_dim}, a, probs,
+                partial);
 }
 
 inline void AttendSpansQ8(
@@ -293,13 +301,8 @@ inline void AttendSpansQ8(
 inline void QuantizeKv(const float* HWY_RESTRICT x, size_t n_heads, size_t head_dim,
                        size_t head_stride, int8_t* HWY_RESTRICT q,
                        float* HWY_RESTRICT scales) {
-  const hn::CappedTag<float, kKvGroup> df;
-  const hn::Rebind<int32_t, decltype(df)> di;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const size_t N = hn::Lanes(df), groups = KvGroups(head_dim);
+  const size_t groups = KvGroups(head_dim);
   const bool padded = head_stride >= groups * kKvGroup;
-  const auto lo = hn::Set(di, -127);
-  const auto hi = hn::Set(di, 127);
   for (size_t h = 0; h < n_heads; ++h) {
     for (size_t g = 0; g < groups; ++g) {
       const size_t begin = g * kKvGroup;
@@ -311,21 +314,9 @@ inline void QuantizeKv(const float* HWY_RESTRICT x, size_t n_heads, size_t head_
         memcpy(buf, xg, n * sizeof(float));
         xg = buf;
       }
-      auto vmax = hn::Zero(df);
-      for (size_t i = 0; i < kKvGroup; i += N) {
-        vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
-      }
-      const float scale = ReduceMax(df, vmax) / 127.0f;
-      scales[h * groups + g] = scale;
-      HWY_ALIGN int8_t out[kKvGroup] = {0};
-      if (scale > 0.0f) {  // else all zeros (or a NaN input): q = 0
-        const auto vscale = hn::Set(df, scale);
-        for (size_t i = 0; i < kKvGroup; i += N) {
-          auto qi = RoundToInt(df, hn::Div(hn::LoadU(df, xg + i), vscale));
-          qi = hn::Min(hn::Max(qi, lo), hi);
-          hn::StoreU(hn::DemoteTo(d8, qi), d8, out + i);
-        }
-      }
+      HWY_ALIGN int8_t out[kKvGroup];
+      int32_t sum;
+      scales[h * groups + g] = QuantizeGroup32(xg, out, &sum);
       memcpy(q + h * head_stride + begin, out, padded ? kKvGroup : n);
     }
   }

@@ -31,14 +31,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
                          int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
                          int32_t* HWY_RESTRICT sums) {
-  const hn::CappedTag<float, kQuantGroup> df;
-  const hn::Rebind<int32_t, decltype(df)> di;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const size_t N = hn::Lanes(df);
+  static_assert(kQuantGroup == 32, "QuantizeGroup32 quantizes groups of 32");
   const size_t groups = QuantGroups(cols);
   const size_t padded = groups * kQuantGroup;
-  const auto lo = hn::Set(di, -127);
-  const auto hi = hn::Set(di, 127);
   for (size_t b = 0; b < batch; ++b) {
     for (size_t g = 0; g < groups; ++g) {
       const size_t begin = g * kQuantGroup;
@@ -50,28 +45,8 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
         memcpy(buf, xg, n * sizeof(float));
         xg = buf;
       }
-      auto vmax = hn::Zero(df);
-      for (size_t i = 0; i < kQuantGroup; i += N) {
-        vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
-      }
-      const float scale = ReduceMax(df, vmax) / 127.0f;
-      int8_t* qg = q + b * padded + begin;
-      scales[b * groups + g] = scale;
-      if (!(scale > 0.0f)) {  // all zeros (or a NaN input): q = 0
-        memset(qg, 0, kQuantGroup);
-        sums[b * groups + g] = 0;
-        continue;
-      }
-      const auto vscale = hn::Set(df, scale);
-      auto vsum = hn::Zero(di);
-      for (size_t i = 0; i < kQuantGroup; i += N) {
-        // Division, not a multiply by 1/scale: the contract is round(x / s).
-        auto qi = RoundToInt(df, hn::Div(hn::LoadU(df, xg + i), vscale));
-        qi = hn::Min(hn::Max(qi, lo), hi);
-        vsum = hn::Add(vsum, qi);
-        hn::StoreU(hn::DemoteTo(d8, qi), d8, qg + i);
-      }
-      sums[b * groups + g] = hn::GetLane(hn::SumOfLanes(di, vsum));
+      scales[b * groups + g] =
+          QuantizeGroup32(xg, q + b * padded + begin, sums + b * groups + g);
     }
   }
 }

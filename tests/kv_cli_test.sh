@@ -9,28 +9,7 @@ args=("$@")
 model="${args[-1]}"
 unset 'args[-1]'
 ember=("${args[@]}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# expect STATUS MESSAGE_FRAGMENT -- command...: stdout goes to $tmp/stdout.
-expect() {
-  local want_status="$1" fragment="$2"
-  shift 3
-  local out status
-  out=$("$@" 2>&1 >"$tmp/stdout")
-  status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    fail "$* -> status $status (want $want_status), stderr: $(tail -c 400 <<<"$out") (want '$fragment')"
-  else
-    echo "ok: $* -> $status: $(tail -n 1 <<<"$out" | head -c 160)"
-  fi
-}
+source "$(dirname "$0")/cli_expect.sh"
 
 # Every cache type tells the golden story's opening.
 for type in f32 f16 q8; do

@@ -159,6 +159,30 @@ ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
   return spec;
 }
 
+void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
+                                               const SessionOptions& options,
+                                               const std::vector<int32_t>& tokens) {
+  const size_t vocab = model.config().vocab_size;
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    auto batched = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(batched.ok()) << batched.status().message();
+    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back(batched->logits(), batched->logits() + vocab);
+    auto stepped = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(stepped.ok());
+    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+        << "result " << i << " (threads " << 1 + i / 2
+        << (i % 2 ? ", decode" : ", prefill") << ") differs";
+  }
+}
+
 LoadedModel LoadSpec(const ModelSpec& spec) {
   LoadedModel out;
   std::vector<uint8_t> bytes;
