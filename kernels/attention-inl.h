@@ -80,19 +80,28 @@ struct DenseCache {
   }
 };
 
-// The exact int32 dot of two groups of kKvGroup int8 values (int16 products summed in
-// pairs: pmaddwd, smlal; any order gives the same integer).
-HWY_INLINE int32_t GroupDot(const int8_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b) {
-  const hn::CappedTag<int16_t, kKvGroup> d16;
+// acc + float(the int32 dot of two groups of kKvGroup int8 values) * scale, lane-wise:
+// int16 products summed in pairs (pmaddwd, smlal) into int32 lanes, each lane's sum
+// exact (at most 32 x 127^2 < 2^24, so exact in float too), then scaled and added as a
+// vector, so a score needs one horizontal sum, not one per group.
+template <class DF>
+HWY_INLINE hn::Vec<DF> AddGroupDot(DF df, const int8_t* HWY_RESTRICT a,
+                                   const int8_t* HWY_RESTRICT b, float scale,
+                                   hn::Vec<DF> acc) {
+#if HWY_TARGET == HWY_SCALAR
+  const hn::Rebind<int16_t, DF> d16;  // one lane: no pairs to sum
+#else
+  const hn::Repartition<int16_t, DF> d16;
+#endif
   const hn::Rebind<int8_t, decltype(d16)> d8;
-  const hn::Repartition<int32_t, decltype(d16)> d32;
+  const hn::RebindToSigned<DF> d32;
   auto sum0 = hn::Zero(d32), sum1 = hn::Zero(d32);
   for (size_t i = 0; i < kKvGroup; i += hn::Lanes(d16)) {
     sum0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LoadU(d8, a + i)),
                                          hn::PromoteTo(d16, hn::LoadU(d8, b + i)), sum0,
                                          sum1);
   }
-  return hn::GetLane(hn::SumOfLanes(d32, hn::Add(sum0, sum1)));
+  return hn::MulAdd(hn::ConvertTo(df, hn::Add(sum0, sum1)), hn::Set(df, scale), acc);
 }
 
 // q8 rows: scores from int8 keys and the int8 query, a group at a time; values widened
@@ -113,20 +122,19 @@ struct Q8Cache {
     const float* HWY_RESTRICT ks = key_scales + t * scale_stride + kv * groups;
     const int8_t* HWY_RESTRICT qh = q + h * groups * kKvGroup;
     const float* HWY_RESTRICT qs = q_scales + h * groups;
-    float sum = 0.0f;
+    const hn::CappedTag<float, kKvGroup / 2> df;  // int32 lanes of pairs of int8 products
+    auto sum = hn::Zero(df);
     for (size_t g = 0; g < groups; ++g) {
       const size_t n = HWY_MIN(kKvGroup, head_dim - g * kKvGroup);
-      int32_t dot;
       if (n == kKvGroup) {
-        dot = GroupDot(qh + g * kKvGroup, key + g * kKvGroup);
+        sum = AddGroupDot(df, qh + g * kKvGroup, key + g * kKvGroup, qs[g] * ks[g], sum);
       } else {  // a short last group: the query is zero past it; the key is copied
         HWY_ALIGN int8_t tail[kKvGroup] = {0};
         memcpy(tail, key + g * kKvGroup, n);
-        dot = GroupDot(qh + g * kKvGroup, tail);
+        sum = AddGroupDot(df, qh + g * kKvGroup, tail, qs[g] * ks[g], sum);
       }
-      sum += static_cast<float>(dot) * (qs[g] * ks[g]);
     }
-    return sum;
+    return ReduceSum(df, sum);
   }
   const void* ValueRow(size_t t) const { return values + t * kv_stride; }
   HWY_INLINE hn::Vec<D> LoadValues(D d, size_t t, size_t kv, size_t i) const {

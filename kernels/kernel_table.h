@@ -82,8 +82,9 @@ struct AttendSpansArgs {
 //   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
 //   then l = sum_t p[t].
 // A span's results are the same whatever range of spans it is computed in.
-// q8: dot(K[t], q_h) = sum over groups g, in order, of float(int32 dot of the group) *
-// (q_scale_g * k_scale_g); V[t] = value scale of its group * int8 value.
+// q8: dot(K[t], q_h) = sum over groups g of (int32 dot of the group) * (q_scale_g *
+// k_scale_g): each group's products summed exactly in integer lanes, scaled in float and
+// the lanes summed at the end; V[t] = value scale of its group * int8 value.
 using AttendSpansFn = void (*)(const float* q, const float* keys, const float* values,
                                const AttendSpansArgs& args, float* probs, float* partial);
 using AttendSpansF16Fn = void (*)(const float* q, const uint16_t* keys,
