@@ -174,8 +174,8 @@ struct KernelTable {
   MatMul16Fn matmul_f16 = nullptr;
   MatVec16Fn matvec_bf16 = nullptr;
   MatMul16Fn matmul_bf16 = nullptr;
-  // What the q8/q4 kernels' int8 products run on: "avx512-vnni", "neon-sdot" or
-  // "highway" (portable Highway code), for logs and benchmarks.
+  // What the q8/q4 kernels' int8 products run on: "avx512-vnni", "neon-sdot", "helium"
+  // or "highway" (portable Highway code), for logs and benchmarks.
   const char* int8_dot = "";
 };
 

@@ -71,7 +71,7 @@ void Relu(float* x, size_t n) {
 
 // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 void GeluTanh(float* x, size_t n) {
-  const double k = std::sqrt(2.0 / M_PI);
+  const double k = std::sqrt(2.0 / 3.14159265358979323846);  // (M_PI is POSIX, not C++)
   for (size_t i = 0; i < n; ++i) {
     const double v = x[i];
     x[i] = float(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <type_traits>
 
 #include "runtime/ember.h"
 #include "runtime/generate.h"
@@ -173,11 +174,13 @@ const char* ember_version(void) {
 }
 
 const char* ember_status_string(ember_status status) {
-  // A C caller may pass any int: read it as one (loading an out-of-range enum value is
-  // undefined in C++), and name only the codes there are.
-  static_assert(sizeof(ember_status) == sizeof(int), "ember_status is an int in C");
-  int code;
-  memcpy(&code, &status, sizeof(code));
+  // A C caller may pass any value: read its representation (loading an out-of-range
+  // enum value is undefined in C++), and name only the codes there are. That is an int,
+  // or a byte where enums are short (arm-none-eabi's AAPCS default).
+  std::underlying_type_t<ember_status> raw;
+  static_assert(sizeof(raw) == sizeof(status), "an enum is its underlying type");
+  memcpy(&raw, &status, sizeof(raw));
+  const int code = static_cast<int>(raw);
   if (code < EMBER_OK || code > EMBER_INTERNAL) return "unknown status";
   return ember::StatusCodeName(static_cast<ember::StatusCode>(code));
 }

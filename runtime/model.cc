@@ -1,14 +1,9 @@
-// Model loading: map or borrow the bytes, verify the FlatBuffer, check every field the
-// runtime trusts, then bind tokenizer and weights. Nothing here aborts on bad input.
+// Model loading: borrow the bytes, verify the FlatBuffer, check every field the runtime
+// trusts, then bind tokenizer and weights. Nothing here aborts on bad input. Mapping a
+// file (Model::Open) is model_file.cc's, or model_file_none.cc's in builds without files.
 #include "runtime/model.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -278,41 +273,6 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> Model::Open(const char* path) {
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open '%s': %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    close(fd);
-    return IoError("cannot stat '%s': %s", path, strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return IoError("'%s' is not a regular file", path);
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    close(fd);
-    return InvalidModel("'%s' is empty", path);
-  }
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  close(fd);
-  if (map == MAP_FAILED) return IoError("cannot map '%s': %s", path, strerror(map_errno));
-  std::unique_ptr<Model> model(new (std::nothrow) Model());
-  if (!model) {
-    munmap(map, size);
-    return ResourceExhausted("out of memory for the model");
-  }
-  model->data_ = static_cast<const uint8_t*>(map);
-  model->size_ = size;
-  model->mapped_ = true;
-  Status s = model->Init(model->data_, size);
-  if (!s.ok()) return Status(s.code(), "%s: %s", path, s.message());
-  return model;
-}
-
 Result<std::unique_ptr<Model>> Model::FromMemory(const void* data, size_t size) {
   if (data == nullptr) return InvalidArgument("model memory is null");
   if (reinterpret_cast<uintptr_t>(data) % 16 != 0) {
@@ -324,10 +284,6 @@ Result<std::unique_ptr<Model>> Model::FromMemory(const void* data, size_t size) 
   model->size_ = size;
   EMBER_RETURN_IF_ERROR(model->Init(model->data_, size));
   return model;
-}
-
-Model::~Model() {
-  if (mapped_) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 Status Model::Init(const uint8_t* data, size_t size) {

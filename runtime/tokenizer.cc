@@ -159,7 +159,7 @@ Status Tokenizer::Init(const TokenizerTables& t) {
                           m[0], m[1]);
     }
   }
-  for (int& id : byte_ids_) id = -1;
+  for (int32_t& id : byte_ids_) id = -1;
   if (t.kind == TokenizerKind::kByteLevelBpe) {
     // Byte-level BPE starts from one piece per byte: all 256 must exist.
     for (int b = 0; b < 256; ++b) {

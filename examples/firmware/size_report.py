@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Prints the firmware image's section sizes as size(1) reports them, and how much of
-each is the model, the arena, ember's code and data, and the C/C++ libraries, from the
-GNU ld link map.
+"""Prints a firmware image's section sizes as size(1) reports them, and how much of
+each is the model, the arena, ember's code and data, the image's own code and data (the
+microcontroller image's start-up, board support and start-up heap: examples/mcu), and
+the C/C++ libraries, from the GNU ld link map. Sections the image lacks are left out.
 
 usage: size_report.py SIZE_TOOL IMAGE LINK_MAP LABEL
 """
@@ -10,7 +11,8 @@ import re
 import subprocess
 import sys
 
-SECTIONS = (".text", ".rodata", ".data", ".bss")
+# .model, .arena and .stack are the microcontroller image's (examples/mcu/mps3_an547.ld).
+SECTIONS = (".text", ".rodata", ".model", ".data", ".bss", ".arena", ".stack")
 
 
 def section_sizes(size_tool, image):
@@ -25,12 +27,17 @@ def section_sizes(size_tool, image):
 
 
 def owner(input_section, path):
-    if input_section.startswith(".rodata.ember_model"):
+    if input_section == ".rodata.ember_model":  # not .rodata.ember_model_from_memory.str*
         return "model"
     if "ember_firmware.dir/firmware.c" in path and input_section.startswith(".bss"):
         return "arena"
-    if "libember_firmware_runtime.a" in path or "ember_firmware.dir" in path:
+    if input_section.startswith(".bss.ember_arena"):
+        return "arena"
+    if ("libember_firmware_runtime.a" in path or "ember_firmware.dir" in path or
+            "libember_mcu_runtime.a" in path):
         return "ember"
+    if "ember_mcu_" in path and ".dir/" in path:
+        return "board"
     return "libs"
 
 
@@ -68,13 +75,18 @@ def main():
     size_tool, image, link_map, label = sys.argv[1:5]
     sizes = section_sizes(size_tool, image)
     parts = attribute(link_map)
+    owners = ["model", "arena", "ember"]
+    if any(owner == "board" for _, owner in parts):
+        owners.append("board")
     print(f"firmware size ({label}, {size_tool} -A):")
-    print(f"  {'section':<8} {'bytes':>9}   {'model':>9} {'arena':>9} {'ember':>9} "
-          f"{'libc/libstdc++':>14}")
+    print(f"  {'section':<8} {'bytes':>9}   " +
+          " ".join(f"{owner:>9}" for owner in owners) + f" {'libc/libstdc++':>14}")
     for section in SECTIONS:
-        print(f"  {section:<8} {sizes.get(section, 0):>9}   "
-              f"{parts[(section, 'model')]:>9} {parts[(section, 'arena')]:>9} "
-              f"{parts[(section, 'ember')]:>9} {parts[(section, 'libs')]:>14}")
+        if section not in sizes:
+            continue
+        print(f"  {section:<8} {sizes[section]:>9}   " +
+              " ".join(f"{parts[(section, owner)]:>9}" for owner in owners) +
+              f" {parts[(section, 'libs')]:>14}")
 
 
 if __name__ == "__main__":

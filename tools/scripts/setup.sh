@@ -6,7 +6,8 @@
 #                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/scripts/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
 #                           # python3-torch (oracles), chromium (SVG rendering), cross
-#                           # compilers, qemu-user and the arm64/armhf libraries
+#                           # compilers, qemu-user and the arm64/armhf libraries, and the
+#                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm
 set -euo pipefail
 
 profile="${1:-build}"
@@ -33,6 +34,11 @@ test_pkgs=(
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )
+# The microcontroller image (examples/mcu, tools/scripts/mcu.sh): arm-none-eabi GCC with
+# newlib and its libstdc++, run on qemu-system-arm's mps3-an547 board.
+mcu_pkgs=(
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+)
 cross_arches=(arm64 armhf)
 # -dev packages that coexist with their amd64 twins (multi-arch: same).
 cross_pkgs=(libhwy-dev libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev libcpuinfo0)
@@ -41,7 +47,7 @@ cross_unpack=(libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev)
 
 wanted=("${native_pkgs[@]}")
 if [ "$profile" = all ]; then
-  wanted+=("${test_pkgs[@]}")
+  wanted+=("${test_pkgs[@]}" "${mcu_pkgs[@]}")
   for arch in "${cross_arches[@]}"; do
     for p in "${cross_pkgs[@]}"; do wanted+=("$p:$arch"); done
   done

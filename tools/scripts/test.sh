@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: natively, then cross-built for aarch64 and armhf
-# under qemu-user on a matrix of emulated CPUs, then the firmware example for both. This
-# is what CI runs (.ci/run). Prints each stage's duration and the Highway target each
-# CPU chose.
+# under qemu-user on a matrix of emulated CPUs, then the firmware example for both, then
+# the Cortex-M55 image under qemu-system-arm. This is what CI runs (.ci/run). Prints each
+# stage's duration and the Highway target each CPU chose.
 #
 #   EMBER_BUILD_DIR=build   native build directory; cross ones get -aarch64, -armhf,
-#                           -fw-aarch64, -fw-armhf appended
+#                           -fw-aarch64, -fw-armhf, -mcu appended
 #   EMBER_CROSS=0           native stages only (a quick local run; CI runs everything)
 #   EMBER_REQUIRE_MODELS=0  let tests that need ../shared/models skip instead of fail
 #   EMBER_HARDEN=0          skip the sanitizer and fuzzing stages (-asan, -tsan dirs)
@@ -216,6 +216,25 @@ firmware() {  # firmware ARCH TOOLCHAIN TRIPLET QEMU_CPU
     "$dir/examples/firmware/ember_firmware.map" "$arch"
 }
 
+# The Cortex-M55 image (examples/mcu): no operating system, run on qemu-system-arm's
+# mps3-an547 board. Its stories are checked against the golden (f32 token for token with
+# the text, q8 the first 100 tokens) by tools/scripts/mcu.sh, which also prints the
+# image's sizes; then the Helium kernels' own test image runs.
+mcu_image() {
+  local dir="$build_dir-mcu"
+  stage "Cortex-M55 image: build, f32 and q8 stories, Helium kernel test ($dir, qemu-system-arm)"
+  local dtype
+  for dtype in f32 q8; do
+    if ! EMBER_BUILD_DIR="$build_dir" EMBER_MCU_BUILD_DIR="$dir" \
+      tools/scripts/mcu.sh --dtype "$dtype" --check --timeout 300; then
+      failures+=("Cortex-M55 $dtype story")
+    fi
+  done
+  if ! ctest --test-dir "$dir" --output-on-failure -L kernel; then
+    failures+=("Cortex-M55 Helium kernel test")
+  fi
+}
+
 if [ "$cross" != 0 ] && [ "$(uname -m)" != x86_64 ]; then
   echo "the qemu matrix is set up for an x86-64 build machine: skipping the cross stages"
   cross=0
@@ -225,6 +244,7 @@ if [ "$cross" != 0 ]; then
   cross_tests armhf arm-linux-gnueabihf.cmake "${armhf_cpus[@]}"
   firmware aarch64 aarch64-linux-gnu.cmake aarch64-linux-gnu cortex-a72
   firmware armhf arm-linux-gnueabihf.cmake arm-linux-gnueabihf cortex-a7
+  mcu_image
 fi
 
 summary
