@@ -7,6 +7,7 @@
 #define EMBER_KERNELS_ATTENTION_INL_H_
 #endif
 
+#include <cmath>
 #include <cstring>
 
 #include "hwy/highway.h"
@@ -179,7 +180,8 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
     const bool first = t % span == 0;
     for (size_t kv = 0; kv < n_kv; ++kv) {
       for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
-        const float score = cache.Score(t, kv, h) * a.scale;
+        float score = cache.Score(t, kv, h) * a.scale;
+        if (a.softcap > 0.0f) score = a.softcap * std::tanh(score / a.softcap);
         probs[h * probs_stride + t] = score;
         m[h * stride] = first || score > m[h * stride] ? score : m[h * stride];
       }

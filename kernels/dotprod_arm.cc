@@ -15,6 +15,7 @@
 #include <arm_neon.h>
 #include <sys/auxv.h>
 
+#include "kernels/dotprod_arm_util.h"
 #include "kernels/quant_layout.h"
 #endif
 
@@ -23,16 +24,7 @@ namespace ember::kernels {
 #if defined(__aarch64__) && defined(__linux__) && defined(HWCAP_ASIMDDP)
 namespace {
 
-#define EMBER_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
-
-// acc[b][0..3] (rows 0-3, 4-7, 8-11, 12-15) += chunk w . lane kLane of token b's xv[b].
-template <int kLane, int kB>
-EMBER_DOTPROD inline void DotChunk(int32x4_t (&acc)[kB][4], const int8x16_t (&w)[4],
-                                   const int8x16_t (&xv)[kB]) {
-  for (int b = 0; b < kB; ++b) {
-    for (int q = 0; q < 4; ++q) acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
-  }
-}
+using dotprod::DotChunk;
 
 EMBER_DOTPROD inline void LoadQ8(const uint8_t* chunk, int8x16_t (&w)[4]) {
   const uint8x16_t flip = vdupq_n_u8(0x80);
@@ -145,8 +137,6 @@ EMBER_DOTPROD void MatMulDotProd(const uint8_t* w, const int8_t* xq, const float
     }
   }
 }
-
-#undef EMBER_DOTPROD
 
 }  // namespace
 

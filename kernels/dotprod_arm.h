@@ -15,6 +15,10 @@ bool HasArmDotProd();
 // sdot kernels and sets int8_dot = "neon-sdot". Returns whether it did.
 bool FillDotProdKernels(KernelTable* table);
 
+// Where HasArmDotProd(): points the q4_k, q5_k and q6_k entries at the sdot kernels
+// (kquant_arm.cc). Returns whether it did.
+bool FillDotProdKQuantKernels(KernelTable* table);
+
 }  // namespace ember::kernels
 
 #endif  // EMBER_KERNELS_DOTPROD_ARM_H_

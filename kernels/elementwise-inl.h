@@ -142,6 +142,22 @@ inline void Mul(float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t n) {
   Transform2InPlace(d, a, b, n, [](auto va, auto vb) { return hn::Mul(va, vb); });
 }
 
+// x = s x, in place.
+inline void Scale(float* HWY_RESTRICT x, float s, size_t n) {
+  const hn::ScalableTag<float> d;
+  const auto vs = hn::Set(d, s);
+  TransformInPlace(d, x, n, [&](auto v) { return hn::Mul(v, vs); });
+}
+
+// x = cap tanh(x / cap), in place: soft-capping (Gemma 2's logits and scores).
+inline void SoftCap(float* HWY_RESTRICT x, float cap, size_t n) {
+  const hn::ScalableTag<float> d;
+  const auto vcap = hn::Set(d, cap);
+  const auto inv = hn::Set(d, 1.0f / cap);
+  TransformInPlace(d, x, n,
+                   [&](auto v) { return hn::Mul(vcap, hn::Tanh(d, hn::Mul(v, inv))); });
+}
+
 inline void AddBias(float* HWY_RESTRICT x, const float* HWY_RESTRICT bias, size_t rows,
                     size_t n) {
   for (size_t r = 0; r < rows; ++r) Add(x + r * n, bias, n);

@@ -18,6 +18,8 @@ void FillElementwise(KernelTable* table) {
   table->add = &Add;
   table->mul = &Mul;
   table->add_bias = &AddBias;
+  table->scale = &Scale;
+  table->soft_cap = &SoftCap;
 }
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -97,6 +97,30 @@ void TestBinary() {
   }
 }
 
+// The embedding scale and soft-capping: x s, and cap tanh(x / cap) for caps below,
+// near and above the inputs' range (tanh's saturation is where an approximation fails).
+void TestScaleAndSoftCap() {
+  uint32_t seed = 500;
+  for (size_t n : test::OddSizes()) {
+    test::Buffer x(n, seed % 4, seed, 8.0f);
+    ++seed;
+    std::vector<float> expected = x.Copy();
+    reference::Scale(expected.data(), 25.25f, n);
+    Scale(x.data(), 25.25f, n);
+    test::ExpectClose(x.data(), expected.data(), n, 0.0f, 0.0f, "scale");
+    for (float cap : {1.0f, 5.0f, 30.0f, 50.0f}) {
+      test::Buffer y(n, seed % 4, seed, 60.0f);
+      ++seed;
+      std::vector<float> capped = y.Copy();
+      reference::SoftCap(capped.data(), cap, n);
+      SoftCap(y.data(), cap, n);
+      test::ExpectClose(y.data(), capped.data(), n, 2e-6f * cap, 1e-5f, "soft_cap");
+      // Within the cap, to a float rounding (armv7's tanh reaches 1 + 2^-23).
+      for (size_t i = 0; i < n; ++i) ASSERT_LE(std::abs(y[i]), cap * (1 + 1e-6f)) << i;
+    }
+  }
+}
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -107,5 +131,6 @@ HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestSoftmax);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestArgMax);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestActivations);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestBinary);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestScaleAndSoftCap);
 }  // namespace ember::kernels
 #endif

@@ -54,6 +54,7 @@ KernelTable ChooseKernels() {
   FillAttentionKernels(&table);
   FillQuantKernels(&table);
   FillMatVec16Kernels(&table);
+  FillKQuantKernels(&table);
   return table;
 }
 

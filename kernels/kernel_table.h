@@ -29,6 +29,11 @@ using SoftmaxFn = void (*)(float* x, size_t n);
 // *index = the first position of the largest of x[0, n), n >= 1; NaNs are skipped (0 when
 // all are NaN). Greedy sampling.
 using ArgMaxFn = void (*)(const float* x, size_t n, size_t* index);
+// In place: each of `rows` rows of n values, x = x / sqrt(mean(x^2) + eps) * weight.
+using RmsNormRowsFn = void (*)(float* x, const float* weight, float eps, size_t rows,
+                               size_t n);
+// In place: x[i] = s * x[i] (ScaleFn), x[i] = cap * tanh(x[i] / cap) (SoftCapFn).
+using ScaleFn = void (*)(float* x, float s, size_t n);
 // In place, elementwise activation.
 using ActivationFn = void (*)(float* x, size_t n);
 // In place: a[i] = a[i] (op) b[i]
@@ -69,6 +74,7 @@ struct AttendSpansArgs {
   size_t kv_stride = 0;     // elements from one position's row to the next's
   size_t scale_stride = 0;  // q8: scales from one position's row to the next's
   float scale = 1.0f;       // of the scores: 1 / sqrt(head_dim) for a plain model
+  float softcap = 0.0f;     // > 0: scores capped to softcap tanh(s / softcap) (Gemma 2)
   size_t probs_stride = 0;  // >= n_pos
   // A hint that the cache is not in the CPU caches (decode): the kernel then prefetches
   // values while it reads keys. It does not change any result.
@@ -77,7 +83,8 @@ struct AttendSpansArgs {
 
 // AttendSpans*Fn: spans [first_span, first_span + num_spans) of `span` positions each
 // (the last one ends at n_pos), every head h; for the positions t of span c:
-//   s[t] = scale * dot(K[t], q_h);  m = max s;  p[t] = exp(s[t] - m);
+//   s[t] = scale * dot(K[t], q_h) (then softcap tanh(s[t] / softcap) when softcap > 0);
+//   m = max s;  p[t] = exp(s[t] - m);
 //   probs[h * probs_stride + t] = p[t];  partial + (c * n_heads + h) *
 //   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
 //   then l = sum_t p[t].
@@ -124,8 +131,10 @@ inline size_t AttentionSpan(size_t n_pos) {
 // (padded = QuantGroups(cols) * 32; inputs past cols are 0), scales[b * groups + g] = s,
 // sums[b * groups + g] = sum of the group's q.
 // (Rounding is to nearest with ties to even, the default floating-point rounding.)
+// Unless half_sums is null, also half_sums[b * groups + g] = sum of the group's first
+// 16 q (q6_k's sub-blocks are half groups: kquant_layout.h).
 using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_t* q,
-                                float* scales, int32_t* sums);
+                                float* scales, int32_t* sums, int32_t* half_sums);
 // y[b * y_stride + r] = sum_g wscale(r, g) * xscale(b, g) * sum_i wq(r, 32g+i) xq(b, 32g+i)
 // for r < rows, b < batch. `w` points at the first panel of these rows (packed as in
 // quant_layout.h for a matrix with `cols` columns); rows need not be a multiple of 16:
@@ -136,6 +145,22 @@ using QuantizeActsFn = void (*)(const float* x, size_t batch, size_t cols, int8_
 using MatMulQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
                                const int32_t* xsums, size_t batch, float* y,
                                size_t y_stride, size_t rows, size_t cols);
+// K-quant products (q4_k, q5_k, q6_k packed as in kquant_layout.h; cols a multiple of
+// 256), with MatMulQuantFn's arguments and xhalf_sums (QuantizeActsFn's half_sums).
+// Per group g of 32 inputs in order, with xs = xscales[b, g], xsum = xsums[b, g]:
+//   q4_k, q5_k (the group is sub-block j of its super-block, d and dmin its row's):
+//     dot = sum_i q(r, 32g + i) xq(b, 32g + i)                        (exact int32)
+//     acc = MulAdd(float(dot), (d * float(sc_j)) * xs, acc)
+//     acc = NegMulAdd(dmin * float(m_j), xs * float(xsum), acc)       (acc - a * b)
+//   q6_k (sub-blocks 2j and 2j + 1 are the group's halves h = 0, 1):
+//     dot_h = sum over the half of (q - 32) xq;  idot = sc_2j dot_0 + sc_2j+1 dot_1
+//     acc = MulAdd(float(idot), d * xs, acc)                          (idot exact)
+// d * float(sc) and dmin * float(m) are exact. Fused where the target has FMA; matvec
+// and matmul of one table give bitwise-identical rows, as for MatMulQuantFn.
+using MatMulKQuantFn = void (*)(const uint8_t* w, const int8_t* xq, const float* xscales,
+                                const int32_t* xsums, const int32_t* xhalf_sums,
+                                size_t batch, float* y, size_t y_stride, size_t rows,
+                                size_t cols);
 // Dense 16-bit weights (f16 or bf16 bit patterns), same contracts as the f32 kernels.
 using MatVec16Fn = void (*)(const uint16_t* w, const float* x, float* y, size_t rows,
                             size_t cols);
@@ -177,6 +202,17 @@ struct KernelTable {
   // What the q8/q4 kernels' int8 products run on: "avx512-vnni", "neon-sdot", "helium"
   // or "highway" (portable Highway code), for logs and benchmarks.
   const char* int8_dot = "";
+  // K-quants (q4_k, q5_k, q6_k), on the same int8 products as q8/q4.
+  MatMulKQuantFn matvec_q4k = nullptr;
+  MatMulKQuantFn matmul_q4k = nullptr;
+  MatMulKQuantFn matvec_q5k = nullptr;
+  MatMulKQuantFn matmul_q5k = nullptr;
+  MatMulKQuantFn matvec_q6k = nullptr;
+  MatMulKQuantFn matmul_q6k = nullptr;
+  // Current families: per-head q/k norms, the embedding scale, soft-capping.
+  RmsNormRowsFn rms_norm_rows = nullptr;
+  ScaleFn scale = nullptr;
+  ScaleFn soft_cap = nullptr;
 };
 
 // The kernels for the best Highway target this CPU supports. Cheap; call once per
@@ -196,6 +232,7 @@ void FillRopeKernels(KernelTable* table);
 void FillAttentionKernels(KernelTable* table);
 void FillQuantKernels(KernelTable* table);     // quantize_acts, q8/q4, int8_dot
 void FillMatVec16Kernels(KernelTable* table);  // f16/bf16
+void FillKQuantKernels(KernelTable* table);    // q4_k, q5_k, q6_k
 
 }  // namespace ember::kernels
 

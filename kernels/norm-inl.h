@@ -47,6 +47,27 @@ inline void RmsNorm(const float* HWY_RESTRICT x, const float* HWY_RESTRICT weigh
   ScaleShift(x, 0.0f, scale, weight, nullptr, out, n);
 }
 
+// In place, each of `rows` rows of n values: x = x / sqrt(mean(x^2) + eps) * weight
+// (the per-head norm of q and k: one weight vector for every head), in RmsNorm's
+// arithmetic.
+inline void RmsNormRows(float* HWY_RESTRICT x, const float* HWY_RESTRICT weight,
+                        float eps, size_t rows, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    float* HWY_RESTRICT row = x + r * n;
+    const float sum_sq = SumTransformed(d, row, n, [](auto v) { return hn::Mul(v, v); });
+    const float scale = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
+    const auto vscale = hn::Set(d, scale);
+    size_t i = 0;
+    for (; i + N <= n; i += N) {
+      const auto v = hn::Mul(hn::LoadU(d, row + i), vscale);
+      hn::StoreU(hn::Mul(v, hn::LoadU(d, weight + i)), d, row + i);
+    }
+    for (; i < n; ++i) row[i] = row[i] * scale * weight[i];
+  }
+}
+
 // out = (x - mean) / sqrt(var + eps) * weight + bias, var the biased variance
 // (two passes: exact for inputs with a large mean).
 inline void LayerNorm(const float* HWY_RESTRICT x, const float* HWY_RESTRICT weight,

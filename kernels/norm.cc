@@ -11,6 +11,7 @@ namespace ember::kernels::HWY_NAMESPACE {
 void FillNorm(KernelTable* table) {
   table->rms_norm = &RmsNorm;
   table->layer_norm = &LayerNorm;
+  table->rms_norm_rows = &RmsNormRows;
 }
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -25,6 +25,28 @@ void TestRmsNorm() {
   }
 }
 
+// The per-head norm, in place over rows (heads) that share one weight vector: against the
+// reference and bitwise equal to RmsNorm row by row.
+void TestRmsNormRows() {
+  uint32_t seed = 17;
+  for (size_t n : test::OddSizes()) {
+    for (size_t rows : {1, 2, 5}) {
+      test::Buffer x(rows * n, seed % 3, seed, 3.0f);
+      ++seed;
+      test::Buffer w(n, 1, seed++);
+      std::vector<float> expected = x.Copy();
+      std::vector<float> one_by_one(rows * n);
+      for (size_t r = 0; r < rows; ++r) {
+        RmsNorm(x.data() + r * n, w.data(), 1e-6f, one_by_one.data() + r * n, n);
+      }
+      reference::RmsNormRows(expected.data(), w.data(), 1e-6f, rows, n);
+      RmsNormRows(x.data(), w.data(), 1e-6f, rows, n);
+      test::ExpectClose(x.data(), expected.data(), rows * n, 1e-6f, 1e-5f, "rows");
+      test::ExpectClose(x.data(), one_by_one.data(), rows * n, 0.0f, 0.0f, "bitwise");
+    }
+  }
+}
+
 void TestLayerNorm() {
   uint32_t seed = 70;
   for (size_t n : test::OddSizes()) {
@@ -51,5 +73,6 @@ namespace ember::kernels {
 HWY_BEFORE_TEST(NormTest);
 HWY_EXPORT_AND_TEST_P(NormTest, TestRmsNorm);
 HWY_EXPORT_AND_TEST_P(NormTest, TestLayerNorm);
+HWY_EXPORT_AND_TEST_P(NormTest, TestRmsNormRows);
 }  // namespace ember::kernels
 #endif

@@ -30,7 +30,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
                          int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
-                         int32_t* HWY_RESTRICT sums) {
+                         int32_t* HWY_RESTRICT sums, int32_t* HWY_RESTRICT half_sums) {
   static_assert(kQuantGroup == 32, "QuantizeGroup32 quantizes groups of 32");
   const size_t groups = QuantGroups(cols);
   const size_t padded = groups * kQuantGroup;
@@ -45,8 +45,13 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
         memcpy(buf, xg, n * sizeof(float));
         xg = buf;
       }
-      scales[b * groups + g] =
-          QuantizeGroup32(xg, q + b * padded + begin, sums + b * groups + g);
+      int8_t* qg = q + b * padded + begin;
+      scales[b * groups + g] = QuantizeGroup32(xg, qg, sums + b * groups + g);
+      if (half_sums) {  // scalar: vectors may be wider than 16 lanes
+        int32_t half = 0;
+        for (size_t i = 0; i < kQuantGroup / 2; ++i) half += qg[i];
+        half_sums[b * groups + g] = half;
+      }
     }
   }
 }

@@ -29,14 +29,56 @@ inline hwy::AlignedFreeUniquePtr<uint8_t[]> PackForTest(QuantKind kind, const fl
   return packed;
 }
 
+// One shape of the quantized-kernel checks: matmul(first_panel, y) writes the batch's
+// rows from panel first_panel on into y (stride y_stride), matvec(b, out) token b alone
+// (batch 1) into out; `expected` (the reference, at y_stride) must equal matmul's rows
+// (bitwise when exact, else within abs_tol_per_col * cols), the stride's padding stays
+// untouched, decode equals prefill bit for bit without writing past `rows`, and a second
+// call on the rows from 16 on (a thread's share) gives the same bits.
+template <class MatMul, class MatVec>
+void CheckQuantShape(const MatMul& matmul, const MatVec& matvec,
+                     const std::vector<float>& expected, size_t rows, size_t cols,
+                     size_t batch, size_t y_stride, bool exact, float abs_tol_per_col,
+                     uint32_t seed) {
+  const float kSentinel = -12345.0f;
+  Buffer y(batch * y_stride, (seed + 1) % 4, seed);
+  for (size_t i = 0; i < batch * y_stride; ++i) y[i] = kSentinel;
+  matmul(size_t{0}, y.data());
+  for (size_t b = 0; b < batch; ++b) {
+    const float* got = y.data() + b * y_stride;
+    const float* want = expected.data() + b * y_stride;
+    SCOPED_TRACE(testing::Message() << "rows " << rows << " cols " << cols << " batch "
+                                    << batch << " token " << b);
+    if (exact) {
+      for (size_t r = 0; r < rows; ++r) ASSERT_EQ(got[r], want[r]) << "row " << r;
+    } else {
+      ExpectClose(got, want, rows, abs_tol_per_col * cols, 1e-5f, "matmul");
+    }
+    for (size_t r = rows; r < y_stride; ++r) ASSERT_EQ(got[r], kSentinel) << r;
+    // Decode of the same token: the same bits, and nothing past `rows` written.
+    Buffer single(rows + 1, b % 4, seed);
+    single[rows] = kSentinel;
+    matvec(b, single.data());
+    for (size_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], got[r]) << "decode row " << r;
+    ASSERT_EQ(single[rows], kSentinel);
+  }
+  if (rows > kQuantPanelRows) {  // rows from 16 on, from the second panel
+    std::vector<float> part(batch * y_stride, kSentinel);
+    matmul(size_t{1}, part.data());
+    for (size_t b = 0; b < batch; ++b) {
+      for (size_t r = kQuantPanelRows; r < rows; ++r) {
+        ASSERT_EQ(part[b * y_stride + r - kQuantPanelRows], y[b * y_stride + r])
+            << "split at 16: row " << r << " token " << b;
+      }
+    }
+  }
+}
+
 // Runs matvec (batch 1, per token) and matmul against the reference for every test
-// shape, with inputs quantized by the reference quantizer, outputs at a misaligned,
-// padded stride whose padding must stay untouched, and a second call on the rows from
-// 16 on (a thread's share) that must give the same bits.
+// shape (CheckQuantShape), with inputs quantized by the reference quantizer.
 inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantFn matmul,
                               bool exact, uint32_t seed) {
   const bool q4 = kind == QuantKind::kQ4;
-  const float kSentinel = -12345.0f;
   for (size_t rows : QuantRows()) {
     for (size_t cols : QuantCols()) {
       const std::vector<float> wf = QuantTestMatrix(rows, cols, q4, exact, 7, seed++);
@@ -49,44 +91,22 @@ inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantF
         Buffer xs(batch * groups, seed % 3 + 1, seed);
         std::vector<int32_t> sums(batch * groups);
         reference::QuantizeActs(x.data(), batch, cols, xq, xs.data(), sums.data());
-
         const size_t y_stride = rows + 3;
-        std::vector<float> expected(batch * y_stride, kSentinel);
+        std::vector<float> expected(batch * y_stride, -12345.0f);
         reference::MatMulQuant(kind, w.get(), xq, xs.data(), batch, expected.data(),
                                y_stride, rows, cols);
-        Buffer y(batch * y_stride, (seed + 1) % 4, seed);
-        for (size_t i = 0; i < batch * y_stride; ++i) y[i] = kSentinel;
-        matmul(w.get(), xq, xs.data(), sums.data(), batch, y.data(), y_stride, rows, cols);
-        for (size_t b = 0; b < batch; ++b) {
-          const float* got = y.data() + b * y_stride;
-          const float* want = expected.data() + b * y_stride;
-          SCOPED_TRACE(testing::Message() << "rows " << rows << " cols " << cols
-                                          << " batch " << batch << " token " << b);
-          if (exact) {
-            for (size_t r = 0; r < rows; ++r) ASSERT_EQ(got[r], want[r]) << "row " << r;
-          } else {
-            ExpectClose(got, want, rows, 1e-6f * cols, 1e-5f, "matmul");
-          }
-          for (size_t r = rows; r < y_stride; ++r) ASSERT_EQ(got[r], kSentinel) << r;
-          // Decode of the same token: the same bits, and nothing past `rows` written.
-          Buffer single(rows + 1, b % 4, seed);
-          single[rows] = kSentinel;
-          matvec(w.get(), xq + b * padded, xs.data() + b * groups, sums.data() + b * groups,
-                 1, single.data(), rows, rows, cols);
-          for (size_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], got[r]) << "decode row " << r;
-          ASSERT_EQ(single[rows], kSentinel);
-        }
-        if (rows > kQuantPanelRows) {  // rows from 16 on, from the second panel
-          std::vector<float> part(batch * y_stride, kSentinel);
-          matmul(w.get() + QuantPanelBytes(kind, cols), xq, xs.data(), sums.data(), batch,
-                 part.data(), y_stride, rows - kQuantPanelRows, cols);
-          for (size_t b = 0; b < batch; ++b) {
-            for (size_t r = kQuantPanelRows; r < rows; ++r) {
-              ASSERT_EQ(part[b * y_stride + r - kQuantPanelRows], y[b * y_stride + r])
-                  << "split at 16: row " << r << " token " << b;
-            }
-          }
-        }
+        CheckQuantShape(
+            [&](size_t panel, float* y) {
+              matmul(w.get() + panel * QuantPanelBytes(kind, cols), xq, xs.data(),
+                     sums.data(), batch, y, y_stride, rows - panel * kQuantPanelRows,
+                     cols);
+            },
+            [&](size_t b, float* out) {
+              matvec(w.get(), xq + b * padded, xs.data() + b * groups,
+                     sums.data() + b * groups, 1, out, rows, rows, cols);
+            },
+            expected, rows, cols, batch, y_stride, exact, 1e-6f, seed);
+        if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
@@ -123,11 +143,17 @@ inline void CheckQuantizeActs(QuantizeActsFn quantize, uint32_t seed) {
       std::vector<float> want_s(batch * groups);
       Buffer got_s(batch * groups, seed % 4, seed);
       std::vector<int32_t> want_sum(batch * groups), got_sum(batch * groups, 777);
+      std::vector<int32_t> want_half(batch * groups), got_half(batch * groups, 777);
       Buffer xin(batch * cols, seed % 4, seed);
       memcpy(xin.data(), x.data(), x.size() * sizeof(float));
       reference::QuantizeActs(x.data(), batch, cols, want_q.data(), want_s.data(),
-                              want_sum.data());
-      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data());
+                              want_sum.data(), want_half.data());
+      // Without half sums, then with them: the same values.
+      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data(), nullptr);
+      std::vector<int8_t> first_q(got_q, got_q + batch * padded);
+      quantize(xin.data(), batch, cols, got_q, got_s.data(), got_sum.data(),
+               got_half.data());
+      ASSERT_EQ(0, memcmp(first_q.data(), got_q, first_q.size()));
       if (cols >= 32) {  // the reference itself rounds ties to even: x[i] = i - 15.5
         ASSERT_EQ(want_q[18], 2);    // 2.5
         ASSERT_EQ(want_q[13], -2);   // -2.5
@@ -144,6 +170,10 @@ inline void CheckQuantizeActs(QuantizeActsFn quantize, uint32_t seed) {
         memcpy(&want_bits, &want_s[i], 4);
         ASSERT_EQ(got_bits, want_bits) << "scale " << i << " cols " << cols;
         ASSERT_EQ(got_sum[i], want_sum[i]) << "sum " << i << " cols " << cols;
+        ASSERT_EQ(got_half[i], want_half[i]) << "half sum " << i << " cols " << cols;
+        int32_t half = 0;  // the reference's own half sums, from its q
+        for (size_t k = 0; k < kQuantGroup / 2; ++k) half += want_q[i * kQuantGroup + k];
+        ASSERT_EQ(want_half[i], half) << i;
       }
     }
   }

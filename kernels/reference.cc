@@ -30,6 +30,24 @@ void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t 
   for (size_t i = 0; i < n; ++i) out[i] = float(x[i] * inv * weight[i]);
 }
 
+void RmsNormRows(float* x, const float* weight, float eps, size_t rows, size_t n) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = x + r * n;
+    double ss = 0;
+    for (size_t i = 0; i < n; ++i) ss += double(row[i]) * row[i];
+    const double inv = 1.0 / std::sqrt(ss / double(n) + eps);
+    for (size_t i = 0; i < n; ++i) row[i] = float(row[i] * inv * weight[i]);
+  }
+}
+
+void Scale(float* x, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * s);
+}
+
+void SoftCap(float* x, float cap, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(cap * std::tanh(double(x[i]) / cap));
+}
+
 void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
                float* out, size_t n) {
   double mean = 0;
@@ -128,28 +146,16 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
   }
 }
 
-void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
-            size_t n_pos, size_t head_dim, float scale, float* probs, float* out) {
-  for (size_t t = 0; t < n_pos; ++t) {
-    double dot = 0;
-    for (size_t i = 0; i < head_dim; ++i) dot += double(q[i]) * keys[t * kv_stride + i];
-    probs[t] = float(dot * scale);
-  }
-  Softmax(probs, n_pos);
-  for (size_t i = 0; i < head_dim; ++i) {
-    double sum = 0;
-    for (size_t t = 0; t < n_pos; ++t)
-      sum += double(probs[t]) * values[t * kv_stride + i];
-    out[i] = float(sum);
-  }
-}
-
 namespace {
-// probs = softmax(scale * score(t)), out = sum_t probs[t] value(t, i), in double.
+// s[t] = scale * score(t) (then softcap tanh(s / softcap) when softcap > 0),
+// probs = softmax(s), out = sum_t probs[t] value(t, i), in double.
 template <class Score, class Value>
-void AttendWith(size_t n_pos, size_t head_dim, float scale, const Score& score,
-                const Value& value, float* probs, float* out) {
-  for (size_t t = 0; t < n_pos; ++t) probs[t] = float(score(t) * scale);
+void AttendWith(size_t n_pos, size_t head_dim, float scale, float softcap,
+                const Score& score, const Value& value, float* probs, float* out) {
+  for (size_t t = 0; t < n_pos; ++t) {
+    const double s = score(t) * scale;
+    probs[t] = float(softcap > 0 ? softcap * std::tanh(s / softcap) : s);
+  }
   Softmax(probs, n_pos);
   for (size_t i = 0; i < head_dim; ++i) {
     double sum = 0;
@@ -159,11 +165,25 @@ void AttendWith(size_t n_pos, size_t head_dim, float scale, const Score& score,
 }
 }  // namespace
 
-void AttendF16(const float* q, const uint16_t* keys, const uint16_t* values,
-               size_t kv_stride, size_t n_pos, size_t head_dim, float scale, float* probs,
-               float* out) {
+void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
+            size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
+            float* out) {
   AttendWith(
-      n_pos, head_dim, scale,
+      n_pos, head_dim, scale, softcap,
+      [&](size_t t) {
+        double dot = 0;
+        for (size_t i = 0; i < head_dim; ++i)
+          dot += double(q[i]) * keys[t * kv_stride + i];
+        return dot;
+      },
+      [&](size_t t, size_t i) { return double(values[t * kv_stride + i]); }, probs, out);
+}
+
+void AttendF16(const float* q, const uint16_t* keys, const uint16_t* values,
+               size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
+               float softcap, float* probs, float* out) {
+  AttendWith(
+      n_pos, head_dim, scale, softcap,
       [&](size_t t) {
         double dot = 0;
         for (size_t i = 0; i < head_dim; ++i) {
@@ -178,9 +198,9 @@ void AttendF16(const float* q, const uint16_t* keys, const uint16_t* values,
 void AttendQ8(const int8_t* q, const float* q_scales, const int8_t* keys,
               const float* key_scales, const int8_t* values, const float* value_scales,
               size_t kv_stride, size_t scale_stride, size_t n_pos, size_t head_dim,
-              float scale, float* probs, float* out) {
+              float scale, float softcap, float* probs, float* out) {
   AttendWith(
-      n_pos, head_dim, scale,
+      n_pos, head_dim, scale, softcap,
       [&](size_t t) {
         double dot = 0;
         for (size_t g = 0; g * kKvGroup < head_dim; ++g) {
@@ -227,7 +247,7 @@ void QuantizeKv(const float* x, size_t n_heads, size_t head_dim, size_t head_str
 }
 
 void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* scales,
-                  int32_t* sums) {
+                  int32_t* sums, int32_t* half_sums) {
   const size_t groups = QuantGroups(cols);
   for (size_t b = 0; b < batch; ++b) {
     for (size_t g = 0; g < groups; ++g) {
@@ -246,6 +266,8 @@ void QuantizeActs(const float* x, size_t batch, size_t cols, int8_t* q, float* s
         }
         q[b * groups * kQuantGroup + i] = static_cast<int8_t>(value);
         sum += value;
+        if (i == begin + kQuantGroup / 2 - 1 && half_sums)
+          half_sums[b * groups + g] = sum;
       }
       scales[b * groups + g] = scale;
       sums[b * groups + g] = sum;
@@ -269,6 +291,60 @@ void MatMulQuant(QuantKind kind, const uint8_t* w, const int8_t* xq, const float
         acc = acc + static_cast<float>(dot) * scale;
       }
       y[b * y_stride + r] = acc;
+    }
+  }
+}
+
+void MatMulKQuant(KQuantKind kind, const uint8_t* w, const int8_t* xq,
+                  const float* xscales, size_t batch, float* y, size_t y_stride,
+                  size_t rows, size_t cols) {
+  const size_t groups = cols / kQuantGroup;
+  KQuantBlockValues block;
+  for (size_t b = 0; b < batch; ++b) {
+    const int8_t* xb = xq + b * cols;
+    for (size_t r = 0; r < rows; ++r) {
+      float acc = 0.0f;
+      for (size_t g = 0; g < groups; ++g) {
+        const size_t j = g % kKQuantGroups;  // the group within its super-block
+        if (j == 0) GetKQuantBlock(kind, w, cols, r, g / kKQuantGroups, &block);
+        const int8_t* xg = xb + g * kQuantGroup;
+        const uint8_t* q = block.q + j * kQuantGroup;
+        const float xs = xscales[b * groups + g], d = HalfToFloat(block.d);
+        if (kind == KQuantKind::kQ6K) {
+          int32_t idot = 0;
+          for (size_t h = 0; h < 2; ++h) {
+            int32_t dot = 0;
+            for (size_t i = 16 * h; i < 16 * h + 16; ++i)
+              dot += (q[i] - 32) * int32_t{xg[i]};
+            idot += block.scales[2 * j + h] * dot;
+          }
+          acc = acc + static_cast<float>(idot) * (d * xs);
+          continue;
+        }
+        int32_t dot = 0, sum = 0;
+        for (size_t i = 0; i < kQuantGroup; ++i) {
+          dot += q[i] * int32_t{xg[i]};
+          sum += xg[i];
+        }
+        const float ws = d * static_cast<float>(block.scales[j]);
+        const float wm = HalfToFloat(block.dmin) * static_cast<float>(block.mins[j]);
+        acc = acc + static_cast<float>(dot) * (ws * xs);
+        acc = acc - wm * (xs * static_cast<float>(sum));
+      }
+      y[b * y_stride + r] = acc;
+    }
+  }
+}
+
+void UnpackKQuantToGgml(KQuantKind kind, const uint8_t* packed, size_t rows, size_t cols,
+                        uint8_t* ggml_rows) {
+  const size_t blocks = KQuantSuperBlocks(cols);
+  KQuantBlockValues block;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t s = 0; s < blocks; ++s) {
+      GetKQuantBlock(kind, packed, cols, r, s, &block);
+      WriteGgmlKQuantBlock(kind, block,
+                           ggml_rows + (r * blocks + s) * GgmlKQuantBlockBytes(kind));
     }
   }
 }

@@ -27,6 +27,9 @@ struct Activations {
   float* x_norm = nullptr;    // (max_batch, d_model): normalized input of a sub-block
   float* rope_cos = nullptr;  // (max_batch, head_dim)
   float* rope_sin = nullptr;  // (max_batch, head_dim)
+  // Sliding layers' tables when they have their own RoPE base (else null).
+  float* rope_local_cos = nullptr;  // (max_batch, head_dim)
+  float* rope_local_sin = nullptr;  // (max_batch, head_dim)
   float* q = nullptr;         // (max_batch, q_dim)
   // New keys and values in f32, (2, max_batch, kv_dim), when they are not computed in
   // place in the cache (an f16 or q8 cache, a ring): KvCache::Store converts them.

@@ -55,17 +55,21 @@ Status ResolveAttentionRecord(const ModelConfig& config, size_t context,
 }
 
 void RecordAttentionRow(const AttentionRecord& record, size_t layer, size_t position,
-                        const float* probs, size_t probs_stride, size_t n_keys) {
+                        const float* probs, size_t probs_stride, size_t first_key,
+                        size_t end_key) {
   if (layer < record.first_layer || layer - record.first_layer >= record.num_layers ||
       position >= record.positions) {
     return;
   }
   const size_t l = layer - record.first_layer;
-  const size_t n = n_keys < record.positions ? n_keys : record.positions;
+  const size_t end = end_key < record.positions ? end_key : record.positions;
+  const size_t first = first_key < end ? first_key : end;
   for (size_t h = 0; h < record.num_heads; ++h) {
     float* row = record.row(l, h, position);
-    memcpy(row, probs + (record.first_head + h) * probs_stride, n * sizeof(float));
-    memset(row + n, 0, (record.positions - n) * sizeof(float));
+    const float* from = probs + (record.first_head + h) * probs_stride;
+    memset(row, 0, first * sizeof(float));
+    memcpy(row + first, from + first, (end - first) * sizeof(float));
+    memset(row + end, 0, (record.positions - end) * sizeof(float));
   }
 }
 

@@ -54,10 +54,12 @@ Status ResolveAttentionRecord(const ModelConfig& config, size_t context,
                               AttentionRecord* record);
 
 // Copies one query token's weights for every recorded head of `layer` into the record:
-// probs[h * probs_stride + t] for t < n_keys (cut to the record's positions), zeros
-// after. Does nothing for a layer or position outside the record.
+// probs[h * probs_stride + t] for first_key <= t < end_key (cut to the record's
+// positions), zeros elsewhere (keys a sliding window hides, or later ones). Does nothing
+// for a layer or position outside the record.
 void RecordAttentionRow(const AttentionRecord& record, size_t layer, size_t position,
-                        const float* probs, size_t probs_stride, size_t n_keys);
+                        const float* probs, size_t probs_stride, size_t first_key,
+                        size_t end_key);
 
 }  // namespace ember
 

@@ -53,19 +53,12 @@ struct MergeEntry {
 // side by side so that ordering reads only the heap's own memory, with room for every
 // symbol; slot_[i] is symbol i's place in it. before(a, b) says entry a's pair merges
 // before b's; it must be a strict total order.
-//
-// Defer() parks a symbol at the far end of heap_ until ForEachDeferred(): byte-level BPE
-// makes the pairs a pass creates wait until the pass ends. A symbol is in the heap or
-// deferred, never both, so the two never overlap.
 template <class Before>
 class MergeHeap {
  public:
   // heap holds 2 * num_symbols int32, slot num_symbols.
   MergeHeap(int32_t* heap, int32_t* slot, int32_t num_symbols, Before before)
-      : heap_(heap),
-        slot_(slot),
-        capacity_(static_cast<size_t>(num_symbols)),
-        before_(before) {
+      : heap_(heap), slot_(slot), before_(before) {
     for (int32_t i = 0; i < num_symbols; ++i) slot_[i] = kOut;
   }
 
@@ -87,14 +80,9 @@ class MergeHeap {
     SiftDown(static_cast<size_t>(slot_[i]));
   }
 
-  // Takes i out of the heap, or out of the deferred list; nothing if it is in neither.
-  // A removed deferred symbol must not be deferred again before ForEachDeferred.
+  // Takes i out of the heap; nothing if it is not in it (or i is negative).
   void Remove(int32_t i) {
     if (i < 0 || slot_[i] == kOut) return;
-    if (slot_[i] == kDeferred) {
-      slot_[i] = kOut;  // ForEachDeferred skips it
-      return;
-    }
     const size_t k = static_cast<size_t>(slot_[i]);
     slot_[i] = kOut;
     if (k == --size_) return;
@@ -104,28 +92,8 @@ class MergeHeap {
     SiftDown(static_cast<size_t>(slot_[last.symbol]));
   }
 
-  // Takes i out of the heap until ForEachDeferred (nothing if already deferred).
-  void Defer(int32_t i) {
-    if (slot_[i] == kDeferred) return;
-    Remove(i);
-    heap_[2 * (capacity_ - 1 - num_deferred_++)] = i;
-    slot_[i] = kDeferred;
-  }
-
-  // Calls f(i) for each symbol still deferred, emptying the list; f may Push(i, key).
-  template <class F>
-  void ForEachDeferred(F f) {
-    while (num_deferred_ > 0) {
-      const int32_t i = heap_[2 * (capacity_ - num_deferred_--)];
-      if (slot_[i] != kDeferred) continue;
-      slot_[i] = kOut;
-      f(i);
-    }
-  }
-
  private:
   static constexpr int32_t kOut = -1;
-  static constexpr int32_t kDeferred = -2;
 
   MergeEntry Get(size_t k) const { return {heap_[2 * k], heap_[2 * k + 1]}; }
   void Place(size_t k, MergeEntry e) {
@@ -160,11 +128,47 @@ class MergeHeap {
 
   int32_t* heap_;
   int32_t* slot_;
-  size_t capacity_;
   size_t size_ = 0;
-  size_t num_deferred_ = 0;
   Before before_;
 };
+
+// Merges the symbols sym[0, m) (followed by room for 4m int32: the list's links, the
+// heap's slots and entries) until no adjacent pair can merge; returns how many are left
+// in sym[0, ...). `pair(left, right)` is the key of the pair's merge, or -1; `before`
+// orders entries (the best merge first, a strict total order); `result(key)` is the
+// merged symbol. A merge looks up only the two pairs it changes: O(m log m).
+template <class Pair, class Before, class Result>
+size_t MergeSymbols(int32_t* sym, int32_t m, Pair pair, Before before, Result result) {
+  if (m < 2) return static_cast<size_t>(m);
+  SymbolList list(sym + m, m);  // then the heap's slots (m) and entries (2m)
+  MergeHeap<Before> heap(sym + 3 * m, sym + 2 * m, m, before);
+  // Symbol i's pair changed: look it up again.
+  auto update = [&](int32_t i) {
+    const int32_t next = list.Next(i);
+    const int32_t key = next == SymbolList::kNone ? -1 : pair(sym[i], sym[next]);
+    if (key >= 0) {
+      heap.Update(i, key);
+    } else {
+      heap.Remove(i);
+    }
+  };
+  for (int32_t i = 0; i < m; ++i) update(i);
+  while (!heap.empty()) {
+    const MergeEntry best = heap.top();
+    const int32_t i = best.symbol;
+    heap.Remove(list.Next(i));  // its pair is gone with it
+    sym[i] = result(best.key);
+    list.MergeWithNext(i);
+    update(i);  // i stays in the heap if it can merge again: one sift, not two
+    const int32_t prev = list.Prev(i);
+    if (prev != SymbolList::kNone) update(prev);
+  }
+  // Compact the live symbols; the k-th sits at index >= k, so nothing is overwritten
+  // before it is read.
+  size_t count = 0;
+  for (int32_t i = 0; i != SymbolList::kNone; i = list.Next(i)) sym[count++] = sym[i];
+  return count;
+}
 
 }  // namespace ember
 

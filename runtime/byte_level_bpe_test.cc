@@ -1,7 +1,8 @@
-// Byte-level BPE encoding on hand-made tables: merge order by rank, every occurrence of
-// a pair per pass, chunk boundaries, the work-buffer contract, and Init's checks; and
-// the O(m log m) merge against GPT-2's quadratic one (hand-made tables with random ranks,
-// and OpenAI's GPT-2 vocabulary) on random and long texts.
+// Byte-level BPE encoding on hand-made tables: merge order by rank (Hugging Face's: the
+// lowest rank, the leftmost of equals, new pairs competing at once), chunk boundaries,
+// the work-buffer contract, and Init's checks; and the O(m log m) merge against a
+// quadratic one written from that definition (hand-made tables with random ranks, and
+// OpenAI's GPT-2 vocabulary) on random and long texts.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -74,7 +75,7 @@ struct Vocab {
     const Status init = tok.Init(Tables());
     EXPECT_TRUE(init.ok()) << init.message();
     // The exact capacity the contract promises is enough, with a canary after it.
-    std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()) + 1, -7);
+    std::vector<int32_t> ids(tok.EncodeCapacity(text.size()) + 1, -7);
     size_t n = 0;
     const Status s = tok.Encode(text, false, ids.data(), ids.size() - 1, &n);
     EXPECT_TRUE(s.ok()) << s.message();
@@ -110,7 +111,7 @@ TEST(ByteLevelBpeTest, MergesStayInsideChunks) {
 }
 
 TEST(ByteLevelBpeTest, LongChunk) {
-  // 20000 letters in one chunk: many passes, output as GPT-2's loop would give it.
+  // 20000 letters in one chunk: many merges, as the definition gives them.
   const Vocab v({"ab", "abab"}, {{"a", "b", 0}, {"ab", "ab", 1}});
   std::string text;
   for (int i = 0; i < 10000; ++i) text += "ab";
@@ -144,19 +145,19 @@ TEST(ByteLevelBpeTest, InitChecks) {
   EXPECT_NE(std::string(s.message()).find("out of order"), std::string::npos);
 }
 
-// GPT-2's pass semantics: the pairs a pass creates wait until it has merged every
-// occurrence of its pair, even when their rank is lower (as encoder.py's loop does);
-// so do other pairs of the same rank.
-TEST(ByteLevelBpeTest, NewPairsWaitForTheEndOfThePass) {
+// Hugging Face's BPE (and llama.cpp's): after each merge the pairs it makes compete at
+// once, even with a rank lower than the merge's (Llama 3's and Gemma 3's lists have such
+// merges), where GPT-2's encoder.py would first merge every occurrence of its pair.
+TEST(ByteLevelBpeTest, NewPairsCompeteAtOnce) {
   const Vocab v({"aa", "aaa", "aaaa"}, {{"a", "a", 5}, {"aa", "a", 1}, {"aa", "aa", 9}});
-  EXPECT_EQ(v.Encode("aaaa"), (V{"aaaa"}));  // aa aa, then aaaa; never aaa a
+  EXPECT_EQ(v.Encode("aaaa"), (V{"aaa", "a"}));  // aa a a, then aaa a (encoder.py: aaaa)
   const Vocab w({"ab", "ca"}, {{"a", "b", 1}, {"c", "a", 1}});
-  EXPECT_EQ(w.Encode("abcab"), (V{"ab", "c", "ab"}));  // the leftmost pair's pass first
+  EXPECT_EQ(w.Encode("abcab"), (V{"ab", "ca", "b"}));  // equal ranks: leftmost first
   EXPECT_EQ(w.Encode("bcab"), (V{"b", "ca", "b"}));
 }
 
-// The reference: GPT-2's merge as it was written here before the heap (rescan for the
-// lowest rank after every pass, O(m^2) per chunk), through the public API only.
+// The reference: BPE as Hugging Face tokenizers defines it, one merge at a time with a
+// rescan of every pair (O(m^2) per chunk), through the public API only.
 std::vector<int32_t> ReferenceEncodeByteLevel(const Tokenizer& tok,
                                               const std::string& text) {
   const TokenizerTables& t = tok.tables();
@@ -189,18 +190,8 @@ std::vector<int32_t> ReferenceEncodeByteLevel(const Tokenizer& tok,
         if (rank(sym[i], sym[i + 1]) < rank(sym[best], sym[best + 1])) best = i;
       }
       if (rank(sym[best], sym[best + 1]) == kNone) break;
-      const int32_t left = sym[best], right = sym[best + 1];
-      const int32_t result = int32_t(find_merge(left, right)[2]);
-      std::vector<int32_t> merged(sym.begin(), sym.begin() + best);
-      for (size_t j = best; j < sym.size();) {
-        if (j + 1 < sym.size() && sym[j] == left && sym[j + 1] == right) {
-          merged.push_back(result);
-          j += 2;
-        } else {
-          merged.push_back(sym[j++]);
-        }
-      }
-      sym = merged;
+      sym[best] = int32_t(find_merge(sym[best], sym[best + 1])[2]);
+      sym.erase(sym.begin() + best + 1);
     }
     out.insert(out.end(), sym.begin(), sym.end());
     pos = end;
@@ -210,7 +201,7 @@ std::vector<int32_t> ReferenceEncodeByteLevel(const Tokenizer& tok,
 
 // Encodes with exactly EncodeCapacity ids of buffer, and a canary after them.
 std::vector<int32_t> EncodeExact(const Tokenizer& tok, const std::string& text) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()) + 1, -7);
+  std::vector<int32_t> ids(tok.EncodeCapacity(text.size()) + 1, -7);
   size_t n = 0;
   const Status s = tok.Encode(text, false, ids.data(), ids.size() - 1, &n);
   EXPECT_TRUE(s.ok()) << s.message();

@@ -144,6 +144,24 @@ ember::Status ToSamplerOptions(const ember_sampler_options* o,
   return ember::Sampler::CheckOptions(*options);
 }
 
+ember::Status ToEncodeOptions(const ember_tokenize_options* o,
+                              const ember::Tokenizer& tok,
+                              ember::EncodeOptions* options) {
+  *options = ember::EncodeOptions();
+  options->add_bos = tok.add_bos();
+  if (o == nullptr) return ember::Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_tokenize_options>(
+      "ember_tokenize_options", o->struct_size,
+      offsetof(ember_tokenize_options, parse_special) + sizeof(o->parse_special)));
+  if (o->add_bos < -1 || o->add_bos > 1) {
+    return ember::InvalidArgument("ember_tokenize_options: add_bos %d is not -1, 0 or 1",
+                                  o->add_bos);
+  }
+  if (o->add_bos >= 0) options->add_bos = o->add_bos == 1;
+  options->parse_special = o->parse_special != 0;
+  return ember::Status::Ok();
+}
+
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
                          ember_model** model) {
   if (!result.ok()) return Report(result.status());
@@ -160,6 +178,36 @@ struct GenerateTrampoline {
 bool CallBack(void* user, int32_t id, std::string_view text) {
   auto* t = static_cast<GenerateTrampoline*>(user);
   return t->callback(t->user, id, text.data(), text.size()) != 0;
+}
+
+ember_status Tokenize(ember_session* session, const char* text, size_t length,
+                      const ember_tokenize_options* options, int add_bos, int32_t* ids,
+                      size_t capacity, size_t* n_ids) {
+  if (!session) return NullArgument("session");
+  if (!n_ids) return NullArgument("n_ids");
+  if (!text && length) return NullArgument("text");
+  *n_ids = 0;
+  ember::EncodeOptions encode;
+  if (options || add_bos < 0) {
+    ember_status status =
+        Report(ToEncodeOptions(options, session->session.model().tokenizer(), &encode));
+    if (status != EMBER_OK) return status;
+  } else {
+    encode.add_bos = add_bos != 0;
+  }
+  const int32_t* tokens = nullptr;
+  size_t n = 0;
+  ember_status status =
+      Report(session->session.Tokenize(text ? text : "", length, encode, &tokens, &n));
+  if (status != EMBER_OK) return status;
+  *n_ids = n;
+  if (n > capacity) {
+    return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
+                                           n, capacity));
+  }
+  if (n && !ids) return NullArgument("ids");
+  memcpy(ids, tokens, n * sizeof(int32_t));
+  return EMBER_OK;
 }
 
 }  // namespace
@@ -209,6 +257,13 @@ void ember_sampler_options_default(ember_sampler_options* options) {
   options->top_k = d.top_k;
   options->top_p = d.top_p;
   options->seed = d.seed;
+}
+
+void ember_tokenize_options_default(ember_tokenize_options* options) {
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->add_bos = -1;
+  options->parse_special = 0;
 }
 
 ember_status ember_model_open(const char* path, ember_model** model) {
@@ -316,23 +371,17 @@ size_t ember_session_position(const ember_session* session) {
 
 ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
                             int add_bos, int32_t* ids, size_t capacity, size_t* n_ids) {
-  if (!session) return NullArgument("session");
-  if (!n_ids) return NullArgument("n_ids");
-  if (!text && length) return NullArgument("text");
-  *n_ids = 0;
-  const int32_t* tokens = nullptr;
-  size_t n = 0;
-  ember_status status = Report(
-      session->session.Tokenize(text ? text : "", length, add_bos != 0, &tokens, &n));
-  if (status != EMBER_OK) return status;
-  *n_ids = n;
-  if (n > capacity) {
-    return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
-                                           n, capacity));
+  return Tokenize(session, text, length, nullptr, add_bos != 0, ids, capacity, n_ids);
+}
+
+ember_status ember_tokenize_with_options(ember_session* session, const char* text,
+                                         size_t length,
+                                         const ember_tokenize_options* options,
+                                         int32_t* ids, size_t capacity, size_t* n_ids) {
+  if (!options) {
+    return Tokenize(session, text, length, nullptr, -1, ids, capacity, n_ids);
   }
-  if (n && !ids) return NullArgument("ids");
-  memcpy(ids, tokens, n * sizeof(int32_t));
-  return EMBER_OK;
+  return Tokenize(session, text, length, options, 0, ids, capacity, n_ids);
 }
 
 ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,

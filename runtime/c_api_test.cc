@@ -1,5 +1,6 @@
 // The C API through its C++ wrapper (ember.hpp): the golden story with a caller-owned
 // arena, and statuses plus messages for bad calls.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -288,6 +289,61 @@ TEST_F(CApiTest, ModelAndPoolOutliveTheirHandles) {
   ember_session_free(a);
   EXPECT_EQ(ember_prefill(b, &bos, 1), EMBER_OK);  // the model is still there
   ember_session_free(b);
+}
+
+// ember_tokenize_with_options: BOS as the model says unless asked, control tokens in
+// the text only with parse_special, and the struct's size checked like every option
+// struct's.
+TEST(CApiTokenizeTest, OptionsAndSpecialTokens) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.tokenizer.added = {{1, "<s>", 0}, {2, "</s>", 0}};  // control tokens
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes bytes(raw);
+  cpp::Model model;
+  ASSERT_EQ(model.FromMemory(bytes.data(), bytes.size()), EMBER_OK) << cpp::LastError();
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model), EMBER_OK) << cpp::LastError();
+
+  ember_tokenize_options options;
+  ember_tokenize_options_default(&options);
+  EXPECT_EQ(options.struct_size, sizeof(options));
+  EXPECT_EQ(options.add_bos, -1);
+  EXPECT_EQ(options.parse_special, 0);
+  std::vector<int32_t> ids;
+  const std::string text = "a</s>b";
+  ASSERT_EQ(session.Tokenize(text, options, &ids), EMBER_OK) << cpp::LastError();
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids[0], 1);                                 // the model adds BOS
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2), 0);  // "</s>" is text
+  options.parse_special = 1;
+  options.add_bos = 0;
+  ASSERT_EQ(session.Tokenize(text, options, &ids), EMBER_OK) << cpp::LastError();
+  EXPECT_NE(ids[0], 1);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2), 1);  // "</s>" is EOS
+  // NULL options: the defaults.
+  int32_t buffer[64];
+  size_t n = 0;
+  ASSERT_EQ(ember_tokenize_with_options(session.get(), text.data(), text.size(), nullptr,
+                                        buffer, 64, &n),
+            EMBER_OK);
+  EXPECT_EQ(buffer[0], 1);
+  EXPECT_EQ(std::count(buffer, buffer + n, 2), 0);
+
+  options.add_bos = 5;
+  EXPECT_EQ(session.Tokenize(text, options, &ids), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("add_bos 5"), std::string::npos);
+  ember_tokenize_options zero{};
+  EXPECT_EQ(session.Tokenize(text, zero, &ids), EMBER_INVALID_ARGUMENT);
+  ember_tokenize_options older;
+  ember_tokenize_options_default(&older);
+  older.struct_size = offsetof(ember_tokenize_options, parse_special);
+  older.parse_special = 1;  // past its struct_size: never read
+  EXPECT_EQ(session.Tokenize(text, older, &ids), EMBER_INVALID_ARGUMENT);
+  ember_tokenize_options newer = options;
+  newer.add_bos = 0;
+  newer.struct_size = sizeof(newer) + 4;
+  EXPECT_EQ(session.Tokenize(text, newer, &ids), EMBER_UNIMPLEMENTED);
 }
 
 TEST(CApiVersionTest, VersionAndStatusNames) {

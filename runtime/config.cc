@@ -15,6 +15,12 @@ const char* DTypeName(DType dtype) {
       return "q8";
     case DType::kQ4:
       return "q4";
+    case DType::kQ4K:
+      return "q4_k";
+    case DType::kQ5K:
+      return "q5_k";
+    case DType::kQ6K:
+      return "q6_k";
   }
   return "unknown";
 }
@@ -45,6 +51,22 @@ const char* PositionKindName(PositionKind kind) {
       return "learned";
     case PositionKind::kRope:
       return "rope";
+  }
+  return "unknown";
+}
+
+const char* RopeScalingName(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::kNone:
+      return "none";
+    case RopeScaling::kLinear:
+      return "linear";
+    case RopeScaling::kLlama3:
+      return "llama3";
+    case RopeScaling::kYarn:
+      return "yarn";
+    case RopeScaling::kLongRope:
+      return "longrope";
   }
   return "unknown";
 }

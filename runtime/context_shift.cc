@@ -1,6 +1,7 @@
 // Session::ShiftContext and MakeRoom: generation past the context by dropping part of
 // the cache and moving the rest down (see session.h).
 #include "kernels/rope.h"
+#include "runtime/forward.h"
 #include "runtime/session.h"
 
 namespace ember {
@@ -17,6 +18,12 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
         "context shift: cannot drop %zu positions after the first %zu of %zu", discard,
         keep, position_);
   }
+  if (!RopeShiftable(c, plan_.max_context)) {
+    return InvalidArgument(
+        "context shift: LongRoPE picks its factors per pass, and with a context of %zu "
+        "past its original %u the moved keys cannot be rotated as a fresh pass would",
+        plan_.max_context, c.rope_original_context);
+  }
   if (record_.weights != nullptr) {
     return InvalidArgument(
         "context shift: the attention record counts positions from "
@@ -28,22 +35,44 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
     kv.MoveRows(layer, keep + discard, keep, moved);
   }
   if (c.positions == PositionKind::kRope) {
-    // Between passes the activations are free: rope_cos/rope_sin hold a chunk's
-    // rotation tables (max_batch rows of head_dim), q one key row (q_dim >= kv_dim).
+    // Each layer's keys turn with that layer's RoPE (a sliding layer's own base, Gemma
+    // 3; the scaled global RoPE else), over its rotated dimensions (rope_dims). Between
+    // passes the activations are free: rope_cos/rope_sin hold a chunk's global tables,
+    // rope_local_cos/rope_local_sin its local ones (max_batch rows of head_dim each), q
+    // one key row (q_dim >= kv_dim).
     const Activations& act = buffers_.act;
-    const size_t hd = c.head_dim, chunk = act.max_batch;
+    const size_t hd = c.head_dim, dims = c.rope_dims(), chunk = act.max_batch;
     const bool interleaved = c.rope_pairing == RopePairing::kInterleaved;
     const auto rope = interleaved ? kernels_.rope_interleaved : kernels_.rope_half;
+    const bool local = c.rope_local_theta > 0.0f && c.has_sliding_layers();
+    const kernels::RopeParams global_params = GlobalRopeParams(c);
+    kernels::RopeParams local_params;
+    local_params.theta = c.rope_local_theta;
     for (size_t p0 = keep; p0 < keep + moved; p0 += chunk) {
       const size_t n = keep + moved - p0 < chunk ? keep + moved - p0 : chunk;
       for (size_t j = 0; j < n; ++j) {
-        kernels::RopeShiftTables(p0 + j + discard, p0 + j, c.rope_theta, hd, interleaved,
-                                 act.rope_cos + j * hd, act.rope_sin + j * hd);
+        kernels::RopeShiftTables(p0 + j + discard, p0 + j, global_params, dims,
+                                 interleaved, act.rope_cos + j * hd,
+                                 act.rope_sin + j * hd);
+        if (local) {
+          kernels::RopeShiftTables(p0 + j + discard, p0 + j, local_params, dims,
+                                   interleaved, act.rope_local_cos + j * hd,
+                                   act.rope_local_sin + j * hd);
+        }
       }
       for (size_t layer = 0; layer < c.n_layers; ++layer) {
+        const bool layer_local = local && c.sliding(layer);
+        const float* cos = layer_local ? act.rope_local_cos : act.rope_cos;
+        const float* sin = layer_local ? act.rope_local_sin : act.rope_sin;
         for (size_t j = 0; j < n; ++j) {
           kv.Load(layer, kKeys, p0 + j, act.q);
-          rope(act.q, act.rope_cos + j * hd, act.rope_sin + j * hd, c.n_kv_heads, hd);
+          if (dims == hd) {
+            rope(act.q, cos + j * hd, sin + j * hd, c.n_kv_heads, hd);
+          } else {  // partial rotation: each head's first `dims` values
+            for (size_t h = 0; h < c.n_kv_heads; ++h) {
+              rope(act.q + h * hd, cos + j * hd, sin + j * hd, 1, dims);
+            }
+          }
           kv.StoreRow(kernels_, layer, kKeys, p0 + j, act.q);
         }
       }

@@ -49,7 +49,8 @@ typedef struct ember_session_options {
                                 past it, ask for a context explicitly */
   uint32_t max_batch;        /* tokens per prefill step; 0: 64 */
   uint32_t max_prompt_bytes; /* longest text ember_tokenize accepts; 0: 8 x context,
-                                at most 1 MiB (the arena holds 20 bytes for each) */
+                                at most 1 MiB (the arena holds 20 bytes for each, 64
+                                with a normalizing tokenizer: Qwen's NFC) */
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
@@ -80,6 +81,16 @@ typedef struct ember_sampler_options {
   uint64_t seed;
 } ember_sampler_options;
 
+/* How ember_tokenize_with_options encodes (appended after 0.2.0). */
+typedef struct ember_tokenize_options {
+  uint32_t struct_size; /* sizeof(ember_tokenize_options) */
+  int add_bos; /* -1 (default): as the model's tokenizer says; 0: no; 1: BOS first */
+  int parse_special; /* nonzero: control tokens written in the text (<|eot_id|>,
+                        <start_of_turn>, <|im_start|>) become their ids, as chat
+                        templates need; 0 (default): they are text like any other.
+                        Other added tokens are always matched (as Hugging Face does). */
+} ember_tokenize_options;
+
 /* Called for each generated token with the bytes it adds to the text (possibly none, or
  * part of a UTF-8 character). Return nonzero to continue, 0 to stop. It runs inside
  * ember_generate on the calling thread: it may use other sessions and ember_detokenize,
@@ -97,6 +108,7 @@ const char* ember_last_error(void);
 
 void ember_session_options_default(ember_session_options* options);
 void ember_sampler_options_default(ember_sampler_options* options);
+void ember_tokenize_options_default(ember_tokenize_options* options);
 
 /* Maps the file read-only; weights are used in place. */
 ember_status ember_model_open(const char* path, ember_model** model);
@@ -136,6 +148,12 @@ size_t ember_session_position(const ember_session* session);
  * than the session's max_prompt_bytes is refused before any work. */
 ember_status ember_tokenize(ember_session* session, const char* text, size_t length,
                             int add_bos, int32_t* ids, size_t capacity, size_t* n_ids);
+/* ember_tokenize with options (NULL: the defaults): BOS as the model says, control
+ * tokens in the text read as text unless options->parse_special. */
+ember_status ember_tokenize_with_options(ember_session* session, const char* text,
+                                         size_t length,
+                                         const ember_tokenize_options* options,
+                                         int32_t* ids, size_t capacity, size_t* n_ids);
 /* The bytes `token` adds to the text after `prev_token` (-1 at the start). The pointer
  * stays valid as long as the model. */
 ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,

@@ -71,10 +71,23 @@ class Session {
 
   ember_session* get() { return handle_; }
   ember_status Tokenize(std::string_view text, bool add_bos, std::vector<int32_t>* ids) {
+    ember_tokenize_options options;
+    ember_tokenize_options_default(&options);
+    options.add_bos = add_bos ? 1 : 0;
+    return Tokenize(text, options, ids);
+  }
+  // With options (parse_special for a rendered chat template).
+  ember_status Tokenize(std::string_view text, const ember_tokenize_options& options,
+                        std::vector<int32_t>* ids) {
     ids->resize(text.size() + 2);
     size_t n = 0;
-    const ember_status s = ember_tokenize(handle_, text.data(), text.size(), add_bos,
-                                          ids->data(), ids->size(), &n);
+    ember_status s = ember_tokenize_with_options(handle_, text.data(), text.size(),
+                                                 &options, ids->data(), ids->size(), &n);
+    if (s == EMBER_RESOURCE_EXHAUSTED && n > ids->size()) {  // NFC can lengthen text
+      ids->resize(n);
+      s = ember_tokenize_with_options(handle_, text.data(), text.size(), &options,
+                                      ids->data(), ids->size(), &n);
+    }
     ids->resize(s == EMBER_OK ? n : 0);
     return s;
   }

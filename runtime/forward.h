@@ -6,12 +6,24 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/rope.h"
 #include "runtime/activations.h"
 #include "runtime/attention_record.h"
 #include "runtime/linear.h"
 #include "runtime/model.h"
 
 namespace ember {
+
+// The RoPE of global layers (the model's base and scaling; LongRoPE's short factors), and
+// of layer `layer`: a sliding layer's own base (no scaling) where the model has one
+// (rope_local_theta, Gemma 3), else the global RoPE.
+kernels::RopeParams GlobalRopeParams(const ModelConfig& c);
+kernels::RopeParams LayerRopeParams(const ModelConfig& c, size_t layer);
+// Whether cached keys can be moved to other positions by a rotation (a context shift) in
+// a session of `context` positions: not with LongRoPE past its original context, whose
+// passes pick short or long factors by how far they reach (keys of one cache then turn
+// at different frequencies).
+bool RopeShiftable(const ModelConfig& c, size_t context);
 
 // One forward pass over a batch of tokens. It borrows everything it touches, given
 // explicitly: the model (config and weights), how to compute (kernels, pool, profile),
@@ -35,9 +47,12 @@ class Forward {
   void AttentionBlock(size_t layer, size_t batch, size_t pos0);
   void FeedForwardBlock(size_t layer, size_t batch);
   void Attention(size_t layer, size_t batch, size_t pos0);
-  void Rope(float* x, size_t n_heads, size_t batch, size_t stride);
+  void Rope(float* x, size_t n_heads, size_t batch, size_t stride, bool local);
   void Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
             size_t rows);
+  void HeadNorm(const Tensor* weight, float* x, size_t n_heads, size_t batch,
+                size_t stride);
+  void AddResidual(const Tensor* post_norm, const float* out, size_t rows);
   void AddBias(const Tensor* bias, float* x, size_t rows);
   void Activate(float* x, const float* up, size_t rows);
   size_t Logits(size_t batch, bool all_logits, float* logits);
@@ -49,6 +64,10 @@ class Forward {
   const Activations& act_;
   const KvCache& kv_;
   const AttentionRecord& record_;
+  // RoPE of global layers, and of sliding ones when they have their own base
+  // (local_rope_: rope_local_theta, no scaling).
+  kernels::RopeParams rope_global_, rope_local_;
+  bool local_rope_ = false;
 };
 
 }  // namespace ember

@@ -17,7 +17,22 @@ kernels::QuantKind QuantKindOf(DType dtype) {
   return dtype == DType::kQ8 ? kernels::QuantKind::kQ8 : kernels::QuantKind::kQ4;
 }
 
-bool IsQuantized(DType dtype) { return dtype == DType::kQ8 || dtype == DType::kQ4; }
+// Products on int8 activations (KernelTable::quantize_acts).
+bool IsQuantized(DType dtype) {
+  return dtype == DType::kQ8 || dtype == DType::kQ4 || IsKQuant(dtype);
+}
+
+kernels::MatMulKQuantFn KQuantKernel(const kernels::KernelTable& k, DType dtype,
+                                     bool one) {
+  switch (dtype) {
+    case DType::kQ4K:
+      return one ? k.matvec_q4k : k.matmul_q4k;
+    case DType::kQ5K:
+      return one ? k.matvec_q5k : k.matmul_q5k;
+    default:
+      return one ? k.matvec_q6k : k.matmul_q6k;
+  }
+}
 
 struct LinearTask {
   const ExecContext* ctx;
@@ -67,6 +82,17 @@ void RunRows(void* context, size_t begin, size_t count) {
           one ? (q8 ? k.matvec_q8 : k.matvec_q4) : (q8 ? k.matmul_q8 : k.matmul_q4);
       const QuantScratch& a = *t.quant;
       fn(w, a.values, a.scales, a.sums, t.batch, y, rows, count, cols);
+      return;
+    }
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K: {
+      const uint8_t* w =
+          t.w->data + (begin / kQuantPanelRows) *
+                          kernels::KQuantPanelBytes(KQuantKindOf(t.w->dtype), cols);
+      const QuantScratch& a = *t.quant;
+      KQuantKernel(k, t.w->dtype, one)(w, a.values, a.scales, a.sums, a.half_sums,
+                                       t.batch, y, rows, count, cols);
       return;
     }
   }
@@ -121,6 +147,10 @@ bool LinearSupports(DType dtype, Layout layout) {
     case DType::kQ8:
     case DType::kQ4:
       return layout == Layout::kQuantPanels;
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:
+      return layout == Layout::kKQuantPanels;
   }
   return false;
 }
@@ -178,7 +208,8 @@ void LinearGroup(const ExecContext& ctx, const QuantScratch& quant,
     ParallelRows(ctx, batch, cols, [&](size_t r0, size_t rows) {
       ctx.kernels->quantize_acts(x + r0 * cols, rows, cols,
                                  q.values + r0 * groups * kernels::kQuantGroup,
-                                 q.scales + r0 * groups, q.sums + r0 * groups);
+                                 q.scales + r0 * groups, q.sums + r0 * groups,
+                                 q.half_sums ? q.half_sums + r0 * groups : nullptr);
     });
   }
   // Tiles run on this thread too without a pool (a batch's outputs for a tile of rows
@@ -214,6 +245,11 @@ void EmbeddingRow(const Tensor& table, uint64_t row, float* out) {
     case DType::kQ8:
     case DType::kQ4:
       kernels::DequantizeRow(QuantKindOf(table.dtype), table.data, cols, row, out);
+      return;
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:
+      kernels::DequantizeKQuantRow(KQuantKindOf(table.dtype), table.data, cols, row, out);
       return;
   }
 }

@@ -13,13 +13,15 @@
 
 namespace ember {
 
-// Arena scratch for the input of a q8/q4 product, quantized on the fly (see
+// Arena scratch for the input of a q8/q4 or K-quant product, quantized on the fly (see
 // KernelTable::quantize_acts): (batch, QuantGroups(cols) * 32) int8 values and
-// (batch, QuantGroups(cols)) scales and sums, for cols up to the widest input.
+// (batch, QuantGroups(cols)) scales and sums, for cols up to the widest input; half sums
+// too when the model has K-quant matrices (else null).
 struct QuantScratch {
   int8_t* values = nullptr;
   float* scales = nullptr;
   int32_t* sums = nullptr;
+  int32_t* half_sums = nullptr;
 };
 
 struct XnnMatrices;  // runtime/xnn_backend.h

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "model_generated.h"
+#include "runtime/family_config.h"
 
 namespace ember {
 
@@ -18,8 +19,21 @@ static_assert(static_cast<int>(fb::Layout::QuantPanels) ==
 static_assert(static_cast<int>(fb::Layout::QuantPanelsV1) ==
                   static_cast<int>(Layout::kQuantPanelsV1),
               "enums");
+static_assert(static_cast<int>(fb::DType::Q6K) == static_cast<int>(DType::kQ6K), "enums");
+static_assert(static_cast<int>(fb::Layout::KQuantPanels) ==
+                  static_cast<int>(Layout::kKQuantPanels),
+              "enums");
 static_assert(static_cast<int>(fb::TokenType::UserDefined) ==
                   static_cast<int>(TokenType::kUserDefined),
+              "enums");
+static_assert(static_cast<int>(fb::PreTokenizer::SmolLm) ==
+                  static_cast<int>(PreTokenizerKind::kSmolLm),
+              "enums");
+static_assert(static_cast<int>(fb::Normalizer::Nfc) ==
+                  static_cast<int>(Normalization::kNfc),
+              "enums");
+static_assert(static_cast<int>(fb::DummyPrefix::EveryUnlessSpace) ==
+                  static_cast<int>(DummyPrefix::kEveryUnlessSpace),
               "enums");
 static_assert(sizeof(fb::Merge) == 4 * sizeof(uint32_t), "Merge is four uint32");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -68,10 +82,6 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
       return InvalidModel("config: %s = %u (1 to %u allowed)", l.name, l.value, l.max);
     }
   }
-  if (c->d_model % c->n_heads != 0) {
-    return InvalidModel("config: d_model %u is not divisible by n_heads %u", c->d_model,
-                        c->n_heads);
-  }
   if (c->n_heads % c->n_kv_heads != 0) {
     return InvalidModel("config: n_kv_heads %u does not divide n_heads %u", c->n_kv_heads,
                         c->n_heads);
@@ -113,7 +123,7 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
       return InvalidModel("config: rope_theta %g outside (1, 1e12)", c->rope_theta);
     }
   }
-  return Status::Ok();
+  return ReadFamilyConfig(fc, c);
 }
 
 // Checks each tensor entry: name, enums, shape and size agree, segment inside the file,
@@ -262,6 +272,31 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
     t.chat_template = ft.chat_template()->c_str();
     t.chat_template_bytes = ft.chat_template()->size();
   }
+  if (!EnumInRange(ft.pre_tokenizer(), fb::PreTokenizer::MAX) ||
+      !EnumInRange(ft.normalizer(), fb::Normalizer::MAX) ||
+      !EnumInRange(ft.dummy_prefix(), fb::DummyPrefix::MAX)) {
+    return InvalidModel(
+        "tokenizer: unknown pre-tokenizer %u, normalizer %u or dummy "
+        "prefix %u",
+        static_cast<unsigned>(ft.pre_tokenizer()), static_cast<unsigned>(ft.normalizer()),
+        static_cast<unsigned>(ft.dummy_prefix()));
+  }
+  t.pre_tokenizer = static_cast<PreTokenizerKind>(ft.pre_tokenizer());
+  t.normalizer = static_cast<Normalization>(ft.normalizer());
+  t.ignore_merges = ft.ignore_merges();
+  t.metaspace_is_space = ft.metaspace_is_space();
+  t.dummy_prefix = static_cast<DummyPrefix>(ft.dummy_prefix());
+  t.num_added = size(ft.added_ids());
+  if (size(ft.added_offsets()) != (t.num_added ? t.num_added + 1 : 0) ||
+      size(ft.added_flags()) != t.num_added) {
+    return InvalidModel("tokenizer: %zu added tokens with %zu offsets and %zu flags",
+                        t.num_added, size(ft.added_offsets()), size(ft.added_flags()));
+  }
+  t.added_ids = VectorData(ft.added_ids());
+  t.added_offsets = VectorData(ft.added_offsets());
+  t.added_text = VectorData(ft.added_text());
+  t.added_text_size = size(ft.added_text());
+  t.added_flags = VectorData(ft.added_flags());
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {
@@ -269,6 +304,36 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
     t.sorted_ids = &kNoIds;
   }
   return tokenizer->Init(t);
+}
+
+// Checks the directory of the file at data[0, size) (FlatBuffers' Verifier) and returns
+// its root; *directory_end is where the tensor data may begin.
+Result<const fb::Model*> VerifyDirectory(const uint8_t* data, size_t size,
+                                         uint64_t* directory_end) {
+  // The size prefix, the root table offset and the file identifier (read below).
+  if (size < 12)
+    return InvalidModel("file of %zu bytes is too short to be a model", size);
+  const uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(data);
+  if (!fb::SizePrefixedModelBufferHasIdentifier(data)) {
+    return InvalidModel("not an ember model: file identifier is not \"%s\"",
+                        fb::ModelIdentifier());
+  }
+  if (uint64_t{fb_size} > size - sizeof(uint32_t)) {
+    return InvalidModel("truncated: the directory says %u bytes but the file has %zu",
+                        fb_size, size - sizeof(uint32_t));
+  }
+  *directory_end = sizeof(uint32_t) + uint64_t{fb_size};
+  flatbuffers::Verifier verifier(data, *directory_end);
+  if (!fb::VerifySizePrefixedModelBuffer(verifier)) {
+    return InvalidModel(
+        "the model directory is corrupt (FlatBuffers verification failed)");
+  }
+  const fb::Model* fm = fb::GetSizePrefixedModel(data);
+  if (fm->format_version() != 1) {
+    return InvalidModel("format version %u (this build reads version 1)",
+                        fm->format_version());
+  }
+  return fm;
 }
 
 }  // namespace
@@ -286,30 +351,21 @@ Result<std::unique_ptr<Model>> Model::FromMemory(const void* data, size_t size) 
   return model;
 }
 
+Status ReadTokenizerOnly(const void* data, size_t size, Tokenizer* tokenizer) {
+  if (data == nullptr || reinterpret_cast<uintptr_t>(data) % 16 != 0) {
+    return InvalidArgument("model memory at %p is null or not 16-byte aligned", data);
+  }
+  uint64_t directory_end = 0;
+  auto fm = VerifyDirectory(static_cast<const uint8_t*>(data), size, &directory_end);
+  if (!fm.ok()) return fm.status();
+  return ReadTokenizer(*(*fm)->tokenizer(), (*fm)->config()->vocab_size(), tokenizer);
+}
+
 Status Model::Init(const uint8_t* data, size_t size) {
-  // The size prefix, the root table offset and the file identifier (read below).
-  if (size < 12)
-    return InvalidModel("file of %zu bytes is too short to be a model", size);
-  const uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(data);
-  if (!fb::SizePrefixedModelBufferHasIdentifier(data)) {
-    return InvalidModel("not an ember model: file identifier is not \"%s\"",
-                        fb::ModelIdentifier());
-  }
-  if (uint64_t{fb_size} > size - sizeof(uint32_t)) {
-    return InvalidModel("truncated: the directory says %u bytes but the file has %zu",
-                        fb_size, size - sizeof(uint32_t));
-  }
-  const uint64_t directory_end = sizeof(uint32_t) + uint64_t{fb_size};
-  flatbuffers::Verifier verifier(data, directory_end);
-  if (!fb::VerifySizePrefixedModelBuffer(verifier)) {
-    return InvalidModel(
-        "the model directory is corrupt (FlatBuffers verification failed)");
-  }
-  const fb::Model& fm = *fb::GetSizePrefixedModel(data);
-  if (fm.format_version() != 1) {
-    return InvalidModel("format version %u (this build reads version 1)",
-                        fm.format_version());
-  }
+  uint64_t directory_end = 0;
+  auto root = VerifyDirectory(data, size, &directory_end);
+  if (!root.ok()) return root.status();
+  const fb::Model& fm = **root;
   EMBER_RETURN_IF_ERROR(ReadConfig(*fm.config(), &config_));
   EMBER_RETURN_IF_ERROR(ReadTensors(fm, data, size, directory_end, &tensors_));
   EMBER_RETURN_IF_ERROR(ReadTokenizer(*fm.tokenizer(), config_.vocab_size, &tokenizer_));

@@ -53,6 +53,12 @@ class Model {
   const char* description_ = "";
 };
 
+// Verifies the directory of a model file in memory (16-byte aligned) and binds
+// `tokenizer` to its tokenizer table alone: for tools that tokenize without weights
+// (`ember tokenize --tokenizer DIR` writes a file with no tensors). The memory must
+// outlive the tokenizer.
+Status ReadTokenizerOnly(const void* data, size_t size, Tokenizer* tokenizer);
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_MODEL_H_

@@ -1,6 +1,6 @@
 // Model loading of corrupted files: each of a table of broken fields (counts, offsets,
-// shapes, dtypes, config and tokenizer values) is refused with its own message, and
-// nothing crashes.
+// shapes, dtypes, config values) is refused with its own message, and nothing crashes
+// (the tokenizer's tables: tokenizer_corruption_test.cc).
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -19,18 +19,10 @@ namespace ember {
 namespace {
 
 using testing::Bytes;
+using testing::Corruption;
+using testing::CorruptionTest;
 using testing::LoadError;
-
-struct Corruption {
-  const char* name;
-  std::function<void(Bytes&)> mutate;
-  const char* expected_message;  // a fragment of the error
-  std::function<void(ModelSpec&)> spec = nullptr;
-};
-
-void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
-
-class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
+using testing::SetLength;
 
 TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) {
   ModelSpec spec = testing::TinyModelSpec();
@@ -46,16 +38,6 @@ TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) {
 }
 
 const char* kQ = "blk.0.attn_q.weight";
-
-// Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
-// a writer with a bug would; the verifier only checks that the bytes exist.
-template <typename V>
-void SetLength(const V* vector, uint32_t length) {
-  uint8_t* prefix =
-      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
-      sizeof(uint32_t);
-  memcpy(prefix, &length, sizeof(length));
-}
 
 // Changes the shape of tensor `name` in the spec, resizing its values to match.
 void Reshape(ModelSpec& spec, const std::string& name, std::vector<uint64_t> shape) {
@@ -81,8 +63,15 @@ void QuantizeQ(ModelSpec& spec) {
   }
 }
 
+// A model whose rows are whole K-quant super-blocks (d_model 256), W_q of layer 0 q4_k.
+void KQuantQ(ModelSpec& spec) {
+  spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 16);
+  for (TensorSpec& t : spec.tensors) {
+    if (t.name == kQ) t.dtype = DType::kQ4K;
+  }
+}
+
 fb::Config* Config(Bytes& b) { return b.root()->mutable_config(); }
-fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 
 INSTANTIATE_TEST_SUITE_P(
     Loader, CorruptionTest,
@@ -145,9 +134,11 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_layout",
             [](Bytes& b) { b.tensor(kQ)->mutate_layout(static_cast<fb::Layout>(200)); },
             "unknown layout 200"},
-        Corruption{"d_model_not_divisible_by_heads",
-                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(5); },
-                   "d_model 32 is not divisible by n_heads 5"},
+        // Heads need not divide d_model (an explicit head_dim), but must fit W_q.
+        Corruption{"heads_disagree_with_q_weights",
+                   [](Bytes& b) { b.root()->mutable_config()->mutate_n_heads(8); },
+                   "tensor 'blk.0.attn_q.weight' has shape (32, 32) with 2 dims; expected "
+                   "(64, 32)"},
         Corruption{"kv_heads_do_not_divide_heads",
                    [](Bytes& b) { b.root()->mutable_config()->mutate_n_kv_heads(3); },
                    "n_kv_heads 3 does not divide n_heads 4"},
@@ -296,6 +287,31 @@ INSTANTIATE_TEST_SUITE_P(
                    "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
                    "QuantPanels layout",
                    QuantizeQ},
+        Corruption{"kquant_group_size",
+                   [](Bytes& b) { EXPECT_TRUE(b.tensor(kQ)->mutate_group_size(32)); },
+                   "tensor 'blk.0.attn_q.weight': q4_k group size 32 (the KQuantPanels "
+                   "layout has super-blocks of 256)",
+                   KQuantQ},
+        Corruption{"kquant_in_quant_panels",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::QuantPanels); },
+                   "tensor 'blk.0.attn_q.weight': q4_k tensors must be 2-D with the "
+                   "KQuantPanels layout",
+                   KQuantQ},
+        Corruption{"kquant_columns_not_whole_super_blocks",
+                   [](Bytes& b) { b.tensor(kQ)->mutable_shape()->Mutate(1, 128); },
+                   "tensor 'blk.0.attn_q.weight': q4_k tensor with 128 columns (K-quants "
+                   "need a multiple of 256)",
+                   KQuantQ},
+        Corruption{"kquant_size_disagrees",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_dtype(fb::DType::Q6K); },
+                   "tensor 'blk.0.attn_q.weight': size 36864 bytes disagrees with its q6_k "
+                   "shape, which needs 54272",
+                   KQuantQ},
+        Corruption{"q8_in_kquant_layout",
+                   [](Bytes& b) { b.tensor(kQ)->mutate_layout(fb::Layout::KQuantPanels); },
+                   "tensor 'blk.0.attn_q.weight': q8 tensors must be 2-D with the "
+                   "QuantPanels layout",
+                   QuantizeQ},
         Corruption{"empty_tensor_name",
                    [](Bytes& b) {
                      // The verifier wants the terminating NUL right after the length.
@@ -364,63 +380,20 @@ INSTANTIATE_TEST_SUITE_P(
                    "tensor 'blk.0.attn_norm.weight' has 2 dims (32, ...); expected (32)",
                    [](ModelSpec& s) {
                      Reshape(s, "blk.0.attn_norm.weight", {32, 1});
-                   }},
-        // Tokenizer tables.
-        Corruption{"unknown_tokenizer_kind",
-                   [](Bytes& b) {
-                     Tok(b)->mutate_kind(static_cast<fb::TokenizerKind>(200));
-                   },
-                   "tokenizer: unknown kind 200"},
-        Corruption{"tokenizer_kind_without_its_tables",
-                   [](Bytes& b) { Tok(b)->mutate_kind(fb::TokenizerKind::ByteLevelBpe); },
-                   "byte-level BPE has no piece for byte 0x00"},
-        Corruption{"first_piece_offset_not_zero",
-                   [](Bytes& b) { Tok(b)->mutable_piece_offsets()->Mutate(0, 1); },
-                   "first piece offset is not 0"},
-        Corruption{"piece_offsets_past_piece_bytes",
-                   [](Bytes& b) {
-                     auto* offsets = Tok(b)->mutable_piece_offsets();
-                     offsets->Mutate(300, offsets->Get(300) + 1);
-                   },
-                   "piece offsets end at"},
-        Corruption{"piece_longer_than_max_piece_bytes",
-                   [](Bytes& b) { Tok(b)->mutate_max_piece_bytes(1); },
-                   "piece 0 is longer than max_piece_bytes 1"},
-        Corruption{"stop_id_outside_vocabulary",
-                   [](Bytes& b) { Tok(b)->mutable_stop_ids()->Mutate(0, 300); },
-                   "stop id 300 outside the vocabulary of 300"},
-        Corruption{"negative_stop_id",
-                   [](Bytes& b) { Tok(b)->mutable_stop_ids()->Mutate(0, -1); },
-                   "stop id -1 outside the vocabulary of 300"},
-        Corruption{"max_piece_bytes_too_large",
-                   [](Bytes& b) { Tok(b)->mutate_max_piece_bytes(100000); },
-                   "max_piece_bytes 100000 exceeds 256"},
-        Corruption{"types_shorter_than_vocab",
-                   [](Bytes& b) { SetLength(Tok(b)->types(), 299); },
-                   "299 token types for a vocabulary of 300"},
-        Corruption{"scores_shorter_than_vocab",
-                   [](Bytes& b) { SetLength(Tok(b)->scores(), 10); },
-                   "10 scores for a vocabulary of 300"},
-        Corruption{"sorted_ids_missing_one",
-                   [](Bytes& b) {
-                     SetLength(Tok(b)->sorted_ids(), Tok(b)->sorted_ids()->size() - 1);
-                   },
-                   "sorted ids for 41 searchable pieces"},
-        Corruption{"eos_negative", [](Bytes& b) { Tok(b)->mutate_eos_id(-5); },
-                   "special token id -5 outside the vocabulary of 300"},
-        Corruption{"unk_past_vocab", [](Bytes& b) { Tok(b)->mutate_unk_id(300); },
-                   "special token id 300 outside the vocabulary of 300"},
-        Corruption{"byte_token_not_hex",
-                   [](Bytes& b) {
-                     // Token 3 is <0x00>: make it <0xG0>.
-                     auto* t = Tok(b);
-                     t->mutable_piece_bytes()->Mutate(t->piece_offsets()->Get(3) + 3, 'G');
-                   },
-                   "byte token 3 is not <0xNN>"},
-        Corruption{"sorted_id_names_a_control_token",
-                   [](Bytes& b) { Tok(b)->mutable_sorted_ids()->Mutate(0, 1); },
-                   "sorted id 1 is out of range or not a normal piece"}),
+                   }}),
     [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(Tokenizer, CorruptionTest,
+                         ::testing::ValuesIn(testing::TokenizerCorruptions()),
+                         [](const ::testing::TestParamInfo<Corruption>& info) {
+                           return info.param.name;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(FamilyConfig, CorruptionTest,
+                         ::testing::ValuesIn(testing::FamilyConfigCorruptions()),
+                         [](const ::testing::TestParamInfo<Corruption>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace ember

@@ -1,16 +1,21 @@
-// Helpers of the model loader's tests: a mutable, aligned copy of a model file and the
-// message its load fails with.
+// Helpers of the model loader's tests: a mutable, aligned copy of a model file, the
+// message its load fails with, and the table-driven corruption test
+// (model_corruption_test.cc, tokenizer_corruption_test.cc,
+// family_config_corruption_test.cc).
 #ifndef EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 #define EMBER_RUNTIME_MODEL_TEST_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
 #include "runtime/model.h"
+#include "runtime/model_writer.h"
 
 namespace ember::testing {
 
@@ -47,6 +52,36 @@ class Bytes {
 inline std::string LoadError(Bytes& bytes) {
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   return model.ok() ? std::string("loaded") : std::string(model.status().message());
+}
+
+struct Corruption {
+  const char* name;
+  std::function<void(Bytes&)> mutate;
+  const char* expected_message;  // a fragment of the error
+  std::function<void(ModelSpec&)> spec = nullptr;
+};
+
+inline void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
+
+// TEST_P(CorruptionTest, IsRefusedWithItsOwnMessage) (model_corruption_test.cc) writes
+// TinyModelSpec (changed by `spec`), changes its bytes by `mutate` and expects a load
+// error containing `expected_message`.
+class CorruptionTest : public ::testing::TestWithParam<Corruption> {};
+
+// The tokenizer tables' cases (tokenizer_corruption_test.cc).
+std::vector<Corruption> TokenizerCorruptions();
+
+// The Config fields of current families (family_config_corruption_test.cc).
+std::vector<Corruption> FamilyConfigCorruptions();
+
+// Sets the element count a FlatBuffers vector declares (the uint32 before its data), as
+// a writer with a bug would; the verifier only checks that the bytes exist.
+template <typename V>
+void SetLength(const V* vector, uint32_t length) {
+  uint8_t* prefix =
+      const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector->Data())) -
+      sizeof(uint32_t);
+  memcpy(prefix, &length, sizeof(length));
 }
 
 }  // namespace ember::testing

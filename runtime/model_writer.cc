@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernels/half.h"
+#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/atomic_file.h"
@@ -41,9 +42,8 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
       return InvalidArgument("tensor '%s': both f32 values and encoded bytes",
                              t.name.c_str());
     }
-    *layout = t.dtype == DType::kQ8 || t.dtype == DType::kQ4 ? Layout::kQuantPanels
-                                                             : Layout::kRowMajor;
-    *group_size = *layout == Layout::kQuantPanels ? kernels::kQuantGroup : 0;
+    *layout = StoredLayout(t.dtype);
+    *group_size = StoredGroupSize(t.dtype);
     EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, *layout, t.shape.data(),
                                       static_cast<uint32_t>(t.shape.size()), *group_size,
                                       bytes));
@@ -70,6 +70,9 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
       return Status::Ok();
     case DType::kQ8:
     case DType::kQ4:
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:
       if (t.shape.size() != 2) {
         return InvalidArgument("tensor '%s': %s needs a matrix, not %zu-D",
                                t.name.c_str(), DTypeName(t.dtype), t.shape.size());
@@ -83,9 +86,14 @@ Status PlanTensor(const TensorSpec& t, Layout* layout, uint32_t* group_size,
                                  t.name.c_str(), i, t.values[i], DTypeName(t.dtype));
         }
       }
-      *layout = Layout::kQuantPanels;
-      *group_size = kernels::kQuantGroup;
-      *bytes = kernels::QuantPackedBytes(QuantKindOf(t.dtype), t.shape[0], t.shape[1]);
+      *layout = StoredLayout(t.dtype);
+      *group_size = StoredGroupSize(t.dtype);
+      {  // refuses, e.g., K-quant shapes without whole super-blocks
+        const Status s =
+            TensorBytes(t.dtype, *layout, t.shape.data(), 2, *group_size, bytes);
+        if (!s.ok())
+          return InvalidArgument("tensor '%s': %s", t.name.c_str(), s.message());
+      }
       return Status::Ok();
   }
   return InvalidArgument("tensor '%s': unknown dtype %u", t.name.c_str(),
@@ -120,6 +128,12 @@ void EncodeTensor(const TensorSpec& t, uint8_t* out) {
       kernels::PackQuant(QuantKindOf(t.dtype), t.values.data(), t.shape[0], t.shape[1],
                          out);
       return;
+    case DType::kQ4K:
+    case DType::kQ5K:
+    case DType::kQ6K:  // PlanTensor checked the shape
+      kernels::PackKQuant(KQuantKindOf(t.dtype), t.values.data(), t.shape[0], t.shape[1],
+                          out);
+      return;
   }
 }
 
@@ -153,12 +167,28 @@ struct Planned {
 // classifier, which is the token embedding itself when tied. Other names come last.
 // Returns (group, position within the group); ties keep the importer's order.
 std::pair<uint64_t, uint64_t> ForwardRank(const std::string& name, bool tied) {
-  static const char* const kLayerOrder[] = {
-      "attn_norm.weight",   "attn_norm.bias",   "attn_q.weight",   "attn_q.bias",
-      "attn_k.weight",      "attn_k.bias",      "attn_v.weight",   "attn_v.bias",
-      "attn_output.weight", "attn_output.bias", "ffn_norm.weight", "ffn_norm.bias",
-      "ffn_gate.weight",    "ffn_gate.bias",    "ffn_up.weight",   "ffn_up.bias",
-      "ffn_down.weight",    "ffn_down.bias"};
+  static const char* const kLayerOrder[] = {"attn_norm.weight",
+                                            "attn_norm.bias",
+                                            "attn_q.weight",
+                                            "attn_q.bias",
+                                            "attn_k.weight",
+                                            "attn_k.bias",
+                                            "attn_v.weight",
+                                            "attn_v.bias",
+                                            "attn_q_norm.weight",
+                                            "attn_k_norm.weight",
+                                            "attn_output.weight",
+                                            "attn_output.bias",
+                                            "post_attention_norm.weight",
+                                            "ffn_norm.weight",
+                                            "ffn_norm.bias",
+                                            "ffn_gate.weight",
+                                            "ffn_gate.bias",
+                                            "ffn_up.weight",
+                                            "ffn_up.bias",
+                                            "ffn_down.weight",
+                                            "ffn_down.bias",
+                                            "post_ffw_norm.weight"};
   static const char* const kOutputOrder[] = {names::kOutputNorm, names::kOutputNormBias,
                                              names::kOutput, names::kOutputBias,
                                              names::kTokEmbedding};
@@ -193,6 +223,56 @@ std::vector<size_t> SegmentOrder(const ModelSpec& spec) {
   return order;
 }
 
+// The tokenizer's tables as the file lays them out, computed once (the directory is built
+// twice, and a vocabulary of 262,144 pieces takes a while).
+struct TokenizerLayout {
+  std::vector<uint8_t> piece_bytes;
+  std::vector<uint32_t> offsets{0};
+  uint32_t max_piece = 0;
+  std::vector<fb::TokenType> types;
+  std::vector<fb::Merge> merges;
+  std::vector<uint32_t> sorted;
+  std::vector<int32_t> stop_ids;
+  PreTokenizerKind pre_tokenizer;
+  std::vector<uint32_t> added_ids, added_offsets;
+  std::vector<uint8_t> added_text, added_flags;
+};
+
+TokenizerLayout LayOutTokenizer(const TokenizerSpec& tok) {
+  TokenizerLayout t;
+  for (const std::string& p : tok.pieces) {
+    t.piece_bytes.insert(t.piece_bytes.end(), p.begin(), p.end());
+    t.offsets.push_back(static_cast<uint32_t>(t.piece_bytes.size()));
+    t.max_piece = std::max<uint32_t>(t.max_piece, p.size());
+  }
+  for (TokenType type : tok.types) t.types.push_back(static_cast<fb::TokenType>(type));
+  for (const auto& m : tok.merges)
+    t.merges.emplace_back(m.left, m.right, m.result, m.rank);
+  std::sort(t.merges.begin(), t.merges.end(), [](const fb::Merge& a, const fb::Merge& b) {
+    return a.left() != b.left() ? a.left() < b.left() : a.right() < b.right();
+  });
+  t.sorted = SortedPieceIds(tok);
+  t.stop_ids = tok.stop_ids;
+  if (t.stop_ids.empty() && tok.eos_id >= 0) t.stop_ids.push_back(tok.eos_id);
+  t.pre_tokenizer = tok.pre_tokenizer;
+  if (t.pre_tokenizer == PreTokenizerKind::kDefault) {
+    t.pre_tokenizer = tok.kind == TokenizerKind::kByteLevelBpe ? PreTokenizerKind::kGpt2
+                                                               : PreTokenizerKind::kNone;
+  }
+  std::vector<const TokenizerSpec::Added*> added;
+  for (const TokenizerSpec::Added& a : tok.added) added.push_back(&a);
+  std::sort(added.begin(), added.end(),
+            [](const auto* x, const auto* y) { return x->text < y->text; });
+  for (const TokenizerSpec::Added* a : added) {
+    if (t.added_offsets.empty()) t.added_offsets.push_back(0);
+    t.added_ids.push_back(a->id);
+    t.added_text.insert(t.added_text.end(), a->text.begin(), a->text.end());
+    t.added_offsets.push_back(static_cast<uint32_t>(t.added_text.size()));
+    t.added_flags.push_back(a->flags);
+  }
+  return t;
+}
+
 // The directory (padded to the first tensor's offset) and each tensor's plan, in
 // segment order (*segment_order, SegmentOrder), which the directory lists them in too;
 // the file is the directory, then each tensor's encoded bytes padded to kTensorAlignment.
@@ -214,11 +294,18 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
                                      &plan[i].group_size, &plan[i].bytes));
   }
 
+  const TokenizerLayout tables = LayOutTokenizer(tok);
   // With every field written (ForceDefaults), the directory's size does not depend on the
   // offset values, so build it twice: once to learn its size, once with real offsets.
   auto build = [&](uint64_t data_start, flatbuffers::FlatBufferBuilder* fbb) {
     flatbuffers::FlatBufferBuilder& b = *fbb;
     b.ForceDefaults(true);
+    std::vector<fb::LayerAttention> layer_attention;
+    for (LayerAttention a : c.layer_attention) {
+      layer_attention.push_back(static_cast<fb::LayerAttention>(a));
+    }
+    const auto layer_attention_offset =
+        layer_attention.empty() ? 0 : b.CreateVector(layer_attention);
     auto config = fb::CreateConfig(
         b, b.CreateString(c.architecture), c.d_model, c.n_layers, c.n_heads, c.n_kv_heads,
         c.head_dim, c.ffn_dim, c.vocab_size, c.max_context,
@@ -228,35 +315,33 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         static_cast<fb::PositionKind>(c.positions), c.rope_theta,
         static_cast<fb::RopePairing>(c.rope_pairing),
         static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
-        c.tied_classifier, c.output_bias);
+        c.tied_classifier, c.output_bias, static_cast<fb::RopeScaling>(c.rope_scaling),
+        c.rope_scaling_factor, c.rope_low_freq_factor, c.rope_high_freq_factor,
+        c.rope_original_context, c.rope_beta_fast, c.rope_beta_slow,
+        c.rope_attention_factor, c.rope_yarn_truncate, c.rope_local_theta, c.qk_norm,
+        c.post_norms, c.embedding_scale, c.attention_scale, c.attn_softcap,
+        c.final_softcap, c.sliding_window, layer_attention_offset,
+        c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
+        c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
+        c.rope_dim);
 
-    std::vector<uint8_t> piece_bytes;
-    std::vector<uint32_t> offsets{0};
-    uint32_t max_piece = 0;
-    for (const std::string& p : tok.pieces) {
-      piece_bytes.insert(piece_bytes.end(), p.begin(), p.end());
-      offsets.push_back(static_cast<uint32_t>(piece_bytes.size()));
-      max_piece = std::max<uint32_t>(max_piece, p.size());
-    }
-    std::vector<fb::TokenType> types;
-    for (TokenType t : tok.types) types.push_back(static_cast<fb::TokenType>(t));
-    std::vector<fb::Merge> merges;
-    for (const auto& m : tok.merges)
-      merges.emplace_back(m.left, m.right, m.result, m.rank);
-    std::sort(merges.begin(), merges.end(), [](const fb::Merge& a, const fb::Merge& b) {
-      return a.left() != b.left() ? a.left() < b.left() : a.right() < b.right();
-    });
-    const auto sorted = SortedPieceIds(tok);
-    std::vector<int32_t> stop_ids = tok.stop_ids;
-    if (stop_ids.empty() && tok.eos_id >= 0) stop_ids.push_back(tok.eos_id);
+    const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
+      if (v.empty()) return {};  // absent
+      return b.CreateVector(v);
+    };
     auto tokenizer = fb::CreateTokenizer(
-        b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(piece_bytes),
-        b.CreateVector(offsets), tok.scores.empty() ? 0 : b.CreateVector(tok.scores),
-        b.CreateVector(types), b.CreateVector(sorted),
-        merges.empty() ? 0 : b.CreateVectorOfStructs(merges), tok.bos_id, tok.eos_id,
-        tok.unk_id, tok.add_bos, tok.add_dummy_prefix, max_piece,
-        b.CreateVector(stop_ids),
-        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template));
+        b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(tables.piece_bytes),
+        b.CreateVector(tables.offsets), vector_or_none(tok.scores),
+        b.CreateVector(tables.types), b.CreateVector(tables.sorted),
+        tables.merges.empty() ? 0 : b.CreateVectorOfStructs(tables.merges), tok.bos_id,
+        tok.eos_id, tok.unk_id, tok.add_bos, tok.add_dummy_prefix, tables.max_piece,
+        b.CreateVector(tables.stop_ids),
+        tok.chat_template.empty() ? 0 : b.CreateString(tok.chat_template),
+        static_cast<fb::PreTokenizer>(tables.pre_tokenizer),
+        static_cast<fb::Normalizer>(tok.normalizer), tok.ignore_merges,
+        tok.metaspace_is_space, static_cast<fb::DummyPrefix>(tok.dummy_prefix),
+        vector_or_none(tables.added_ids), vector_or_none(tables.added_offsets),
+        vector_or_none(tables.added_text), vector_or_none(tables.added_flags));
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

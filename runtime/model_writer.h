@@ -29,6 +29,19 @@ struct TokenizerSpec {
   // Ids that end generation; empty: EOS alone (if there is one).
   std::vector<int32_t> stop_ids;
   std::string chat_template;  // Jinja source; empty: none
+  // kDefault: GPT-2's pattern for byte-level BPE, none for SentencePiece.
+  PreTokenizerKind pre_tokenizer = PreTokenizerKind::kDefault;
+  Normalization normalizer = Normalization::kNone;
+  bool ignore_merges = false;
+  bool metaspace_is_space = false;
+  DummyPrefix dummy_prefix = DummyPrefix::kEverySection;
+  // Tokens matched in the text as written (any order: the writer sorts them).
+  struct Added {
+    uint32_t id;
+    std::string text;
+    uint8_t flags = 0;  // kAddedLstrip | kAddedRstrip | kAddedNormalized
+  };
+  std::vector<Added> added;
 };
 
 struct TensorSpec {

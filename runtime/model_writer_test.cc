@@ -13,8 +13,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/kquant_layout.h"
+#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "runtime/linear.h"
 #include "runtime/model.h"
+#include "runtime/tensor.h"
 #include "tests/testing.h"
 #include "tools/util/files.h"
 
@@ -129,6 +133,53 @@ TEST_F(ModelWriterTest, EncodedTensorsAndTheChatTemplateAreStoredAsGiven) {
     }
   }
   EXPECT_EQ(matrices, expected.size());
+}
+
+// A GGUF import's K-quant path: GGML blocks packed with PackKQuantFromGgml and written
+// as encoded bytes keep every value (embedding rows decode to GGML's own values bit for
+// bit), and equal what the writer makes of the f32 values with the same dtype.
+TEST_F(ModelWriterTest, KQuantTensorsFromGgmlBlocksKeepEveryValue) {
+  ModelSpec from_ggml = testing::TinyModelSpec(256, 1, 4, 2, 512, 300, 16);
+  ModelSpec from_f32 = from_ggml;
+  const DType kinds[] = {DType::kQ4K, DType::kQ5K, DType::kQ6K};
+  std::vector<std::vector<uint8_t>> ggml(from_ggml.tensors.size());
+  size_t next = 0;
+  for (size_t i = 0; i < from_ggml.tensors.size(); ++i) {
+    TensorSpec& t = from_ggml.tensors[i];
+    if (t.shape.size() != 2) continue;
+    const DType dtype = kinds[next++ % 3];
+    const kernels::KQuantKind kind = KQuantKindOf(dtype);
+    const size_t rows = t.shape[0], cols = t.shape[1];
+    const size_t row_bytes = kernels::GgmlKQuantRowBytes(kind, cols);
+    ggml[i].resize(rows * row_bytes);
+    for (size_t r = 0; r < rows; ++r) {
+      kernels::QuantizeKQuantRowGgml(kind, t.values.data() + r * cols, cols,
+                                     ggml[i].data() + r * row_bytes);
+    }
+    t.dtype = from_f32.tensors[i].dtype = dtype;
+    t.encoded.resize(kernels::KQuantPackedBytes(kind, rows, cols));
+    ASSERT_TRUE(
+        kernels::PackKQuantFromGgml(kind, ggml[i].data(), rows, cols, t.encoded.data()));
+    t.values.clear();
+  }
+  std::vector<uint8_t> a, b;
+  ASSERT_TRUE(SerializeModel(from_ggml, &a).ok());
+  ASSERT_TRUE(SerializeModel(from_f32, &b).ok());
+  EXPECT_EQ(a, b);
+  ASSERT_TRUE(WriteModel(from_ggml, out_).ok());
+  auto model = Model::Open(out_.c_str());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Tensor& embedding = *(*model)->weights().tok_embedding;
+  ASSERT_EQ(embedding.dtype, DType::kQ4K);
+  const kernels::KQuantKind kind = KQuantKindOf(embedding.dtype);
+  std::vector<float> got(256), want(256);
+  for (uint64_t row : {0, 17, 299}) {
+    EmbeddingRow(embedding, row, got.data());
+    kernels::DequantizeGgmlKQuantRow(
+        kind, ggml[0].data() + row * kernels::GgmlKQuantRowBytes(kind, 256), 256,
+        want.data());
+    EXPECT_EQ(memcmp(got.data(), want.data(), sizeof(float) * 256), 0) << row;
+  }
 }
 
 TEST_F(ModelWriterTest, EncodedBytesOfTheWrongSizeOrBesideValuesAreRefused) {

@@ -1,4 +1,5 @@
-// GPT-2 pre-tokenizer and Unicode classes: chunks worked out by hand from the pattern.
+// Pre-tokenizers (GPT-2's, Llama 3's, Qwen2's, SmolLM's) and Unicode classes: chunks
+// worked out by hand from each pattern.
 #include "runtime/pretokenizer.h"
 
 #include <string>
@@ -10,10 +11,11 @@
 namespace ember {
 namespace {
 
-std::vector<std::string> Chunks(const std::string& text) {
+std::vector<std::string> Chunks(const std::string& text,
+                                PreTokenizerKind kind = PreTokenizerKind::kGpt2) {
   std::vector<std::string> out;
   for (size_t pos = 0; pos < text.size();) {
-    const size_t end = Gpt2ChunkEnd(text, pos);
+    const size_t end = ChunkEnd(kind, text, pos);
     EXPECT_GT(end, pos);
     EXPECT_LE(end, text.size());
     out.push_back(text.substr(pos, end - pos));
@@ -61,6 +63,89 @@ TEST(Gpt2PretokenizerTest, NumbersPunctuationAndUnicode) {
   EXPECT_EQ(Chunks("a\xC2\xA0"
                    "b"),
             (V{"a", "\xC2\xA0", "b"}));
+}
+
+std::vector<std::string> Llama3(const std::string& text) {
+  return Chunks(text, PreTokenizerKind::kLlama3);
+}
+std::vector<std::string> Qwen2(const std::string& text) {
+  return Chunks(text, PreTokenizerKind::kQwen2);
+}
+std::vector<std::string> SmolLm(const std::string& text) {
+  return Chunks(text, PreTokenizerKind::kSmolLm);
+}
+
+TEST(Llama3PretokenizerTest, ContractionsInEitherCase) {
+  EXPECT_EQ(Llama3("I'M you'LL we'Re"), (V{"I", "'M", " you", "'LL", " we", "'Re"}));
+  EXPECT_EQ(Llama3("'s'S 'd"), (V{"'s", "'S", " '", "d"}));
+  // Not a contraction: an apostrophe before a letter run joins it (one "other" prefix).
+  EXPECT_EQ(Llama3("'sup y'all"), (V{"'s", "up", " y", "'all"}));
+  EXPECT_EQ(Llama3("''s"), (V{"''", "s"}));  // the first ' is not followed by s
+}
+
+TEST(Llama3PretokenizerTest, LettersTakeOnePrefix) {
+  // [^\r\n\p{L}\p{N}]?\p{L}+: a space, tab, punctuation or other white space before a
+  // word joins it; CR, LF and digits do not.
+  EXPECT_EQ(Llama3("(word \tx \xE3\x80\x80y"),
+            (V{"(word", " ", "\tx", " ", "\xE3\x80\x80y"}));
+  EXPECT_EQ(Llama3("\nword 1word"), (V{"\n", "word", " ", "1", "word"}));
+  EXPECT_EQ(Llama3("((word"), (V{"((", "word"}));
+}
+
+TEST(Llama3PretokenizerTest, DigitsInRunsOfThree) {
+  EXPECT_EQ(Llama3("1234567 12"), (V{"123", "456", "7", " ", "12"}));
+  EXPECT_EQ(Qwen2("1234 x1"), (V{"1", "2", "3", "4", " x", "1"}));
+  // \p{N} is any number: Arabic-Indic digits, one half, Roman twelve.
+  EXPECT_EQ(Llama3("\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4\xC2\xBD\xE2\x85\xAB"),
+            (V{"\xD9\xA1\xD9\xA2\xD9\xA3", "\xD9\xA4\xC2\xBD\xE2\x85\xAB"}));
+}
+
+TEST(Llama3PretokenizerTest, PunctuationTakesItsLineBreaks) {
+  // " ?[^\s\p{L}\p{N}]+[\r\n]*"
+  EXPECT_EQ(Llama3("a, b!!\n\nc"), (V{"a", ",", " b", "!!\n\n", "c"}));
+  EXPECT_EQ(Llama3(" ...\r\n x"), (V{" ...\r\n", " x"}));
+  EXPECT_EQ(Llama3("\t!"), (V{"\t", "!"}));  // only an ASCII space is the optional prefix
+}
+
+TEST(Llama3PretokenizerTest, WhiteSpace) {
+  // \s*[\r\n]+: up to and with the run's last line break.
+  EXPECT_EQ(Llama3("a  \n \n  b"), (V{"a", "  \n \n", " ", " b"}));
+  EXPECT_EQ(Llama3("\r\n\r\n"), (V{"\r\n\r\n"}));
+  // \s+(?!\S): the run less its last character before a non-space; all of it at the end.
+  EXPECT_EQ(Llama3("a    b   "), (V{"a", "   ", " b", "   "}));
+  EXPECT_EQ(Llama3("a \t!"), (V{"a", " ", "\t", "!"}));
+  EXPECT_EQ(Llama3(" "), (V{" "}));
+}
+
+TEST(SmolLmPretokenizerTest, DigitsAloneThenGpt2) {
+  EXPECT_EQ(SmolLm("abc123 4x"), (V{"abc", "1", "2", "3", " ", "4", "x"}));
+  // The pattern's "end of text" is the next digit: a space before it stands alone.
+  EXPECT_EQ(SmolLm("a  1"), (V{"a", "  ", "1"}));
+  EXPECT_EQ(SmolLm("it's 3's"), (V{"it", "'s", " ", "3", "'s"}));
+  EXPECT_EQ(Chunks("a  1"), (V{"a", " ", " 1"}));  // GPT-2's own pattern
+}
+
+// JavaScript's \s differs from the White_Space property on two code points; ember
+// follows the property, as Oniguruma (Hugging Face tokenizers) and llama.cpp do, and the
+// oracle corpus leaves them out.
+TEST(Llama3PretokenizerTest, NextLineIsWhiteSpaceByteOrderMarkIsNot) {
+  EXPECT_EQ(Llama3("a\xC2\x85"
+                   "b"),
+            (V{"a",
+               "\xC2\x85"
+               "b"}));  // U+0085, letter
+  EXPECT_EQ(Llama3("a\xEF\xBB\xBF"
+                   "b"),
+            (V{"a",
+               "\xEF\xBB\xBF"
+               "b"}));                                             // U+FEFF: other
+  EXPECT_EQ(Llama3("\xC2\x85\xC2\x85"), (V{"\xC2\x85\xC2\x85"}));  // white space
+  EXPECT_EQ(Llama3("\xEF\xBB\xBF\xEF\xBB\xBF!"), (V{"\xEF\xBB\xBF\xEF\xBB\xBF!"}));
+}
+
+TEST(PretokenizerTest, NoneIsTheWholeText) {
+  EXPECT_EQ(Chunks("a b 1", PreTokenizerKind::kNone), (V{"a b 1"}));
+  EXPECT_STREQ(PreTokenizerName(PreTokenizerKind::kLlama3), "llama3");
 }
 
 TEST(UnicodeTest, Classes) {

@@ -117,14 +117,14 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
   return Status::Ok();
 }
 
-Status Session::Tokenize(const char* text, size_t text_bytes, bool add_bos,
-                         const int32_t** ids, size_t* n) {
+Status Session::Tokenize(const char* text, size_t text_bytes,
+                         const EncodeOptions& options, const int32_t** ids, size_t* n) {
   if (text_bytes > plan_.max_prompt_bytes) {
     return InvalidArgument("text of %zu bytes exceeds the session's max_prompt_bytes %zu",
                            text_bytes, plan_.max_prompt_bytes);
   }
   *ids = buffers_.tokens;
-  return model_->tokenizer().Encode(std::string_view(text, text_bytes), add_bos,
+  return model_->tokenizer().Encode(std::string_view(text, text_bytes), options,
                                     buffers_.tokens, plan_.token_capacity, n);
 }
 

@@ -53,8 +53,14 @@ class Session {
   size_t shifts() const { return shifts_; }  // context shifts since Create or Reset
 
   // Encodes text into the session's token buffer (valid until the next Tokenize).
+  Status Tokenize(const char* text, size_t text_bytes, const EncodeOptions& options,
+                  const int32_t** ids, size_t* n);
   Status Tokenize(const char* text, size_t text_bytes, bool add_bos, const int32_t** ids,
-                  size_t* n);
+                  size_t* n) {
+    EncodeOptions options;
+    options.add_bos = add_bos;
+    return Tokenize(text, text_bytes, options, ids, n);
+  }
 
   // Records the attention weights of later Prefill/Decode calls as `what` selects into
   // `weights` (caller memory of at least `num_floats`, which must outlive the recording;

@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
+#include "runtime/forward.h"
 #include "runtime/sampler.h"
 #include "runtime/tokenizer.h"
 #include "runtime/xnn_backend.h"
@@ -27,14 +28,14 @@ size_t Padded(size_t count, size_t pad) {
   return count > SIZE_MAX - pad ? SIZE_MAX : count + pad;
 }
 
-// The widest input of any q8/q4 matrix (0 when none is quantized): the size of the
-// int8 copy of the activations the quantized products read.
+// The widest input of any q8/q4 or K-quant matrix (0 when none is quantized): the size
+// of the int8 copy of the activations the quantized products read.
 size_t MaxQuantizedInput(const Weights& w) {
   size_t widest = 0;
   ForEachMatrix(w, [&](const Tensor& t) {
-    if ((t.dtype == DType::kQ8 || t.dtype == DType::kQ4) && t.cols() > widest) {
-      widest = t.cols();
-    }
+    const bool quantized =
+        t.dtype == DType::kQ8 || t.dtype == DType::kQ4 || IsKQuant(t.dtype);
+    if (quantized && t.cols() > widest) widest = t.cols();
   });
   return widest;
 }
@@ -55,6 +56,12 @@ Status CheckContextShift(const ModelConfig& c, const SessionOptions& o, size_t c
     return InvalidArgument(
         "context shift is for generation; this model is bidirectional");
   }
+  if (!RopeShiftable(c, context)) {
+    return InvalidArgument(
+        "context shift: LongRoPE picks its factors per pass, and with a context of %zu "
+        "past its original %u the moved keys cannot be rotated as a fresh pass would",
+        context, c.rope_original_context);
+  }
   if (o.context_keep + size_t{2} > context) {
     return InvalidArgument(
         "context shift keeps %u positions of a context of %zu: at least 2 must be left "
@@ -70,8 +77,16 @@ size_t KvLayerCapacity(const ModelConfig& /*c*/, size_t /*layer*/, size_t contex
   return context;
 }
 
+// Whether any matrix is a K-quant (its products read the activations' half sums).
+bool HasKQuant(const Weights& w) {
+  bool found = false;
+  ForEachMatrix(w, [&](const Tensor& t) { found = found || IsKQuant(t.dtype); });
+  return found;
+}
+
 // Fills the sizes of `plan` from the options.
-Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* plan) {
+Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {
+  const ModelConfig& c = model.config();
   plan->max_context = o.max_context ? o.max_context : c.max_context;
   if (plan->max_context > c.max_context) {
     return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,
@@ -100,7 +115,11 @@ Status ResolveSizes(const ModelConfig& c, const SessionOptions& o, SessionPlan* 
   plan->context_shift = o.context_shift;
   plan->context_keep = o.context_keep;
   plan->logit_rows = o.all_logits ? plan->max_batch : 1;
-  plan->token_capacity = Tokenizer::EncodeCapacity(plan->max_prompt_bytes);
+  plan->token_capacity = model.tokenizer().EncodeCapacity(plan->max_prompt_bytes);
+  if (plan->token_capacity == SIZE_MAX) {
+    return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
+                           plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
+  }
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -118,7 +137,7 @@ const char* ArenaStepName(int step) {
 Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options) {
   const ModelConfig& c = model.config();
   SessionPlan plan;
-  EMBER_RETURN_IF_ERROR(ResolveSizes(c, options, &plan));
+  EMBER_RETURN_IF_ERROR(ResolveSizes(model, options, &plan));
   const size_t b = plan.max_batch, T = plan.max_context, chunk = AttentionChunk(b);
   // XNNPACK reads up to a few bytes past an input: the buffers Linear reads carry them.
   size_t pad = 0;
@@ -195,6 +214,14 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                           kStepFeedForward);
   id.ffn_b = a.Add<float>("ffn_b", c.ffn == FfnKind::kGated ? Product({b, c.ffn_dim}) : 0,
                           kStepFeedForward, kStepFeedForward);
+  // Sliding layers' RoPE tables, when they have their own base (Gemma 3).
+  if (c.positions == PositionKind::kRope && c.rope_local_theta > 0.0f &&
+      c.has_sliding_layers()) {
+    id.rope_local_cos = a.Add<float>("rope_local_cos", Product({b, c.head_dim}),
+                                     kStepEmbed, kStepFeedForward);
+    id.rope_local_sin = a.Add<float>("rope_local_sin", Product({b, c.head_dim}),
+                                     kStepEmbed, kStepFeedForward);
+  }
   id.attention_record =
       a.Add<float>("attn_record", plan.record.num_floats(), kStepSession, kStepLogits);
   // QuantScratchGroups(b, ...), without wrapping around.
@@ -206,6 +233,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
       a.Add<float>("act_scales", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
   id.act_sums =
       a.Add<int32_t>("act_sums", groups, kStepEmbed, kStepLogits, BufferKind::kScratch);
+  id.act_half_sums =
+      a.Add<int32_t>("act_half_sums", HasKQuant(model.weights()) ? groups : 0, kStepEmbed,
+                     kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
   const Status planned = a.Plan();
@@ -258,6 +288,8 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.x_norm = arena.Bind(ids.x_norm, base);
   act.rope_cos = arena.Bind(ids.rope_cos, base);
   act.rope_sin = arena.Bind(ids.rope_sin, base);
+  act.rope_local_cos = arena.Bind(ids.rope_local_cos, base);
+  act.rope_local_sin = arena.Bind(ids.rope_local_sin, base);
   act.q = arena.Bind(ids.q, base);
   act.kv_new = arena.Bind(ids.kv_new, base);
   act.q8 = arena.Bind(ids.q8, base);
@@ -271,6 +303,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.quant.values = arena.Bind(ids.act_q, base);
   act.quant.scales = arena.Bind(ids.act_scales, base);
   act.quant.sums = arena.Bind(ids.act_sums, base);
+  act.quant.half_sums = arena.Bind(ids.act_half_sums, base);  // null when empty
   return s;
 }
 

@@ -81,7 +81,7 @@ struct SessionPlan {
   size_t max_batch = 0;  // tokens per forward pass
   size_t max_prompt_bytes = 0;
   size_t logit_rows = 0;      // max_batch with all_logits, else 1
-  size_t token_capacity = 0;  // Tokenizer::EncodeCapacity(max_prompt_bytes)
+  size_t token_capacity = 0;  // the tokenizer's EncodeCapacity(max_prompt_bytes)
   bool all_logits = false;
   Backend backend = Backend::kHighway;
   KvType kv_type = KvType::kF32;
@@ -106,10 +106,11 @@ struct SessionPlan {
     ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
-        ffn_a, ffn_b;
+        ffn_a, ffn_b, rope_local_cos, rope_local_sin;
     ArenaBuffer<int8_t> act_q;
     ArenaBuffer<float> act_scales;
     ArenaBuffer<int32_t> act_sums;
+    ArenaBuffer<int32_t> act_half_sums;  // empty unless a matrix is a K-quant
   } ids;
 
   // Bytes a caller's arena must have: the plan plus the slack to align any address.

@@ -24,6 +24,16 @@ size_t DenseElementBytes(DType dtype) {
   }
 }
 
+Layout StoredLayout(DType dtype) {
+  if (dtype == DType::kQ8 || dtype == DType::kQ4) return Layout::kQuantPanels;
+  return IsKQuant(dtype) ? Layout::kKQuantPanels : Layout::kRowMajor;
+}
+
+uint32_t StoredGroupSize(DType dtype) {
+  if (dtype == DType::kQ8 || dtype == DType::kQ4) return kernels::kQuantGroup;
+  return IsKQuant(dtype) ? kernels::kKQuantBlock : 0;
+}
+
 Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n_dims,
                    uint32_t group_size, uint64_t* bytes) {
   *bytes = 0;
@@ -47,6 +57,28 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
                           DTypeName(dtype), group_size);
     }
     *bytes = elements * dense;
+    return Status::Ok();
+  }
+  if (IsKQuant(dtype)) {
+    if (layout != Layout::kKQuantPanels || n_dims != 2) {
+      return InvalidModel("%s tensors must be 2-D with the KQuantPanels layout",
+                          DTypeName(dtype));
+    }
+    if (group_size != kernels::kKQuantBlock) {
+      return InvalidModel(
+          "%s group size %u (the KQuantPanels layout has super-blocks of %zu)",
+          DTypeName(dtype), group_size, kernels::kKQuantBlock);
+    }
+    if (shape[1] % kernels::kKQuantBlock != 0) {
+      return InvalidModel("%s tensor with %llu columns (K-quants need a multiple of %zu)",
+                          DTypeName(dtype), static_cast<unsigned long long>(shape[1]),
+                          kernels::kKQuantBlock);
+    }
+    // Rows and cols are below 2^48, so one panel's bytes fit.
+    const uint64_t panel_bytes = kernels::KQuantPanelBytes(KQuantKindOf(dtype), shape[1]);
+    if (MulOverflows(kernels::QuantPanels(shape[0]), panel_bytes, bytes)) {
+      return InvalidModel("byte size overflows");
+    }
     return Status::Ok();
   }
   if (dtype != DType::kQ8 && dtype != DType::kQ4) {

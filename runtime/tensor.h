@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/kquant_layout.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
 
@@ -42,6 +43,20 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
 
 // Bytes per element of a dense type (F32, F16, BF16); 0 for quantized types.
 size_t DenseElementBytes(DType dtype);
+
+// GGML's K-quants (q4_k, q5_k, q6_k), and their kind in kernels/kquant_layout.h.
+inline bool IsKQuant(DType dtype) {
+  return dtype == DType::kQ4K || dtype == DType::kQ5K || dtype == DType::kQ6K;
+}
+inline kernels::KQuantKind KQuantKindOf(DType dtype) {
+  return dtype == DType::kQ4K   ? kernels::KQuantKind::kQ4K
+         : dtype == DType::kQ5K ? kernels::KQuantKind::kQ5K
+                                : kernels::KQuantKind::kQ6K;
+}
+// The layout and group size the writer stores a dtype with: RowMajor and 0 (f32, f16,
+// bf16), QuantPanels and 32 (q8, q4), KQuantPanels and 256 (the K-quants).
+Layout StoredLayout(DType dtype);
+uint32_t StoredGroupSize(DType dtype);
 
 }  // namespace ember
 

@@ -34,6 +34,12 @@ inline constexpr char kFfnUp[] = "blk.%u.ffn_up.weight";  // (ffn_dim, d_model)
 inline constexpr char kFfnUpBias[] = "blk.%u.ffn_up.bias";
 inline constexpr char kFfnDown[] = "blk.%u.ffn_down.weight";  // (d_model, ffn_dim)
 inline constexpr char kFfnDownBias[] = "blk.%u.ffn_down.bias";
+// config.qk_norm: per-head RMSNorm weights of q and k, (head_dim) each.
+inline constexpr char kAttnQNorm[] = "blk.%u.attn_q_norm.weight";
+inline constexpr char kAttnKNorm[] = "blk.%u.attn_k_norm.weight";
+// config.post_norms: norms of the attention and FFN outputs, (d_model) each.
+inline constexpr char kAttnPostNorm[] = "blk.%u.post_attention_norm.weight";
+inline constexpr char kFfnPostNorm[] = "blk.%u.post_ffw_norm.weight";
 
 // Formats a per-layer name into `out` (64 bytes is always enough).
 inline void LayerName(const char* format, unsigned layer, char (&out)[64]) {

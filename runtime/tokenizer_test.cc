@@ -30,7 +30,7 @@ class TokenizerTest : public ::testing::Test {
   }
 
   std::vector<int32_t> Encode(const std::string& text, bool bos = true) {
-    std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
+    std::vector<int32_t> ids(tok().EncodeCapacity(text.size()));
     size_t n = 0;
     Status s = tok().Encode(text, bos, ids.data(), ids.size(), &n);
     EXPECT_TRUE(s.ok()) << s.message();
@@ -216,7 +216,7 @@ std::vector<int32_t> ReferenceEncodeSentencePiece(const Tokenizer& tok,
 // Encodes with exactly EncodeCapacity ids of buffer, and a canary after them.
 std::vector<int32_t> EncodeExact(const Tokenizer& tok, const std::string& text,
                                  bool bos) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()) + 1, -7);
+  std::vector<int32_t> ids(tok.EncodeCapacity(text.size()) + 1, -7);
   size_t n = 0;
   const Status s = tok.Encode(text, bos, ids.data(), ids.size() - 1, &n);
   EXPECT_TRUE(s.ok()) << s.message();
@@ -397,10 +397,28 @@ TEST(TokenizerSmallVocabTest, RefusesNaNScores) {
 TEST_F(TokenizerTest, EncodesLongTexts) { ExpectEncodesLongTexts(tok(), 256 * 1024); }
 
 TEST(TokenizerCapacityTest, TooLongTextsNeedMoreThanAnyBuffer) {
-  EXPECT_EQ(Tokenizer::EncodeCapacity(0), 6u);
-  EXPECT_EQ(Tokenizer::EncodeCapacity(Tokenizer::kMaxTextBytes),
+  const SmallVocab vocab(1);
+  Tokenizer tok;
+  ASSERT_TRUE(tok.Init(vocab.Tables()).ok());
+  EXPECT_EQ(tok.EncodeCapacity(0), 6u);
+  EXPECT_EQ(tok.max_text_bytes(), Tokenizer::kMaxTextBytes);
+  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxTextBytes),
             5 * Tokenizer::kMaxTextBytes + 6);
-  EXPECT_EQ(Tokenizer::EncodeCapacity(Tokenizer::kMaxTextBytes + 1), SIZE_MAX);
+  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxTextBytes + 1), SIZE_MAX);
+  // NFC text may grow threefold: 16 ids a byte, a quarter of the longest text.
+  TokenizerTables t = vocab.Tables();
+  t.normalizer = Normalization::kNfc;
+  ASSERT_TRUE(tok.Init(t).ok());
+  EXPECT_EQ(tok.EncodeCapacity(0), 8u);
+  EXPECT_EQ(tok.max_text_bytes(), Tokenizer::kMaxNfcTextBytes);
+  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxNfcTextBytes),
+            16 * Tokenizer::kMaxNfcTextBytes + 8);
+  EXPECT_EQ(tok.EncodeCapacity(Tokenizer::kMaxNfcTextBytes + 1), SIZE_MAX);
+  int32_t ids[8];
+  size_t n = 0;
+  const std::string text(Tokenizer::kMaxNfcTextBytes + 1, 'a');
+  const Status s = tok.Encode(text, false, ids, 8, &n);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
 }
 
 }  // namespace

@@ -85,7 +85,8 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
   Binder b(tensors);
   const bool layer_norm = c.norm == NormKind::kLayerNorm;
   const bool gated = c.ffn == FfnKind::kGated;
-  const uint64_t d = c.d_model, q = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim;
+  const uint64_t d = c.d_model, q = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim,
+                 hd = c.head_dim;
 
   EMBER_RETURN_IF_ERROR(b.Bind(names::kTokEmbedding, Role::kEmbedding, c.vocab_size, d,
                                true, &w->tok_embedding));
@@ -144,6 +145,14 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
         bind(names::kFfnUpBias, Role::kVector, f, 0, c.ffn_bias, &l.ffn_up_bias));
     EMBER_RETURN_IF_ERROR(
         bind(names::kFfnDownBias, Role::kVector, d, 0, c.ffn_bias, &l.ffn_down_bias));
+    EMBER_RETURN_IF_ERROR(
+        bind(names::kAttnQNorm, Role::kVector, hd, 0, c.qk_norm, &l.attn_q_norm));
+    EMBER_RETURN_IF_ERROR(
+        bind(names::kAttnKNorm, Role::kVector, hd, 0, c.qk_norm, &l.attn_k_norm));
+    EMBER_RETURN_IF_ERROR(
+        bind(names::kAttnPostNorm, Role::kVector, d, 0, c.post_norms, &l.attn_post_norm));
+    EMBER_RETURN_IF_ERROR(
+        bind(names::kFfnPostNorm, Role::kVector, d, 0, c.post_norms, &l.ffn_post_norm));
   }
   return b.CheckAllUsed();
 }

@@ -32,6 +32,10 @@ struct LayerWeights {
   const Tensor* ffn_gate_bias = nullptr;   // (ffn_dim)
   const Tensor* ffn_up_bias = nullptr;     // (ffn_dim)
   const Tensor* ffn_down_bias = nullptr;   // (d_model)
+  const Tensor* attn_q_norm = nullptr;     // (head_dim), config.qk_norm
+  const Tensor* attn_k_norm = nullptr;     // (head_dim), config.qk_norm
+  const Tensor* attn_post_norm = nullptr;  // (d_model), config.post_norms
+  const Tensor* ffn_post_norm = nullptr;   // (d_model), config.post_norms
 };
 
 struct Weights {

@@ -7,80 +7,20 @@ XML, self-contained (no scripts, no external references) and carry the prompt's 
 CJK split into byte-fallback tokens, XML's special characters.
 
 Exits 0 on success, 1 on failure, 77 (CTest's skip code) when Chromium is missing unless
-EMBER_REQUIRE_MODELS=1 (CI): then that fails. Standard library only (PNG decoded here).
+EMBER_REQUIRE_MODELS=1 (CI): then that fails. Standard library only (svg_render.py).
 """
 import argparse
 import os
 import re
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-import zlib
 
-SKIP = 77
+from svg_render import Checks, chromium_or_skip, read_png, remove_or_keep, render
+
 PROMPT = 'Tom & "Lily" <3 中!'
 DARKEST = (0x08, 0x28, 0x64)  # the colour of weight 1 (tools/viz/heatmap_svg.cc)
-
-
-def read_png(path):
-    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    pos, header, idat = 8, None, []
-    while pos < len(data):
-        (size,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + size]
-        pos += 12 + size
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat.append(body)
-    width, height, depth, colour, _, _, interlace = header
-    if depth != 8 or colour not in (2, 6) or interlace:
-        raise ValueError(f"unexpected PNG format: depth {depth}, colour type {colour}")
-    bpp = 3 if colour == 2 else 4
-    raw = zlib.decompress(b"".join(idat))
-    stride = width * bpp
-    prev, rows = bytearray(stride), []
-    for y in range(height):  # undo the per-row filters (PNG spec, section 9)
-        start = y * (stride + 1)
-        kind, cur = raw[start], bytearray(raw[start + 1:start + 1 + stride])
-        if kind == 1:
-            for i in range(bpp, stride):
-                cur[i] = (cur[i] + cur[i - bpp]) & 255
-        elif kind == 2:
-            cur = bytearray((a + b) & 255 for a, b in zip(cur, prev))
-        elif kind == 3:
-            for i in range(stride):
-                left = cur[i - bpp] if i >= bpp else 0
-                cur[i] = (cur[i] + ((left + prev[i]) >> 1)) & 255
-        elif kind == 4:
-            for i in range(stride):
-                a = cur[i - bpp] if i >= bpp else 0
-                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(cur)
-        prev = cur
-
-    def pixel(x, y):  # (r, g, b)
-        return tuple(rows[y][x * bpp:x * bpp + 3])
-
-    return width, height, pixel
-
-
-class Checks:
-    def __init__(self):
-        self.failures = 0
-
-    def check(self, what, ok, detail=""):
-        print(f"{'ok  ' if ok else 'FAIL'} {what} {detail}")
-        self.failures += not ok
 
 
 def main():
@@ -90,12 +30,9 @@ def main():
     p.add_argument("--chromium", default="/usr/bin/chromium")
     p.add_argument("--keep", action="store_true", help="keep the SVG and PNG")
     args = p.parse_args()
-    if not os.access(args.chromium, os.X_OK):
-        if os.environ.get("EMBER_REQUIRE_MODELS") == "1":
-            print(f"FAIL: {args.chromium} is missing (tools/scripts/setup.sh all installs chromium)")
-            return 1
-        print(f"SKIP: {args.chromium} is missing")
-        return SKIP
+    missing = chromium_or_skip(args.chromium)
+    if missing is not None:
+        return missing
 
     checks = Checks()
     tmp = tempfile.mkdtemp(prefix="ember_attn_render_")
@@ -126,15 +63,8 @@ def main():
         cell, x0, y0 = int(panel[1]), float(panel[2]), float(panel[3])
 
         # Render it as a page of its own.
-        profile = os.path.join(tmp, "profile")
-        r = subprocess.run(
-            [args.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-             "--force-device-scale-factor=1", f"--user-data-dir={profile}",
-             f"--screenshot={png_path}", f"--window-size={width},{height}",
-             "file://" + svg_path],
-            capture_output=True, text=True, timeout=120)
+        r = render(args.chromium, svg_path, png_path, width, height,
+                   os.path.join(tmp, "profile"))
         checks.check("chromium exits 0", r.returncode == 0,
                      "" if r.returncode == 0 else r.stderr[-2000:])
         checks.check("chromium wrote a PNG", os.path.exists(png_path))
@@ -155,15 +85,8 @@ def main():
         checks.check("margin is white", pixel(2, png_h - 2) == (255, 255, 255),
                      str(pixel(2, png_h - 2)))
     finally:
-        if args.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp)
-    if checks.failures:
-        print(f"{checks.failures} check(s) failed")
-        return 1
-    print("the SVG renders as expected")
-    return 0
+        remove_or_keep(tmp, args.keep)
+    return checks.exit_code("the SVG renders as expected")
 
 
 if __name__ == "__main__":

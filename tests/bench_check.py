@@ -22,6 +22,7 @@ FIELDS = [
     "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
     "kv_bytes_per_token",
     "effective_gbps", "measured_gbps", "probe_bytes", "weights_read_gbps", "roofline_pct",
+    "ember_version", "weight_type",
 ]
 PROFILE_FIELDS = [
     "profile_matmul_pct", "profile_attention_pct", "profile_norms_pct", "profile_rope_pct",
@@ -31,7 +32,8 @@ PROFILE_FIELDS = [
 # than one thread, and how busy the threads were in them (null: no such region).
 THREAD_FIELDS = ["profile_parallel_pct", "profile_threads_busy_pct"]
 STRINGS = {"build_commit", "cpu_info", "backends", "model_filename", "model_type",
-           "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target", "int8_dot"}
+           "type_k", "type_v", "test_time", "test", "dtype_mix", "hwy_target", "int8_dot",
+           "ember_version", "weight_type"}
 LISTS = {"samples_ns", "samples_ts"}
 POSITIVE = ["model_size", "model_n_params", "n_batch", "n_threads", "avg_ns", "avg_ts",
             "ttft_ns", "load_ns", "peak_rss_bytes", "arena_bytes",

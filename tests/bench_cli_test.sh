@@ -125,7 +125,7 @@ expect 0 "tg4" -- "${ember[@]}" bench -m "$s15" -p 16 -n 4 -t 2 -r 2 --probe-mib
 fi
 
 # Bad input.
-expect 1 "-o xml: unknown output format (md, json, jsonl or csv)" -- \
+expect 1 "-o xml: unknown output format (md, json, jsonl, csv or svg)" -- \
   "${ember[@]}" bench -m "$small" -o xml
 expect 1 "-r: 0 is outside" -- "${ember[@]}" bench -m "$small" -r 0
 expect 1 "-t: 0 is outside" -- "${ember[@]}" bench -m "$small" -t 1,0

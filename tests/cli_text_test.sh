@@ -9,20 +9,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# expect STATUS FRAGMENT -- command...: FRAGMENT must appear in stdout or stderr.
-expect() {
-  local want_status="$1" fragment="$2"
-  shift 3
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    echo "FAIL: $* -> status $status (want $want_status), output: $out (want '$fragment')"
-    failures=$((failures + 1))
-  else
-    echo "ok: $* -> $status: $(head -c 160 <<<"$out" | tr '\n' ' ')"
-  fi
-}
+# expect STATUS FRAGMENT -- command... (counts failures).
+source "$(dirname "$0")/cli_expect.sh"
 
 bin="$models/llama2c/stories260K/stories260K.bin"
 tok="$models/llama2c/stories260K/tok512.bin"

@@ -1,7 +1,8 @@
 // Long context in small memory, end to end: every KV cache type gives bitwise the same
 // logits for prefill and decode and any thread count; a context shift equals a fresh
-// prefill of the kept tokens where that is exact (one layer), moves and rotates every
-// layer's keys as RoPE would have, and lets generation run past the context; the
+// prefill of the kept tokens where that is exact (one layer: plain RoPE, a sliding layer
+// on its own base, YaRN on part of each head), moves and rotates every layer's keys as
+// RoPE would have, and lets generation run past the context; the
 // longest context a budget holds is the one ember_arena_bytes then asks for.
 #include <cmath>
 #include <cstring>
@@ -84,15 +85,14 @@ std::vector<float> FreshLogits(const Model& model, KvType type,
   return std::vector<float>(s->logits(), s->logits() + model.config().vocab_size);
 }
 
+// After prefilling 48 tokens, dropping 20 after the first 5 and decoding one more, the
+// logits equal a fresh prefill of the kept tokens and that one (`what` names the model).
 // A one-layer model's keys and values depend on the token and its position alone, so
-// after a shift the cache is exactly the one a fresh prefill of the kept tokens makes:
-// the next token's logits agree within rounding (f32 cache; f16 rounds rotated keys
-// once more, q8 quantizes them again: looser, and printed).
-TEST(ContextShiftTest, OneLayerEqualsAFreshPrefillOfTheKeptTokens) {
-  const testing::LoadedModel m =
-      testing::LoadSpec(testing::TinyModelSpec(64, 1, 4, 2, 96, 300, 64, 5));
-  ASSERT_NE(m.model, nullptr);
-  const size_t vocab = m.model->config().vocab_size;
+// after a shift its cache is exactly the one the fresh prefill makes: the logits agree
+// within rounding (f32 cache; f16 rounds rotated keys once more, q8 quantizes them
+// again: looser, and printed).
+void ExpectShiftEqualsFreshPrefill(const Model& model, const char* what) {
+  const size_t vocab = model.config().vocab_size;
   std::vector<int32_t> tokens;
   for (int i = 0; i < 48; ++i) tokens.push_back(3 + (i * 37) % 290);
   const size_t keep = 5, discard = 20;
@@ -100,8 +100,8 @@ TEST(ContextShiftTest, OneLayerEqualsAFreshPrefillOfTheKeptTokens) {
     SessionOptions options;
     options.max_context = 48;
     options.kv_type = type;
-    auto s = Session::Create(*m.model, options);
-    ASSERT_TRUE(s.ok());
+    auto s = Session::Create(model, options);
+    ASSERT_TRUE(s.ok()) << s.status().message();
     ASSERT_TRUE(s->Prefill(tokens.data(), tokens.size()).ok());
     ASSERT_TRUE(s->ShiftContext(keep, discard).ok());
     ASSERT_EQ(s->position(), 48 - discard);
@@ -109,19 +109,85 @@ TEST(ContextShiftTest, OneLayerEqualsAFreshPrefillOfTheKeptTokens) {
     std::vector<int32_t> kept(tokens.begin(), tokens.begin() + keep);
     kept.insert(kept.end(), tokens.begin() + keep + discard, tokens.end());
     kept.push_back(7);
-    const std::vector<float> fresh = FreshLogits(*m.model, type, kept);
+    const std::vector<float> fresh = FreshLogits(model, type, kept);
     double max_diff = 0, scale = 0;
     for (size_t i = 0; i < vocab; ++i) {
       max_diff = std::max<double>(max_diff, std::fabs(s->logits()[i] - fresh[i]));
       scale = std::max<double>(scale, std::fabs(fresh[i]));
     }
     printf(
-        "[ember] shift vs fresh prefill, %s cache: max |logit difference| %.3g "
+        "[ember] shift vs fresh prefill, %s, %s cache: max |logit difference| %.3g "
         "(logits up to %.3g)\n",
-        KvTypeName(type), max_diff, scale);
+        what, KvTypeName(type), max_diff, scale);
     const double bound = type == KvType::kF32 ? 1e-5 : type == KvType::kF16 ? 1e-3 : 0.05;
-    EXPECT_LE(max_diff, bound * scale) << KvTypeName(type);
+    EXPECT_LE(max_diff, bound * scale) << what << ", " << KvTypeName(type);
   }
+}
+
+TEST(ContextShiftTest, OneLayerEqualsAFreshPrefillOfTheKeptTokens) {
+  const testing::LoadedModel m =
+      testing::LoadSpec(testing::TinyModelSpec(64, 1, 4, 2, 96, 300, 64, 5));
+  ASSERT_NE(m.model, nullptr);
+  ExpectShiftEqualsFreshPrefill(*m.model, "plain RoPE");
+}
+
+// Each layer's keys turn with that layer's own RoPE: a sliding layer (window 6, smaller
+// than the context, soft-capped scores) on its own base beside a Llama 3-scaled global
+// RoPE it must not use; and a global layer with YaRN (its attention factor already in the
+// keys) rotating half of each head, half-split pairs.
+TEST(ContextShiftTest, EachLayersRopeEqualsAFreshPrefill) {
+  ModelSpec sliding = testing::TinyModelSpec(64, 1, 4, 2, 96, 300, 64, 5);
+  ModelConfig& c = sliding.config;
+  c.rope_theta = 500000.0f;
+  c.rope_scaling = RopeScaling::kLlama3;
+  c.rope_scaling_factor = 8.0f;
+  c.rope_original_context = 16;
+  c.rope_local_theta = 10000.0f;
+  c.sliding_window = 6;
+  c.layer_attention = {LayerAttention::kSliding};
+  c.attn_softcap = 3.0f;
+  const testing::LoadedModel a = testing::LoadSpec(sliding);
+  ASSERT_NE(a.model, nullptr);
+  ExpectShiftEqualsFreshPrefill(*a.model, "a sliding layer on its own base");
+
+  ModelSpec yarn = testing::TinyModelSpec(64, 1, 4, 2, 96, 300, 64, 5);
+  ModelConfig& g = yarn.config;
+  g.rope_pairing = RopePairing::kHalf;
+  g.rope_scaling = RopeScaling::kYarn;
+  g.rope_scaling_factor = 4.0f;
+  g.rope_original_context = 16;
+  g.rope_attention_factor = 1.1386f;
+  g.rope_dim = 8;
+  const testing::LoadedModel b = testing::LoadSpec(yarn);
+  ASSERT_NE(b.model, nullptr);
+  ExpectShiftEqualsFreshPrefill(*b.model, "YaRN on half of each head");
+}
+
+// LongRoPE picks short or long factors per pass: past its original context a shift
+// cannot rotate keys as a fresh pass would, so a session that could go there refuses.
+TEST(ContextShiftTest, LongRopePastItsOriginalContextRefuses) {
+  ModelSpec spec = testing::TinyModelSpec(64, 1, 4, 2, 96, 300, 64, 5);
+  ModelConfig& c = spec.config;
+  c.rope_scaling = RopeScaling::kLongRope;
+  c.rope_original_context = 32;
+  c.rope_freq_factors.assign(8, 1.0f);
+  c.rope_long_freq_factors.assign(8, 2.0f);
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_NE(m.model, nullptr);
+  SessionOptions options;
+  options.context_shift = true;
+  options.max_context = 32;
+  EXPECT_TRUE(PlanSession(*m.model, options).ok());
+  options.max_context = 33;
+  auto plan = PlanSession(*m.model, options);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(std::string(plan.status().message()).find("LongRoPE"), std::string::npos);
+  options.context_shift = false;
+  auto s = Session::Create(*m.model, options);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const int32_t tokens[] = {1, 5, 6, 7};
+  ASSERT_TRUE(s->Prefill(tokens, 4).ok());
+  EXPECT_FALSE(s->ShiftContext(1, 2).ok());
 }
 
 // In every layer of stories260K, the moved keys are the old ones rotated by the RoPE

@@ -1,9 +1,9 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights, with 1 and 2 threads, f32, f16 and q8 KV caches and a
-// context shift mid-generation; and planning and creating a session
-// in a caller's arena make none either (the C API: its session object alone).
+// f32, f16, q8 and q4 weights with 1 and 2 threads, q4_k and q6_k with 1, f32, f16 and
+// q8 KV caches and a context shift mid-generation; and planning and creating a session in
+// a caller's arena make none either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,10 +15,12 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/hf_tokenizer.h"
 
 namespace ember {
 namespace {
@@ -39,6 +41,62 @@ bool Append(void* user, int32_t, std::string_view text) {
   return true;
 }
 
+// Loads `spec` as `dtype`, creates a session (pool of `threads`, a `kv_type` cache of 80
+// positions that shifts when full), then counts the heap calls of tokenizing, generating
+// (prefill, decode, sampling, detokenizing, a context shift) and a second conversation
+// after a reset; *text receives what was generated.
+uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
+                                 Backend backend, KvType kv_type, FixedText* text) {
+  EXPECT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(SerializeModel(spec, &bytes).ok());
+  testing::AlignedBytes aligned(bytes);
+
+  // Load: everything may allocate here.
+  auto model = Model::FromMemory(aligned.data(), aligned.size());
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  auto pool = ThreadPool::Create(threads);
+  EXPECT_TRUE(model.ok() && pool.ok());
+  if (!model.ok() || !pool.ok()) return ~uint64_t{0};
+  SessionOptions options;
+  options.max_batch = 16;
+  options.backend = backend;
+  options.kv_type = kv_type;
+  // The first conversation outgrows the context: generation shifts it and goes on.
+  options.max_context = 80;
+  options.context_shift = true;
+  options.context_keep = 4;
+  auto session = Session::Create(**model, options, pool->get());
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  if (!session.ok()) return ~uint64_t{0};
+  SamplerOptions sampling;  // temperature, top-k and top-p all on
+  sampling.seed = 7;
+  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+
+  // Run: nothing may.
+  tools::AllocCounterArm();
+  const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
+  GenerateResult result;
+  if (s.ok()) s = Generate(*session, sampler, ids, n, 60, &Append, text, &result);
+  const size_t shifts = session->shifts();
+  const StopReason first_stop = result.stop;
+  // A second conversation in the same session.
+  if (s.ok()) {
+    session->Reset();
+    s = Generate(*session, sampler, ids, n, 20, &Append, text, &result);
+  }
+  const uint64_t allocations = tools::AllocCounterDisarm();
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(text->tokens, 0u);
+  // The prompt is about 60 tokens: 60 more overflow 80 positions (unless the text ended).
+  if (first_stop != StopReason::kEndOfText)
+    EXPECT_GE(shifts, 1u) << n << " prompt tokens";
+  return allocations;
+}
+
 class NoAllocTest
     : public ::testing::TestWithParam<std::tuple<DType, int, Backend, KvType>> {};
 
@@ -54,54 +112,34 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
-  ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
-  testing::AlignedBytes aligned(bytes);
-
-  // Load: everything may allocate here.
-  auto model = Model::FromMemory(aligned.data(), aligned.size());
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto pool = ThreadPool::Create(threads);
-  ASSERT_TRUE(pool.ok());
-  SessionOptions options;
-  options.max_batch = 16;
-  options.backend = backend;
-  options.kv_type = kv_type;
-  // The first conversation outgrows the context: generation shifts it and goes on.
-  options.max_context = 80;
-  options.context_shift = true;
-  options.context_keep = 4;
-  auto session = Session::Create(**model, options, pool->get());
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions sampling;  // temperature, top-k and top-p all on
-  sampling.seed = 7;
-  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+  // K-quants need rows of whole super-blocks (256 inputs).
+  const bool k_quant = IsKQuant(dtype);
+  const ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                                k_quant ? 256 : 96, 300, 128, 3);
   FixedText text;
+  EXPECT_EQ(AllocationsWhileRunning(spec, dtype, threads, backend, kv_type, &text), 0u)
+      << DTypeName(dtype) << ", " << threads << " threads, " << KvTypeName(kv_type)
+      << " cache";
+}
 
-  // Run: nothing may.
-  tools::AllocCounterArm();
-  const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
-  const int32_t* ids = nullptr;
-  size_t n = 0;
-  Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
-  GenerateResult result;
-  if (s.ok()) s = Generate(*session, sampler, ids, n, 60, &Append, &text, &result);
-  const size_t shifts = session->shifts();
-  const StopReason first_stop = result.stop;
-  // A second conversation in the same session.
-  if (s.ok()) {
-    session->Reset();
-    s = Generate(*session, sampler, ids, n, 20, &Append, &text, &result);
+// The current families' features (sliding layers and their own RoPE tables, YaRN,
+// qk-norm, post-norms, scales, soft-capping) allocate nothing either, with every cache
+// type (its reads honour the window and the cap) and a shift (each layer's own RoPE).
+TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  for (DType dtype : {DType::kF32, DType::kQ8}) {
+    for (int threads : {1, 2}) {
+      for (KvType kv_type : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
+        FixedText text;
+        EXPECT_EQ(AllocationsWhileRunning(testing::FamiliesModelSpec(6, 128), dtype,
+                                          threads, Backend::kHighway, kv_type, &text),
+                  0u)
+            << DTypeName(dtype) << ", " << threads << " threads, " << KvTypeName(kv_type);
+      }
+    }
   }
-  const uint64_t allocations = tools::AllocCounterDisarm();
-  ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_GT(text.tokens, 0u);
-  // The prompt is about 60 tokens: 60 more overflow 80 positions (unless the text ended).
-  if (first_stop != StopReason::kEndOfText)
-    EXPECT_GE(shifts, 1u) << n << " prompt tokens";
-  EXPECT_EQ(allocations, 0u) << DTypeName(dtype) << ", " << threads << " threads";
 }
 
 // Planning and creating a session in the caller's memory: no heap call at all from C++,
@@ -185,6 +223,50 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   ember_model_free(c_model);
 }
 
+// Encoding with the tokenizers of tokenizer.json (Llama 3's split with ignore_merges,
+// Qwen3's NFC, Gemma 3's SentencePiece by rank and its thousands of added tokens), with
+// and without special-token parsing, and decoding, allocate nothing either: all work is
+// in the caller's buffer of EncodeCapacity ids.
+TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  std::string text =
+      "<|im_start|>user\nCafe\xCC\x81 \xE2\x84\xAB 12345 I'M \xE4\xBD\xA0\xE5\xA5\xBD"
+      " \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD<start_of_turn>\xE2\x96\x81\xE2\x96\x81"
+      "<|eot_id|>\n\n\t  x<|im_end|>";
+  for (int i = 0; i < 6; ++i) text += text;  // 64 copies
+  for (const char* name : {"llama3", "qwen3", "gemma3"}) {
+    if (!testing::HaveModel(std::string("hf-tokenizers/") + name + "/tokenizer.json")) {
+      return;
+    }
+    tools::LoadedTokenizer loaded;
+    const Status s =
+        tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + name, &loaded);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const Tokenizer& tok = loaded.tokenizer;
+    std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
+    size_t total = 0, decoded = 0;
+    bool ok = true;
+    tools::AllocCounterArm();
+    for (bool parse_special : {false, true}) {
+      EncodeOptions options;
+      options.parse_special = parse_special;
+      options.add_bos = tok.bos_id() >= 0;
+      size_t n = 0;
+      ok &= tok.Encode(text, options, ids.data(), ids.size(), &n).ok();
+      for (size_t i = 0; i < n; ++i)
+        decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
+      total += n;
+    }
+    const uint64_t allocations = tools::AllocCounterDisarm();
+    EXPECT_TRUE(ok) << name;
+    EXPECT_GT(total, 0u);
+    EXPECT_GT(decoded, 0u);
+    EXPECT_EQ(allocations, 0u) << name;
+  }
+}
+
 TEST(NoAllocTest, TheCounterCounts) {
 #ifdef EMBER_ALLOC_COUNT_OFF
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
@@ -218,6 +300,15 @@ INSTANTIATE_TEST_SUITE_P(KvTypes, NoAllocTest,
                                             ::testing::Values(1, 2),
                                             ::testing::Values(Backend::kHighway),
                                             ::testing::Values(KvType::kF16, KvType::kQ8)),
+                         ParamName);
+
+// The K-quants' kernels and their activation half sums: one thread (the pool's promise
+// is the same for every type, and these models are larger, for emulated CPUs).
+INSTANTIATE_TEST_SUITE_P(KQuants, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kQ4K, DType::kQ6K),
+                                            ::testing::Values(1),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF32)),
                          ParamName);
 
 // The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the

@@ -1,7 +1,7 @@
 // Accuracy of the f16, bf16, q8 and q4 encodings of stories260K against f32: the
 // next-token distributions over a fixed text (mean KL divergence, top-1 agreement), q8's
 // greedy story against llama2.c's golden, q4's greedy story scored by the f32 model, and
-// prefill/decode/thread agreement of the quantized kernels.
+// prefill/decode/thread agreement of the quantized kernels (K-quants included).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,21 +11,14 @@
 #include "gtest/gtest.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "runtime/tensor.h"
+#include "tests/accuracy_util.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/llama2c_import.h"
 
 namespace ember {
 namespace {
-
-// A fixed text in the style of the TinyStories the model was trained on (written here).
-constexpr char kText[] =
-    "Once upon a time, there was a little dog named Max. Max liked to run in the big "
-    "green park with his friend Sue. One day, Sue found a shiny red ball under a tree. "
-    "She threw the ball and Max ran very fast to get it. Max was so happy that he "
-    "wagged his tail. Then the sun went down and it was time to go home. Sue gave Max "
-    "a hug and said, \"You are my best friend.\" Max barked and they walked home "
-    "together.";
 
 using Loaded = testing::LoadedModel;
 
@@ -39,74 +32,6 @@ Loaded LoadAs(DType dtype) {
   s = tools::ChooseDTypes(dtype, {}, &spec);
   EXPECT_TRUE(s.ok()) << s.message();
   return testing::LoadSpec(spec);
-}
-
-std::vector<int32_t> TextTokens(const Model& model) {
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(sizeof(kText)));
-  size_t n = 0;
-  Status s = model.tokenizer().Encode(kText, true, ids.data(), ids.size(), &n);
-  EXPECT_TRUE(s.ok()) << s.message();
-  ids.resize(n);
-  return ids;
-}
-
-// Logits of every position of `tokens` (one prefill, all_logits), (n, vocab).
-std::vector<float> AllLogits(const Model& model, const std::vector<int32_t>& tokens) {
-  SessionOptions options;
-  options.all_logits = true;
-  options.max_batch = static_cast<uint32_t>(tokens.size());
-  auto session = Session::Create(model, options, nullptr);
-  EXPECT_TRUE(session.ok()) << session.status().message();
-  Status s = session->Prefill(tokens.data(), tokens.size());
-  EXPECT_TRUE(s.ok()) << s.message();
-  const size_t vocab = model.config().vocab_size;
-  std::vector<float> out(tokens.size() * vocab);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    memcpy(out.data() + i * vocab, session->logits_at(i), vocab * sizeof(float));
-  }
-  return out;
-}
-
-// log softmax in double.
-std::vector<double> LogSoftmax(const float* logits, size_t n) {
-  double max = logits[0];
-  for (size_t i = 1; i < n; ++i) max = std::max<double>(max, logits[i]);
-  double sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += std::exp(logits[i] - max);
-  const double log_sum = std::log(sum) + max;
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = logits[i] - log_sum;
-  return out;
-}
-
-size_t ArgMax(const float* x, size_t n) {
-  size_t best = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (x[i] > x[best]) best = i;
-  }
-  return best;
-}
-
-struct Agreement {
-  double mean_kl = 0;  // mean over positions of KL(f32 || other), nats
-  double top1 = 0;     // fraction of positions with the same most likely token
-};
-
-Agreement Compare(const std::vector<float>& ref, const std::vector<float>& other,
-                  size_t vocab) {
-  Agreement a;
-  const size_t n = ref.size() / vocab;
-  for (size_t i = 0; i < n; ++i) {
-    const std::vector<double> p = LogSoftmax(ref.data() + i * vocab, vocab);
-    const std::vector<double> q = LogSoftmax(other.data() + i * vocab, vocab);
-    double kl = 0;
-    for (size_t v = 0; v < vocab; ++v) kl += std::exp(p[v]) * (p[v] - q[v]);
-    a.mean_kl += kl / n;
-    a.top1 += (ArgMax(ref.data() + i * vocab, vocab) ==
-               ArgMax(other.data() + i * vocab, vocab)) /
-              static_cast<double>(n);
-  }
-  return a;
 }
 
 // Bounds, with the figures measured when they were set (x86 AVX3_DL, 174 positions;
@@ -133,14 +58,15 @@ TEST(QuantAccuracyTest, NextTokenDistributionsStayCloseToF32) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   Loaded f32 = LoadAs(DType::kF32);
   ASSERT_TRUE(f32.model);
-  const std::vector<int32_t> tokens = TextTokens(*f32.model);
+  const std::vector<int32_t> tokens = testing::StoryTokens(*f32.model);
   ASSERT_GT(tokens.size(), 80u);
   const size_t vocab = f32.model->config().vocab_size;
-  const std::vector<float> ref = AllLogits(*f32.model, tokens);
+  const std::vector<float> ref = testing::AllLogits(*f32.model, tokens);
   for (const Bound& b : kBounds) {
     Loaded other = LoadAs(b.dtype);
     ASSERT_TRUE(other.model);
-    const Agreement a = Compare(ref, AllLogits(*other.model, tokens), vocab);
+    const testing::LogitDistance a =
+        testing::CompareLogits(ref, testing::AllLogits(*other.model, tokens), vocab);
     printf("[ember] %-4s vs f32 over %zu positions: mean KL %.3g nats, top-1 %.1f %%\n",
            DTypeName(b.dtype), tokens.size(), a.mean_kl, 100 * a.top1);
     EXPECT_LE(a.mean_kl, b.max_kl) << DTypeName(b.dtype);
@@ -169,11 +95,11 @@ TEST(QuantAccuracyTest, Q8GreedyFollowsTheGoldenForAtLeast100Tokens) {
 double MeanNll(const Model& model, const std::vector<int32_t>& story) {
   std::vector<int32_t> tokens = {model.tokenizer().bos_id()};
   tokens.insert(tokens.end(), story.begin(), story.end());
-  const std::vector<float> logits = AllLogits(model, tokens);
+  const std::vector<float> logits = testing::AllLogits(model, tokens);
   const size_t vocab = model.config().vocab_size;
   double nll = 0;
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-    nll -= LogSoftmax(logits.data() + i * vocab, vocab)[tokens[i + 1]];
+    nll -= testing::LogSoftmax(logits.data() + i * vocab, vocab)[tokens[i + 1]];
   }
   return nll / (tokens.size() - 1);
 }
@@ -197,8 +123,34 @@ TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
   EXPECT_EQ(story.text.rfind("Once upon a time", 0), 0u) << story.text;
 }
 
-// The quantized kernels keep ember's promises: one prefill equals token-by-token decode,
-// bit for bit, for 1, 2 and 3 threads.
+// The quantized kernels keep ember's promises: one prefill (in blocks of 16 tokens)
+// equals token-by-token decode, bit for bit, for 1, 2 and 3 threads.
+void ExpectPrefillDecodeAndThreadsAgree(const Model& model,
+                                        const std::vector<int32_t>& tokens,
+                                        const char* what) {
+  const size_t vocab = model.config().vocab_size;
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    SessionOptions options;
+    options.max_batch = 16;
+    auto batched = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(batched.ok());
+    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back(batched->logits(), batched->logits() + vocab);
+    auto stepped = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(stepped.ok());
+    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+        << what << ": result " << i << " (threads " << 1 + i / 2
+        << (i % 2 ? ", decode" : ", prefill") << ") differs";
+  }
+}
+
 TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   for (DType dtype : {DType::kQ8, DType::kQ4, DType::kF16, DType::kBF16}) {
@@ -207,27 +159,28 @@ TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
     std::vector<int32_t> tokens = {1};
     tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),
                   testing::Stories260KGolden().begin() + 60);
-    const size_t vocab = m.model->config().vocab_size;
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      auto pool = ThreadPool::Create(threads);
-      ASSERT_TRUE(pool.ok());
-      SessionOptions options;
-      options.max_batch = 16;
-      auto batched = Session::Create(*m.model, options, pool->get());
-      ASSERT_TRUE(batched.ok());
-      ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
-      results.emplace_back(batched->logits(), batched->logits() + vocab);
-      auto stepped = Session::Create(*m.model, options, pool->get());
-      ASSERT_TRUE(stepped.ok());
-      for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
-      results.emplace_back(stepped->logits(), stepped->logits() + vocab);
-    }
-    for (size_t i = 1; i < results.size(); ++i) {
-      EXPECT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
-          << DTypeName(dtype) << ": result " << i << " (threads " << 1 + i / 2
-          << (i % 2 ? ", decode" : ", prefill") << ") differs";
-    }
+    ExpectPrefillDecodeAndThreadsAgree(*m.model, tokens, DTypeName(dtype));
+  }
+}
+
+// The same for the K-quants, on a random model whose rows are multiples of 256 (d_model
+// 256, ffn 256, one layer): q4_k_m holds q4_k and q6_k matrices (attn_v, ffn_down and the
+// classifier); small, for emulated CPUs (quantizing the model dominates there). q5_k's
+// kernels differ in unpacking only: kquant_test.cc checks their decode and prefill bits.
+TEST(QuantAccuracyTest, KQuantPrefillDecodeAndThreadsAgreeBitwise) {
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 18; ++i) tokens.push_back((i * 37 + 1) % 300);
+  for (const char* dtype : {"q4_k_m"}) {
+    ModelSpec spec = testing::TinyModelSpec(256, 1, 4, 2, 256, 300, 64, 5);
+    tools::WeightTypes types;
+    ASSERT_TRUE(tools::ParseWeightTypes(dtype, &types).ok());
+    ASSERT_TRUE(tools::ChooseDTypes(types, {}, &spec).ok());
+    size_t k_quants = 0;
+    for (const TensorSpec& t : spec.tensors) k_quants += IsKQuant(t.dtype);
+    EXPECT_EQ(k_quants, 8u) << dtype;  // 7 in the layer and the classifier
+    Loaded m = testing::LoadSpec(spec);
+    ASSERT_TRUE(m.model);
+    ExpectPrefillDecodeAndThreadsAgree(*m.model, tokens, dtype);
   }
 }
 

@@ -3,6 +3,8 @@
 // declared context bounds a session only when the caller asks for it: a small file
 // that declares a huge context cannot make a default session plan gigabytes, and an
 // explicit long context costs memory only as it fills.
+#include "runtime/session.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
-#include "runtime/session.h"
+#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
@@ -33,7 +35,9 @@ TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
-  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  const bool k_quant = IsKQuant(dtype);  // rows of whole super-blocks (256 inputs)
+  ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
+                                          k_quant ? 256 : 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   testing::LoadedModel loaded = testing::LoadSpec(spec);
   ASSERT_TRUE(loaded.model);
@@ -86,6 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(DType::kF16, Backend::kHighway, KvType::kF32),
                       std::make_tuple(DType::kQ8, Backend::kHighway, KvType::kF32),
                       std::make_tuple(DType::kQ4, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kQ5K, Backend::kHighway, KvType::kF32),
                       std::make_tuple(DType::kF32, Backend::kXnnpack, KvType::kF32),
                       std::make_tuple(DType::kF32, Backend::kHighway, KvType::kF16),
                       std::make_tuple(DType::kQ8, Backend::kHighway, KvType::kQ8)),

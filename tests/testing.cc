@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -183,6 +184,60 @@ void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
   }
 }
 
+ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
+  const uint32_t d = 48, layers = 3, heads = 4, kv_heads = 2, head_dim = 16;
+  ModelSpec spec = TinyModelSpec(d, layers, heads, kv_heads, 64, 300, context, seed);
+  ModelConfig& c = spec.config;
+  c.head_dim = head_dim;
+  c.rope_pairing = RopePairing::kHalf;
+  c.rope_theta = 100000.0f;
+  c.rope_scaling = RopeScaling::kYarn;
+  c.rope_scaling_factor = 4.0f;
+  c.rope_original_context = 16;
+  c.rope_attention_factor = 1.1386f;
+  c.rope_local_theta = 10000.0f;
+  c.qk_norm = c.post_norms = true;
+  c.embedding_scale = 6.9375f;
+  c.attention_scale = 0.2f;
+  c.attn_softcap = 3.0f;
+  c.final_softcap = 8.0f;
+  c.sliding_window = window;
+  c.layer_attention = {LayerAttention::kSliding, LayerAttention::kGlobal,
+                       LayerAttention::kSliding};
+  std::mt19937 rng(seed + 1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto set = [&](const std::string& name, std::vector<uint64_t> shape, float scale,
+                 float offset) {
+    TensorSpec* t = nullptr;
+    for (TensorSpec& s : spec.tensors) {
+      if (s.name == name) t = &s;
+    }
+    if (!t) {
+      spec.tensors.push_back(TensorSpec{name, {}, {}, DType::kF32, {}});
+      t = &spec.tensors.back();
+    }
+    uint64_t n = 1;
+    for (uint64_t dim : shape) n *= dim;
+    t->shape = shape;
+    t->values.resize(n);
+    for (float& v : t->values) v = offset + scale * dist(rng);
+  };
+  const uint64_t D = d, Q = uint64_t{heads} * head_dim,
+                 KV = uint64_t{kv_heads} * head_dim;
+  const float w = 1.0f / std::sqrt(static_cast<float>(d));
+  for (uint32_t i = 0; i < layers; ++i) {
+    set(names::LayerName(names::kAttnQ, i), {Q, D}, w, 0.0f);
+    set(names::LayerName(names::kAttnK, i), {KV, D}, w, 0.0f);
+    set(names::LayerName(names::kAttnV, i), {KV, D}, w, 0.0f);
+    set(names::LayerName(names::kAttnOut, i), {D, Q}, 0.125f, 0.0f);
+    set(names::LayerName(names::kAttnQNorm, i), {head_dim}, 0.2f, 1.0f);
+    set(names::LayerName(names::kAttnKNorm, i), {head_dim}, 0.2f, 1.0f);
+    set(names::LayerName(names::kAttnPostNorm, i), {D}, 0.2f, 1.0f);
+    set(names::LayerName(names::kFfnPostNorm, i), {D}, 0.2f, 1.0f);
+  }
+  return spec;
+}
+
 LoadedModel LoadSpec(const ModelSpec& spec) {
   LoadedModel out;
   std::vector<uint8_t> bytes;
@@ -319,6 +374,26 @@ std::vector<std::string> ScratchDir::Entries() const {
   closedir(d);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string Utf8(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
 }
 
 }  // namespace ember::testing

@@ -58,6 +58,15 @@ ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
                         uint32_t ffn_dim = 48, uint32_t vocab = 300,
                         uint32_t context = 64, uint32_t seed = 1);
 
+// TinyModelSpec with every feature of the current families on (schema/model.fbs's
+// appended Config block): 3 layers (sliding over `window` positions, global, sliding)
+// with the sliding ones on their own RoPE base, YaRN scaling on the global one, 4 heads
+// of 16 over 2 KV heads (q_dim 64 != d_model 48), qk-norm, post-norms, an embedding
+// scale, an attention scale, and attention and final soft-capping (for tests of the
+// forward pass that need no reference: consistency across paths and thread counts).
+ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
+                            uint32_t seed = 5);
+
 // Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
 // AlignedBytes before Model::FromMemory.
 std::vector<uint8_t> TinyModelBytes();
@@ -97,6 +106,9 @@ std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
 // vocabulary, spaces, characters of 2 to 4 bytes (most with no piece), contractions,
 // digits, punctuation, runs of one letter or of white space (long chunks and merges).
 std::string RandomText(const Tokenizer& tok, size_t bytes, std::mt19937* rng);
+
+// UTF-8 of a code point (any up to U+10FFFF; surrogates too, for tests of invalid text).
+std::string Utf8(uint32_t code_point);
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its files at the end of the
 // test (it holds no subdirectories).

@@ -63,7 +63,7 @@ size_t CheckAll(const Model& model, const std::vector<Case>& cases) {
   size_t matched = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    std::vector<int32_t> ids(Tokenizer::EncodeCapacity(c.text.size()));
+    std::vector<int32_t> ids(model.tokenizer().EncodeCapacity(c.text.size()));
     size_t n = 0;
     const Status s = model.tokenizer().Encode(c.text, false, ids.data(), ids.size(), &n);
     EXPECT_TRUE(s.ok()) << "case " << i << ": " << s.message();

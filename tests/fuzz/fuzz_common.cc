@@ -28,24 +28,9 @@ const TensorSpec& FindTensor(const ModelSpec& spec, const std::string& name) {
   return kMissing;  // an empty tensor: the seed is then simply malformed
 }
 
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
 std::string ByteLevelSpelling(const std::string& bytes) {
   std::string s;
-  for (unsigned char b : bytes) s += Utf8(tools::ByteToUnicode(b));
+  for (unsigned char b : bytes) s += testing::Utf8(tools::ByteToUnicode(b));
   return s;
 }
 

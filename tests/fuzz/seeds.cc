@@ -10,6 +10,7 @@
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/util/json_util.h"
 
 namespace {
 
@@ -101,19 +102,27 @@ int main(int argc, char** argv) {
     add(names::LayerName(names::kFfnDown, 0), {D, F});
     files.push_back({"model/small_gpt2_like.ember", Serialized(g)});
   }
+  // Every feature of the current families (sliding layers, YaRN, qk-norm, post-norms,
+  // scales, soft-caps).
+  files.push_back({"model/families.ember",
+                   Serialized(ember::testing::FamiliesModelSpec(4, 16))});
 
-  // tokenizer: byte 0 picks the vocabulary and BOS (see tokenizer_fuzzer.cc).
+  // tokenizer: byte 0 picks the vocabulary, special-token parsing and BOS (see
+  // tokenizer_fuzzer.cc; seven vocabularies when ../shared/models has them all).
   const char* texts[] = {
       "Once upon a time, there was a little girl named Lily.",
       " leading space and  double  spaces\n\ttabs",
       "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
       "invalid \xc3 utf-8 \xff",
-      "1234567890 !?,.;:'\" don't I'm we'll",
+      "1234567890 !?,.;:'\" don't I'M we'LL",
+      "<|im_start|>user\ncafe\xcc\x81<|im_end|><start_of_turn>\xe2\x96\x81\xe2\x96\x81<"
+      "bos>",
       ""};
   int k = 0;
   for (const char* text : texts) {
-    for (int vocab = 0; vocab < 4; ++vocab, ++k) {
-      const char selector = static_cast<char>(vocab | (k % 2 ? 0x80 : 0));
+    for (int vocab = 0; vocab < 7; ++vocab, ++k) {
+      const char selector =
+          static_cast<char>(vocab | (k % 2 ? 0x80 : 0) | (k % 3 ? 0 : 0x40));
       files.push_back(
           {"tokenizer/text" + std::to_string(k), selector + std::string(text)});
     }
@@ -144,6 +153,20 @@ int main(int argc, char** argv) {
   files.push_back({"safetensors/small_llama", hf[1]});
   files.push_back({"hf/llama_vocab_merges", JoinParts(hf)});
   files.push_back({"hf/llama_tokenizer_json", JoinParts(hf_json)});
+  {
+    // The same tensors as Mistral with a sliding window, Llama 3's RoPE scaling and a
+    // list of end ids (tools/convert/hf_rope.cc, hf_decoders.cc).
+    std::vector<std::string> mistral = hf;
+    ember::tools::Json config = ember::tools::Json::parse(mistral[0]);
+    config["model_type"] = "mistral";
+    config["sliding_window"] = 3;
+    config["eos_token_id"] = {258, 257};
+    config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0},
+                              {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                              {"original_max_position_embeddings", 8}};
+    mistral[0] = config.dump(1);
+    files.push_back({"hf/mistral_sliding_llama3", JoinParts(mistral)});
+  }
 
   for (const char* dir :
        {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf"}) {

@@ -7,30 +7,23 @@
 #include <numeric>
 
 #include "nlohmann/json.hpp"
+#include "tools/bench/bench_chart.h"
+#include "tools/bench/bench_records.h"
+#include "tools/util/text_table.h"
 
 namespace ember::tools {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-double Mean(const std::vector<double>& v) {
-  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-}
-
-// Sample standard deviation (n - 1), 0 for fewer than two samples (as llama-bench).
-double StdDev(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double mean = Mean(v);
-  double sum = 0;
-  for (double x : v) sum += (x - mean) * (x - mean);
-  return std::sqrt(sum / (v.size() - 1));
-}
-
 std::vector<double> ToDouble(const std::vector<uint64_t>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-// Every field of a result, in output order.
+// Every field of a result, in output order. A new field that measures (a time, a rate,
+// bytes) must be listed as a measurement in ClassifyBenchField (bench_records.cc);
+// anything else configures the test, and the charts draw a series per value of it and
+// bench-compare pairs on it (bench_records_test checks the list).
 OrderedJson Fields(const BenchResult& r) {
   OrderedJson j;
   j["build_commit"] = r.build_commit;
@@ -71,6 +64,9 @@ OrderedJson Fields(const BenchResult& r) {
   j["probe_bytes"] = r.probe_bytes;
   j["weights_read_gbps"] = r.weights_read_gbps;
   j["roofline_pct"] = r.roofline_pct();
+  j["ember_version"] = r.ember_version;
+  j["weight_type"] = r.weight_type;
+  if (!r.model_sha256.empty()) j["model_sha256"] = r.model_sha256;
   if (r.has_profile) {
     const ProfileShares& p = r.profile;
     j["profile_matmul_pct"] = p.matmul;
@@ -98,10 +94,7 @@ std::string CsvCell(const OrderedJson& value) {
   } else {
     text = value.dump();
   }
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
+  return CsvQuote(text);
 }
 
 std::string Format(const char* format, double value) {
@@ -137,39 +130,6 @@ std::string Rate(double value, double spread) {
   return Format("%.2f", value) + " ± " + Format("%.2f", spread);
 }
 
-// A markdown table whose columns are padded to their widest cell, so it reads as a table
-// in a terminal too. `right` marks right-aligned (numeric) columns.
-void WriteTable(const std::vector<std::string>& header, const std::vector<bool>& right,
-                const std::vector<std::vector<std::string>>& rows, FILE* out) {
-  // Display width: count UTF-8 lead bytes only ("±" is one column).
-  auto width = [](const std::string& s) {
-    size_t w = 0;
-    for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-    return w;
-  };
-  std::vector<size_t> widths(header.size(), 3);
-  for (size_t c = 0; c < header.size(); ++c)
-    widths[c] = std::max(widths[c], width(header[c]));
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c)
-      widths[c] = std::max(widths[c], width(row[c]));
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t c = 0; c < cells.size(); ++c) {
-      const std::string pad(widths[c] - width(cells[c]), ' ');
-      fprintf(out, "| %s ",
-              right[c] ? (pad + cells[c]).c_str() : (cells[c] + pad).c_str());
-    }
-    fprintf(out, "|\n");
-  };
-  line(header);
-  for (size_t c = 0; c < header.size(); ++c) {
-    fprintf(out, "|%s%s", std::string(widths[c] + 1, '-').c_str(), right[c] ? ":" : "-");
-  }
-  fprintf(out, "|\n");
-  for (const auto& row : rows) line(row);
-}
-
 void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   const BenchResult& first = results.front();
   fprintf(out, "ember bench: build %s, CPU %s, kernels %s (int8: %s), mmap, %s\n\n",
@@ -183,10 +143,11 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
                     Format("%.2f", r.measured_gbps), Format("%.2f", r.weights_read_gbps),
                     Format("%.1f %%", r.roofline_pct())});
   }
-  WriteTable({"model", "size", "params", "backend", "th", "test", "kv", "t/s", "eff GB/s",
-              "mem GB/s", "file GB/s", "roofline"},
-             {false, true, true, false, true, false, false, true, true, true, true, true},
-             rows, out);
+  WriteMarkdownTable(
+      {"model", "size", "params", "backend", "th", "test", "kv", "t/s", "eff GB/s",
+       "mem GB/s", "file GB/s", "roofline"},
+      {false, true, true, false, true, false, false, true, true, true, true, true}, rows,
+      out);
 
   fprintf(out, "\nTimes (ms; samples in tokens/s):\n\n");
   rows.clear();
@@ -203,8 +164,9 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
                     Format("%.2f", r.ttft_ns / 1e6), Format("%.1f", r.load_ns / 1e6),
                     samples, time});
   }
-  WriteTable({"model", "th", "test", "avg", "±", "ttft", "load", "samples", "time"},
-             {false, true, false, true, true, true, true, false, false}, rows, out);
+  WriteMarkdownTable(
+      {"model", "th", "test", "avg", "±", "ttft", "load", "samples", "time"},
+      {false, true, false, true, true, true, true, false, false}, rows, out);
 
   fprintf(out, "\nMemory:\n\n");
   rows.clear();
@@ -215,10 +177,11 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
                     Bytes(r.kv_bytes_per_token), Bytes(r.probe_bytes),
                     std::to_string(r.n_batch)});
   }
-  WriteTable({"model", "th", "test", "type", "dtypes", "peak RSS", "arena", "allocs",
-              "weights/tok", "KV/tok", "probe", "batch"},
-             {false, true, false, false, false, true, true, true, true, true, true, true},
-             rows, out);
+  WriteMarkdownTable(
+      {"model", "th", "test", "type", "dtypes", "peak RSS", "arena", "allocs",
+       "weights/tok", "KV/tok", "probe", "batch"},
+      {false, true, false, false, false, true, true, true, true, true, true, true}, rows,
+      out);
 
   if (!first.has_profile) return;
   fprintf(out,
@@ -234,10 +197,11 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
     rows.back().push_back(Format("%.1f", p.parallel));
     rows.back().push_back(p.threads_busy < 0 ? "-" : Format("%.1f", p.threads_busy));
   }
-  WriteTable({"model", "th", "test", "matmul", "attention", "norms", "rope",
-              "activations", "sampling", "other", "in regions", "threads busy"},
-             {false, true, false, true, true, true, true, true, true, true, true, true},
-             rows, out);
+  WriteMarkdownTable(
+      {"model", "th", "test", "matmul", "attention", "norms", "rope", "activations",
+       "sampling", "other", "in regions", "threads busy"},
+      {false, true, false, true, true, true, true, true, true, true, true, true}, rows,
+      out);
   fprintf(out,
           "\nin regions: %% of the step in regions that ran on more than one thread. "
           "threads busy: %% of\nthose regions' wall time x threads spent running tiles "
@@ -252,8 +216,8 @@ std::string BenchResult::test() const {
   return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;
 }
 
-double BenchResult::avg_ns() const { return Mean(ToDouble(samples_ns)); }
-double BenchResult::stddev_ns() const { return StdDev(ToDouble(samples_ns)); }
+double BenchResult::avg_ns() const { return MeanOf(ToDouble(samples_ns)); }
+double BenchResult::stddev_ns() const { return SampleStdDev(ToDouble(samples_ns)); }
 
 std::vector<double> BenchResult::samples_ts() const {
   std::vector<double> ts;
@@ -261,8 +225,8 @@ std::vector<double> BenchResult::samples_ts() const {
   return ts;
 }
 
-double BenchResult::avg_ts() const { return Mean(samples_ts()); }
-double BenchResult::stddev_ts() const { return StdDev(samples_ts()); }
+double BenchResult::avg_ts() const { return MeanOf(samples_ts()); }
+double BenchResult::stddev_ts() const { return SampleStdDev(samples_ts()); }
 
 Status ParseBenchFormat(const std::string& name, BenchFormat* format) {
   if (name == "md") {
@@ -273,17 +237,33 @@ Status ParseBenchFormat(const std::string& name, BenchFormat* format) {
     *format = BenchFormat::kJsonLines;
   } else if (name == "csv") {
     *format = BenchFormat::kCsv;
+  } else if (name == "svg") {
+    *format = BenchFormat::kSvg;
   } else {
-    return InvalidArgument("-o %s: unknown output format (md, json, jsonl or csv)",
+    return InvalidArgument("-o %s: unknown output format (md, json, jsonl, csv or svg)",
                            name.c_str());
   }
   return Status::Ok();
+}
+
+std::string BenchJsonLine(const BenchResult& result) {
+  return Fields(result).dump() + "\n";
 }
 
 void WriteBenchReport(const std::vector<BenchResult>& results, BenchFormat format,
                       FILE* out) {
   if (results.empty()) return;
   switch (format) {
+    case BenchFormat::kSvg: {
+      std::vector<BenchRecord> records(results.size());
+      for (size_t i = 0; i < results.size(); ++i) {
+        // Every result has samples (at least one repetition): this cannot fail.
+        (void)MakeBenchRecord(Fields(results[i]), "result " + std::to_string(i + 1),
+                              &records[i]);
+      }
+      fputs(RenderBenchChart(records).c_str(), out);
+      break;
+    }
     case BenchFormat::kMarkdown:
       WriteMarkdown(results, out);
       break;

@@ -60,6 +60,10 @@ struct BenchResult {
   double weights_read_gbps = 0;  // a plain read of the model file's own pages, n_threads
   bool has_profile = false;
   ProfileShares profile;
+  std::string ember_version;  // the library's (ember_version())
+  std::string weight_type;  // of most of the layers' matrix bytes (convert --dtype), "q4"
+  std::string
+      model_sha256;  // of the model file; empty: not computed (no --history, --hash)
 
   // Derived.
   std::string test() const;  // "pp128" or "tg64"; "tg64 @ d1024" after a depth
@@ -84,12 +88,15 @@ struct BenchResult {
   }
 };
 
-enum class BenchFormat { kMarkdown, kJson, kJsonLines, kCsv };
+enum class BenchFormat { kMarkdown, kJson, kJsonLines, kCsv, kSvg };
 
-// "md", "json", "jsonl" or "csv".
+// "md", "json", "jsonl", "csv" or "svg" (the chart, tools/bench/bench_chart.h).
 Status ParseBenchFormat(const std::string& name, BenchFormat* format);
 
-// Writes every field of every result in the format.
+// One result as a line of JSON (every field, as -o jsonl writes it), with its newline.
+std::string BenchJsonLine(const BenchResult& result);
+
+// Writes every field of every result in the format (the chart: what it draws).
 void WriteBenchReport(const std::vector<BenchResult>& results, BenchFormat format,
                       FILE* out);
 

@@ -5,9 +5,10 @@
 //       --benchmark_report_aggregates_only=true   (one command line)
 // Decode counters: weight_GB/s (weight bytes / time; the weights of one call are cycled
 // over copies filling >= 128 MiB so they come from DRAM, as in a real decode step; the
-// q8/q4 time includes quantizing the input). Prefill (batch 128): GMAC/s, multiply-adds
-// per second (a whole 110M model at 109.5 M multiply-adds per token: t/s = GMAC/s * 9.1).
-// Read: read_GB/s; decode efficiency = weight_GB/s / read_GB/s at the same thread count.
+// q8/q4 and K-quant time includes quantizing the input). Prefill (batch 128): GMAC/s,
+// multiply-adds per second (a whole 110M model at 109.5 M multiply-adds per token: t/s =
+// GMAC/s * 9.1). Read: read_GB/s; decode efficiency = weight_GB/s / read_GB/s at the same
+// thread count.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tools/bench/quant_bench.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -59,14 +60,24 @@ HWY_AFTER_NAMESPACE();
 #include "hwy/targets.h"
 #include "kernels/half.h"
 #include "kernels/kernel_table.h"
+#include "kernels/kquant_layout.h"
+#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 
 namespace ember::kernels {
 HWY_EXPORT(SumFloats);
 namespace {
 
-enum class Format { kF32, kF16, kBF16, kQ8, kQ4 };
-const char* kFormatNames[] = {"f32", "f16", "bf16", "q8", "q4"};
+enum class Format { kF32, kF16, kBF16, kQ8, kQ4, kQ4K, kQ5K, kQ6K };
+const char* kFormatNames[] = {"f32", "f16", "bf16", "q8", "q4", "q4_k", "q5_k", "q6_k"};
+constexpr int64_t kFormats = 8;
+
+bool IsK(Format f) { return f >= Format::kQ4K; }
+KQuantKind KindOf(Format f) {
+  return f == Format::kQ4K   ? KQuantKind::kQ4K
+         : f == Format::kQ5K ? KQuantKind::kQ5K
+                             : KQuantKind::kQ6K;
+}
 constexpr size_t kColdBytes = size_t{128} << 20;  // > L3: decode weights from DRAM
 constexpr size_t kPrefillBatch = 128;
 
@@ -113,6 +124,10 @@ size_t WeightBytes(Format f, size_t rows, size_t cols) {
       return QuantPackedBytes(QuantKind::kQ8, rows, cols);
     case Format::kQ4:
       return QuantPackedBytes(QuantKind::kQ4, rows, cols);
+    case Format::kQ4K:
+    case Format::kQ5K:
+    case Format::kQ6K:
+      return KQuantPackedBytes(KindOf(f), rows, cols);
   }
   return 0;
 }
@@ -131,6 +146,8 @@ hwy::AlignedFreeUniquePtr<uint8_t[]> MakeWeights(Format format, size_t rows, siz
     for (size_t i = 0; i < w.size(); ++i) {
       bits[i] = format == Format::kF16 ? FloatToHalf(w[i]) : FloatToBFloat16(w[i]);
     }
+  } else if (IsK(format)) {
+    PackKQuant(KindOf(format), w.data(), rows, cols, first);
   } else {
     PackQuant(format == Format::kQ8 ? QuantKind::kQ8 : QuantKind::kQ4, w.data(), rows,
               cols, first);
@@ -139,10 +156,11 @@ hwy::AlignedFreeUniquePtr<uint8_t[]> MakeWeights(Format format, size_t rows, siz
   return out;
 }
 
-// y = W x (batch rows of x) with the table's kernel for `format`; q8/q4 quantize x
-// first (into q, scales, sums), as the runtime does once per input.
+// y = W x (batch rows of x) with the table's kernel for `format`; quantized types
+// quantize x first (into q, scales, sums, half sums), as the runtime does once per input.
 void Run(Format format, const uint8_t* w, const float* x, size_t batch, float* y,
-         size_t rows, size_t cols, int8_t* q, float* scales, int32_t* sums) {
+         size_t rows, size_t cols, int8_t* q, float* scales, int32_t* sums,
+         int32_t* half_sums) {
   const KernelTable& t = Table();
   const uint16_t* w16 = reinterpret_cast<const uint16_t*>(w);
   switch (format) {
@@ -163,11 +181,23 @@ void Run(Format format, const uint8_t* w, const float* x, size_t batch, float* y
       return;
     case Format::kQ8:
     case Format::kQ4: {
-      t.quantize_acts(x, batch, cols, q, scales, sums);
+      t.quantize_acts(x, batch, cols, q, scales, sums, nullptr);
       const bool q8 = format == Format::kQ8;
       const MatMulQuantFn fn = batch == 1 ? (q8 ? t.matvec_q8 : t.matvec_q4)
                                           : (q8 ? t.matmul_q8 : t.matmul_q4);
       fn(w, q, scales, sums, batch, y, rows, rows, cols);
+      return;
+    }
+    case Format::kQ4K:
+    case Format::kQ5K:
+    case Format::kQ6K: {
+      t.quantize_acts(x, batch, cols, q, scales, sums, half_sums);
+      const bool one = batch == 1;
+      const MatMulKQuantFn fn =
+          format == Format::kQ4K   ? (one ? t.matvec_q4k : t.matmul_q4k)
+          : format == Format::kQ5K ? (one ? t.matvec_q5k : t.matmul_q5k)
+                                   : (one ? t.matvec_q6k : t.matmul_q6k);
+      fn(w, q, scales, sums, half_sums, batch, y, rows, rows, cols);
       return;
     }
   }
@@ -193,14 +223,15 @@ void BM_Linear(benchmark::State& state) {
   const size_t groups = QuantGroups(cols);
   std::vector<int8_t> q(batch * groups * kQuantGroup);
   std::vector<float> scales(batch * groups), y(batch * rows);
-  std::vector<int32_t> sums(batch * groups);
+  std::vector<int32_t> sums(batch * groups), half_sums(batch * groups);
   // This thread's rows: panels of 16 split evenly.
   const size_t panels = QuantPanels(rows), threads = state.threads();
   const size_t p0 = panels * state.thread_index() / threads;
   const size_t p1 = panels * (state.thread_index() + 1) / threads;
   const size_t r0 = p0 * 16, r1 = p1 * 16 < rows ? p1 * 16 : rows;
   const size_t offset =
-      format == Format::kQ8 || format == Format::kQ4
+      IsK(format) ? p0 * KQuantPanelBytes(KindOf(format), cols)
+      : format == Format::kQ8 || format == Format::kQ4
           ? p0 * QuantPanelBytes(format == Format::kQ8 ? QuantKind::kQ8 : QuantKind::kQ4,
                                  cols)
           : r0 * cols * (format == Format::kF32 ? 4 : 2);
@@ -208,7 +239,7 @@ void BM_Linear(benchmark::State& state) {
   for (auto _ : state) {
     const uint8_t* w = shared.get() + copy * bytes + offset;
     Run(format, w, x.data(), batch, y.data(), r1 - r0, cols, q.data(), scales.data(),
-        sums.data());
+        sums.data(), half_sums.data());
     benchmark::DoNotOptimize(y.data());
     if (++copy == copies) copy = 0;
   }
@@ -254,7 +285,8 @@ void BM_QuantizeActs(benchmark::State& state) {
   std::vector<float> scales(batch * groups);
   std::vector<int32_t> sums(batch * groups);
   for (auto _ : state) {
-    Table().quantize_acts(x.data(), batch, cols, q.data(), scales.data(), sums.data());
+    Table().quantize_acts(x.data(), batch, cols, q.data(), scales.data(), sums.data(),
+                          nullptr);
     benchmark::DoNotOptimize(q.data());
   }
   state.counters["Gfloat/s"] = benchmark::Counter(
@@ -265,7 +297,7 @@ void Shapes(benchmark::internal::Benchmark* b, int64_t batch) {
   // (rows, cols) = (out, in): 768->768, 768->2048, 2048->768, 768->32000.
   const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};
   for (const auto& s : shapes) {
-    for (int64_t f = 0; f < 5; ++f) b->Args({f, s[0], s[1], batch});
+    for (int64_t f = 0; f < kFormats; ++f) b->Args({f, s[0], s[1], batch});
   }
 }
 

@@ -1,8 +1,10 @@
 // Tokenizer benchmark: encodes 1 MiB prompts (story text, one letter, spaces, random
-// letters) with stories260K's and Llama 2's SentencePiece vocabularies and GPT-2's
-// byte-level one, and, for comparison, 32 KiB with the quadratic merge loops the
-// tokenizer had before (copied here; about three minutes in all). Prints the median of
-// several runs in ms. Not run by ctest:
+// letters; for the Hugging Face tokenizers also a chat with special tokens, text NFC
+// changes, and a run of combining marks) with stories260K's and Llama 2's SentencePiece
+// vocabularies, GPT-2's byte-level one and the tokenizer.json of Llama 3, Qwen3 and
+// Gemma 3, and, for comparison, 32 KiB with the quadratic merge loops the tokenizer had
+// before (copied here; about three minutes in all). Prints the median of several runs in
+// ms. Not run by ctest:
 //   build/tools/bench/tokenize_bench [--no-old] [models_dir]
 // (models_dir: default $EMBER_MODELS, else ../shared/models).
 #include <algorithm>
@@ -15,45 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
 #include "runtime/model_writer.h"
 #include "runtime/pretokenizer.h"
 #include "runtime/tokenizer.h"
 #include "runtime/utf8.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"
-#include "tools/convert/synthetic.h"
 #include "tools/util/files.h"
 
 namespace ember {
 namespace {
-
-// A model file around `tokenizer` (a one-layer synthetic Llama with its vocabulary),
-// loaded from memory: the tokenizer as the runtime reads it.
-struct ModelAround {
-  std::vector<uint8_t> bytes;
-  std::unique_ptr<Model> model;
-};
-Status LoadAround(const TokenizerSpec& tokenizer, ModelAround* out) {
-  tools::SyntheticShape shape;
-  shape.dim = shape.hidden = 8;
-  shape.layers = shape.heads = 1;
-  shape.vocab = static_cast<uint32_t>(tokenizer.pieces.size());
-  shape.ctx = 16;
-  ModelSpec spec;
-  EMBER_RETURN_IF_ERROR(tools::MakeSyntheticModel(shape, 1, "tokenize_bench", &spec));
-  spec.tokenizer = tokenizer;
-  std::vector<uint8_t> bytes;
-  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
-  out->bytes.resize(bytes.size() + 15);  // room to align the copy to 16 bytes
-  uint8_t* aligned =
-      out->bytes.data() + (16 - reinterpret_cast<uintptr_t>(out->bytes.data()) % 16) % 16;
-  memcpy(aligned, bytes.data(), bytes.size());
-  auto model = Model::FromMemory(aligned, bytes.size());
-  if (!model.ok()) return model.status();
-  out->model = std::move(*model);
-  return Status::Ok();
-}
 
 // The SentencePiece encoder before the heap: llama2.c's loop, a scan of every pair and a
 // memmove per merge (O(n^2)).
@@ -203,17 +176,22 @@ Clock Median(int runs, std::vector<int32_t>* ids, size_t* tokens, F f) {
   return {wall[runs / 2], cpu[runs / 2]};
 }
 
+// Copies of `unit` up to `bytes`, cut at a character boundary.
 std::string Repeat(const std::string& unit, size_t bytes) {
   std::string text;
   while (text.size() < bytes) text += unit;
-  text.resize(bytes);  // the units are ASCII: any cut is valid UTF-8
+  size_t n = bytes;
+  while (n > 0 && (static_cast<uint8_t>(text[n]) & 0xC0) == 0x80) --n;
+  text.resize(n);
   return text;
 }
 
 int Run(const std::string& dir, bool old) {
+  const auto dir_of = [&](const char* name) { return dir + "/hf-tokenizers/" + name; };
   struct Vocab {
     const char* name;
     TokenizerSpec spec;
+    bool hf = false;  // a tokenizer.json: more texts, special tokens parsed, no old loop
   };
   std::vector<Vocab> vocabs;
   struct Llama2cFile {
@@ -248,6 +226,19 @@ int Run(const std::string& dir, bool old) {
     }
     vocabs.push_back(std::move(v));
   }
+  for (const auto& [name, dir] :
+       {std::pair<const char*, const char*>{"Llama 3 byte-level (128256)", "llama3"},
+        {"Qwen3 byte-level, NFC (151669)", "qwen3"},
+        {"Gemma 3 SentencePiece (262145)", "gemma3"}}) {
+    Vocab v{name, {}, true};
+    const Status s =
+        tools::ReadHfTokenizer(dir_of(dir), 0, tools::SpecialTokens(), &v.spec);
+    if (!s.ok()) {
+      fprintf(stderr, "%s: %s\n", dir, s.message());
+      return 1;
+    }
+    vocabs.push_back(std::move(v));
+  }
 
   const std::string story =
       "Once upon a time, there was a little girl named Lily. She loved to play outside "
@@ -266,40 +257,56 @@ int Run(const std::string& dir, bool old) {
       kRuns);
   printf("%-34s %-7s %8s %8s %5s %10s %10s\n", "vocabulary", "text", "bytes", "tokens",
          "merge", "wall ms", "cpu ms");
+  // Chat turns with special tokens, accented text in decomposed form (NFC composes it),
+  // and combining marks alternating between two classes (NFC sorts one long run).
+  const std::string chat =
+      "<|im_start|>user\nWhat's 12345 + 678?<|im_end|>\n<start_of_turn>model\n"
+      "\xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD<end_of_turn>\n";
+  const std::string decomposed = "cafe\xCC\x81 na\xCC\x88ive A\xCC\x8A ";
+  std::string marks = "a";
+  while (marks.size() < kNewBytes - 4) marks += "\xCC\x81\xCC\xA3";
   for (const Vocab& v : vocabs) {
-    ModelAround around;
-    const Status s = LoadAround(v.spec, &around);
+    tools::LoadedTokenizer loaded;
+    const Status s = tools::LoadTokenizerSpec(v.spec, v.name, &loaded);
     if (!s.ok()) {
       fprintf(stderr, "%s: %s\n", v.name, s.message());
       return 1;
     }
-    const Tokenizer& tok = around.model->tokenizer();
-    for (const auto& [label, unit] : {std::pair<const char*, std::string>{"story", story},
-                                      {"'a'", "a"},
-                                      {"spaces", " "},
-                                      {"letters", letters}}) {
+    const Tokenizer& tok = loaded.tokenizer;
+    std::vector<std::pair<const char*, std::string>> units = {
+        {"story", story}, {"'a'", "a"}, {"spaces", " "}, {"letters", letters}};
+    if (v.hf) {
+      units.insert(units.end(), {{"chat", chat}, {"nfd", decomposed}, {"marks", marks}});
+    }
+    EncodeOptions options;
+    options.add_bos = tok.bos_id() >= 0;
+    options.parse_special = v.hf;
+    for (const auto& [label, unit] : units) {
       const std::string text = Repeat(unit, kNewBytes);
-      std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
+      std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
       size_t tokens = 0;
       const Clock t = Median(kRuns, &ids, &tokens, [&](int32_t* out) {
         size_t n = 0;
-        const Status e = tok.Encode(text, true, out, ids.size(), &n);
+        const Status e = tok.Encode(text, options, out, ids.size(), &n);
         if (!e.ok()) fprintf(stderr, "%s\n", e.message());
         return n;
       });
       printf("%-34s %-7s %8zu %8zu %5s %10.1f %10.1f\n", v.name, label, text.size(),
              tokens, "heap", t.wall_ms, t.cpu_ms);
+      if (label == std::string("marks")) continue;  // one size is enough
       const std::string small = Repeat(unit, kOldBytes);
-      std::vector<int32_t> new_ids(Tokenizer::EncodeCapacity(small.size()));
+      std::vector<int32_t> new_ids(tok.EncodeCapacity(small.size()));
       size_t new_tokens = 0;
       const Clock new_t = Median(kRuns, &new_ids, &new_tokens, [&](int32_t* out) {
         size_t n = 0;
-        (void)tok.Encode(small, false, out, new_ids.size(), &n);
+        EncodeOptions no_bos = options;
+        no_bos.add_bos = false;  // as the old loops
+        (void)tok.Encode(small, no_bos, out, new_ids.size(), &n);
         return n;
       });
       printf("%-34s %-7s %8zu %8zu %5s %10.2f %10.2f\n", v.name, label, small.size(),
              new_tokens, "heap", new_t.wall_ms, new_t.cpu_ms);
-      if (!old) continue;
+      if (!old || v.hf) continue;  // the old loops had neither sections nor NFC
       std::vector<int32_t> old_ids(2 * small.size() + 2);
       const bool spm = tok.kind() == TokenizerKind::kSentencePieceBpe;
       const Clock old_t = Median(spm ? 1 : kRuns, &old_ids, &tokens, [&](int32_t* out) {

@@ -17,8 +17,18 @@ const OptionSpec* ArgParser::Find(const std::string& arg) const {
 }
 
 Status ArgParser::Parse(int argc, char** argv, int first) {
+  bool options_done = false;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
+    if (takes_positional_ &&
+        (options_done || arg.empty() || arg[0] != '-' || arg == "-")) {
+      positional_.push_back(arg);
+      continue;
+    }
+    if (takes_positional_ && arg == "--") {
+      options_done = true;
+      continue;
+    }
     std::string value;
     bool has_inline_value = false;
     const size_t eq = arg.find('=');

@@ -22,9 +22,17 @@ struct OptionSpec {
 class ArgParser {
  public:
   explicit ArgParser(std::vector<OptionSpec> specs) : specs_(std::move(specs)) {}
+  // Lets Parse take arguments that are not options (file names: "ember bench-compare OLD
+  // NEW"); they are Positional(), in order. "--" makes every later argument one.
+  ArgParser& TakePositional() {
+    takes_positional_ = true;
+    return *this;
+  }
 
-  // Parses argv[first, argc). Every argument must be a known option.
+  // Parses argv[first, argc). Every argument must be a known option (or, with
+  // TakePositional, not start with '-').
   Status Parse(int argc, char** argv, int first);
+  const std::vector<std::string>& Positional() const { return positional_; }
 
   bool Has(const std::string& name) const;
   // The last value given for an option, or `fallback`.
@@ -45,6 +53,8 @@ class ArgParser {
   const OptionSpec* Find(const std::string& arg) const;
   std::vector<OptionSpec> specs_;
   std::map<std::string, std::vector<std::string>> values_;  // canonical name -> values
+  bool takes_positional_ = false;
+  std::vector<std::string> positional_;
 };
 
 }  // namespace ember::tools

@@ -92,10 +92,22 @@ Status EncodeText(const Model& model, const std::string& text, bool add_bos,
         "bytes a position): use a shorter prompt or a longer context",
         text.size(), context);
   }
-  ids->resize(Tokenizer::EncodeCapacity(text.size()));
+  EncodeOptions options;
+  options.add_bos = add_bos;
+  return EncodeWith(model.tokenizer(), text, options, ids);
+}
+
+Status EncodeWith(const Tokenizer& tokenizer, const std::string& text,
+                  const EncodeOptions& options, std::vector<int32_t>* ids) {
+  if (text.size() > tokenizer.max_text_bytes()) {
+    return InvalidArgument(
+        "the text of %zu bytes is longer than the %zu the tokenizer "
+        "takes",
+        text.size(), tokenizer.max_text_bytes());
+  }
+  ids->resize(tokenizer.EncodeCapacity(text.size()));
   size_t n = 0;
-  EMBER_RETURN_IF_ERROR(
-      model.tokenizer().Encode(text, add_bos, ids->data(), ids->size(), &n));
+  EMBER_RETURN_IF_ERROR(tokenizer.Encode(text, options, ids->data(), ids->size(), &n));
   ids->resize(n);
   return Status::Ok();
 }

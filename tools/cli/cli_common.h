@@ -44,6 +44,9 @@ Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options);
 // refused before any work; 0: no limit.
 Status EncodeText(const Model& model, const std::string& text, bool add_bos,
                   size_t context, std::vector<int32_t>* ids);
+// Encodes `text` with `tokenizer` into a buffer of its EncodeCapacity, then trims it.
+Status EncodeWith(const Tokenizer& tokenizer, const std::string& text,
+                  const EncodeOptions& options, std::vector<int32_t>* ids);
 
 // A parser of -m MODEL and the prompt's options, which ReadPromptTokens reads (-p,
 // --tokens, --no-bos), then `more`.

@@ -2,11 +2,8 @@
 // tg N: N decode steps) per model and thread count, with what llama-bench does not
 // measure: time to first token, load time, memory, heap allocations, and decode's
 // bandwidth against the machine's measured read bandwidth (the roofline %).
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -14,19 +11,25 @@
 #include <string>
 #include <vector>
 
+#include "runtime/atomic_file.h"
+#include "runtime/ember.h"
 #include "runtime/model.h"
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/bench/bandwidth_probe.h"
+#include "tools/bench/bench_history.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/host_info.h"
 #include "tools/cli/args.h"
 #include "tools/cli/bench_model.h"
+#include "tools/cli/bench_progress.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
+#include "tools/util/files.h"
+#include "tools/util/parse.h"
 
 #ifndef EMBER_BUILD_COMMIT
 #define EMBER_BUILD_COMMIT "unknown"
@@ -61,13 +64,20 @@ ArgParser MakeParser() {
        true,
        "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
       {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
-      {{"-o", "--output"}, true, "output format: md (default), json, jsonl or csv"},
+      {{"-o", "--output"},
+       true,
+       "output format: md (default), json, jsonl, csv or svg (the chart)"},
       {{"--profile"},
        false,
        "time per kernel kind as a share of a decode step and of prefill"},
       {{"--probe-mib"},
        true,
        "bandwidth probe buffer in MiB (default 256, at most a quarter of the RAM)"},
+      {{"--chart"}, true, "also draw the results as an SVG chart into this file"},
+      {{"--history"},
+       true,
+       "append each result, as a JSON line with the model's SHA-256, to this file"},
+      {{"--hash"}, false, "record the model files' SHA-256 (--history implies it)"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -81,19 +91,9 @@ struct Options {
   BenchFormat format = BenchFormat::kMarkdown;
   bool profile = false;
   uint64_t probe_bytes = 0;
+  std::string chart_path, history_path;  // empty: none
+  bool hash = false;
 };
-
-// "a,b,c" -> {"a", "b", "c"} ("" -> {""}: the parser of each item refuses it).
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> items;
-  for (size_t begin = 0; begin <= list.size();) {
-    size_t end = list.find(',', begin);
-    if (end == std::string::npos) end = list.size();
-    items.push_back(list.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return items;
-}
 
 Status ParseOptions(const ArgParser& args, Options* o) {
   o->models = args.GetAll("-m");
@@ -120,6 +120,15 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
   o->probe_bytes = value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes();
   o->profile = args.Has("--profile");
+  o->chart_path = args.Get("--chart");
+  o->history_path = args.Get("--history");
+  o->hash = args.Has("--hash") || !o->history_path.empty();
+  if (args.Has("--chart") && o->chart_path.empty()) {
+    return InvalidArgument("--chart: no file");
+  }
+  if (args.Has("--history") && o->history_path.empty()) {
+    return InvalidArgument("--history: no file");
+  }
   // 0 in -p or -n means no such test (as llama-bench).
   o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),
                    o->prompts.end());
@@ -129,36 +138,6 @@ Status ParseOptions(const ArgParser& args, Options* o) {
   }
   return Status::Ok();
 }
-
-// Shows which test runs, repetition k of r, on one stderr line (rewritten in place on a
-// terminal).
-class Progress {
- public:
-  Progress() : tty_(isatty(fileno(stderr))) {}
-  ~Progress() { Done(); }
-  void Show(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    char line[256];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    if (tty_) {
-      fprintf(stderr, "\r\033[Kember bench: %s", line);
-      shown_ = true;
-    } else {
-      fprintf(stderr, "ember bench: %s\n", line);
-    }
-    fflush(stderr);
-  }
-  void Done() {
-    if (shown_) fprintf(stderr, "\r\033[K");
-    shown_ = false;
-  }
-
- private:
-  bool tty_;
-  bool shown_ = false;
-};
 
 // One loaded model at one thread count: pool, session (prefill in one batch of the
 // longest prompt) and a greedy sampler.
@@ -365,6 +344,8 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   base.n_threads = threads;
   base.type_kv = KvTypeName(kv_type);
   base.dtype_mix = DTypeMix(**model);
+  base.weight_type = MainWeightType(**model);
+  base.ember_version = ember_version();
   base.hwy_target = b.session->kernel_target();
   base.int8_dot = b.session->kernel_int8_dot();
   base.load_ns = load_ns;
@@ -393,10 +374,15 @@ Status RunBench(const ArgParser& args) {
   Options o;
   EMBER_RETURN_IF_ERROR(ParseOptions(args, &o));
   // Every model must open before anything runs: a typo fails now, not after minutes.
+  std::vector<std::string> hashes;
   for (const std::string& path : o.models) {
     auto model = Model::Open(path.c_str());
     if (!model.ok()) return model.status();
+    hashes.push_back(o.hash ? HashModelFile(**model, path) : "");
   }
+  // Outputs that cannot be written fail now, not after the benchmark.
+  if (!o.history_path.empty()) EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, ""));
+  if (!o.chart_path.empty()) EMBER_RETURN_IF_ERROR(CheckWritable(o.chart_path));
   if (!AllocCounterActive()) {
     fprintf(stderr,
             "ember bench: warning: the allocation counter is not active (another "
@@ -404,18 +390,35 @@ Status RunBench(const ArgParser& args) {
   }
   Progress progress;
   std::vector<BenchResult> results;
-  for (const std::string& path : o.models) {
+  for (size_t m = 0; m < o.models.size(); ++m) {
     for (Backend backend : o.backends) {
       for (KvType kv_type : o.kv_types) {
         for (int64_t threads : o.threads) {
-          EMBER_RETURN_IF_ERROR(BenchModel(
-              o, path, backend, kv_type, static_cast<int>(threads), &progress, &results));
+          const size_t first = results.size();
+          EMBER_RETURN_IF_ERROR(BenchModel(o, o.models[m], backend, kv_type,
+                                           static_cast<int>(threads), &progress,
+                                           &results));
+          // Into the history as soon as measured: a later failure keeps these.
+          std::string lines;
+          for (size_t i = first; i < results.size(); ++i) {
+            results[i].model_sha256 = hashes[m];
+            lines += BenchJsonLine(results[i]);
+          }
+          if (!o.history_path.empty()) {
+            EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, lines));
+          }
         }
       }
     }
   }
   progress.Done();
   WriteBenchReport(results, o.format, stdout);
+  if (!o.chart_path.empty()) {
+    EMBER_RETURN_IF_ERROR(WriteFileAtomic(o.chart_path, [&](FILE* f) {
+      WriteBenchReport(results, BenchFormat::kSvg, f);
+      return Status::Ok();
+    }));
+  }
   return Status::Ok();
 }
 
@@ -427,11 +430,13 @@ int BenchCommand(int argc, char** argv) {
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
       "                   [-t 1,2,...] [-d 0,1024,...] [--kv-type f32,q8]\n"
       "                   [--backend highway,xnnpack] [-r 5]\n"
-      "                   [-o md|json|jsonl|csv] [--profile] [--probe-mib N]\n\n"
+      "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
+      "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
-      "sampling included); \"@ dD\": after D tokens already in the cache. Each test runs "
-      "once to warm up, then -r timed repetitions.\n"
-      "Progress goes to stderr, results to stdout.\n",
+      "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
+      "runs once to warm up, then -r timed repetitions.\n"
+      "Progress goes to stderr, results to stdout. --history appends every result as\n"
+      "it is measured (ember bench-compare and bench-chart read these files).\n",
       MakeParser(), argc, argv, &RunBench);
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/quant_layout.h"
 #include "runtime/atomic_file.h"
 #include "runtime/model_writer.h"
 #include "runtime/tensor.h"
@@ -45,8 +44,10 @@ ArgParser MakeParser() {
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"},
        true,
-       "weight matrices as f32 (default), f16, bf16, q8 or q4 (norms and biases stay "
-       "f32; with q4 the embedding/classifier is q8)"},
+       "weight matrices as f32 (default), f16, bf16, q8, q4, q4_k, q5_k, q6_k, or "
+       "llama.cpp's mixes q4_k_m, q5_k_m (norms and biases stay f32; with q4 the "
+       "embedding/classifier is q8, with K-quants the classifier q6_k; K-quant matrices "
+       "whose columns are not a multiple of 256 are q8)"},
       {{"--keep"},
        true,
        "PATTERN=DTYPE: store tensors matching the glob PATTERN as DTYPE (repeatable, "
@@ -129,11 +130,13 @@ Status Convert(const ArgParser& args) {
   if (!args.Has("-o")) return InvalidArgument("missing -o OUT.ember");
   const std::string out = args.Get("-o");
   EMBER_RETURN_IF_ERROR(CheckOutputIsNoInput(args, out));
-  DType matrix_dtype;
+  WeightTypes types;
   const std::string dtype = args.Get("--dtype", "f32");
-  if (!ParseDTypeName(dtype, &matrix_dtype).ok()) {
-    return InvalidArgument("--dtype %s is not a weight type (f32, f16, bf16, q8, q4)",
-                           dtype.c_str());
+  if (!ParseWeightTypes(dtype, &types).ok()) {
+    return InvalidArgument(
+        "--dtype %s is not a weight type (f32, f16, bf16, q8, q4, q4_k, q5_k, q6_k) or a "
+        "mix (q4_k_m, q5_k_m)",
+        dtype.c_str());
   }
   std::vector<DTypeOverride> overrides;
   for (const std::string& keep : args.GetAll("--keep")) {
@@ -161,7 +164,10 @@ Status Convert(const ArgParser& args) {
         "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
         "--synthetic NAME");
   }
-  EMBER_RETURN_IF_ERROR(ChooseDTypes(matrix_dtype, overrides, &spec));
+  std::vector<std::string> notes;
+  EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
+  for (const std::string& note : notes)
+    fprintf(stderr, "ember convert: %s\n", note.c_str());
   uint64_t params = 0;
   for (const TensorSpec& t : spec.tensors) params += t.values.size();
   fprintf(stderr,
@@ -174,11 +180,10 @@ Status Convert(const ArgParser& args) {
     const TensorSpec& t = spec.tensors[i];
     std::string shape;
     for (uint64_t d : t.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-    const bool quant = t.dtype == DType::kQ8 || t.dtype == DType::kQ4;
     uint64_t bytes = 0;
-    EMBER_RETURN_IF_ERROR(TensorBytes(
-        t.dtype, quant ? Layout::kQuantPanels : Layout::kRowMajor, t.shape.data(),
-        static_cast<uint32_t>(t.shape.size()), quant ? kernels::kQuantGroup : 0, &bytes));
+    EMBER_RETURN_IF_ERROR(TensorBytes(t.dtype, StoredLayout(t.dtype), t.shape.data(),
+                                      static_cast<uint32_t>(t.shape.size()),
+                                      StoredGroupSize(t.dtype), &bytes));
     fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes\n", i + 1,
             spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
             static_cast<unsigned long long>(bytes));
@@ -199,7 +204,8 @@ int ConvertCommand(int argc, char** argv) {
       "       ember convert --hf DIR -o OUT.ember\n"
       "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
       "[--seed S] -o OUT.ember\n"
-      "Every form takes [--dtype f32|f16|bf16|q8|q4] [--keep PATTERN=DTYPE ...].\n",
+      "Every form takes [--dtype f32|f16|bf16|q8|q4|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"
+      "[--keep PATTERN=DTYPE ...].\n",
       MakeParser(), argc, argv, &Convert);
 }
 

@@ -50,6 +50,85 @@ std::string Bytes(uint64_t n) {
   return buf;
 }
 
+// The config fields of current families that differ from their defaults, named as the
+// papers and Hugging Face configs name them; empty for a model that uses none.
+std::string FeatureSummary(const ModelConfig& c) {
+  std::string out;
+  char buf[160];
+  const auto add = [&](const char* text) {
+    if (!out.empty()) out += "; ";
+    out += text;
+  };
+  if (c.rope_scaling != RopeScaling::kNone) {
+    const int n = snprintf(buf, sizeof(buf), "rope scaling %s (factor %g",
+                           RopeScalingName(c.rope_scaling), c.rope_scaling_factor);
+    if (c.rope_scaling == RopeScaling::kLlama3) {
+      snprintf(buf + n, sizeof(buf) - n, ", low %g, high %g, original context %u)",
+               c.rope_low_freq_factor, c.rope_high_freq_factor, c.rope_original_context);
+    } else if (c.rope_scaling == RopeScaling::kLongRope) {
+      snprintf(buf + n, sizeof(buf) - n, ", original context %u, attention factor %g)",
+               c.rope_original_context, c.rope_attention_factor);
+    } else if (c.rope_scaling == RopeScaling::kYarn) {
+      snprintf(buf + n, sizeof(buf) - n,
+               ", original context %u, beta %g/%g, attention factor %g%s)",
+               c.rope_original_context, c.rope_beta_fast, c.rope_beta_slow,
+               c.rope_attention_factor, c.rope_yarn_truncate ? "" : ", not truncated");
+    } else {
+      snprintf(buf + n, sizeof(buf) - n, ")");
+    }
+    add(buf);
+  }
+  if (c.rope_dim != 0 && c.rope_dim != c.head_dim) {
+    snprintf(buf, sizeof(buf), "rope on %u of %u dimensions", c.rope_dim, c.head_dim);
+    add(buf);
+  }
+  if (!c.rope_freq_factors.empty() && c.rope_scaling != RopeScaling::kLongRope) {
+    float lo = c.rope_freq_factors[0], hi = lo;
+    for (float f : c.rope_freq_factors) {
+      lo = f < lo ? f : lo;
+      hi = f > hi ? f : hi;
+    }
+    snprintf(buf, sizeof(buf), "rope frequency factors (%zu, %g to %g)",
+             c.rope_freq_factors.size(), lo, hi);
+    add(buf);
+  }
+  if (c.has_sliding_layers()) {
+    size_t sliding = 0;
+    std::string pattern;
+    for (LayerAttention a : c.layer_attention) {
+      sliding += a == LayerAttention::kSliding;
+      pattern += a == LayerAttention::kSliding ? 'S' : 'G';
+    }
+    snprintf(buf, sizeof(buf), "sliding window %u on %zu of %u layers%s%s",
+             c.sliding_window, sliding, c.n_layers, c.n_layers <= 64 ? " " : "",
+             c.n_layers <= 64 ? pattern.c_str() : "");
+    add(buf);
+    if (c.rope_local_theta > 0) {
+      snprintf(buf, sizeof(buf), "sliding layers' rope theta %g", c.rope_local_theta);
+      add(buf);
+    }
+  }
+  if (c.qk_norm) add("qk-norm");
+  if (c.post_norms) add("post-norms");
+  if (c.embedding_scale != 1.0f) {
+    snprintf(buf, sizeof(buf), "embedding scale %g", c.embedding_scale);
+    add(buf);
+  }
+  if (c.attention_scale > 0) {
+    snprintf(buf, sizeof(buf), "attention scale %g", c.attention_scale);
+    add(buf);
+  }
+  if (c.attn_softcap > 0) {
+    snprintf(buf, sizeof(buf), "attention softcap %g", c.attn_softcap);
+    add(buf);
+  }
+  if (c.final_softcap > 0) {
+    snprintf(buf, sizeof(buf), "final logit softcap %g", c.final_softcap);
+    add(buf);
+  }
+  return out;
+}
+
 void PrintModel(const std::string& path, const Model& model) {
   const ModelConfig& c = model.config();
   printf("model        %s (%s, %llu bytes)\n", path.c_str(),
@@ -73,6 +152,8 @@ void PrintModel(const std::string& path, const Model& model) {
          c.mask == AttentionMask::kCausal ? "causal" : "bidirectional",
          c.qkv_bias ? ", qkv bias" : "", c.out_bias ? ", out bias" : "",
          c.ffn_bias ? ", ffn bias" : "", c.tied_classifier ? "tied" : "separate");
+  const std::string features = FeatureSummary(c);
+  if (!features.empty()) printf("features     %s\n", features.c_str());
   const Tokenizer& tok = model.tokenizer();
   printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",
          tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"
@@ -83,6 +164,10 @@ void PrintModel(const std::string& path, const Model& model) {
   for (size_t i = 0; i < t.num_stop_ids; ++i) printf(" %d", t.stop_ids[i]);
   if (t.has_stop_ids && t.num_stop_ids == 0) printf(" nothing (no stop ids)");
   printf("\n");
+  printf("             pre-tokenizer %s%s, merges by %s%s, %zu added tokens\n",
+         PreTokenizerName(t.pre_tokenizer),
+         t.normalizer == Normalization::kNfc ? ", NFC" : "", t.scores ? "score" : "rank",
+         t.ignore_merges ? " (whole pieces first)" : "", t.num_added);
   if (t.chat_template_bytes > 0) {
     printf("chat         a template of %zu bytes (Jinja source)\n",
            t.chat_template_bytes);
@@ -101,9 +186,11 @@ void PrintModel(const std::string& path, const Model& model) {
     printf("  %-12s %12s  (the token embedding)\n", "classifier", "tied");
   printf("weights by type\n");
   for (const DTypeCount& d : DTypeCounts(model)) {
-    printf("  %-12s %12llu parameters, %s in %llu tensors\n", DTypeName(d.dtype),
-           static_cast<unsigned long long>(d.parameters), Bytes(d.bytes).c_str(),
-           static_cast<unsigned long long>(d.tensors));
+    // Bits per weight as stored (scales, minimums and panel padding included).
+    printf("  %-12s %12llu parameters, %s in %llu tensors, %.3g bits per weight\n",
+           DTypeName(d.dtype), static_cast<unsigned long long>(d.parameters),
+           Bytes(d.bytes).c_str(), static_cast<unsigned long long>(d.tensors),
+           8.0 * static_cast<double>(d.bytes) / static_cast<double>(d.parameters));
   }
 }
 

@@ -1,6 +1,8 @@
-// `ember tokenize`: prints the token ids a model's tokenizer gives a text (and their
-// pieces with --pieces).
+// `ember tokenize`: prints the token ids a tokenizer gives a text (and their pieces with
+// --pieces): a model's (-m), or a Hugging Face tokenizer directory's (--tokenizer), read
+// through the same importer, writer and loader as `ember convert --hf`.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/convert/hf_tokenizer.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -16,30 +19,48 @@ namespace {
 ArgParser MakeParser() {
   return ArgParser({
       {{"-m", "--model"}, true, "model file (.ember)"},
+      {{"--tokenizer"},
+       true,
+       "instead of -m: a Hugging Face tokenizer directory (tokenizer.json or vocab.json "
+       "+ merges.txt, with tokenizer_config.json)"},
       {{"-p", "--prompt"}, true, "text to tokenize"},
       {{"--pieces"}, false, "print one token per line: id and its piece"},
       {{"--no-bos"}, false, "do not add BOS even if the tokenizer wants it"},
+      {{"--parse-special"},
+       false,
+       "read control tokens written in the text (<|eot_id|>, <start_of_turn>) as their "
+       "ids, as a chat template needs; without it they are plain text"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
 
 Status Tokenize(const ArgParser& args) {
-  if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
+  if (args.Has("-m") == args.Has("--tokenizer")) {
+    return InvalidArgument("give either -m MODEL or --tokenizer DIR");
+  }
   if (!args.Has("-p")) return InvalidArgument("missing -p TEXT");
-  auto model = Model::Open(args.Get("-m").c_str());
-  if (!model.ok()) return model.status();
-  const Tokenizer& tokenizer = (*model)->tokenizer();
-  const std::string text = args.Get("-p");
-  std::vector<int32_t> ids(Tokenizer::EncodeCapacity(text.size()));
-  size_t n = 0;
-  const bool add_bos = tokenizer.add_bos() && !args.Has("--no-bos");
-  EMBER_RETURN_IF_ERROR(tokenizer.Encode(text, add_bos, ids.data(), ids.size(), &n));
+  std::unique_ptr<Model> model;
+  LoadedTokenizer loaded;
+  const Tokenizer* tokenizer = &loaded.tokenizer;
+  if (args.Has("-m")) {
+    auto opened = Model::Open(args.Get("-m").c_str());
+    if (!opened.ok()) return opened.status();
+    model = std::move(*opened);
+    tokenizer = &model->tokenizer();
+  } else {
+    EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), &loaded));
+  }
+  EncodeOptions options;
+  options.add_bos = tokenizer->add_bos() && !args.Has("--no-bos");
+  options.parse_special = args.Has("--parse-special");
+  std::vector<int32_t> ids;
+  EMBER_RETURN_IF_ERROR(EncodeWith(*tokenizer, args.Get("-p"), options, &ids));
   if (args.Has("--pieces")) {
-    for (size_t i = 0; i < n; ++i) {
-      printf("%d\t%s\n", ids[i], QuotePiece(tokenizer.piece(ids[i])).c_str());
+    for (int32_t id : ids) {
+      printf("%d\t%s\n", id, QuotePiece(tokenizer->piece(id)).c_str());
     }
   } else {
-    for (size_t i = 0; i < n; ++i) printf("%s%d", i ? " " : "", ids[i]);
+    for (size_t i = 0; i < ids.size(); ++i) printf("%s%d", i ? " " : "", ids[i]);
     printf("\n");
   }
   return Status::Ok();
@@ -49,7 +70,8 @@ Status Tokenize(const ArgParser& args) {
 
 int TokenizeCommand(int argc, char** argv) {
   return RunSubcommand("tokenize",
-                       "usage: ember tokenize -m MODEL -p TEXT [--pieces] [--no-bos]\n",
+                       "usage: ember tokenize (-m MODEL | --tokenizer DIR) -p TEXT "
+                       "[--pieces] [--no-bos] [--parse-special]\n",
                        MakeParser(), argc, argv, &Tokenize);
 }
 

@@ -12,6 +12,8 @@ int TokenizeCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
 int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
+int BenchCompareCommand(int argc, char** argv);
+int BenchChartCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

@@ -23,13 +23,16 @@ constexpr Subcommand kSubcommands[] = {
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
     {"bench", ember::tools::BenchCommand,
      "benchmark prefill and decode (llama-bench's tests, plus the roofline)"},
+    {"bench-compare", ember::tools::BenchCompareCommand,
+     "pair two bench files' results: speed ratios, marked beyond their noise"},
+    {"bench-chart", ember::tools::BenchChartCommand, "draw bench files as an SVG chart"},
 };
 
 void PrintUsage(FILE* out) {
   fprintf(out,
           "usage: ember <command> [options]   (ember <command> --help for options)\n\n");
   for (const Subcommand& s : kSubcommands)
-    fprintf(out, "  %-10s %s\n", s.name, s.summary);
+    fprintf(out, "  %-13s %s\n", s.name, s.summary);
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/half.h"
+#include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
+#include "runtime/tensor.h"
 
 namespace ember::tools {
 namespace {
@@ -65,7 +68,8 @@ std::vector<KindCount> ParametersByKind(const Model& model) {
 
 std::vector<DTypeCount> DTypeCounts(const Model& model) {
   std::vector<DTypeCount> counts;
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8, DType::kQ4}) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8, DType::kQ4,
+                  DType::kQ4K, DType::kQ5K, DType::kQ6K}) {
     DTypeCount c{d, 0, 0, 0};
     for (const Tensor& t : model.tensors()) {
       if (t.dtype != d) continue;
@@ -131,6 +135,23 @@ std::vector<NonFiniteTensor> FindNonFiniteWeights(const Model& model) {
           for (uint64_t g = 0; g < groups; ++g) {
             const float scale = kernels::QuantScale(kind, t.data, cols, row, g);
             count(row * groups + g, std::isnan(scale), std::isinf(scale));
+          }
+        }
+        break;
+      }
+      case DType::kQ4K:
+      case DType::kQ5K:
+      case DType::kQ6K: {  // d and dmin of each row's super-blocks
+        const uint64_t rows = t.rows(), cols = t.cols(),
+                       blocks = kernels::KQuantSuperBlocks(cols);
+        kernels::KQuantBlockValues b;
+        for (uint64_t row = 0; row < rows; ++row) {
+          for (uint64_t s = 0; s < blocks; ++s) {
+            kernels::GetKQuantBlock(KQuantKindOf(t.dtype), t.data, cols, row, s, &b);
+            const float d = kernels::HalfToFloat(b.d),
+                        dmin = kernels::HalfToFloat(b.dmin);
+            count(row * blocks + s, std::isnan(d) || std::isnan(dmin),
+                  std::isinf(d) || std::isinf(dmin));
           }
         }
         break;

@@ -33,12 +33,13 @@ struct DTypeCount {
 std::vector<DTypeCount> DTypeCounts(const Model& model);
 std::string DTypeMix(const Model& model);
 
-// A tensor with NaN or infinite values (for q8/q4: in its group scales).
+// A tensor with NaN or infinite values (for q8/q4: in its group scales; for K-quants:
+// in a super-block's d or dmin).
 struct NonFiniteTensor {
   std::string name;
   uint64_t nan = 0;
   uint64_t inf = 0;
-  uint64_t first = 0;  // index of the first such value (element, or group for q8/q4)
+  uint64_t first = 0;  // index of the first such value (element, group or super-block)
 };
 // Scans every tensor (reads the whole file: on request, never at load).
 std::vector<NonFiniteTensor> FindNonFiniteWeights(const Model& model);

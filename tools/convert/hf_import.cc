@@ -2,6 +2,11 @@
 // ember's, then the tokenizer; the result is checked the way the loader will check it.
 #include "tools/convert/hf_import.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
 #include "runtime/tensor_names.h"
 #include "runtime/weights.h"
 #include "tools/convert/hf_models.h"
@@ -32,6 +37,67 @@ Status ParseEnum(const JsonFields& f, const char* key, E fallback,
   }
   return InvalidArgument("config.json: %s '%.40s' is not one of %s", key, name.c_str(),
                          allowed.c_str());
+}
+
+// The Config fields of current families (schema/model.fbs), under their own names; the
+// layers' kinds as a list of "global" and "sliding".
+Status ReadEmberFamilyFields(const JsonFields& f, ModelConfig* c) {
+  EMBER_RETURN_IF_ERROR(ParseEnum(f, "rope_scaling", RopeScaling::kNone,
+                                  {{"none", RopeScaling::kNone},
+                                   {"linear", RopeScaling::kLinear},
+                                   {"llama3", RopeScaling::kLlama3},
+                                   {"yarn", RopeScaling::kYarn},
+                                   {"longrope", RopeScaling::kLongRope}},
+                                  &c->rope_scaling));
+  struct Number {
+    const char* key;
+    float* out;
+    double fallback;
+  };
+  double v;
+  for (const Number& n : {Number{"rope_scaling_factor", &c->rope_scaling_factor, 1},
+                          Number{"rope_low_freq_factor", &c->rope_low_freq_factor, 1},
+                          Number{"rope_high_freq_factor", &c->rope_high_freq_factor, 4},
+                          Number{"rope_beta_fast", &c->rope_beta_fast, 32},
+                          Number{"rope_beta_slow", &c->rope_beta_slow, 1},
+                          Number{"rope_attention_factor", &c->rope_attention_factor, 1},
+                          Number{"rope_local_theta", &c->rope_local_theta, 0},
+                          Number{"embedding_scale", &c->embedding_scale, 1},
+                          Number{"attention_scale", &c->attention_scale, 0},
+                          Number{"attn_softcap", &c->attn_softcap, 0},
+                          Number{"final_softcap", &c->final_softcap, 0}}) {
+    EMBER_RETURN_IF_ERROR(f.Float(n.key, false, n.fallback, 0.0, 1e12, &v));
+    *n.out = static_cast<float>(v);
+  }
+  int64_t i;
+  EMBER_RETURN_IF_ERROR(f.Int("rope_original_context", false, 0, 0, 1 << 24, &i));
+  c->rope_original_context = static_cast<uint32_t>(i);
+  EMBER_RETURN_IF_ERROR(f.Int("sliding_window", false, 0, 0, 1 << 24, &i));
+  c->sliding_window = static_cast<uint32_t>(i);
+  EMBER_RETURN_IF_ERROR(
+      f.Bool("rope_yarn_truncate", false, true, &c->rope_yarn_truncate));
+  EMBER_RETURN_IF_ERROR(f.Bool("qk_norm", false, false, &c->qk_norm));
+  EMBER_RETURN_IF_ERROR(f.Bool("post_norms", false, false, &c->post_norms));
+  EMBER_RETURN_IF_ERROR(f.NumberList("rope_freq_factors", &c->rope_freq_factors));
+  EMBER_RETURN_IF_ERROR(
+      f.NumberList("rope_long_freq_factors", &c->rope_long_freq_factors));
+  EMBER_RETURN_IF_ERROR(f.Int("rope_dim", false, 0, 0, 1 << 20, &i));
+  c->rope_dim = static_cast<uint32_t>(i);
+  c->layer_attention.clear();
+  if (f.Has("layer_attention")) {
+    std::vector<std::string> kinds;
+    EMBER_RETURN_IF_ERROR(f.StringList("layer_attention", &kinds));
+    for (const std::string& kind : kinds) {
+      if (kind != "global" && kind != "sliding") {
+        return InvalidArgument(
+            "config.json: layer_attention '%.40s' is not one of global, sliding",
+            kind.c_str());
+      }
+      c->layer_attention.push_back(kind == "sliding" ? LayerAttention::kSliding
+                                                     : LayerAttention::kGlobal);
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -99,12 +165,11 @@ Status ImportEmber(const JsonFields& f, HfWeights* w, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(f.Bool("ffn_bias", false, false, &c.ffn_bias));
   EMBER_RETURN_IF_ERROR(f.Bool("tied_classifier", false, true, &c.tied_classifier));
   EMBER_RETURN_IF_ERROR(f.Bool("output_bias", false, false, &c.output_bias));
-  if (c.d_model % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0) {
-    return InvalidArgument(
-        "config.json: d_model %u, n_heads %u and n_kv_heads %u do not "
-        "fit together",
-        c.d_model, c.n_heads, c.n_kv_heads);
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return InvalidArgument("config.json: n_kv_heads %u does not divide n_heads %u",
+                           c.n_kv_heads, c.n_heads);
   }
+  EMBER_RETURN_IF_ERROR(ReadEmberFamilyFields(f, &c));
   for (const auto& [name, tensor] : w->tensors()) {
     TensorSpec t;
     t.name = name;
@@ -135,6 +200,45 @@ Status SpecialIds(const JsonFields& f, const Json& root, SpecialTokens* specials
   return Status::Ok();
 }
 
+// Every end-of-generation id: eos_token_id of config.json (a number or a list; for a
+// multimodal config also its text_config's) and of generation_config.json, and the
+// tokenizer's EOS. Llama 3 Instruct ends turns with 128009 (<|eot_id|>) and 128008
+// besides 128001; Gemma with 106 (<end_of_turn>) besides 1. Their token types stay as
+// the tokenizer says (ending generation on a token does not change how text splits).
+Status StopIds(const std::string& dir, const Json& root, TokenizerSpec* tok) {
+  std::vector<int32_t> ids;
+  const auto add = [&](const Json& value, const std::string& where) -> Status {
+    if (value.is_null()) return Status::Ok();
+    const Json list = value.is_array() ? value : Json::array({value});
+    for (const Json& id : list) {
+      if (!id.is_number_unsigned() || id.get<uint64_t>() >= tok->pieces.size()) {
+        return InvalidArgument("%s: eos_token_id %.40s is not a token id below %zu",
+                               where.c_str(), id.dump().c_str(), tok->pieces.size());
+      }
+      const int32_t v = static_cast<int32_t>(id.get<uint64_t>());
+      if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+    }
+    return Status::Ok();
+  };
+  if (tok->eos_id >= 0) ids.push_back(tok->eos_id);
+  for (const Json* config :
+       {&root, root.contains("text_config") ? &root["text_config"] : nullptr}) {
+    if (config && config->is_object() && config->contains("eos_token_id")) {
+      EMBER_RETURN_IF_ERROR(add((*config)["eos_token_id"], "config.json"));
+    }
+  }
+  const std::string generation_path = dir + "/generation_config.json";
+  if (access(generation_path.c_str(), R_OK) == 0) {
+    Json generation;
+    EMBER_RETURN_IF_ERROR(ReadJsonFile(generation_path, &generation));
+    if (generation.is_object() && generation.contains("eos_token_id")) {
+      EMBER_RETURN_IF_ERROR(add(generation["eos_token_id"], generation_path));
+    }
+  }
+  tok->stop_ids = ids;
+  return Status::Ok();
+}
+
 Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const std::string config_path = dir + "/config.json";
   Json root;
@@ -144,10 +248,10 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const JsonFields f(root, "config.json");
   std::string model_type;
   EMBER_RETURN_IF_ERROR(f.String("model_type", true, "", &model_type));
-  if (model_type != "gpt2" && model_type != "llama" && model_type != "ember") {
+  if (model_type != "gpt2" && !IsDecoderFamily(model_type) && model_type != "ember") {
     return Unimplemented(
-        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama "
-        "and ember)",
+        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama, "
+        "mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3 and ember)",
         model_type.c_str());
   }
   HfWeights weights;
@@ -155,8 +259,8 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   *spec = ModelSpec();
   if (model_type == "gpt2") {
     EMBER_RETURN_IF_ERROR(ImportGpt2(f, &weights, spec));
-  } else if (model_type == "llama") {
-    EMBER_RETURN_IF_ERROR(ImportLlama(f, &weights, spec));
+  } else if (IsDecoderFamily(model_type)) {
+    EMBER_RETURN_IF_ERROR(ImportDecoder(model_type, root, &weights, spec));
   } else {
     EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   }
@@ -165,6 +269,7 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(SpecialIds(f, root, &specials));
   EMBER_RETURN_IF_ERROR(
       ReadHfTokenizer(dir, spec->config.vocab_size, specials, &spec->tokenizer));
+  EMBER_RETURN_IF_ERROR(StopIds(dir, root, &spec->tokenizer));
   spec->description = "Hugging Face " + model_type + " model from " + dir;
   return CheckSpecTensors(*spec);
 }

@@ -4,8 +4,11 @@
 //
 // model_type "gpt2"  GPT2LMHeadModel / GPT2Model names (GPT-2, DistilGPT-2): Conv1D
 //                    weights stored (in, out) are transposed, c_attn is split into Q/K/V.
-// model_type "llama" LlamaForCausalLM names: RMSNorm, SwiGLU, GQA, rotate_half RoPE
-//                    (RopePairing::kHalf), rope_theta, tied or separate classifier.
+// model_type "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3",
+//                    "phi3": LlamaForCausalLM's names and their families' departures
+//                    (hf_models.h, hf_decoders.cc): RMSNorm, gated FFN, GQA,
+//                    rotate_half RoPE with scaling, sliding layers, qk-norm, Gemma's
+//                    norms and scales, Phi-3's fused projections.
 // model_type "ember" ember's own config fields and tensor names (runtime/tensor_names.h),
 //                    for any architecture the config can express (e.g. the post-LN
 //                    encoder); see README.

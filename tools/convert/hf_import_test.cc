@@ -1,6 +1,6 @@
 // Hugging Face import: a tiny GPT-2 directory written here converts with the right
-// layout (Conv1D transposed, c_attn split), and every kind of bad directory gets an
-// error naming what is wrong.
+// layout (Conv1D transposed, c_attn split), model_type ember reads every Config field,
+// and every kind of bad directory gets an error naming what is wrong.
 #include "tools/convert/hf_import.h"
 
 #include <stdlib.h>
@@ -13,44 +13,26 @@
 
 #include "gtest/gtest.h"
 #include "runtime/tensor_names.h"
+#include "tests/testing.h"
+#include "tools/convert/hf_test_util.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember::tools {
 namespace {
 
+using testing::AddTensor;
+using testing::Tensors;
+using testing::Utf8;
+using testing::WriteSafetensors;
+using testing::WriteText;
+
 constexpr uint64_t kEmbd = 4, kPositions = 6, kVocab = 258;
-
-void WriteText(const std::string& path, const std::string& text) {
-  FILE* f = fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  fwrite(text.data(), 1, text.size(), f);
-  fclose(f);
-}
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
-// Tensors as name -> (shape, values); value i of tensor k is k * 1000 + i.
-using Tensors =
-    std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<float>>>;
 
 Tensors Gpt2Tensors() {
   Tensors t;
   auto add = [&](const std::string& name, std::vector<uint64_t> shape) {
-    uint64_t n = 1;
-    for (uint64_t d : shape) n *= d;
-    std::vector<float> v(n);
-    for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<float>(t.size() * 1000 + i);
-    t[name] = {shape, v};
+    AddTensor(&t, name, shape);
   };
   const uint64_t E = kEmbd;
   add("wte.weight", {kVocab, E});
@@ -71,22 +53,6 @@ Tensors Gpt2Tensors() {
   add("ln_f.weight", {E});
   add("ln_f.bias", {E});
   return t;
-}
-
-void WriteSafetensors(const std::string& path, const Tensors& tensors) {
-  Json header = Json::object();
-  std::string data;
-  for (const auto& [name, t] : tensors) {
-    const size_t begin = data.size();
-    data.append(reinterpret_cast<const char*>(t.second.data()), t.second.size() * 4);
-    header[name] = {
-        {"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {begin, data.size()}}};
-  }
-  const std::string text = header.dump();
-  std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    file[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFF);
-  WriteText(path, file + text + data);
 }
 
 class HfImportTest : public ::testing::Test {
@@ -310,6 +276,64 @@ TEST_F(HfImportTest, APieceOf100000BytesIsNeverWritten) {
   WriteText(dir_ + "/vocab.json", vocab.dump());
   WriteText(dir_ + "/merges.txt", "#version: 0.2\n");
   ExpectImportedButNotWritten("tokenizer: max_piece_bytes 100000 exceeds 256");
+}
+
+// model_type "ember" names the same fields as the file's Config table.
+TEST_F(HfImportTest, EmberTypeReadsTheFamilyFields) {
+  config_ = {{"model_type", "ember"},
+             {"d_model", 8},
+             {"n_layers", 1},
+             {"n_heads", 2},
+             {"head_dim", 6},
+             {"ffn_dim", 8},
+             {"vocab_size", kVocab},
+             {"max_context", 32},
+             {"rope_scaling", "yarn"},
+             {"rope_scaling_factor", 4},
+             {"rope_original_context", 16},
+             {"rope_attention_factor", 1.5},
+             {"rope_local_theta", 500},
+             {"qk_norm", true},
+             {"post_norms", true},
+             {"embedding_scale", 2.5},
+             {"attention_scale", 0.3},
+             {"attn_softcap", 20},
+             {"final_softcap", 10},
+             {"sliding_window", 4},
+             {"layer_attention", {"sliding"}},
+             {"rope_freq_factors", {1, 2.5, 4}}};
+  tensors_.clear();
+  AddTensor(&tensors_, "token_embd.weight", {kVocab, 8});
+  AddTensor(&tensors_, "output_norm.weight", {8});
+  for (const char* name :
+       {"attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {8});
+  }
+  for (const char* name : {"attn_q", "attn_k", "attn_v"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {12, 8});
+  }
+  AddTensor(&tensors_, "blk.0.attn_output.weight", {8, 12});
+  AddTensor(&tensors_, "blk.0.attn_q_norm.weight", {6});
+  AddTensor(&tensors_, "blk.0.attn_k_norm.weight", {6});
+  for (const char* name : {"ffn_gate", "ffn_up"}) {
+    AddTensor(&tensors_, std::string("blk.0.") + name + ".weight", {8, 8});
+  }
+  AddTensor(&tensors_, "blk.0.ffn_down.weight", {8, 8});
+  ModelSpec spec;
+  const Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const ModelConfig& c = spec.config;
+  EXPECT_EQ(c.rope_scaling, RopeScaling::kYarn);
+  EXPECT_EQ(c.rope_original_context, 16u);
+  EXPECT_EQ(c.rope_attention_factor, 1.5f);
+  EXPECT_EQ(c.rope_local_theta, 500.0f);
+  EXPECT_TRUE(c.qk_norm && c.post_norms);
+  EXPECT_EQ(c.embedding_scale, 2.5f);
+  EXPECT_EQ(c.final_softcap, 10.0f);
+  EXPECT_EQ(c.layer_attention, std::vector<LayerAttention>{LayerAttention::kSliding});
+  EXPECT_EQ(c.rope_freq_factors, (std::vector<float>{1, 2.5f, 4}));
+  config_["layer_attention"] = {"local"};
+  ExpectError("layer_attention 'local' is not one of global, sliding");
 }
 
 }  // namespace

@@ -14,8 +14,19 @@ namespace ember::tools {
 // model_type "gpt2": GPT2LMHeadModel / GPT2Model names, with or without "transformer.".
 Status ImportGpt2(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
 
-// model_type "llama": LlamaForCausalLM names; rotate_half RoPE (RopePairing::kHalf).
-Status ImportLlama(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
+// The decoder families that share Llama's tensor names (model.embed_tokens,
+// model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
+// model_type "llama" (Llama 1-3.x, SmolLM2), "mistral", "qwen2" (Qwen2, Qwen2.5),
+// "qwen3", "gemma2", "gemma3_text" (Gemma3ForCausalLM), "gemma3" (its text_config and
+// language model; the vision tower is left out) and "phi3" (fused qkv_proj and
+// gate_up_proj, split here). rotate_half RoPE (RopePairing::kHalf). `root` is the whole
+// config.json; false when model_type is none of these.
+bool IsDecoderFamily(const std::string& model_type);
+Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights* weights,
+                     ModelSpec* spec);
+
+// An activation name as Hugging Face configs spell it.
+Status ParseHfActivation(const std::string& name, Activation* out);
 
 // model_type "ember": the Config table's fields by name (enums by their lower-case
 // names), every tensor under its ember name.

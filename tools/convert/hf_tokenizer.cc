@@ -3,8 +3,6 @@
 // "▁" back into a space.
 #include "tools/convert/hf_tokenizer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -45,8 +43,6 @@ void ReplaceAll(std::string* s, const std::string& from, const std::string& to) 
     s->replace(pos, from.size(), to);
   }
 }
-
-bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
 // Ids are dense: each is below the number of pieces (`limit`).
 Status AddPiece(const std::string& where, const std::string& piece, const Json& id_json,
@@ -110,6 +106,21 @@ Status AddMerge(const std::string& where, size_t rank, const Json* pair,
   return Status::Ok();
 }
 
+Status ReadAddedToken(const std::string& where, const Json& token, AddedToken* added) {
+  const JsonFields f(token, where);
+  EMBER_RETURN_IF_ERROR(f.String("content", true, "", &added->content));
+  EMBER_RETURN_IF_ERROR(f.Bool("special", false, true, &added->special));
+  EMBER_RETURN_IF_ERROR(f.Bool("lstrip", false, false, &added->lstrip));
+  EMBER_RETURN_IF_ERROR(f.Bool("rstrip", false, false, &added->rstrip));
+  EMBER_RETURN_IF_ERROR(f.Bool("single_word", false, false, &added->single_word));
+  // Hugging Face's default: special tokens are matched in the text as written.
+  EMBER_RETURN_IF_ERROR(f.Bool("normalized", false, !added->special, &added->normalized));
+  if (added->content.empty()) {
+    return InvalidArgument("%s: an added token is empty", where.c_str());
+  }
+  return Status::Ok();
+}
+
 Status ReadAddedTokens(const std::string& where, const Json& list, RawVocab* v) {
   if (list.is_null()) return Status::Ok();
   if (!list.is_array())
@@ -119,9 +130,28 @@ Status ReadAddedTokens(const std::string& where, const Json& list, RawVocab* v) 
     int64_t id;
     AddedToken added;
     EMBER_RETURN_IF_ERROR(f.Int("id", true, 0, 0, kMaxVocab - 1, &id));
-    EMBER_RETURN_IF_ERROR(f.String("content", true, "", &added.content));
-    EMBER_RETURN_IF_ERROR(f.Bool("special", false, true, &added.special));
+    EMBER_RETURN_IF_ERROR(ReadAddedToken(where + " added_tokens", token, &added));
     v->added[static_cast<uint32_t>(id)] = added;
+  }
+  return Status::Ok();
+}
+
+Status CheckAddedTokens(const std::string& where, const RawVocab& v, bool sentencepiece,
+                        Normalization normalizer) {
+  for (const auto& [id, added] : v.added) {
+    if (added.single_word) {
+      return InvalidArgument("%s: added token '%.60s' is single_word (not supported)",
+                             where.c_str(), added.content.c_str());
+    }
+    if (!added.normalized) continue;
+    if (normalizer != Normalization::kNone ||
+        (sentencepiece && (added.content.find(' ') != std::string::npos ||
+                           added.content.find(kMetaSpace) != std::string::npos))) {
+      return InvalidArgument(
+          "%s: added token '%.60s' is matched after a normalizer that may change it "
+          "(\"normalized\": true): not supported",
+          where.c_str(), added.content.c_str());
+    }
   }
   return Status::Ok();
 }
@@ -141,8 +171,16 @@ Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& 
       tok->types.resize(id + 1, TokenType::kControl);
       if (!tok->scores.empty()) tok->scores.resize(id + 1, 0.0f);
     }
-    tok->pieces[id] = added.content;
+    // A piece is stored as it decodes: SentencePiece's "▁" is a space there too.
+    std::string piece = added.content;
+    if (tok->kind == TokenizerKind::kSentencePieceBpe)
+      ReplaceAll(&piece, kMetaSpace, " ");
+    tok->pieces[id] = piece;
     tok->types[id] = added.special ? TokenType::kControl : TokenType::kUserDefined;
+    const uint8_t flags = (added.lstrip ? kAddedLstrip : 0) |
+                          (added.rstrip ? kAddedRstrip : 0) |
+                          (added.normalized ? kAddedNormalized : 0);
+    tok->added.push_back({id, added.content, flags});
   }
   for (size_t id = 0; id < tok->pieces.size(); ++id) {
     if ((id >= v.present.size() || !v.present[id]) && !v.added.count(id)) {
@@ -171,6 +209,41 @@ Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& 
   return Status::Ok();
 }
 
+// Merges of ids (left, right) -> result from the file's list of piece pairs, in rank
+// order.
+Status ResolveMerges(const std::string& where, const RawVocab& v, TokenizerSpec* tok) {
+  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
+    const auto& [left, right] = v.merges[rank];
+    const auto l = v.ids.find(left), r = v.ids.find(right),
+               result = v.ids.find(left + right);
+    if (l == v.ids.end() || r == v.ids.end() || result == v.ids.end()) {
+      return InvalidArgument(
+          "%s: merge %zu ('%.40s' + '%.40s') names a piece that is not "
+          "in the vocabulary",
+          where.c_str(), rank, left.c_str(), right.c_str());
+    }
+    tok->merges.push_back(
+        {l->second, r->second, result->second, static_cast<uint32_t>(rank)});
+  }
+  // Sorted by (left, right) for the runtime's binary search. A pair listed twice keeps
+  // its last rank, as Hugging Face's merge map (and GPT-2's encoder.py dict) does.
+  std::stable_sort(tok->merges.begin(), tok->merges.end(),
+                   [](const TokenizerSpec::Merge& a, const TokenizerSpec::Merge& b) {
+                     return a.left != b.left ? a.left < b.left : a.right < b.right;
+                   });
+  std::vector<TokenizerSpec::Merge> unique;
+  for (const TokenizerSpec::Merge& m : tok->merges) {
+    if (!unique.empty() && unique.back().left == m.left &&
+        unique.back().right == m.right) {
+      unique.back() = m;
+    } else {
+      unique.push_back(m);
+    }
+  }
+  tok->merges = std::move(unique);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status BuildByteLevel(const std::string& where, const RawVocab& v,
@@ -190,139 +263,41 @@ Status BuildByteLevel(const std::string& where, const RawVocab& v,
           where.c_str(), id, v.pieces[id].c_str());
     }
   }
-  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
-    const auto& [left, right] = v.merges[rank];
-    const auto l = v.ids.find(left), r = v.ids.find(right),
-               result = v.ids.find(left + right);
-    if (l == v.ids.end() || r == v.ids.end() || result == v.ids.end()) {
-      return InvalidArgument(
-          "%s: merge %zu ('%.40s' + '%.40s') names a piece that is not "
-          "in the vocabulary",
-          where.c_str(), rank, left.c_str(), right.c_str());
-    }
-    tok->merges.push_back(
-        {l->second, r->second, result->second, static_cast<uint32_t>(rank)});
-  }
-  // A pair listed twice keeps its first (lowest) rank.
-  std::stable_sort(tok->merges.begin(), tok->merges.end(),
-                   [](const TokenizerSpec::Merge& a, const TokenizerSpec::Merge& b) {
-                     return a.left != b.left ? a.left < b.left : a.right < b.right;
-                   });
-  tok->merges.erase(
-      std::unique(tok->merges.begin(), tok->merges.end(),
-                  [](const TokenizerSpec::Merge& a, const TokenizerSpec::Merge& b) {
-                    return a.left == b.left && a.right == b.right;
-                  }),
-      tok->merges.end());
+  EMBER_RETURN_IF_ERROR(ResolveMerges(where, v, tok));
   return Finish(where, v, specials, tok);
 }
 
-// SentencePiece-style BPE: the llama2.c encoder merges the adjacent pair whose
-// concatenation has the highest score, so a piece's score is minus the rank of the first
-// merge that makes it (pieces no merge makes score -1e9).
+// SentencePiece-style BPE as tokenizer.json has it: pieces spell spaces "▁" (stored as
+// spaces, and the runtime reads a "▁" in the text as one), <0xNN> pieces are the byte
+// fallback when the model says so, and merges keep their ranks.
 Status BuildSentencePiece(const std::string& where, const RawVocab& v,
-                          const std::string& unk_token, bool dummy_prefix,
+                          const SentencePieceOptions& options,
                           const SpecialTokens& specials, TokenizerSpec* tok) {
   *tok = TokenizerSpec();
   tok->kind = TokenizerKind::kSentencePieceBpe;
+  tok->pre_tokenizer = PreTokenizerKind::kNone;
   tok->add_bos = specials.add_bos != 0;
-  tok->add_dummy_prefix = dummy_prefix;
+  tok->add_dummy_prefix = false;
+  tok->metaspace_is_space = true;
   const size_t n = v.pieces.size();
   tok->pieces.resize(n);
   tok->types.assign(n, TokenType::kNormal);
-  tok->scores.assign(n, -1e9f);
   for (size_t id = 0; id < n; ++id) {
-    std::string piece = v.pieces[id];
-    uint32_t cp;
-    if (!piece.empty() && DecodeUtf8(piece, 0, &cp) == piece.size()) tok->scores[id] = 0;
     if (!v.present[id]) continue;
-    if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>') {
+    std::string piece = v.pieces[id];
+    if (options.byte_fallback && piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 &&
+        piece[5] == '>') {
       tok->types[id] = TokenType::kByte;
-    } else if (!unk_token.empty() && piece == unk_token) {
+    } else if (!options.unk_token.empty() && piece == options.unk_token) {
       tok->types[id] = TokenType::kUnknown;
       tok->unk_id = static_cast<int32_t>(id);
     }
     ReplaceAll(&piece, kMetaSpace, " ");
     tok->pieces[id] = std::move(piece);
   }
-  for (size_t rank = v.merges.size(); rank-- > 0;) {
-    const auto& [left, right] = v.merges[rank];
-    const auto result = v.ids.find(left + right);
-    if (result == v.ids.end() || !v.ids.count(left) || !v.ids.count(right)) {
-      return InvalidArgument(
-          "%s: merge %zu ('%.40s' + '%.40s') names a piece that is not "
-          "in the vocabulary",
-          where.c_str(), rank, left.c_str(), right.c_str());
-    }
-    tok->scores[result->second] = -static_cast<float>(rank);
-  }
+  EMBER_RETURN_IF_ERROR(ResolveMerges(where, v, tok));
   return Finish(where, v, specials, tok);
 }
-
-namespace {
-
-// tokenizer_config.json: add_bos_token, bos/eos token text, added_tokens_decoder and
-// the chat template (a string, or a list of named templates of which "default" is the
-// one a chat uses).
-Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
-                           std::map<uint32_t, AddedToken>* added, std::string* bos_text,
-                           std::string* eos_text, std::string* chat_template) {
-  Json root;
-  EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
-  const JsonFields f(root, path);
-  if (specials->add_bos < 0 && f.Has("add_bos_token")) {
-    bool add_bos;
-    EMBER_RETURN_IF_ERROR(f.Bool("add_bos_token", false, false, &add_bos));
-    specials->add_bos = add_bos;
-  }
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"bos_token", bos_text},
-                          {"eos_token", eos_text}}) {
-    if (!root.is_object() || !root.contains(key)) continue;
-    const Json& token = root[key];
-    if (token.is_string()) *out = token.get<std::string>();
-    if (token.is_object() && token.contains("content") && token["content"].is_string()) {
-      *out = token["content"].get<std::string>();
-    }
-  }
-  if (root.is_object() && root.contains("chat_template")) {
-    const Json& t = root["chat_template"];
-    if (t.is_string()) {
-      *chat_template = t.get<std::string>();
-    } else if (t.is_array()) {
-      for (const Json& named : t) {
-        const JsonFields n(named, path + " chat_template");
-        std::string name, source;
-        EMBER_RETURN_IF_ERROR(n.String("name", true, "", &name));
-        EMBER_RETURN_IF_ERROR(n.String("template", true, "", &source));
-        if (name == "default") *chat_template = source;
-      }
-      if (chat_template->empty()) {
-        return InvalidArgument("%s: chat_template lists no template named \"default\"",
-                               path.c_str());
-      }
-    } else if (!t.is_null()) {
-      return InvalidArgument("%s: chat_template is neither a string nor a list",
-                             path.c_str());
-    }
-  }
-  if (root.is_object() && root.contains("added_tokens_decoder") &&
-      root["added_tokens_decoder"].is_object()) {
-    for (auto it = root["added_tokens_decoder"].begin();
-         it != root["added_tokens_decoder"].end(); ++it) {
-      int64_t id;
-      EMBER_RETURN_IF_ERROR(
-          ParseInt(it.key(), "added_tokens_decoder id", 0, kMaxVocab - 1, &id));
-      const JsonFields t(it.value(), path + " added_tokens_decoder");
-      AddedToken token;
-      EMBER_RETURN_IF_ERROR(t.String("content", true, "", &token.content));
-      EMBER_RETURN_IF_ERROR(t.Bool("special", false, true, &token.special));
-      added->emplace(static_cast<uint32_t>(id), token);
-    }
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 uint32_t ByteToUnicode(uint8_t byte) { return Alphabet().to_unicode[byte]; }
 
@@ -358,60 +333,6 @@ Status ReadVocabAndMerges(const std::string& vocab_path, const std::string& merg
     EMBER_RETURN_IF_ERROR(AddMerge(merges_path, v.merges.size(), nullptr, &line, &v));
   }
   return BuildByteLevel(vocab_path, v, specials, tok);
-}
-
-Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
-                       SpecialTokens specials, TokenizerSpec* tok) {
-  std::map<uint32_t, AddedToken> config_added;
-  std::string bos_text, eos_text, chat_template;
-  const std::string config_path = dir + "/tokenizer_config.json";
-  if (FileExists(config_path)) {
-    EMBER_RETURN_IF_ERROR(CatchJsonErrors(config_path, [&] {
-      return ReadTokenizerConfig(config_path, &specials, &config_added, &bos_text,
-                                 &eos_text, &chat_template);
-    }));
-  }
-  const std::string json_path = dir + "/tokenizer.json";
-  const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
-  std::string where;
-  if (FileExists(json_path)) {
-    where = json_path;
-    EMBER_RETURN_IF_ERROR(ReadTokenizerJson(json_path, specials, tok));
-  } else if (FileExists(vocab_path) && FileExists(merges_path)) {
-    where = vocab_path;
-    EMBER_RETURN_IF_ERROR(ReadVocabAndMerges(vocab_path, merges_path, specials, tok));
-    for (const auto& [id, added] : config_added) {  // specials vocab.json cannot mark
-      if (id < tok->types.size() && added.special) tok->types[id] = TokenType::kControl;
-    }
-  } else {
-    return NotFound(
-        "%s: no tokenizer: expected tokenizer.json, or vocab.json and "
-        "merges.txt (SentencePiece's tokenizer.model is not read)",
-        dir.c_str());
-  }
-  // Special tokens named only by text in tokenizer_config.json.
-  for (auto [text, id] :
-       {std::pair<const std::string*, int32_t*>{&bos_text, &tok->bos_id},
-        {&eos_text, &tok->eos_id}}) {
-    if (*id >= 0 || text->empty()) continue;
-    for (size_t i = 0; i < tok->pieces.size(); ++i) {
-      if (tok->types[i] == TokenType::kControl && tok->pieces[i] == *text) {
-        *id = static_cast<int32_t>(i);
-      }
-    }
-  }
-  if (tok->pieces.size() > vocab_size) {
-    return InvalidArgument(
-        "%s: the tokenizer has %zu pieces but the model's vocab_size is "
-        "%u",
-        where.c_str(), tok->pieces.size(), vocab_size);
-  }
-  tok->chat_template = chat_template;
-  // Embedding rows past the tokenizer (vocabularies padded for speed) decode to nothing.
-  tok->pieces.resize(vocab_size);
-  tok->types.resize(vocab_size, TokenType::kControl);
-  if (!tok->scores.empty()) tok->scores.resize(vocab_size, 0.0f);
-  return Status::Ok();
 }
 
 }  // namespace ember::tools

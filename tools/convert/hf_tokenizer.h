@@ -1,11 +1,13 @@
-// Hugging Face tokenizers -> ember TokenizerSpec: GPT-2 style byte-level BPE (vocab.json
-// + merges.txt, or tokenizer.json with a ByteLevel pre-tokenizer) and SentencePiece-style
-// BPE with byte fallback (a Llama tokenizer.json).
+// Hugging Face tokenizers -> ember TokenizerSpec: byte-level BPE (vocab.json +
+// merges.txt, or tokenizer.json with GPT-2's, Llama 3's, Qwen2's or SmolLM's
+// pre-tokenizer, NFC) and SentencePiece-style BPE with byte fallback (Gemma 3's and Llama
+// 2's tokenizer.json), with their added tokens.
 #ifndef EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
 #define EMBER_TOOLS_CONVERT_HF_TOKENIZER_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/model_writer.h"
 #include "runtime/status.h"
@@ -32,16 +34,38 @@ Status ReadVocabAndMerges(const std::string& vocab_json_path,
                           const std::string& merges_path, const SpecialTokens& specials,
                           TokenizerSpec* tokenizer);
 
-// A tokenizer.json with a BPE model: byte-level (GPT-2's pre-tokenizer) or
-// SentencePiece-style (Llama: "▁" for spaces, byte fallback, optional dummy prefix).
+// A tokenizer.json with a BPE model: byte-level (a pre-tokenizer of
+// runtime/pretokenizer.h, recognised by its exact pattern) or SentencePiece-style ("▁"
+// for spaces, byte fallback, the dummy prefix of Prepend or Metaspace). Steps it does
+// not run exactly are refused with a message that names them.
 Status ReadTokenizerJson(const std::string& path, const SpecialTokens& specials,
                          TokenizerSpec* tokenizer);
 
 // The tokenizer of a Hugging Face model directory: tokenizer.json if present, else
 // vocab.json + merges.txt. Pads it with empty control tokens to `vocab_size` when the
-// model's embedding has more rows than the tokenizer has pieces.
+// model's embedding has more rows than the tokenizer has pieces (0: the tokenizer's own
+// size, for a tokenizer without a model).
 Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
                        SpecialTokens specials, TokenizerSpec* tokenizer);
+
+// A tokenizer directory (tokenizer.json or vocab.json + merges.txt, and
+// tokenizer_config.json) read as ReadHfTokenizer does, written into a model file without
+// tensors and bound as the runtime binds a model's: `ember tokenize --tokenizer DIR`.
+struct LoadedTokenizer {
+  LoadedTokenizer() = default;
+  // A move keeps the bytes where they are; a copy would point into the original.
+  LoadedTokenizer(LoadedTokenizer&&) = default;
+  LoadedTokenizer& operator=(LoadedTokenizer&&) = default;
+  LoadedTokenizer(const LoadedTokenizer&) = delete;
+  LoadedTokenizer& operator=(const LoadedTokenizer&) = delete;
+
+  std::vector<uint8_t> storage;  // the file's bytes (the tokenizer reads them in place)
+  Tokenizer tokenizer;
+};
+Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out);
+// Any tokenizer spec, through the writer and the loader.
+Status LoadTokenizerSpec(const TokenizerSpec& tokenizer, const std::string& description,
+                         LoadedTokenizer* out);
 
 }  // namespace ember::tools
 

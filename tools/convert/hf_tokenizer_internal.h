@@ -21,9 +21,12 @@ namespace ember::tools {
 inline constexpr char kMetaSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 inline constexpr uint64_t kMaxVocab = 1u << 24;
 
+// An added token: matched in the text as written (lstrip/rstrip take the white space
+// around it; normalized ones are matched after the normalizer; single_word is refused).
 struct AddedToken {
   std::string content;
   bool special = true;
+  bool lstrip = false, rstrip = false, normalized = false, single_word = false;
 };
 
 // A vocabulary as a file spells it: piece strings by id, and merges by rank.
@@ -43,14 +46,26 @@ Status AddMerge(const std::string& where, size_t rank, const Json* pair,
                 const std::string* line, RawVocab* v);
 // tokenizer.json's added_tokens list.
 Status ReadAddedTokens(const std::string& where, const Json& list, RawVocab* v);
+// One entry of added_tokens (or of tokenizer_config.json's added_tokens_decoder).
+Status ReadAddedToken(const std::string& where, const Json& token, AddedToken* added);
+// Refuses what the runtime would not match as Hugging Face does: single_word tokens, and
+// normalized ones the normalizer could change (any under NFC; with spaces or "▁" under
+// SentencePiece's "▁" normalizer).
+Status CheckAddedTokens(const std::string& where, const RawVocab& v, bool sentencepiece,
+                        Normalization normalizer);
 
 // GPT-2 byte-level BPE: pieces leave GPT-2's alphabet; merges resolved to ids.
 Status BuildByteLevel(const std::string& where, const RawVocab& v,
                       const SpecialTokens& specials, TokenizerSpec* tokenizer);
-// SentencePiece-style BPE: "▁" becomes a space, <0xNN> pieces are byte tokens, scores
-// come from merge ranks.
+// SentencePiece-style BPE: "▁" becomes a space (and is one in the text), <0xNN> pieces
+// are byte tokens when byte_fallback, merges keep their ranks (no scores). The dummy
+// prefix is the caller's to set.
+struct SentencePieceOptions {
+  std::string unk_token;
+  bool byte_fallback = true;
+};
 Status BuildSentencePiece(const std::string& where, const RawVocab& v,
-                          const std::string& unk_token, bool dummy_prefix,
+                          const SentencePieceOptions& options,
                           const SpecialTokens& specials, TokenizerSpec* tokenizer);
 
 }  // namespace ember::tools

@@ -26,6 +26,14 @@ class HfWeights {
               std::vector<float>* values);
   // Marks a tensor as deliberately unused (a buffer such as GPT-2's attn.bias mask).
   void Ignore(const std::string& name) { used_.insert(name); }
+  // Marks every tensor whose name starts with `prefix` as deliberately unused (the
+  // vision tower of a multimodal checkpoint).
+  void IgnorePrefix(const std::string& prefix) {
+    for (auto it = tensors_.lower_bound(prefix);
+         it != tensors_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      used_.insert(it->first);
+    }
+  }
   // Every tensor not read or ignored is an error naming it (a weight ember would drop).
   Status CheckAllUsed() const;
 

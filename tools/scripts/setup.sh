@@ -6,8 +6,10 @@
 #                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/scripts/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
 #                           # python3-torch (oracles), chromium (SVG rendering), cross
-#                           # compilers, qemu-user and the arm64/armhf libraries, and the
-#                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm
+#                           # compilers, qemu-user and the arm64/armhf libraries, the
+#                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm,
+#                           # and Node.js with the npm package @lenml/tokenizers (the
+#                           # Hugging Face tokenizer oracle) in $EMBER_DEPS/node
 set -euo pipefail
 
 profile="${1:-build}"
@@ -100,6 +102,29 @@ if [ "${#missing[@]}" -gt 0 ]; then
     --no-install-recommends "${missing[@]}" >/dev/null
 else
   log "all ${#wanted[@]} packages for '$profile' are installed"
+fi
+
+# The tokenizer oracle: transformers.js' tokenizers as the npm package @lenml/tokenizers
+# (pinned), run by Node.js. A machine that has node and npm keeps them (Debian's nodejs and
+# npm otherwise; installing Debian's npm beside another nodejs would replace it).
+node_oracle_pkg="@lenml/tokenizers"
+node_oracle_version="3.7.2"
+node_prefix="$deps_prefix/node"
+if [ "$profile" = all ]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    apt_update
+    log "installing nodejs npm"
+    "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends nodejs npm >/dev/null
+  fi
+  installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+    "$node_prefix/node_modules/$node_oracle_pkg/package.json" 2>/dev/null | head -1 || true)
+  if [ "$installed" != "$node_oracle_version" ]; then
+    log "npm install $node_oracle_pkg@$node_oracle_version into $node_prefix"
+    "${sudo_cmd[@]}" mkdir -p "$node_prefix"
+    "${sudo_cmd[@]}" npm install --prefix "$node_prefix" --no-audit --no-fund \
+      --ignore-scripts --save-exact --loglevel=error "$node_oracle_pkg@$node_oracle_version" >/dev/null
+  fi
 fi
 
 if [ "$profile" = all ]; then

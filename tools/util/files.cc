@@ -1,5 +1,8 @@
-// ReadFile (see files.h).
+// ReadFile and CheckWritable (see files.h).
 #include "tools/util/files.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -19,6 +22,21 @@ Status ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
   const int read_errno = errno;  // e.g. EISDIR: fopen succeeds on a directory
   fclose(f);
   if (failed) return IoError("cannot read '%s': %s", path.c_str(), strerror(read_errno));
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return IoError("cannot write '%s': it is a directory", path.c_str());
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return IoError("cannot write '%s': %s", path.c_str(), strerror(errno));
+  }
   return Status::Ok();
 }
 

@@ -97,4 +97,36 @@ Status JsonFields::String(const char* key, bool required, const std::string& fal
   return Status::Ok();
 }
 
+Status JsonFields::StringList(const char* key, std::vector<std::string>* out) const {
+  out->clear();
+  const Json* v = Get(key);
+  if (!v) return Status::Ok();
+  if (!v->is_array()) {
+    return InvalidArgument("%s: '%s' must be a list of strings", where_.c_str(), key);
+  }
+  for (const Json& item : *v) {
+    if (!item.is_string()) {
+      return InvalidArgument("%s: '%s' must be a list of strings", where_.c_str(), key);
+    }
+    out->push_back(item.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+Status JsonFields::NumberList(const char* key, std::vector<float>* out) const {
+  out->clear();
+  const Json* v = Get(key);
+  if (!v) return Status::Ok();
+  if (!v->is_array()) {
+    return InvalidArgument("%s: '%s' must be a list of numbers", where_.c_str(), key);
+  }
+  for (const Json& item : *v) {
+    if (!item.is_number() || !std::isfinite(item.get<double>())) {
+      return InvalidArgument("%s: '%s' must be a list of numbers", where_.c_str(), key);
+    }
+    out->push_back(item.get<float>());
+  }
+  return Status::Ok();
+}
+
 }  // namespace ember::tools

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 #include "runtime/status.h"
@@ -44,6 +45,9 @@ class JsonFields {
   Status Bool(const char* key, bool required, bool fallback, bool* out) const;
   Status String(const char* key, bool required, const std::string& fallback,
                 std::string* out) const;
+  // A list of strings, or of numbers; a missing key gives an empty list.
+  Status StringList(const char* key, std::vector<std::string>* out) const;
+  Status NumberList(const char* key, std::vector<float>* out) const;
 
  private:
   const Json* Get(const char* key) const;  // null when missing or JSON null

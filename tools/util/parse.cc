@@ -57,4 +57,15 @@ Status ParseBytes(const std::string& text, const char* what, uint64_t* out) {
                          what, text.c_str());
 }
 
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> items;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    items.push_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
 }  // namespace ember::tools

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/status.h"
 
@@ -18,6 +19,10 @@ Status ParseInt(const std::string& text, const char* what, int64_t min, int64_t 
 // GiB (powers of 1024; K, M, G alike), KB, MB, GB (powers of 1000) or B, any case, e.g.
 // "64MiB", "1.5GiB", "100000". Whole bytes (rounded down), at most 2^62.
 Status ParseBytes(const std::string& text, const char* what, uint64_t* out);
+
+// "a,b,c" -> {"a", "b", "c"}; empty items are kept ("" -> {""}, "a," -> {"a", ""}), so
+// the parser of each item refuses them.
+std::vector<std::string> SplitList(const std::string& list);
 
 }  // namespace ember::tools
 

@@ -6,8 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/utf8.h"
-#include "tools/viz/token_labels.h"
+#include "tools/viz/svg_text.h"
 
 namespace ember::tools {
 namespace {
@@ -17,7 +16,6 @@ constexpr int kMargin = 16;
 constexpr int kGapX = 28, kGapY = 24;
 constexpr int kPanelTitle = 18;  // panel title line above the key labels
 constexpr double kLabelFont = 11, kValueFont = 8.5;
-constexpr double kColumnWidth = 0.62;  // average advance per display column, in em
 
 // The scale, white to navy; linear in RGB between these stops.
 struct Stop {
@@ -51,15 +49,6 @@ std::string LevelColour(int level) {
   return buf;
 }
 
-// Numbers without trailing zeros: 12, 12.5.
-std::string Num(double v) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.1f", v);
-  std::string s = buf;
-  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-  return s == "-0" ? "0" : s;
-}
-
 // A weight in two decimals as it fits a cell: "1", ".42", "0".
 std::string ValueText(float w) {
   if (!(w >= 0.005f)) return "0";
@@ -67,10 +56,6 @@ std::string ValueText(float w) {
   char buf[8];
   snprintf(buf, sizeof(buf), ".%02d", static_cast<int>(std::lround(w * 100)));
   return buf;
-}
-
-double TextWidth(std::string_view text, double font) {
-  return DisplayColumns(text) * kColumnWidth * font;
 }
 
 struct Layout {
@@ -120,7 +105,7 @@ void Legend(bool causal, double y, std::string* out) {
   std::string& o = *out;
   o += "<defs><linearGradient id=\"scale\">";
   for (int level = 0; level < kLevels; level += 9) {
-    o += "<stop offset=\"" + Num(100.0 * level / (kLevels - 1)) + "%\" stop-color=\"" +
+    o += "<stop offset=\"" + SvgNum(100.0 * level / (kLevels - 1)) + "%\" stop-color=\"" +
          LevelColour(level) + "\"/>";
   }
   o += "<stop offset=\"100%\" stop-color=\"" + LevelColour(kLevels - 1) + "\"/>";
@@ -129,25 +114,26 @@ void Legend(bool causal, double y, std::string* out) {
   o += "<pattern id=\"masked\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f1f1f1\"/>"
        "<path d=\"M0 0V6\" stroke=\"#cfcfcf\" stroke-width=\"1.5\"/></pattern></defs>\n";
-  o += "<text x=\"" + Num(x) + "\" y=\"" + Num(y + 10) + "\">attention weight</text>\n";
+  o += "<text x=\"" + SvgNum(x) + "\" y=\"" + SvgNum(y + 10) +
+       "\">attention weight</text>\n";
   const double bx = x + 104;
-  o += "<rect x=\"" + Num(bx) + "\" y=\"" + Num(y) + "\" width=\"" + Num(bar_w) +
-       "\" height=\"" + Num(bar_h) +
+  o += "<rect x=\"" + SvgNum(bx) + "\" y=\"" + SvgNum(y) + "\" width=\"" + SvgNum(bar_w) +
+       "\" height=\"" + SvgNum(bar_h) +
        "\" fill=\"url(#scale)\" stroke=\"#888\" "
        "stroke-width=\".5\"/>\n<g class=\"tick\">";
   for (int i = 0; i <= 4; ++i) {
     const double tx = bx + bar_w * i / 4;
-    o += "<path d=\"M" + Num(tx) + " " + Num(y + bar_h) + "v4\" stroke=\"#888\"/>";
+    o += "<path d=\"M" + SvgNum(tx) + " " + SvgNum(y + bar_h) + "v4\" stroke=\"#888\"/>";
     static const char* const kTicks[] = {"0", "0.25", "0.5", "0.75", "1"};
-    o += "<text x=\"" + Num(tx) + "\" y=\"" + Num(y + bar_h + 14) + "\">" + kTicks[i] +
-         "</text>";
+    o += "<text x=\"" + SvgNum(tx) + "\" y=\"" + SvgNum(y + bar_h + 14) + "\">" +
+         kTicks[i] + "</text>";
   }
   o += "</g>\n";
   if (causal) {
     const double mx = bx + bar_w + 28;
-    o += "<rect x=\"" + Num(mx) + "\" y=\"" + Num(y) + "\" width=\"24\" height=\"" +
-         Num(bar_h) + "\" fill=\"url(#masked)\" stroke=\"#888\" stroke-width=\".5\"/>";
-    o += "<text x=\"" + Num(mx + 30) + "\" y=\"" + Num(y + 10) +
+    o += "<rect x=\"" + SvgNum(mx) + "\" y=\"" + SvgNum(y) + "\" width=\"24\" height=\"" +
+         SvgNum(bar_h) + "\" fill=\"url(#masked)\" stroke=\"#888\" stroke-width=\".5\"/>";
+    o += "<text x=\"" + SvgNum(mx + 30) + "\" y=\"" + SvgNum(y + 10) +
          "\">masked (a query never sees later keys)</text>\n";
   }
 }
@@ -160,18 +146,18 @@ void Panel(const HeatmapSpec& spec, const Layout& l, size_t index, double x, dou
   const int c = l.cell;
   const double mx = x + l.label_w, my = y + kPanelTitle + l.label_w;  // matrix origin
   o += "<g id=\"panel-" + std::to_string(index) + "\" data-cell=\"" + std::to_string(c) +
-       "\" transform=\"translate(" + Num(mx) + "," + Num(my) + ")\">\n";
-  o += "<text class=\"pt\" x=\"0\" y=\"" + Num(-l.label_w - 5) + "\">" +
+       "\" transform=\"translate(" + SvgNum(mx) + "," + SvgNum(my) + ")\">\n";
+  o += "<text class=\"pt\" x=\"0\" y=\"" + SvgNum(-l.label_w - 5) + "\">" +
        EscapeXml(panel.title) + "</text>\n";
   const double matrix = static_cast<double>(n) * c;
-  o += "<rect width=\"" + Num(matrix) + "\" height=\"" + Num(matrix) +
+  o += "<rect width=\"" + SvgNum(matrix) + "\" height=\"" + SvgNum(matrix) +
        "\" fill=\"#fff\"/>";
   if (spec.causal && n > 1) {
     // The masked cells (key > query) as one staircase.
-    std::string d = "M" + Num(c) + " 0H" + Num(matrix) + "V" + Num(matrix - c);
+    std::string d = "M" + SvgNum(c) + " 0H" + SvgNum(matrix) + "V" + SvgNum(matrix - c);
     for (size_t j = n - 1; j >= 1; --j) {
-      d += "H" + Num(static_cast<double>(j) * c) + "V" +
-           Num(static_cast<double>(j - 1) * c);
+      d += "H" + SvgNum(static_cast<double>(j) * c) + "V" +
+           SvgNum(static_cast<double>(j - 1) * c);
     }
     o += "<path d=\"" + d + "Z\" fill=\"url(#masked)\"/>";
   }
@@ -192,18 +178,18 @@ void Panel(const HeatmapSpec& spec, const Layout& l, size_t index, double x, dou
     if (paths[level].empty()) continue;
     o += "<path fill=\"" + LevelColour(level) + "\" d=\"" + paths[level] + "\"/>\n";
   }
-  o += "<rect width=\"" + Num(matrix) + "\" height=\"" + Num(matrix) +
+  o += "<rect width=\"" + SvgNum(matrix) + "\" height=\"" + SvgNum(matrix) +
        "\" fill=\"none\" stroke=\"#999\" stroke-width=\".6\"/>\n";
   if (l.values) {
     o += "<g class=\"v\">";
     const double half = (side) / 2.0;
     for (size_t q = 0; q < n; ++q) {
       const size_t keys = spec.causal ? q + 1 : n;
-      o += "<text y=\"" + Num(q * c + half) + "\">";
+      o += "<text y=\"" + SvgNum(q * c + half) + "\">";
       for (size_t k = 0; k < keys; ++k) {
         const float w = panel.weights[q * n + k];
         const bool dark = Level(w) > kLevels / 2;
-        o += "<tspan x=\"" + Num(k * c + half) + "\"" + (dark ? " class=\"w\"" : "") +
+        o += "<tspan x=\"" + SvgNum(k * c + half) + "\"" + (dark ? " class=\"w\"" : "") +
              ">" + ValueText(w) + "</tspan>";
       }
       o += "</text>\n";
@@ -215,12 +201,13 @@ void Panel(const HeatmapSpec& spec, const Layout& l, size_t index, double x, dou
   std::string queries, keys;
   for (size_t i = 0; i < n; i += l.label_every) {
     const std::string label = EscapeXml(spec.labels[i]);
-    const std::string mid = Num((i + 0.5) * c);
+    const std::string mid = SvgNum((i + 0.5) * c);
     queries += "<text x=\"-4\" y=\"" + mid + "\">" + label + "</text>";
     keys += "<text x=\"4\" y=\"" + mid + "\">" + label + "</text>";
   }
-  o += "<g class=\"l\" style=\"font-size:" + Num(l.label_font) + "px\"><g class=\"q\">" +
-       queries + "</g>\n<g transform=\"rotate(-90)\">" + keys + "</g></g></g>\n";
+  o += "<g class=\"l\" style=\"font-size:" + SvgNum(l.label_font) +
+       "px\"><g class=\"q\">" + queries + "</g>\n<g transform=\"rotate(-90)\">" + keys +
+       "</g></g></g>\n";
 }
 
 }  // namespace
@@ -233,70 +220,31 @@ int HeatmapCellSize(size_t n) {
 
 std::string HeatmapColour(float weight) { return LevelColour(Level(weight)); }
 
-std::string EscapeXml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  uint32_t cp;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t len = DecodeUtf8(text, pos, &cp);
-    const bool allowed = len > 0 &&
-                         (cp >= 0x20 || cp == '\t' || cp == '\n' || cp == '\r') &&
-                         cp != 0xFFFE && cp != 0xFFFF;
-    if (!allowed) {
-      out += "\uFFFD";
-      pos += len ? len : 1;
-      continue;
-    }
-    switch (cp) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out.append(text, pos, len);
-    }
-    pos += len;
-  }
-  return out;
-}
-
 std::string RenderHeatmapSvg(const HeatmapSpec& spec) {
   const Layout l = MakeLayout(spec);
   std::string o;
   o += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(l.width) +
-       "\" height=\"" + Num(l.height) + "\" viewBox=\"0 0 " + Num(l.width) + " " +
-       Num(l.height) + "\">\n";
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + SvgNum(l.width) +
+       "\" height=\"" + SvgNum(l.height) + "\" viewBox=\"0 0 " + SvgNum(l.width) + " " +
+       SvgNum(l.height) + "\">\n";
   o += "<title>" + EscapeXml(spec.title) + "</title>\n";
-  // Fonts the viewer has: DejaVu/Noto on Linux, then CJK families, then any sans-serif.
-  o += "<style>text{font-family:'DejaVu Sans','Noto Sans',Arial,'Noto Sans CJK SC',"
-       "'Microsoft YaHei','PingFang SC',sans-serif;font-size:12px;fill:#222}"
+  o += std::string("<style>text{font-family:") + kSvgFontFamily +
+       ";font-size:12px;fill:#222}"
        ".h{font-size:16px;font-weight:bold}.pt{font-size:12px;font-weight:bold}"
        ".tick text{font-size:10px;text-anchor:middle;fill:#444}"
        ".l text{dominant-baseline:central;fill:#333}.l .q{text-anchor:end}"
        ".v text{font-size:" +
-       Num(kValueFont) +
+       SvgNum(kValueFont) +
        "px;text-anchor:middle;dominant-baseline:central}.v .w{fill:#fff}</style>\n";
   o += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
   double y = kMargin + 16;
-  o += "<text class=\"h\" x=\"" + Num(kMargin) + "\" y=\"" + Num(y) + "\">" +
+  o += "<text class=\"h\" x=\"" + SvgNum(kMargin) + "\" y=\"" + SvgNum(y) + "\">" +
        EscapeXml(spec.title) + "</text>\n";
   y += 6;
   for (const std::string& note : spec.notes) {
     y += 17;
-    o += "<text x=\"" + Num(kMargin) + "\" y=\"" + Num(y) + "\">" + EscapeXml(note) +
-         "</text>\n";
+    o += "<text x=\"" + SvgNum(kMargin) + "\" y=\"" + SvgNum(y) + "\">" +
+         EscapeXml(note) + "</text>\n";
   }
   Legend(spec.causal, y + 12, &o);
   for (size_t i = 0; i < spec.panels.size(); ++i) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/viz/svg_text.h"  // EscapeXml
+
 namespace ember::tools {
 
 struct HeatmapPanel {
@@ -35,11 +37,6 @@ int HeatmapCellSize(size_t n);
 // The SVG document. Every panel is a <g id="panel-I" data-cell="C"
 // transform="translate(X,Y)"> whose origin is the top-left corner of its matrix.
 std::string RenderHeatmapSvg(const HeatmapSpec& spec);
-
-// Text for XML character data and attribute values: & < > " ' escaped; bytes that are not
-// valid UTF-8 and characters XML 1.0 forbids (control characters other than tab, newline,
-// carriage return; U+FFFE, U+FFFF) become U+FFFD.
-std::string EscapeXml(std::string_view text);
 
 // The heatmap colour (#rrggbb) of a weight in [0, 1]: white through blue to navy.
 std::string HeatmapColour(float weight);

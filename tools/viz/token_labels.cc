@@ -8,17 +8,6 @@
 namespace ember::tools {
 namespace {
 
-// East Asian Wide (W) and Fullwidth (F) blocks, coarsely: enough to size labels.
-bool IsWide(uint32_t cp) {
-  return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) ||
-         (cp >= 0x3041 && cp <= 0x33FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xA000 && cp <= 0xA4CF) ||
-         (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-         (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-         (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
-         (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
-}
-
 std::string Hex(uint8_t byte) {
   char buf[8];
   snprintf(buf, sizeof(buf), "<%02X>", byte);
@@ -68,35 +57,7 @@ std::string VisiblePiece(std::string_view piece) {
   return Finish(out);
 }
 
-std::string Truncate(const std::string& label, size_t max_columns) {
-  if (DisplayColumns(label) <= max_columns) return label;
-  std::string out;
-  size_t columns = 0;
-  uint32_t cp;
-  for (size_t pos = 0; pos < label.size();) {
-    size_t len = DecodeUtf8(label, pos, &cp);
-    const size_t width = len == 0 ? 1 : IsWide(cp) ? 2 : 1;
-    if (len == 0) len = 1;
-    if (columns + width + 1 > max_columns) break;  // room for the ellipsis
-    out.append(label, pos, len);
-    columns += width;
-    pos += len;
-  }
-  return out + "\u2026";  // …
-}
-
 }  // namespace
-
-size_t DisplayColumns(std::string_view utf8) {
-  size_t columns = 0;
-  uint32_t cp;
-  for (size_t pos = 0; pos < utf8.size();) {
-    const size_t len = DecodeUtf8(utf8, pos, &cp);
-    columns += len == 0 ? 1 : IsWide(cp) ? 2 : 1;
-    pos += len == 0 ? 1 : len;
-  }
-  return columns;
-}
 
 std::vector<std::string> TokenLabels(const Tokenizer& tokenizer,
                                      const std::vector<int32_t>& ids,
@@ -167,7 +128,7 @@ std::vector<std::string> TokenLabels(const Tokenizer& tokenizer,
                       : Finish(labels[i]);
       if (labels[i].empty()) labels[i] = "[" + std::to_string(ids[i]) + "]";
     }
-    labels[i] = Truncate(labels[i], max_columns);
+    labels[i] = CutToColumns(labels[i], max_columns);
   }
   return labels;
 }

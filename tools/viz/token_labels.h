@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/tokenizer.h"
+#include "tools/viz/svg_text.h"  // DisplayColumns
 
 namespace ember::tools {
 
@@ -25,10 +26,6 @@ namespace ember::tools {
 std::vector<std::string> TokenLabels(const Tokenizer& tokenizer,
                                      const std::vector<int32_t>& ids,
                                      size_t max_columns = 14);
-
-// Display columns of UTF-8 text: 2 for East Asian wide and fullwidth characters (CJK,
-// Hangul, fullwidth forms, most emoji), 1 otherwise; invalid bytes count 1 each.
-size_t DisplayColumns(std::string_view utf8);
 
 }  // namespace ember::tools
 

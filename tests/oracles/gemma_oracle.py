@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Oracle: Gemma 3 and Gemma 2 (hf_families.py's references after transformers'
+modeling_gemma3.py and modeling_gemma2.py), random weights saved as Hugging Face
+directories: `ember convert --hf` + `ember logits --all` must match the float64 reference
+at every position in f32 (1 and 2 threads), f16 and bf16 (against the reference with the
+same rounded weights) and q8 (rms and top-1), with `ember inspect`'s parameter counts equal
+to PyTorch's and its features line naming each feature.
+
+Variants:
+  gemma3    Gemma3ForCausalLM with Gemma 3's tokenizer and 262144-row embedding (its
+            <image_soft_token> past the rows left out), <eos> and <end_of_turn> stopping;
+            layer_types sliding, full, sliding with a window of 16
+            under the 80-token input; sliding layers rotate with rope_local_base_freq
+            10000, the full one with rope_theta 1e6 and linear scaling 8 (as Gemma 3 4B
+            and larger); q/k norms; norms before and after attention and MLP, all
+            x / rms * (1 + w); GeGLU with tanh GELU; query_pre_attn_scalar 24 with
+            head_dim 32 (q_dim 128 != d_model 72); BF16 weights and torch_dtype
+            bfloat16, so the embedding normalizer sqrt(72) = 8.485 is 8.5 (bfloat16), as
+            transformers computes it
+  gemma3_mm the same weights as Gemma3ForConditionalGeneration: config.json's text_config,
+            tensors under model.language_model., a vision tower that is left out (with
+            stories260K's SentencePiece tokenizer, padded to the embedding's rows)
+  gemma3_pattern  an older config (sliding_window_pattern 2 instead of layer_types),
+            attn_logit_softcapping 1.5 and final_logit_softcapping 5 set, F32 weights
+  gemma2    model_type gemma2: every other layer sliding, one RoPE for all layers, the
+            soft-capping defaults (attention 50, final 30) from Gemma2Config
+"""
+import json
+import os
+
+import family_oracle as fam
+
+VOCAB = 512
+
+
+def main():
+    args, torch, np, ember, report = fam.begin("gemma", __doc__)
+    sentencepiece = fam.sentencepiece_tokenizer(args)
+    tokens = [1] + torch.randint(3, VOCAB, (79,)).tolist()
+
+    def tokenizer(directory):  # SentencePiece-style BPE with byte fallback, as Gemma's
+        sentencepiece(directory)
+        with open(os.path.join(directory, "generation_config.json"), "w") as f:
+            json.dump({"eos_token_id": [2, 0]}, f)
+
+    base = {"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"],
+            "vocab_size": VOCAB, "hidden_size": 72, "intermediate_size": 96,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "head_dim": 32, "max_position_embeddings": 256, "rms_norm_eps": 1e-6,
+            "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 24,
+            "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+            "attn_logit_softcapping": None, "final_logit_softcapping": None}
+    # Gemma 3's own tokenizer (262144 rows; <bos> 2, <eos> 1, <end_of_turn> 106).
+    gemma3 = dict(base, vocab_size=fam.REAL_VOCAB["gemma3"], bos_token_id=2,
+                  eos_token_id=1, layer_types=["sliding_attention", "full_attention",
+                                               "sliding_attention"],
+                  sliding_window=16, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                  rope_scaling={"rope_type": "linear", "factor": 8.0},
+                  torch_dtype="bfloat16")
+    real_tokenizer = fam.real_tokenizer(args, "gemma3")
+
+    def gemma3_files(directory):
+        real_tokenizer(directory)
+        with open(os.path.join(directory, "generation_config.json"), "w") as f:
+            json.dump({"eos_token_id": [1, 106]}, f)
+
+    # <bos> <start_of_turn>, rows anywhere in the embedding, <end_of_turn> (the tokenizer
+    # takes 3 s to load: it is read once, by the conversion).
+    gemma3_tokens = [2, 105] + torch.randint(0, fam.REAL_VOCAB["gemma3"], (77,)).tolist() + [106]
+    features = ["rope scaling linear (factor 8)", "sliding window 16 on 2 of 3 layers SGS",
+                "sliding layers' rope theta 10000", "qk-norm", "post-norms",
+                "embedding scale 8.5", "attention scale 0.204124"]
+    model, path = fam.run(args, torch, ember, report, "gemma3", gemma3, "BF16",
+                          gemma3_tokens, features, gemma3_files, dtypes=("q8",))
+    got = fam.stop_ids(ember, path)
+    report.check("gemma3: <eos> and <end_of_turn> stop generation", sorted(got) == [1, 106],
+                 f"({got})")
+
+    multimodal = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                  "text_config": gemma3, "vision_config": {"hidden_size": 8},
+                  "eos_token_id": [1, 106], "torch_dtype": "bfloat16"}
+    vision = {"model.vision_tower.vision_model.embeddings.patch_embedding.weight":
+              np.ones((8, 3, 2, 2), np.float32),
+              "model.multi_modal_projector.mm_input_projection_weight":
+              np.ones((8, 72), np.float32)}
+    fam.run(args, torch, ember, report, "gemma3_mm", multimodal, "BF16", gemma3_tokens,
+            features, tokenizer,
+            rename=lambda k: k.replace("model.", "model.language_model.", 1), extra=vision,
+            dtypes=(), model=model)
+
+    pattern = dict(base, num_hidden_layers=2, sliding_window_pattern=2, sliding_window=16,
+                   attn_logit_softcapping=1.5, final_logit_softcapping=5.0,
+                   rope_theta=10000.0, torch_dtype="float32")
+    fam.run(args, torch, ember, report, "gemma3_pattern", pattern, "F32", tokens,
+            ["sliding window 16 on 1 of 2 layers SG", "attention softcap 1.5",
+             "final logit softcap 5", "embedding scale 8.48528"], tokenizer)
+    gemma2 = dict(base, model_type="gemma2", architectures=["Gemma2ForCausalLM"],
+                  sliding_window=16, torch_dtype="float32")
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+        del gemma2[key]
+    fam.run(args, torch, ember, report, "gemma2", gemma2, "F32", tokens,
+            ["sliding window 16 on 2 of 3 layers SGS", "attention softcap 50",
+             "final logit softcap 30", "post-norms"], tokenizer, dtypes=("q8",))
+    report.finish(ember)
+
+
+if __name__ == "__main__":
+    main()

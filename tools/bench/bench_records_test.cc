@@ -1,0 +1,175 @@
+// Reading bench files back: JSON Lines, a JSON array, one object; llama-bench's fields
+// and older ember files (samples_ns only, means only); every malformed input refused with
+// the file and line it is on; which fields configure and which measure.
+#include "tools/bench/bench_records.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tools/bench/bench_report.h"
+
+namespace ember::tools {
+namespace {
+
+std::string Message(const Status& s) { return s.ok() ? "ok" : s.message(); }
+
+TEST(BenchRecordsTest, JsonLinesArrayAndSingleObject) {
+  std::vector<BenchRecord> r;
+  const std::string lines =
+      "{\"test\":\"pp16\",\"n_prompt\":16,\"samples_ts\":[100,200,300]}\n"
+      "\n"
+      "{\"test\":\"tg8\",\"n_gen\":8,\"samples_ts\":[10,30]}\n";
+  ASSERT_TRUE(ParseBenchRecords(lines, "a.jsonl", &r).ok());
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].where, "a.jsonl:1");
+  EXPECT_EQ(r[1].where, "a.jsonl:3");  // the blank line counts
+  EXPECT_DOUBLE_EQ(r[0].speed.mean, 200);
+  EXPECT_DOUBLE_EQ(r[0].speed.stddev, 100);
+  EXPECT_DOUBLE_EQ(r[0].speed.Median(), 200);
+  EXPECT_DOUBLE_EQ(r[1].speed.Median(), 20);
+  EXPECT_DOUBLE_EQ(r[1].speed.Min(), 10);
+  EXPECT_DOUBLE_EQ(r[1].speed.Max(), 30);
+
+  ASSERT_TRUE(ParseBenchRecords("[\n {\"test\": \"pp8\", \"samples_ts\": [5]},\n"
+                                " {\"test\": \"tg4\", \"samples_ts\": [6]}\n]\n",
+                                "b.json", &r)
+                  .ok());
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1].where, "b.json: result 2");
+  ASSERT_TRUE(
+      ParseBenchRecords("{\n  \"test\": \"pp8\",\n  \"avg_ts\": 5\n}\n", "c.json", &r)
+          .ok());
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].speed.samples.empty());
+}
+
+TEST(BenchRecordsTest, OlderAndForeignFieldSets) {
+  std::vector<BenchRecord> r;
+  // llama-bench: no test field, samples_ns and samples_ts; a pp+tg test.
+  ASSERT_TRUE(
+      ParseBenchRecords("{\"n_prompt\":512,\"n_gen\":0,\"n_depth\":0,\"n_gpu_layers\":99,"
+                        "\"samples_ns\":[1000000000],\"samples_ts\":[512]}\n"
+                        "{\"n_prompt\":16,\"n_gen\":64,\"avg_ts\":50,\"stddev_ts\":2}\n",
+                        "llama.jsonl", &r)
+          .ok());
+  EXPECT_EQ(TestLabel(r[0].fields), "pp512");
+  EXPECT_EQ(TestLabel(r[1].fields), "pp16+tg64");
+  EXPECT_DOUBLE_EQ(r[1].speed.mean, 50);
+  EXPECT_DOUBLE_EQ(r[1].speed.Min(), 48);  // mean - stddev without samples
+  // samples_ns only: tokens/s from the test's tokens.
+  ASSERT_TRUE(
+      ParseBenchRecords("{\"n_gen\":64,\"samples_ns\":[2e9,4e9]}", "old.jsonl", &r).ok());
+  EXPECT_EQ(TestLabel(r[0].fields), "tg64");
+  ASSERT_EQ(r[0].speed.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(r[0].speed.samples[0], 32);
+  EXPECT_DOUBLE_EQ(r[0].speed.samples[1], 16);
+  EXPECT_EQ(FieldText(r[0].fields, "n_gen"), "64");
+  EXPECT_EQ(FieldText(r[0].fields, "cpu_info"), "-");
+}
+
+TEST(BenchRecordsTest, BadInputNamesFileAndLine) {
+  std::vector<BenchRecord> r;
+  const std::string good = "{\"test\":\"pp8\",\"samples_ts\":[5]}\n";
+  struct Case {
+    std::string text, want;
+  } cases[] = {
+      {"", "x.jsonl: no results"},
+      {"\n  \n", "x.jsonl: no results"},
+      {"[]", "x.jsonl: no results"},
+      {good + good + "{\"test\":\"pp8\",\"samples_ts\":[5]\n",
+       "x.jsonl:3: not valid JSON: it ends early"},
+      {good + "{\"test\": pp8}\n" + good,
+       "x.jsonl:2: not valid JSON: column 10: syntax error"},
+      {good + "[1,2]\n", "x.jsonl:2: a result must be a JSON object, not array"},
+      {good + "{\"test\":\"pp8\"}\n",
+       "x.jsonl:2: no tokens/s (samples_ts, samples_ns or avg_ts)"},
+      {"{\"test\":\"pp8\",\"samples_ts\":[5,-1]}", "x.jsonl:1: 'samples_ts' holds -1"},
+      {"{\"test\":\"pp8\",\"samples_ts\":[]}", "x.jsonl:1: 'samples_ts' is not a list"},
+      {"{\"test\":\"pp8\",\"samples_ts\":\"fast\"}", "'samples_ts' is not a list"},
+      {"{\"samples_ns\":[100]}", "x.jsonl:1: samples_ns without n_prompt or n_gen"},
+      {"{\"avg_ts\":5}", "x.jsonl:1: no test (test, n_prompt or n_gen)"},
+      {"{\"n_gen\":-3,\"avg_ts\":5}", "x.jsonl:1: 'n_gen' is -3, not a count"},
+      {"[\n" + good + ",\n{\"test\": }\n]", "x.jsonl:4: not valid JSON"},
+      {"[\n" + good + "]\n[", "x.jsonl:4: not valid JSON"},
+      {good + "{\"test\":\"pp8\",\"samples_ts\":[1e999]}\n",
+       "x.jsonl:2: not valid JSON: number overflow parsing '1e999'"},
+      {"[{\"test\":\"pp8\",\"samples_ts\":[1e999]}]",
+       "x.jsonl: not valid JSON: number overflow"},
+      {"{\"test\":\"pp8\",\"samples_ts\":[1e300,1e300]}",
+       "x.jsonl:1: 1e+300 tokens/s is out of range"},
+      {"{\"n_gen\":8,\"samples_ns\":[1e-300]}",
+       "x.jsonl:1: inf tokens/s is out of range"},
+  };
+  for (const Case& c : cases) {
+    const Status s = ParseBenchRecords(c.text, "x.jsonl", &r);
+    EXPECT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(Message(s).find(c.want), std::string::npos)
+        << "input: " << c.text << "\nmessage: " << Message(s) << "\nwant: " << c.want;
+  }
+  const Status missing = ReadBenchRecords("/nonexistent/bench.jsonl", &r);
+  EXPECT_NE(Message(missing).find("cannot open '/nonexistent/bench.jsonl'"),
+            std::string::npos)
+      << Message(missing);
+}
+
+TEST(BenchRecordsTest, FieldRoles) {
+  EXPECT_EQ(ClassifyBenchField("test"), BenchField::kTest);
+  EXPECT_EQ(ClassifyBenchField("n_gen"), BenchField::kTest);
+  EXPECT_EQ(ClassifyBenchField("model_sha256"), BenchField::kModel);
+  EXPECT_EQ(ClassifyBenchField("model_filename"), BenchField::kModel);
+  EXPECT_EQ(ClassifyBenchField("samples_ts"), BenchField::kMeasurement);
+  EXPECT_EQ(ClassifyBenchField("test_time"), BenchField::kMeasurement);
+  EXPECT_EQ(ClassifyBenchField("profile_matmul_pct"), BenchField::kMeasurement);
+  // What it does not know configures the test: a new dimension needs no code here.
+  EXPECT_EQ(ClassifyBenchField("n_threads"), BenchField::kConfig);
+  EXPECT_EQ(ClassifyBenchField("n_depth"), BenchField::kConfig);
+  EXPECT_EQ(ClassifyBenchField("isa_tier"), BenchField::kConfig);
+  EXPECT_EQ(DescribeField("n_threads", "1"), "1 thread");
+  EXPECT_EQ(DescribeField("n_threads", "4"), "4 threads");
+  EXPECT_EQ(DescribeField("n_depth", "512"), "depth 512");
+  EXPECT_EQ(DescribeField("isa_tier", "AVX2"), "isa_tier AVX2");
+}
+
+TEST(BenchRecordsTest, EveryFieldBenchWritesHasItsRole) {
+  // What ember bench writes today, with --profile and --hash: the fields that configure a
+  // test are exactly these. A new field lands here: a configuration field (a depth, a
+  // tier) belongs in this list, a measurement in ClassifyBenchField's.
+  BenchResult r;
+  r.n_prompt = 8;
+  r.samples_ns = {1000, 1100};
+  r.has_profile = true;
+  r.model_sha256 = "00";
+  const BenchJson fields = BenchJson::parse(BenchJsonLine(r));
+  std::vector<std::string> config;
+  for (const auto& item : fields.items()) {
+    if (ClassifyBenchField(item.key()) == BenchField::kConfig)
+      config.push_back(item.key());
+  }
+  EXPECT_EQ(config, (std::vector<std::string>{"build_commit", "cpu_info", "backends",
+                                              "n_batch", "n_threads", "type_k", "type_v",
+                                              "use_mmap", "n_depth", "hwy_target",
+                                              "int8_dot", "ember_version"}));
+}
+
+TEST(BenchRecordsTest, PooledSpeeds) {
+  BenchSpeed a, b;
+  a.samples = {1, 2, 3};
+  b.samples = {4, 5};
+  const BenchSpeed ab = BenchSpeed::Pool(a, b);
+  EXPECT_EQ(ab.samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(ab.mean, 3);
+  EXPECT_DOUBLE_EQ(ab.Median(), 3);
+  BenchSpeed c;  // a mean only
+  c.mean = 10;
+  c.stddev = 0;
+  a.mean = 2;
+  a.stddev = 0;
+  const BenchSpeed ac = BenchSpeed::Pool(a, c);
+  EXPECT_TRUE(ac.samples.empty());
+  EXPECT_DOUBLE_EQ(ac.mean, 6);
+  EXPECT_DOUBLE_EQ(ac.stddev, 4);
+}
+
+}  // namespace
+}  // namespace ember::tools
