@@ -58,6 +58,16 @@ struct F16Rows {
   static HWY_INLINE float ToFloat(uint16_t x) { return HalfToFloat(x); }
 };
 
+// The row of position t (AttendSpansArgs): first_row + t, less ring_rows from ring_end
+// on.
+struct RingRows {
+  size_t first, end, rows;
+  HWY_INLINE size_t operator()(size_t t) const {
+    const size_t r = first + t;
+    return r < end ? r : r - rows;
+  }
+};
+
 template <class Rows>
 struct DenseCache {
   using D = hn::ScalableTag<float>;
@@ -66,18 +76,20 @@ struct DenseCache {
   const T* HWY_RESTRICT keys;
   const T* HWY_RESTRICT values;
   size_t kv_stride, head_dim;
+  RingRows row;
   static constexpr size_t kValueBytes = sizeof(T);
 
   HWY_INLINE float Score(size_t t, size_t kv, size_t h) const {
-    return Rows::Dot(keys + t * kv_stride + kv * head_dim, q + h * head_dim, head_dim);
+    return Rows::Dot(keys + row(t) * kv_stride + kv * head_dim, q + h * head_dim,
+                     head_dim);
   }
-  const void* ValueRow(size_t t) const { return values + t * kv_stride; }
+  const void* ValueRow(size_t t) const { return values + row(t) * kv_stride; }
   HWY_INLINE hn::Vec<D> LoadValues(D d, size_t t, size_t kv, size_t i) const {
-    return Rows::Load(d, values + t * kv_stride + kv * head_dim + i);
+    return Rows::Load(d, values + row(t) * kv_stride + kv * head_dim + i);
   }
   HWY_INLINE float ValueScale(size_t, size_t, size_t) const { return 1.0f; }
   HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return Rows::ToFloat(values[t * kv_stride + kv * head_dim + i]);
+    return Rows::ToFloat(values[row(t) * kv_stride + kv * head_dim + i]);
   }
 };
 
@@ -116,11 +128,13 @@ struct Q8Cache {
   const int8_t* HWY_RESTRICT values;
   const float* HWY_RESTRICT value_scales;
   size_t kv_stride, scale_stride, head_dim, groups;
+  RingRows row;
   static constexpr size_t kValueBytes = sizeof(int8_t);
 
   HWY_INLINE float Score(size_t t, size_t kv, size_t h) const {
-    const int8_t* HWY_RESTRICT key = keys + t * kv_stride + kv * head_dim;
-    const float* HWY_RESTRICT ks = key_scales + t * scale_stride + kv * groups;
+    const size_t r = row(t);
+    const int8_t* HWY_RESTRICT key = keys + r * kv_stride + kv * head_dim;
+    const float* HWY_RESTRICT ks = key_scales + r * scale_stride + kv * groups;
     const int8_t* HWY_RESTRICT qh = q + h * groups * kKvGroup;
     const float* HWY_RESTRICT qs = q_scales + h * groups;
     const hn::CappedTag<float, kKvGroup / 2> df;  // int32 lanes of pairs of int8 products
@@ -137,18 +151,18 @@ struct Q8Cache {
     }
     return ReduceSum(df, sum);
   }
-  const void* ValueRow(size_t t) const { return values + t * kv_stride; }
+  const void* ValueRow(size_t t) const { return values + row(t) * kv_stride; }
   HWY_INLINE hn::Vec<D> LoadValues(D d, size_t t, size_t kv, size_t i) const {
     const hn::Rebind<int8_t, D> d8;
     const hn::Rebind<int32_t, D> di;
-    return hn::ConvertTo(
-        d, hn::PromoteTo(di, hn::LoadU(d8, values + t * kv_stride + kv * head_dim + i)));
+    return hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, values + row(t) * kv_stride +
+                                                                kv * head_dim + i)));
   }
   HWY_INLINE float ValueScale(size_t t, size_t kv, size_t i) const {
-    return value_scales[t * scale_stride + kv * groups + i / kKvGroup];
+    return value_scales[row(t) * scale_stride + kv * groups + i / kKvGroup];
   }
   HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return static_cast<float>(values[t * kv_stride + kv * head_dim + i]);
+    return static_cast<float>(values[row(t) * kv_stride + kv * head_dim + i]);
   }
 };
 
@@ -270,6 +284,9 @@ HWY_INLINE void AttendSpansOf(const Cache& cache, const AttendSpansArgs& a,
   EMBER_DCHECK(a.span >= 1 && a.num_spans >= 1 && a.first_span * a.span < a.n_pos);
   EMBER_DCHECK(a.kv_stride >= a.n_heads / a.group * a.head_dim &&
                a.probs_stride >= a.n_pos);
+  EMBER_DCHECK(
+      a.first_row + a.n_pos <= a.ring_end ||
+      (a.first_row < a.ring_end && a.ring_rows >= a.n_pos && a.ring_rows <= a.ring_end));
   constexpr size_t kRunBytes = size_t{256} << 10;
   const size_t span_bytes =
       a.span * a.n_heads / a.group * a.head_dim * Cache::kValueBytes;
@@ -284,15 +301,17 @@ HWY_INLINE void AttendSpansOf(const Cache& cache, const AttendSpansArgs& a,
 inline void AttendSpans(const float* HWY_RESTRICT q, const float* HWY_RESTRICT keys,
                         const float* HWY_RESTRICT values, const AttendSpansArgs& a,
                         float* HWY_RESTRICT probs, float* HWY_RESTRICT partial) {
-  AttendSpansOf(DenseCache<F32Rows>{q, keys, values, a.kv_stride, a.head_dim}, a, probs,
-                partial);
+  AttendSpansOf(DenseCache<F32Rows>{q, keys, values, a.kv_stride, a.head_dim,
+                                    RingRows{a.first_row, a.ring_end, a.ring_rows}},
+                a, probs, partial);
 }
 
 inline void AttendSpansF16(const float* HWY_RESTRICT q, const uint16_t* HWY_RESTRICT keys,
                            const uint16_t* HWY_RESTRICT values, const AttendSpansArgs& a,
                            float* HWY_RESTRICT probs, float* HWY_RESTRICT partial) {
-  AttendSpansOf(DenseCache<F16Rows>{q, keys, values, a.kv_stride, a.head_dim}, a, probs,
-                partial);
+  AttendSpansOf(DenseCache<F16Rows>{q, keys, values, a.kv_stride, a.head_dim,
+                                    RingRows{a.first_row, a.ring_end, a.ring_rows}},
+                a, probs, partial);
 }
 
 inline void AttendSpansQ8(
@@ -302,7 +321,8 @@ inline void AttendSpansQ8(
     const AttendSpansArgs& a, float* HWY_RESTRICT probs, float* HWY_RESTRICT partial) {
   EMBER_DCHECK(a.scale_stride >= a.n_heads / a.group * KvGroups(a.head_dim));
   AttendSpansOf(Q8Cache{q, q_scales, keys, key_scales, values, value_scales, a.kv_stride,
-                        a.scale_stride, a.head_dim, KvGroups(a.head_dim)},
+                        a.scale_stride, a.head_dim, KvGroups(a.head_dim),
+                        RingRows{a.first_row, a.ring_end, a.ring_rows}},
                 a, probs, partial);
 }
 

@@ -1,8 +1,11 @@
 // Tests multi-head attention over a strided KV cache of f32, f16 or q8 rows on every
-// compiled target: spans of positions and their merge against the scalar twins, and
-// the q8 encoding of rows.
+// compiled target: spans of positions and their merge against the scalar twins, the same
+// rows in a ring, and the q8 encoding of rows.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_test.cc"
+#include <algorithm>
+#include <vector>
+
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
@@ -74,6 +77,44 @@ struct Cache {
                     key_scales.data() + 1, values8.data() + 1, value_scales.data() + 1, a,
                     probs, partial);
     }
+  }
+
+  // Attend over the same rows laid out in a ring of `rows` rows (a sliding layer's
+  // cache), position t at row (first + t) % rows: the kernel wraps at the ring's end.
+  void AttendRing(AttendSpansArgs a, size_t first, size_t rows, float* probs,
+                  float* partial) const {
+    a.first_row = first;
+    a.ring_end = rows;
+    a.ring_rows = rows;
+    if (type == CacheType::kF32) {
+      AttendSpans(q.data(), Ring(keys, kv_stride, first, rows).data() + 1,
+                  Ring(values, kv_stride, first, rows).data() + 1, a, probs, partial);
+    } else if (type == CacheType::kF16) {
+      AttendSpansF16(q.data(), Ring(keys16, kv_stride, first, rows).data() + 1,
+                     Ring(values16, kv_stride, first, rows).data() + 1, a, probs,
+                     partial);
+    } else {
+      AttendSpansQ8(q8.data() + 1, q_scales.data() + 1,
+                    Ring(keys8, kv_stride, first, rows).data() + 1,
+                    Ring(key_scales, scale_stride, first, rows).data() + 1,
+                    Ring(values8, kv_stride, first, rows).data() + 1,
+                    Ring(value_scales, scale_stride, first, rows).data() + 1, a, probs,
+                    partial);
+    }
+  }
+
+  // The n_pos rows (of `stride` elements after one leading element) of v placed in a
+  // ring of `rows` rows, position t at row (first + t) % rows.
+  template <class T>
+  std::vector<T> Ring(const std::vector<T>& v, size_t stride, size_t first,
+                      size_t rows) const {
+    std::vector<T> ring(1 + rows * stride, T());
+    for (size_t t = 0; t < n_pos; ++t) {
+      const size_t r = (first + t) % rows;
+      std::copy(v.begin() + 1 + t * stride, v.begin() + 1 + (t + 1) * stride,
+                ring.begin() + 1 + r * stride);
+    }
+    return ring;
   }
 
   void Reference(size_t h, float scale, float softcap, float* probs, float* out) const {
@@ -148,6 +189,20 @@ void CheckAttendSpans(const Cache& cache, size_t span, uint32_t* seed) {
   }
   for (size_t i = 0; i < n_spans * partial_floats; ++i) {
     ASSERT_EQ(one_partial[i], partial[i]) << "partial " << i;
+  }
+  // The rows in a ring that wraps mid-way (a sliding layer's cache): bitwise the same.
+  test::Buffer ring_probs(n_heads * probs_stride, 1, (*seed)++);
+  test::Buffer ring_partial(n_spans * partial_floats, 1, (*seed)++);
+  a.first_span = 0;
+  a.num_spans = n_spans;
+  cache.AttendRing(a, n_pos / 2 + 1, n_pos + 2, ring_probs.data(), ring_partial.data());
+  for (size_t i = 0; i < n_spans * partial_floats; ++i) {
+    ASSERT_EQ(ring_partial[i], partial[i]) << "ring partial " << i;
+  }
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t t = 0; t < n_pos; ++t) {
+      ASSERT_EQ(ring_probs[h * probs_stride + t], one_probs[h * probs_stride + t]);
+    }
   }
   AttendMerge(one_partial.data(), n_spans, span, n_pos, head_dim, n_heads,
               one_probs.data(), probs_stride, one_out.data());

@@ -50,7 +50,8 @@ using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_h
 // Attention of one token's n_heads query heads over n_pos cached positions, computed
 // in spans of positions and then merged (so threads can take spans: each reads whole
 // cache rows). q and out hold the heads at stride head_dim; head h reads KV head
-// h / group at keys + t * kv_stride + (h / group) * head_dim (values alike).
+// h / group at keys + row(t) * kv_stride + (h / group) * head_dim (values alike), row(t)
+// = t unless AttendSpansArgs places the rows in a ring.
 //
 // The cache may hold f32, f16 or q8 rows (a kernel per type reads its type directly).
 // q8: each KV head's head_dim values in groups of kKvGroup (the last may be shorter),
@@ -76,6 +77,13 @@ struct AttendSpansArgs {
   float scale = 1.0f;       // of the scores: 1 / sqrt(head_dim) for a plain model
   float softcap = 0.0f;     // > 0: scores capped to softcap tanh(s / softcap) (Gemma 2)
   size_t probs_stride = 0;  // >= n_pos
+  // Where position t's row is (rows counted from the pointers given): first_row + t, and
+  // in a ring of ring_rows rows ending at row ring_end (a sliding layer's cache) less
+  // ring_rows from ring_end on, so a window may wrap around its ring's end (ring_rows >=
+  // n_pos). The defaults: row t.
+  size_t first_row = 0;
+  size_t ring_end = SIZE_MAX;
+  size_t ring_rows = 0;
   // A hint that the cache is not in the CPU caches (decode): the kernel then prefetches
   // values while it reads keys. It does not change any result.
   bool prefetch_values = false;

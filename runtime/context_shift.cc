@@ -30,9 +30,22 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
         "the start; stop recording first");
   }
   const KvCache& kv = buffers_.kv;
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    if (kv.layers[layer].ring > 0 && kv.layers[layer].sink != keep) {
+      return InvalidArgument(
+          "context shift: layer %zu keeps a ring of its sliding window after the %zu "
+          "positions a shift keeps (SessionOptions::context_keep); it cannot keep %zu",
+          layer, kv.layers[layer].sink, keep);
+    }
+  }
   const size_t moved = position_ - keep - discard;
   for (size_t layer = 0; layer < c.n_layers; ++layer) {
-    kv.MoveRows(layer, keep + discard, keep, moved);
+    // A ring moves every position at once (its slots rotate); the rest row by row.
+    if (kv.layers[layer].ring > 0) {
+      kv.RotateRing(layer, discard);
+    } else {
+      kv.MoveRows(layer, keep + discard, keep, moved);
+    }
   }
   if (c.positions == PositionKind::kRope) {
     // Each layer's keys turn with that layer's RoPE (a sliding layer's own base, Gemma
@@ -64,7 +77,10 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
         const bool layer_local = local && c.sliding(layer);
         const float* cos = layer_local ? act.rope_local_cos : act.rope_cos;
         const float* sin = layer_local ? act.rope_local_sin : act.rope_sin;
-        for (size_t j = 0; j < n; ++j) {
+        // A ring holds the last `ring` positions only (each its own slot).
+        const size_t ring = kv.layers[layer].ring, end = keep + moved;
+        const size_t lo = ring > 0 && end - keep > ring ? end - ring : keep;
+        for (size_t j = p0 < lo ? lo - p0 : 0; j < n; ++j) {
           kv.Load(layer, kKeys, p0 + j, act.q);
           if (dims == hd) {
             rope(act.q, cos + j * hd, sin + j * hd, c.n_kv_heads, hd);

@@ -28,7 +28,9 @@ struct AttentionTask {
   size_t tokens;   // in the chunk (at most AttentionChunk)
   // Token i attends to cache positions [start[i], start[i] + n_pos[i]): from 0, or
   // from the first its layer's sliding window holds.
+  // first_row[i]: the row of start[i] (a ring layer's slot; else start[i] itself).
   size_t start[kMaxAttentionChunk], n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
+  size_t first_row[kMaxAttentionChunk];
   size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
   size_t q_dim, max_context;
   kernels::AttendSpansArgs shape;  // heads, strides, scale and the prefetch hint
@@ -57,23 +59,23 @@ void AttendSpans(void* context, size_t begin, size_t count) {
     a.first_span = first - t.first_item[i];
     a.num_spans = end - first;
     const size_t token = t.first + i;
-    // The kernels count positions from the first the token sees.
-    const size_t rows = t.start[i] * a.kv_stride, scales = t.start[i] * a.scale_stride;
+    // The kernels count positions from the first the token sees (its row: first_row).
+    a.first_row = t.first_row[i];
     float* probs = t.token_probs(i) + t.start[i];
     switch (t.type) {
       case KvType::kF32:
-        t.k->attend_spans(t.q + token * t.q_dim, t.keys + rows, t.values + rows, a, probs,
+        t.k->attend_spans(t.q + token * t.q_dim, t.keys, t.values, a, probs,
                           t.token_partial(i));
         break;
       case KvType::kF16:
-        t.k->attend_spans_f16(t.q + token * t.q_dim, t.keys16 + rows, t.values16 + rows,
-                              a, probs, t.token_partial(i));
+        t.k->attend_spans_f16(t.q + token * t.q_dim, t.keys16, t.values16, a, probs,
+                              t.token_partial(i));
         break;
       case KvType::kQ8:
-        t.k->attend_spans_q8(
-            t.q8 + token * t.q8_stride, t.q8_scales + token * t.q8_scale_stride,
-            t.keys8.values + rows, t.keys8.scales + scales, t.values8.values + rows,
-            t.values8.scales + scales, a, probs, t.token_partial(i));
+        t.k->attend_spans_q8(t.q8 + token * t.q8_stride,
+                             t.q8_scales + token * t.q8_scale_stride, t.keys8.values,
+                             t.keys8.scales, t.values8.values, t.values8.scales, a, probs,
+                             t.token_partial(i));
         break;
     }
   }
@@ -153,6 +155,11 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   task.shape.probs_stride = kv_.max_context;
   task.shape.prefetch_values = batch == 1;  // a decode step's rows come from DRAM
   const size_t window = c_.window(layer);
+  const KvLayer& rows = kv_.layers[layer];
+  if (rows.ring > 0) {  // a sliding layer's ring: windows may wrap around its end
+    task.shape.ring_end = rows.capacity;
+    task.shape.ring_rows = rows.ring;
+  }
   task.record = record_.weights != nullptr;
   const size_t chunk = AttentionChunk(act_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {
@@ -163,6 +170,7 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
       const size_t end = causal ? pos0 + first + i + 1 : pos0 + batch;
       task.start[i] = window > 0 && end > window ? end - window : 0;
       task.n_pos[i] = end - task.start[i];
+      task.first_row[i] = kv_.Slot(layer, task.start[i]);
       task.span[i] = kernels::AttentionSpan(task.n_pos[i]);
       task.first_item[i + 1] =
           task.first_item[i] + (task.n_pos[i] + task.span[i] - 1) / task.span[i];

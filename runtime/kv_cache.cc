@@ -2,6 +2,7 @@
 // (see kv_cache.h).
 #include "runtime/kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 
@@ -45,9 +46,10 @@ size_t KvRowBytes(KvType type, size_t n_kv_heads, size_t head_dim) {
 }
 
 float* KvCache::InPlaceRows(size_t layer, KvSide side, size_t pos0, size_t count) const {
-  if (type != KvType::kF32) return nullptr;
-  const KvLayer& l = layers[layer];
-  if (pos0 % l.capacity + count > l.capacity) return nullptr;  // wraps around the ring
+  if (type != KvType::kF32 || count == 0) return nullptr;
+  // In one piece unless they wrap around a ring's end (back) or cross from its sink into
+  // a rotated ring (forward): count <= the ring, so one check of the ends tells.
+  if (Slot(layer, pos0 + count - 1) != Slot(layer, pos0) + count - 1) return nullptr;
   return f32_row(layer, side, pos0);
 }
 
@@ -127,6 +129,46 @@ void KvCache::MoveRows(size_t layer, size_t from, size_t to, size_t count) const
                   scale_stride * sizeof(float));
           break;
       }
+    }
+  }
+}
+
+namespace {
+// Reverses the order of rows [lo, hi) of `stride` elements each.
+template <class T>
+void ReverseRows(T* rows, size_t stride, size_t lo, size_t hi) {
+  for (; lo + 1 < hi; ++lo, --hi) {
+    std::swap_ranges(rows + lo * stride, rows + (lo + 1) * stride,
+                     rows + (hi - 1) * stride);
+  }
+}
+
+// Rotates rows [0, n) left by k (row k becomes row 0): three reversals, no scratch.
+template <class T>
+void RotateRows(T* rows, size_t stride, size_t n, size_t k) {
+  ReverseRows(rows, stride, 0, k);
+  ReverseRows(rows, stride, k, n);
+  ReverseRows(rows, stride, 0, n);
+}
+}  // namespace
+
+void KvCache::RotateRing(size_t layer, size_t by) const {
+  const KvLayer& l = layers[layer];
+  if (l.ring == 0 || by % l.ring == 0) return;
+  const size_t k = by % l.ring;
+  for (KvSide side : {kKeys, kValues}) {
+    const size_t first = l.first_row + side * l.capacity + l.sink;  // the ring's row 0
+    switch (type) {
+      case KvType::kF32:
+        RotateRows(f32 + first * kv_dim, kv_dim, l.ring, k);
+        break;
+      case KvType::kF16:
+        RotateRows(f16 + first * kv_dim, kv_dim, l.ring, k);
+        break;
+      case KvType::kQ8:
+        RotateRows(q8 + first * kv_dim, kv_dim, l.ring, k);
+        RotateRows(q8_scales + first * scale_stride, scale_stride, l.ring, k);
+        break;
     }
   }
 }

@@ -26,12 +26,16 @@ size_t KvRowBytes(KvType type, size_t n_kv_heads, size_t head_dim);
 enum KvSide : int { kKeys = 0, kValues = 1 };
 
 // Where one layer's rows are in the cache's arrays: `capacity` rows of keys from
-// first_row, then `capacity` rows of values. The capacity is the session's context, or
-// (a sliding-window layer) the ring of positions its window needs, position p at row
-// p % capacity: the table is data, planned per layer.
+// first_row, then `capacity` rows of values; position p at slot p of them. A sliding
+// layer whose window is shorter than the context keeps a ring instead (ring > 0): the
+// first `sink` positions (a context shift's kept ones) at slots [0, sink), every later
+// position p at slot sink + (p - sink) % ring, capacity = sink + ring. The table is data,
+// planned per layer (KvLayerPositions, session_plan.h).
 struct KvLayer {
   size_t first_row = 0;
   size_t capacity = 0;
+  size_t sink = 0;
+  size_t ring = 0;  // 0: no ring (capacity is the context)
 };
 
 // q8 rows: int8 values (rows of kv_dim) and their scales (rows of scale_stride).
@@ -56,11 +60,14 @@ struct KvCache {
   int8_t* q8 = nullptr;
   float* q8_scales = nullptr;
 
-  // The row of position `pos` of a layer's keys or values.
+  // The slot of position `pos` in a layer's keys (or values), and its row.
+  size_t Slot(size_t layer, size_t pos) const {
+    const KvLayer& l = layers[layer];
+    return l.ring == 0 || pos < l.sink ? pos : l.sink + (pos - l.sink) % l.ring;
+  }
   size_t Row(size_t layer, KvSide side, size_t pos) const {
     const KvLayer& l = layers[layer];
-    const size_t slot = pos < l.capacity ? pos : pos % l.capacity;
-    return l.first_row + side * l.capacity + slot;
+    return l.first_row + side * l.capacity + Slot(layer, pos);
   }
   // Rows [Row(pos0), Row(pos0) + count) of an f32 cache, when they lie in one piece (not
   // wrapping around a ring); else null: the caller writes elsewhere and Stores them.
@@ -87,9 +94,13 @@ struct KvCache {
   // Writes one row from f32 (q8 quantizes it again).
   void StoreRow(const kernels::KernelTable& k, size_t layer, KvSide side, size_t pos,
                 const float* row) const;
-  // Moves positions [from, from + count) of a layer to [to, to + count), to < from, in
-  // every array of the type (keys and values); rows the move leaves are stale.
+  // Moves positions [from, from + count) of a layer without a ring to [to, to + count),
+  // to < from, in every array of the type (keys and values); rows the move leaves are
+  // stale.
   void MoveRows(size_t layer, size_t from, size_t to, size_t count) const;
+  // A ring layer's positions past its sink, every one `by` positions down (to < from as
+  // MoveRows, for all of them at once): its ring rotated by `by` slots, in place.
+  void RotateRing(size_t layer, size_t by) const;
 };
 
 }  // namespace ember

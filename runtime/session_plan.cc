@@ -71,10 +71,9 @@ Status CheckContextShift(const ModelConfig& c, const SessionOptions& o, size_t c
   return Status::Ok();
 }
 
-// Positions layer `layer`'s cache holds in a session of `context` positions: all of them
-// (a layer with a sliding window will hold its ring, KvLayer).
-size_t KvLayerCapacity(const ModelConfig& /*c*/, size_t /*layer*/, size_t context) {
-  return context;
+// The first positions a ring keeps apart: a context shift's kept ones.
+size_t RingSink(const SessionPlan& plan) {
+  return plan.context_shift ? plan.context_keep : 0;
 }
 
 // Whether any matrix is a K-quant (its products read the activations' half sums).
@@ -150,8 +149,11 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   // Between passes: the cache, what the caller reads after a pass, and the scratch of
   // the calls between passes (sampling, tokenizing).
   size_t kv_rows = 0;
+  bool rings = false;  // a ring's new rows may wrap: they are written through kv_new
   for (size_t layer = 0; layer < c.n_layers; ++layer) {
-    kv_rows = Padded(kv_rows, Product({2, KvLayerCapacity(c, layer, T)}));
+    const KvLayer l = KvLayerPositions(c, layer, T, plan.max_batch, RingSink(plan));
+    rings = rings || l.ring > 0;
+    kv_rows = Padded(kv_rows, Product({2, l.capacity}));
   }
   const size_t kv_values = Product({kv_rows, c.kv_dim()});
   const size_t head_groups = kernels::KvGroups(c.head_dim);
@@ -190,11 +192,12 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   id.rope_sin =
       a.Add<float>("rope_sin", Product({b, c.head_dim}), kStepEmbed, kStepFeedForward);
   id.q = a.Add<float>("q", Product({b, c.q_dim()}), kStepAttention, kStepAttention);
-  // New keys and values outside the cache, converted into it (not for an f32 cache,
-  // whose rows are computed in place); a q8 cache's queries in its encoding.
-  id.kv_new = a.Add<float>("kv_new",
-                           plan.kv_type != KvType::kF32 ? Product({2, b, c.kv_dim()}) : 0,
-                           kStepAttention, kStepAttention);
+  // New keys and values outside the cache, converted into it (not for an f32 cache
+  // without rings, whose rows are computed in place); a q8 cache's queries in its
+  // encoding.
+  id.kv_new = a.Add<float>(
+      "kv_new", plan.kv_type != KvType::kF32 || rings ? Product({2, b, c.kv_dim()}) : 0,
+      kStepAttention, kStepAttention);
   id.q8 = a.Add<int8_t>("q8",
                         q8 ? Product({b, c.n_heads, head_groups, kernels::kKvGroup}) : 0,
                         kStepAttention, kStepAttention);
@@ -241,11 +244,11 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
-    return ResourceExhausted("%s context of %zu positions needs more memory than this "
-                             "target can address (%s): choose a shorter context "
-                             "(max_context; -c on the command line)",
-                             options.max_context ? "a" : "the model's", T,
-                             planned.message());
+    return ResourceExhausted(
+        "%s context of %zu positions needs more memory than this "
+        "target can address (%s): choose a shorter context "
+        "(max_context; -c on the command line)",
+        options.max_context ? "a" : "the model's", T, planned.message());
   }
   if (options.max_context == 0 && plan.arena_bytes() > kDefaultArenaLimit) {
     return ResourceExhausted(
@@ -272,8 +275,9 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   kv.q8_scales = arena.Bind(ids.kv_scales, base);
   KvLayer* layers = arena.Bind(ids.kv_layers, base);
   for (size_t layer = 0, row = 0; layer < config.n_layers; ++layer) {
+    layers[layer] =
+        KvLayerPositions(config, layer, max_context, max_batch, RingSink(*this));
     layers[layer].first_row = row;
-    layers[layer].capacity = KvLayerCapacity(config, layer, max_context);
     row += 2 * layers[layer].capacity;
   }
   kv.layers = layers;
@@ -305,6 +309,22 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.quant.sums = arena.Bind(ids.act_sums, base);
   act.quant.half_sums = arena.Bind(ids.act_half_sums, base);  // null when empty
   return s;
+}
+
+KvLayer KvLayerPositions(const ModelConfig& c, size_t layer, size_t context,
+                         size_t max_batch, size_t sink) {
+  KvLayer l;
+  l.capacity = context;
+  // A step of max_batch tokens writes its rows before any of them attends, and its
+  // first token looks back window - 1 positions: window + max_batch - 1 in the ring.
+  const size_t window = c.window(layer);
+  if (window == 0) return l;
+  const size_t ring = window + max_batch - 1;
+  if (sink + ring >= context) return l;
+  l.sink = sink;
+  l.ring = ring;
+  l.capacity = sink + ring;
+  return l;
 }
 
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options) {

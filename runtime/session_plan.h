@@ -75,6 +75,13 @@ struct SessionBuffers {
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
 };
 
+// Where a layer keeps its keys and values in a session of `context` positions (first_row
+// aside): every position, or for a sliding layer whose window and a step of max_batch
+// tokens need fewer, a ring of window + max_batch - 1 positions after `sink` kept ones
+// (a context shift's; see KvLayer).
+KvLayer KvLayerPositions(const ModelConfig& c, size_t layer, size_t context,
+                         size_t max_batch, size_t sink);
+
 // The session's sizes, resolved from the options and the model, and its arena layout.
 struct SessionPlan {
   size_t max_context = 0;

@@ -241,12 +241,28 @@ Status Inspect(const ArgParser& args) {
       context, static_cast<long long>(batch), static_cast<long long>(threads),
       threads == 1 ? "" : "s", BackendName(options.backend), KvTypeName(options.kv_type));
   const ModelConfig& c = (*model)->config();
+  // Sliding layers whose window is shorter than the context keep a ring (KvLayer).
+  size_t rings = 0, ring_positions = 0, sink = 0;
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    const KvLayer l =
+        KvLayerPositions(c, layer, context, session_plan->max_batch,
+                         session_plan->context_shift ? session_plan->context_keep : 0);
+    rings += l.ring > 0;
+    if (l.ring > 0) ring_positions = l.capacity, sink = l.sink;
+  }
   printf(
-      "  %s KV cache: %u layers x 2 (keys, values) x %u positions x %zu bytes (%u KV "
+      "  %s KV cache: %zu layers x 2 (keys, values) x %u positions x %zu bytes (%u KV "
       "heads of %u values%s)\n",
-      KvTypeName(options.kv_type), c.n_layers, context,
+      KvTypeName(options.kv_type), c.n_layers - rings, context,
       KvRowBytes(options.kv_type, c.n_kv_heads, c.head_dim), c.n_kv_heads, c.head_dim,
       options.kv_type == KvType::kQ8 ? ", int8 and an f32 scale per 32" : "");
+  if (rings > 0) {
+    printf(
+        "  %zu sliding layers x 2 x %zu positions: a ring of the window %u + batch %zu - "
+        "1%s\n",
+        rings, ring_positions, c.sliding_window, session_plan->max_batch,
+        sink ? (" after " + std::to_string(sink) + " kept positions").c_str() : "");
+  }
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
          "lifetime");
   uint64_t by_kind[4] = {0, 0, 0, 0};
