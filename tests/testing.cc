@@ -162,7 +162,8 @@ ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
 
 void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
                                                const SessionOptions& options,
-                                               const std::vector<int32_t>& tokens) {
+                                               const std::vector<int32_t>& tokens,
+                                               const char* what) {
   const size_t vocab = model.config().vocab_size;
   std::vector<std::vector<float>> results;
   for (int threads : {1, 2, 3}) {
@@ -179,7 +180,7 @@ void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
   }
   for (size_t i = 1; i < results.size(); ++i) {
     ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
-        << "result " << i << " (threads " << 1 + i / 2
+        << what << ": result " << i << " (threads " << 1 + i / 2
         << (i % 2 ? ", decode" : ", prefill") << ") differs";
   }
 }

@@ -43,10 +43,11 @@ Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n,
 
 // Runs `tokens` through sessions with these options at 1, 2 and 3 threads, each as one
 // prefill (in steps of max_batch) and one token at a time, and expects the last logits of
-// all six bitwise equal (gtest failures name the first that differs).
+// all six bitwise equal (gtest failures name `what` and the first that differs).
 void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
                                                const SessionOptions& options,
-                                               const std::vector<int32_t>& tokens);
+                                               const std::vector<int32_t>& tokens,
+                                               const char* what = "");
 
 // llama2.c's published greedy output for stories260K from an empty prompt (256 ids).
 const std::vector<int32_t>& Stories260KGolden();
