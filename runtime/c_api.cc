@@ -9,32 +9,10 @@
 #include <optional>
 #include <type_traits>
 
+#include "runtime/c_api_internal.h"
 #include "runtime/c_api_options.h"
-#include "runtime/ember.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
-#include "runtime/sampler.h"
-#include "runtime/session.h"
-#include "runtime/thread_pool.h"
-
-// Freed when its handle and every session over it are: one reference each.
-struct ember_model {
-  std::unique_ptr<ember::Model> model;
-  mutable std::atomic<uint32_t> references{1};
-};
-
-struct ember_threadpool {
-  std::unique_ptr<ember::ThreadPool> pool;
-  std::atomic<uint32_t> references{1};
-};
-
-// One heap object per session (the promise of ember.h): the Session lives inside it.
-struct ember_session {
-  const ember_model* model;
-  ember_threadpool* pool;  // may be null
-  ember::Session session;
-  std::optional<ember::Sampler> sampler;
-};
+#include "runtime/prompt_state.h"
 
 #define EMBER_SAME_CODE(c_name, cpp_name) \
   static_assert(static_cast<int>(c_name) == static_cast<int>(ember::StatusCode::cpp_name))
@@ -54,7 +32,7 @@ static_assert(EMBER_KV_F32 == static_cast<unsigned>(ember::KvType::kF32));
 static_assert(EMBER_KV_F16 == static_cast<unsigned>(ember::KvType::kF16));
 static_assert(EMBER_KV_Q8 == static_cast<unsigned>(ember::KvType::kQ8));
 
-namespace {
+namespace ember::c_api {
 
 thread_local char last_error[ember::Status::kMaxMessageBytes] = "";
 
@@ -64,6 +42,18 @@ ember_status Report(const ember::Status& status) {
   return static_cast<ember_status>(status.code());
 }
 
+ember_status NullArgument(const char* what) {
+  return Report(ember::InvalidArgument("%s is NULL", what));
+}
+
+}  // namespace ember::c_api
+
+namespace {
+
+using ember::c_api::CheckStructSize;
+using ember::c_api::NullArgument;
+using ember::c_api::Report;
+
 // Drops one reference to a model or a pool; the last one frees it.
 template <class T>
 void Release(T* handle) {
@@ -72,13 +62,9 @@ void Release(T* handle) {
   }
 }
 
-ember_status NullArgument(const char* what) {
-  return Report(ember::InvalidArgument("%s is NULL", what));
-}
-
-using ember::capi::ToEncodeOptions;
-using ember::capi::ToSamplerOptions;
-using ember::capi::ToSessionOptions;
+using ember::c_api::ToEncodeOptions;
+using ember::c_api::ToSamplerOptions;
+using ember::c_api::ToSessionOptions;
 
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
                          ember_model** model) {
@@ -151,7 +137,7 @@ const char* ember_status_string(ember_status status) {
   return ember::StatusCodeName(static_cast<ember::StatusCode>(code));
 }
 
-const char* ember_last_error(void) { return last_error; }
+const char* ember_last_error(void) { return ember::c_api::last_error; }
 
 ember_status ember_model_open(const char* path, ember_model** model) {
   if (!path) return NullArgument("path");
@@ -179,6 +165,9 @@ int32_t ember_model_bos(const ember_model* m) {
 }
 int32_t ember_model_eos(const ember_model* m) {
   return m ? m->model->tokenizer().eos_id() : -1;
+}
+size_t ember_model_baked_tokens(const ember_model* m) {
+  return m ? m->model->baked_prompt().num_tokens : 0;
 }
 
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool) {
@@ -227,7 +216,7 @@ ember_status ember_session_create(const ember_model* model,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
   auto* s =
-      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt};
+      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {}};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
@@ -309,8 +298,10 @@ ember_status ember_session_set_sampler(ember_session* session,
   if (!session) return NullArgument("session");
   if (!options) return NullArgument("options");
   ember::SamplerOptions sampler_options;
-  const ember::Status status = ToSamplerOptions(options, &sampler_options);
+  ember::StopStrings stop;  // checked and copied before anything changes
+  const ember::Status status = ToSamplerOptions(options, &sampler_options, &stop);
   if (!status.ok()) return Report(status);
+  session->stop = stop;
   session->sampler.emplace(sampler_options, session->model->model->config().vocab_size,
                            session->session.sampler_scratch());
   return EMBER_OK;
@@ -319,10 +310,11 @@ ember_status ember_session_set_sampler(ember_session* session,
 ember_status ember_sample(ember_session* session, int32_t* token) {
   if (!session) return NullArgument("session");
   if (!token) return NullArgument("token");
-  if (session->session.position() == 0) {
+  if (!session->session.logits_valid()) {
     return Report(ember::InvalidArgument("no logits yet: prefill first"));
   }
-  return Report(session->sampler->Sample(session->session.logits(), token));
+  const ember::Session& s = session->session;
+  return Report(session->sampler->Sample(s.logits(), s.tokens(), s.position(), token));
 }
 
 ember_status ember_session_shift_context(ember_session* session, size_t keep,
@@ -340,8 +332,11 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   if (!prompt && n_prompt) return NullArgument("prompt");
   GenerateTrampoline trampoline{callback, user};
   ember::GenerateResult result;
+  ember::GenerateOptions options;
+  options.max_new = max_new;
+  options.stop_strings = &session->stop;
   const ember::Status status =
-      ember::Generate(session->session, *session->sampler, prompt, n_prompt, max_new,
+      ember::Generate(session->session, *session->sampler, prompt, n_prompt, options,
                       &CallBack, &trampoline, &result);
   if (n_generated) *n_generated = result.generated;
   if (status.ok() && result.stop == ember::StopReason::kContextFull) {
@@ -350,6 +345,27 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
                                     session->session.max_context()));
   }
   return Report(status);
+}
+
+size_t ember_session_state_size(const ember_session* session) {
+  return session ? ember::PromptStateBytes(session->session) : 0;
+}
+
+ember_status ember_session_save_state(const ember_session* session, void* buffer,
+                                      size_t capacity, size_t* size) {
+  if (!session) return NullArgument("session");
+  if (!size) return NullArgument("size");
+  if (!buffer && capacity) return NullArgument("buffer");
+  return Report(ember::SavePromptState(session->session, &*session->sampler, buffer,
+                                       capacity, size));
+}
+
+ember_status ember_session_restore_state(ember_session* session, const void* data,
+                                         size_t size) {
+  if (!session) return NullArgument("session");
+  if (!data) return NullArgument("data");
+  return Report(
+      ember::RestorePromptState(&session->session, &*session->sampler, data, size));
 }
 
 }  // extern "C"

@@ -3,33 +3,11 @@
 
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
-namespace ember::capi {
-namespace {
+#include "runtime/c_api_internal.h"
 
-// Checks an option struct's struct_size: at least the first version's size (v1_size),
-// at most what this library knows.
-template <class T>
-Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size) {
-  if (struct_size < v1_size) {
-    return InvalidArgument(
-        "%s: struct_size %u is not a valid size (fill the struct with %s_default first)",
-        what, struct_size, what);
-  }
-  if (struct_size > sizeof(T)) {
-    return Unimplemented(
-        "%s: struct_size %u is larger than this library's %zu (a newer ember.h)", what,
-        struct_size, sizeof(T));
-  }
-  return Status::Ok();
-}
-
-// Whether `field` of an options struct lies inside the caller's struct_size: a caller
-// built against an older header leaves later fields at their defaults.
-#define EMBER_HAS_FIELD(o, T, field) \
-  ((o)->struct_size >= offsetof(T, field) + sizeof((o)->field))
-
-}  // namespace
+namespace ember::c_api {
 
 Status ToSessionOptions(const ember_session_options* o, SessionOptions* options) {
   *options = SessionOptions();
@@ -47,6 +25,9 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
     }
     options->backend = static_cast<Backend>(o->backend);
   }
+  if (EMBER_HAS_FIELD(o, ember_session_options, ignore_baked_prompt)) {
+    options->baked_prompt = o->ignore_baked_prompt == 0;
+  }
   if (EMBER_HAS_FIELD(o, ember_session_options, kv_type)) {
     if (o->kv_type > EMBER_KV_Q8) {
       return InvalidArgument("ember_session_options: unknown kv_type %u", o->kv_type);
@@ -62,7 +43,8 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
   return Status::Ok();
 }
 
-Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options) {
+Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options,
+                        StopStrings* stop) {
   *options = SamplerOptions();
   EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
       "ember_sampler_options", o->struct_size,
@@ -71,7 +53,29 @@ Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options)
   options->top_k = o->top_k;
   options->top_p = o->top_p;
   options->seed = o->seed;
-  return Sampler::CheckOptions(*options);
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, min_p)) {
+    options->repeat_penalty = o->repeat_penalty;
+    options->repeat_last_n = o->repeat_last_n;
+    options->frequency_penalty = o->frequency_penalty;
+    options->presence_penalty = o->presence_penalty;
+    options->min_p = o->min_p;
+  }
+  EMBER_RETURN_IF_ERROR(Sampler::CheckOptions(*options));
+  std::string_view strings[StopStrings::kMaxStrings];
+  uint32_t n_stop = 0;
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, n_stop)) n_stop = o->n_stop;
+  if (n_stop > StopStrings::kMaxStrings) {
+    return InvalidArgument("%u stop strings: at most %zu are allowed", n_stop,
+                           StopStrings::kMaxStrings);
+  }
+  if (n_stop > 0 && o->stop == nullptr) {
+    return InvalidArgument("n_stop is %u but stop is NULL", n_stop);
+  }
+  for (uint32_t i = 0; i < n_stop; ++i) {
+    if (o->stop[i] == nullptr) return InvalidArgument("stop string %u is NULL", i);
+    strings[i] = o->stop[i];
+  }
+  return stop->Set(strings, n_stop);
 }
 
 Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
@@ -91,7 +95,7 @@ Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
   return Status::Ok();
 }
 
-}  // namespace ember::capi
+}  // namespace ember::c_api
 
 extern "C" {
 
@@ -107,6 +111,7 @@ void ember_session_options_default(ember_session_options* options) {
   options->kv_type = static_cast<uint32_t>(d.kv_type);
   options->context_shift = d.context_shift;
   options->context_keep = d.context_keep;
+  options->ignore_baked_prompt = d.baked_prompt ? 0 : 1;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {
@@ -117,6 +122,13 @@ void ember_sampler_options_default(ember_sampler_options* options) {
   options->top_k = d.top_k;
   options->top_p = d.top_p;
   options->seed = d.seed;
+  options->repeat_penalty = d.repeat_penalty;
+  options->repeat_last_n = d.repeat_last_n;
+  options->frequency_penalty = d.frequency_penalty;
+  options->presence_penalty = d.presence_penalty;
+  options->min_p = d.min_p;
+  options->stop = nullptr;
+  options->n_stop = 0;
 }
 
 void ember_tokenize_options_default(ember_tokenize_options* options) {

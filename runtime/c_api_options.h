@@ -7,17 +7,20 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/status.h"
+#include "runtime/stop_strings.h"
 #include "runtime/tokenizer.h"
 
-namespace ember::capi {
+namespace ember::c_api {
 
 // o may be null: the defaults.
 Status ToSessionOptions(const ember_session_options* o, SessionOptions* options);
-Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options);
+// The stop strings go to *stop (copied).
+Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options,
+                        StopStrings* stop);
 // o may be null: the tokenizer's own BOS rule.
 Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
                        EncodeOptions* options);
 
-}  // namespace ember::capi
+}  // namespace ember::c_api
 
 #endif  // EMBER_RUNTIME_C_API_OPTIONS_H_

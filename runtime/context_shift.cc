@@ -1,5 +1,7 @@
 // Session::ShiftContext and MakeRoom: generation past the context by dropping part of
 // the cache and moving the rest down (see session.h).
+#include <cstring>
+
 #include "kernels/rope.h"
 #include "runtime/forward.h"
 #include "runtime/session.h"
@@ -94,6 +96,10 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
       }
     }
   }
+  // The tokens move with their keys: chat's cached-prefix match and the penalties read
+  // the history of the positions as they now are.
+  memmove(buffers_.history + keep, buffers_.history + keep + discard,
+          moved * sizeof(int32_t));
   position_ -= discard;
   ++shifts_;
   return Status::Ok();

@@ -18,7 +18,7 @@ extern "C" {
 
 /* The one place the version is stated: CMakeLists.txt reads it from here. */
 #define EMBER_VERSION_MAJOR 0
-#define EMBER_VERSION_MINOR 2
+#define EMBER_VERSION_MINOR 3
 #define EMBER_VERSION_PATCH 0
 
 /* The values equal ember::StatusCode's (c_api.cc checks it at compile time). */
@@ -37,6 +37,7 @@ typedef enum ember_status {
 typedef struct ember_model ember_model;
 typedef struct ember_session ember_session;
 typedef struct ember_threadpool ember_threadpool;
+typedef struct ember_chat ember_chat;
 
 /* Option structs start with their own size, so they can grow without breaking the ABI:
  * fill one with its _default function (which sets struct_size to the size this header
@@ -54,7 +55,11 @@ typedef struct ember_session_options {
   int all_logits;            /* nonzero: keep logits of every prefilled position */
   /* Appended in 0.2: */
   uint32_t backend; /* EMBER_BACKEND_HIGHWAY (default) or EMBER_BACKEND_XNNPACK */
-  /* Appended for long contexts in small memory: */
+  /* Appended in 0.3: */
+  uint32_t ignore_baked_prompt; /* nonzero: start empty even when the model has a baked
+                                   prompt (by default a session starts after it, its KV
+                                   cache restored, not prefilled) */
+  /* Appended after 0.3.0 (long contexts in small memory): */
   uint32_t kv_type;      /* EMBER_KV_F32 (default), EMBER_KV_F16 or EMBER_KV_Q8 */
   int context_shift;     /* nonzero: a full context is shifted, not an error
                             (ember_session_shift_context; RoPE models only) */
@@ -79,6 +84,22 @@ typedef struct ember_sampler_options {
   uint32_t top_k;    /* 0: off */
   float top_p;       /* in (0, 1]; 1: off */
   uint64_t seed;
+  /* Appended in 0.3: */
+  /* Penalties on the tokens among the context's last repeat_last_n (as llama.cpp's): a
+     logit l of a token seen c > 0 times becomes (l > 0 ? l / repeat_penalty :
+     l * repeat_penalty) - c * frequency_penalty - presence_penalty. */
+  float repeat_penalty;    /* finite, > 0; 1: off (default) */
+  int32_t repeat_last_n;   /* 0: no penalties; -1: the whole context (default 64) */
+  float frequency_penalty; /* finite (default 0) */
+  float presence_penalty;  /* finite (default 0) */
+  float min_p; /* in [0, 1]: keep tokens at least min_p times as likely as the most
+                  likely one, after temperature, top-k and top-p; 0: off (default) */
+  /* Stop strings: generation (ember_generate, ember_chat_generate) ends when its text
+     contains one; neither it nor what follows reaches the callback, and text that may
+     begin one is held back until it cannot. Copied by ember_session_set_sampler: at most
+     16 non-empty strings of at most 128 bytes, 512 in all. */
+  const char* const* stop;
+  uint32_t n_stop;
 } ember_sampler_options;
 
 /* How ember_tokenize_with_options encodes (appended after 0.2.0). */
@@ -92,7 +113,9 @@ typedef struct ember_tokenize_options {
 } ember_tokenize_options;
 
 /* Called for each generated token with the bytes it adds to the text (possibly none, or
- * part of a UTF-8 character). Return nonzero to continue, 0 to stop. It runs inside
+ * part of a UTF-8 character; with stop strings, the text released at this token, and
+ * text held back to the end comes in a last call with token -1). Return nonzero to
+ * continue, 0 to stop. It runs inside
  * ember_generate on the calling thread: it may use other sessions and ember_detokenize,
  * but must not call a function on the session that is generating (prefill, decode,
  * sample, reset, free, generate): what that would do is undefined. */
@@ -121,6 +144,8 @@ uint32_t ember_model_vocab_size(const ember_model* model);
 uint32_t ember_model_max_context(const ember_model* model);
 int32_t ember_model_bos(const ember_model* model); /* -1 if none */
 int32_t ember_model_eos(const ember_model* model); /* -1 if none */
+/* Tokens of the model's baked prompt (0 if none): where its sessions start. */
+size_t ember_model_baked_tokens(const ember_model* model);
 
 /* num_threads >= 1; share one pool among the sessions of a process. */
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool);
@@ -139,7 +164,8 @@ ember_status ember_session_create(const ember_model* model,
                                   ember_threadpool* pool, void* arena, size_t arena_bytes,
                                   ember_session** session);
 void ember_session_free(ember_session* session);
-/* Forget the context (the next prefill starts at position 0). */
+/* Forget the context: the next prefill starts at position 0, or after the model's baked
+ * prompt (restored again) when the session uses one. */
 void ember_session_reset(ember_session* session);
 size_t ember_session_position(const ember_session* session);
 
@@ -167,8 +193,9 @@ ember_status ember_decode(ember_session* session, int32_t token);
 const float* ember_logits(const ember_session* session);
 
 /* Sets how ember_sample and ember_generate pick tokens (default: greedy). Invalid
- * options (NaN, infinite or negative temperature, top_p outside (0, 1]) are refused
- * with EMBER_INVALID_ARGUMENT and the previous sampler stays. */
+ * options (NaN, infinite or negative temperature, top_p outside (0, 1], ...; see the
+ * fields) are refused with EMBER_INVALID_ARGUMENT and the previous sampler stays. The
+ * penalties look back over the session's context (ember_sample too). */
 ember_status ember_session_set_sampler(ember_session* session,
                                        const ember_sampler_options* options);
 /* Samples the next token from the current logits; EMBER_INVALID_MODEL if one of them is
@@ -184,7 +211,9 @@ ember_status ember_sample(ember_session* session, int32_t* token);
 ember_status ember_session_shift_context(ember_session* session, size_t keep,
                                          size_t discard);
 
-/* Prefills the prompt, then samples up to max_new tokens, calling `callback` for each.
+/* Prefills the prompt (none: the session's logits go on, as after a restored state or a
+ * baked prompt, which bring them), then samples up to max_new tokens, calling
+ * `callback` for each.
  * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
  * the context is full (EMBER_OUT_OF_RANGE) unless options.context_shift made room.
  * *n_generated tells how many came. An encoder (bidirectional attention) cannot generate:
@@ -193,6 +222,100 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             size_t n_prompt, size_t max_new,
                             ember_token_callback callback, void* user,
                             size_t* n_generated);
+
+/* ---- Saved state (appended in 0.3) ----
+ * A session's state (position, the KV cache rows used, the tokens, the sampler's
+ * generator) saved into caller memory and restored into a session over the same model
+ * with the same KV cache type (kv_type; the rows are saved as stored) and a context that
+ * holds it; a sliding layer's ring that has wrapped restores only into the same ring
+ * (the same max_batch and context_keep). A header with a magic, a version, the model's
+ * fingerprint, the sizes and checksums makes any other state an error
+ * (EMBER_INVALID_ARGUMENT, EMBER_OUT_OF_RANGE), never a half-restored session. */
+
+/* Bytes the state takes at the session's current position. */
+size_t ember_session_state_size(const ember_session* session);
+/* Saves into buffer[0, *size); EMBER_RESOURCE_EXHAUSTED (and the size needed in *size)
+ * when capacity is too small. No allocation. */
+ember_status ember_session_save_state(const ember_session* session, void* buffer,
+                                      size_t capacity, size_t* size);
+/* Restores a saved state (checked first: on an error the session is unchanged). The
+ * next ember_prefill/ember_generate continues after it (the logits are stale until
+ * then). No allocation. */
+ember_status ember_session_restore_state(ember_session* session, const void* data,
+                                         size_t size);
+
+/* ---- Chat (appended in 0.3) ----
+ * A model converted with a chat template (tokenizer_config.json's, or `ember convert
+ * --chat-template FILE`) holds it compiled; these render it and hold a conversation. */
+
+/* One message: role ("system", "user", "assistant", "tool") and content, UTF-8. */
+typedef struct ember_chat_message {
+  const char* role;
+  const char* content;
+  size_t content_length;
+} ember_chat_message;
+
+typedef struct ember_chat_options {
+  uint32_t struct_size;      /* sizeof(ember_chat_options) */
+  uint32_t max_text_bytes;   /* conversation text kept; 0: 8 bytes a context position */
+  uint32_t max_messages;     /* turns kept, the oldest dropped first (default 256) */
+  int32_t enable_thinking;   /* -1: undefined (default); 0 or 1: Qwen3's switch */
+  int64_t now_seconds;       /* what strftime_now formats, seconds since 1970 (UTC);
+                                -1 (default): no clock */
+  int add_generation_prompt; /* ember_chat_template_render only (default 1) */
+} ember_chat_options;
+
+void ember_chat_options_default(ember_chat_options* options);
+
+/* Whether the model has a compiled chat template (1) or not (0). */
+int ember_model_has_chat_template(const ember_model* model);
+
+/* Renders messages[0, n) with the model's chat template into buffer[0, *length) (not
+ * NUL-terminated). The rest of the buffer is the render's scratch: give a few times the
+ * text's size; EMBER_RESOURCE_EXHAUSTED when it is too small (try twice the size),
+ * EMBER_INVALID_ARGUMENT when the template refuses the conversation, EMBER_NOT_FOUND
+ * without a template. No allocation. `options` may be NULL. */
+ember_status ember_chat_template_render(const ember_model* model,
+                                        const ember_chat_message* messages, size_t n,
+                                        const ember_chat_options* options, char* buffer,
+                                        size_t capacity, size_t* length);
+
+/* A conversation over a session (which must outlive it, and should not be used directly
+ * meanwhile). Allocates its memory once, here; no later call allocates. The session's
+ * sampler (ember_session_set_sampler, stop strings included) picks the replies. */
+ember_status ember_chat_create(ember_session* session, const ember_chat_options* options,
+                               ember_chat** chat);
+void ember_chat_free(ember_chat* chat);
+/* The system text (empty: none), from the next reply on. */
+ember_status ember_chat_set_system(ember_chat* chat, const char* text, size_t length);
+/* Appends a turn: role "user", or "assistant" for a reply given elsewhere. */
+ember_status ember_chat_add(ember_chat* chat, const char* role, const char* text,
+                            size_t length);
+/* Generates the assistant's reply to the conversation, calling `callback` per token,
+ * and appends it as the assistant's turn. Prefills only what the cache does not already
+ * hold; stops at the template's end of turn, the model's stop ids, a stop string or
+ * max_new tokens. The rendered conversation is tokenized as Hugging Face tokenizes
+ * apply_chat_template's text (special tokens parsed, no BOS added) in the session's token
+ * buffer: a context too full for it, or a rendering longer than the session's
+ * max_prompt_bytes, drops the oldest turns first. *n_generated (may be NULL) tells how
+ * many tokens came. */
+ember_status ember_chat_generate(ember_chat* chat, size_t max_new,
+                                 ember_token_callback callback, void* user,
+                                 size_t* n_generated);
+/* Forgets the turns; the system text stays, and so does the cache's matching prefix. */
+void ember_chat_reset(ember_chat* chat);
+
+/* What the last ember_chat_generate cost. */
+typedef struct ember_chat_stats {
+  uint32_t struct_size;   /* sizeof(ember_chat_stats) */
+  uint32_t prompt_tokens; /* the rendered conversation */
+  uint32_t cached_tokens; /* of them, reused from the cache */
+  uint32_t generated_tokens;
+  uint32_t dropped_messages; /* the oldest, to make room */
+  double prefill_seconds;    /* to the first sampled token */
+  double generate_seconds;   /* after it */
+} ember_chat_stats;
+ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,44 +2,74 @@
 #include "runtime/generate.h"
 
 namespace ember {
+namespace {
+
+bool IsExtraStop(const GenerateOptions& o, int32_t id) {
+  for (size_t i = 0; i < o.num_stop_ids; ++i) {
+    if (o.stop_ids[i] == id) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
-                size_t n_prompt, size_t max_new, TokenCallback callback, void* user,
-                GenerateResult* result) {
+                size_t n_prompt, const GenerateOptions& options, TokenCallback callback,
+                void* user, GenerateResult* result) {
   *result = GenerateResult();
-  if (n_prompt == 0) return InvalidArgument("the prompt has no tokens");
+  if (n_prompt == 0 && !session.logits_valid()) {
+    return InvalidArgument(
+        "the prompt has no tokens, and the session no logits to go on "
+        "from");
+  }
   if (session.model().config().mask == AttentionMask::kBidirectional) {
     return InvalidArgument(
         "generation needs a causal model; this one's attention is bidirectional (an "
         "encoder): run it over the whole input once (ember_prefill, `ember logits`)");
   }
-  EMBER_RETURN_IF_ERROR(session.Prefill(prompt, n_prompt));
+  if (n_prompt > 0) EMBER_RETURN_IF_ERROR(session.Prefill(prompt, n_prompt));
   const Tokenizer& tokenizer = session.model().tokenizer();
-  int32_t prev = prompt[n_prompt - 1];
-  while (result->generated < max_new) {
+  StopStrings* stop_strings = options.stop_strings;
+  if (stop_strings && stop_strings->size() == 0) stop_strings = nullptr;
+  if (stop_strings) stop_strings->Reset();
+  int32_t prev =
+      n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
+  result->stop = StopReason::kMaxTokens;
+  while (result->generated < options.max_new) {
     int32_t next;
-    EMBER_RETURN_IF_ERROR(sampler.Sample(session.logits(), &next));
-    if (tokenizer.IsStop(next)) {
+    EMBER_RETURN_IF_ERROR(
+        sampler.Sample(session.logits(), session.tokens(), session.position(), &next));
+    if (tokenizer.IsStop(next) || IsExtraStop(options, next)) {
       result->stop = StopReason::kEndOfText;
-      return Status::Ok();
+      result->stop_token = next;
+      break;
     }
     ++result->generated;
-    if (!callback(user, next, tokenizer.Decode(prev, next))) {
+    std::string_view text = tokenizer.Decode(prev, next);
+    const bool stopped = stop_strings && stop_strings->Feed(text, &text);
+    if (!callback(user, next, text)) {
       result->stop = StopReason::kCallback;
       return Status::Ok();
     }
+    if (stopped) {
+      result->stop = StopReason::kStopString;
+      return Status::Ok();
+    }
     prev = next;
-    if (result->generated == max_new) break;
+    if (result->generated == options.max_new) break;
     if (session.position() >= session.max_context()) {
       if (!session.plan().context_shift) {
         result->stop = StopReason::kContextFull;
-        return Status::Ok();
+        break;
       }
       EMBER_RETURN_IF_ERROR(session.MakeRoom(1));
     }
     EMBER_RETURN_IF_ERROR(session.Decode(next));
   }
-  result->stop = StopReason::kMaxTokens;
+  if (stop_strings) {
+    const std::string_view rest = stop_strings->Flush();
+    if (!rest.empty() && !callback(user, -1, rest)) result->stop = StopReason::kCallback;
+  }
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
 // Generate: the prompt -> prefill -> sample -> decode loop, streaming each new token's
-// text to a callback. Used by `ember run` and the C API.
+// text to a callback. Used by `ember run`, `ember chat` and the C API.
 #ifndef EMBER_RUNTIME_GENERATE_H_
 #define EMBER_RUNTIME_GENERATE_H_
 
@@ -9,27 +9,52 @@
 
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/stop_strings.h"
 
 namespace ember {
 
-enum class StopReason { kMaxTokens, kEndOfText, kContextFull, kCallback };
+enum class StopReason { kMaxTokens, kEndOfText, kContextFull, kCallback, kStopString };
 
 // Called once per generated token with its id and the bytes it adds to the text (may be
-// empty, or part of a UTF-8 character). Return false to stop.
+// empty, or part of a UTF-8 character). Return false to stop. With stop strings, the
+// bytes are those released at this token (text that might begin a stop string is held
+// back until it cannot), and text still held back when generation ends without one comes
+// in a last call with id -1.
 using TokenCallback = bool (*)(void* user, int32_t id, std::string_view text);
+
+struct GenerateOptions {
+  size_t max_new = SIZE_MAX;  // tokens to sample at most
+  // Generation also ends at these (a chat template's end of turn), besides the
+  // tokenizer's stop ids.
+  const int32_t* stop_ids = nullptr;
+  size_t num_stop_ids = 0;
+  StopStrings* stop_strings = nullptr;  // null or empty: none
+};
 
 struct GenerateResult {
   size_t generated = 0;  // tokens passed to the callback
   StopReason stop = StopReason::kMaxTokens;
+  int32_t stop_token = -1;  // the stop id sampled (kEndOfText), else -1
 };
 
-// Prefills `prompt` (n_prompt >= 1 tokens) and samples up to max_new tokens, feeding each
-// back. Stops early at a stop token (Tokenizer::IsStop: EOS, and BOS for llama2.c
-// models), when the context is full (unless the session shifts its context:
-// SessionOptions::context_shift), or when the callback says so.
+// Prefills `prompt` after the session's context (none: the session's logits go on, as
+// after a restored state that brought them) and samples up to
+// max_new tokens, feeding each back, with the penalties over the context's tokens. Stops
+// early at a stop id (Tokenizer::IsStop: EOS, every end id a Hugging Face model lists,
+// and BOS for llama2.c models; and the options' ids), a stop string, a full context
+// (unless the session shifts its context: SessionOptions::context_shift), or when the
+// callback says so.
 Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
-                size_t n_prompt, size_t max_new, TokenCallback callback, void* user,
-                GenerateResult* result);
+                size_t n_prompt, const GenerateOptions& options, TokenCallback callback,
+                void* user, GenerateResult* result);
+
+inline Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
+                       size_t n_prompt, size_t max_new, TokenCallback callback,
+                       void* user, GenerateResult* result) {
+  GenerateOptions options;
+  options.max_new = max_new;
+  return Generate(session, sampler, prompt, n_prompt, options, callback, user, result);
+}
 
 }  // namespace ember
 

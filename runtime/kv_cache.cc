@@ -173,4 +173,50 @@ void KvCache::RotateRing(size_t layer, size_t by) const {
   }
 }
 
+bool KvCache::Holds(size_t layer, size_t window, size_t written, size_t pos) const {
+  const KvLayer& l = layers[layer];
+  if (l.ring == 0 || pos <= l.sink || written <= l.sink + l.ring) return true;
+  // The ring holds positions [written - ring, written); a pass from pos reads back to
+  // pos + 1 - window (its first query's window), which must be among them.
+  return window > 0 && pos + 1 >= window && pos + 1 - window >= written - l.ring;
+}
+
+void KvCache::CopySlotsOut(size_t layer, KvSide side, size_t n, uint8_t* block) const {
+  const size_t row = layers[layer].first_row + side * layers[layer].capacity;
+  switch (type) {
+    case KvType::kF32:
+      memcpy(block, f32 + row * kv_dim, n * kv_dim * sizeof(float));
+      break;
+    case KvType::kF16:
+      memcpy(block, f16 + row * kv_dim, n * kv_dim * sizeof(uint16_t));
+      break;
+    case KvType::kQ8:
+      memcpy(block, q8 + row * kv_dim, n * kv_dim);
+      memcpy(block + n * kv_dim, q8_scales + row * scale_stride,
+             n * scale_stride * sizeof(float));
+      break;
+  }
+}
+
+void KvCache::CopySlotsIn(size_t layer, KvSide side, size_t slot, const uint8_t* block,
+                          size_t block_rows, size_t row0, size_t count) const {
+  const size_t row = layers[layer].first_row + side * layers[layer].capacity + slot;
+  switch (type) {
+    case KvType::kF32:
+      memcpy(f32 + row * kv_dim, block + row0 * kv_dim * sizeof(float),
+             count * kv_dim * sizeof(float));
+      break;
+    case KvType::kF16:
+      memcpy(f16 + row * kv_dim, block + row0 * kv_dim * sizeof(uint16_t),
+             count * kv_dim * sizeof(uint16_t));
+      break;
+    case KvType::kQ8:
+      memcpy(q8 + row * kv_dim, block + row0 * kv_dim, count * kv_dim);
+      memcpy(q8_scales + row * scale_stride,
+             block + block_rows * kv_dim + row0 * scale_stride * sizeof(float),
+             count * scale_stride * sizeof(float));
+      break;
+  }
+}
+
 }  // namespace ember

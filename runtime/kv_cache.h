@@ -101,6 +101,20 @@ struct KvCache {
   // A ring layer's positions past its sink, every one `by` positions down (to < from as
   // MoveRows, for all of them at once): its ring rotated by `by` slots, in place.
   void RotateRing(size_t layer, size_t by) const;
+
+  // Whether a layer that has stored positions [0, written) still holds every row a pass
+  // from position `pos` (<= written) reads with its window of `window` positions (0:
+  // all): a ring that wrapped has lost the positions before written - ring, so going
+  // back (Session::Truncate, a prefix of a saved state) is refused past them.
+  bool Holds(size_t layer, size_t window, size_t written, size_t pos) const;
+  // The first n slots of a layer's keys (or values) as stored, copied out to a block of
+  // n * KvRowBytes bytes: the rows of f32 or f16; q8's n rows of int8 values, then their
+  // n rows of scales. Exact: no conversion (prompt_state.h).
+  void CopySlotsOut(size_t layer, KvSide side, size_t n, uint8_t* block) const;
+  // Rows [row0, row0 + count) of such a block of block_rows rows into slots [slot,
+  // slot + count) of a layer's keys (or values).
+  void CopySlotsIn(size_t layer, KvSide side, size_t slot, const uint8_t* block,
+                   size_t block_rows, size_t row0, size_t count) const;
 };
 
 }  // namespace ember

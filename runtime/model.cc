@@ -9,6 +9,7 @@
 
 #include "model_generated.h"
 #include "runtime/family_config.h"
+#include "runtime/model_sections.h"
 
 namespace ember {
 
@@ -369,8 +370,12 @@ Status Model::Init(const uint8_t* data, size_t size) {
   EMBER_RETURN_IF_ERROR(ReadConfig(*fm.config(), &config_));
   EMBER_RETURN_IF_ERROR(ReadTensors(fm, data, size, directory_end, &tensors_));
   EMBER_RETURN_IF_ERROR(ReadTokenizer(*fm.tokenizer(), config_.vocab_size, &tokenizer_));
+  EMBER_RETURN_IF_ERROR(
+      ReadChatProgram(*fm.tokenizer(), config_.vocab_size, &chat_template_));
   EMBER_RETURN_IF_ERROR(BindWeights(config_, tensors_, &weights_));
   description_ = fm.description() ? fm.description()->c_str() : "";
+  EMBER_RETURN_IF_ERROR(
+      ReadBakedPrompt(fm, data, size, directory_end, config_, tensors_, &baked_prompt_));
   return Status::Ok();
 }
 

@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
+#include "runtime/chat_template.h"
 #include "runtime/config.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -15,6 +17,16 @@
 #include "runtime/weights.h"
 
 namespace ember {
+
+// A prompt baked into the file (schema/model.fbs, BakedPrompt): its text, tokens and
+// saved state (runtime/prompt_state.h). num_tokens 0 and state null when there is none.
+struct BakedPromptView {
+  std::string_view text;
+  const int32_t* tokens = nullptr;
+  size_t num_tokens = 0;
+  const uint8_t* state = nullptr;
+  size_t state_bytes = 0;
+};
 
 class Model {
  public:
@@ -31,9 +43,12 @@ class Model {
 
   const ModelConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  // The compiled chat template (empty() when the file has none).
+  const ChatTemplate& chat_template() const { return chat_template_; }
   const Weights& weights() const { return weights_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const char* description() const { return description_; }
+  const BakedPromptView& baked_prompt() const { return baked_prompt_; }
   uint64_t file_bytes() const { return size_; }
   const uint8_t* file_data() const { return data_; }  // the whole file, as mapped or given
   // Number of weight elements (parameters), counting a tied classifier once.
@@ -50,7 +65,9 @@ class Model {
   std::vector<Tensor> tensors_;
   Weights weights_;
   Tokenizer tokenizer_;
+  ChatTemplate chat_template_;
   const char* description_ = "";
+  BakedPromptView baked_prompt_;
 };
 
 // Verifies the directory of a model file in memory (16-byte aligned) and binds

@@ -51,7 +51,7 @@ void Reshape(ModelSpec& spec, const std::string& name, std::vector<uint64_t> sha
 }
 
 void AddTensor(ModelSpec& spec, const std::string& name, std::vector<uint64_t> shape) {
-  spec.tensors.push_back(TensorSpec{name, {}, {}, DType::kF32});
+  spec.tensors.push_back(TensorSpec{name, {}, {}, DType::kF32, {}});
   Reshape(spec, name, shape);
 }
 

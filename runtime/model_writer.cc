@@ -16,6 +16,7 @@
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
 #include "runtime/atomic_file.h"
+#include "runtime/chat_template_format.h"
 #include "runtime/model.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_names.h"
@@ -273,6 +274,25 @@ TokenizerLayout LayOutTokenizer(const TokenizerSpec& tok) {
   return t;
 }
 
+// The compiled chat template's table, or none.
+flatbuffers::Offset<fb::ChatProgram> WriteChatProgram(flatbuffers::FlatBufferBuilder* fbb,
+                                                      const ChatProgramSpec& p) {
+  if (p.empty()) return 0;
+  flatbuffers::FlatBufferBuilder& b = *fbb;
+  std::vector<uint8_t> string_bytes;
+  std::vector<uint32_t> string_offsets{0};
+  for (const std::string& str : p.strings) {
+    string_bytes.insert(string_bytes.end(), str.begin(), str.end());
+    string_offsets.push_back(static_cast<uint32_t>(string_bytes.size()));
+  }
+  return fb::CreateChatProgram(
+      b, tmpl::kFormatVersion, b.CreateVector(p.code), b.CreateVector(string_bytes),
+      b.CreateVector(string_offsets), b.CreateVector(p.floats), p.num_slots, p.max_stack,
+      p.max_loops, b.CreateString(p.bos_token), b.CreateString(p.eos_token),
+      b.CreateString(p.unk_token), b.CreateString(p.pad_token),
+      b.CreateVector(p.end_of_turn_ids));
+}
+
 // The directory (padded to the first tensor's offset) and each tensor's plan, in
 // segment order (*segment_order, SegmentOrder), which the directory lists them in too;
 // the file is the directory, then each tensor's encoded bytes padded to kTensorAlignment.
@@ -341,7 +361,8 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         static_cast<fb::Normalizer>(tok.normalizer), tok.ignore_merges,
         tok.metaspace_is_space, static_cast<fb::DummyPrefix>(tok.dummy_prefix),
         vector_or_none(tables.added_ids), vector_or_none(tables.added_offsets),
-        vector_or_none(tables.added_text), vector_or_none(tables.added_flags));
+        vector_or_none(tables.added_text), vector_or_none(tables.added_flags),
+        WriteChatProgram(&b, tok.chat_program));
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;
@@ -353,8 +374,15 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
           plan[i].group_size, offset, plan[i].bytes));
       offset = AlignUp(offset + plan[i].bytes);
     }
+    flatbuffers::Offset<fb::BakedPrompt> baked = 0;
+    if (!spec.baked_prompt.empty()) {
+      // Its segment follows the last tensor's.
+      baked = fb::CreateBakedPrompt(b, b.CreateString(spec.baked_prompt.text),
+                                    b.CreateVector(spec.baked_prompt.tokens), offset,
+                                    spec.baked_prompt.state.size());
+    }
     auto model = fb::CreateModel(b, 1, config, tokenizer, b.CreateVector(tensors),
-                                 b.CreateString(spec.description));
+                                 b.CreateString(spec.description), baked);
     fb::FinishSizePrefixedModelBuffer(b, model);
   };
 
@@ -379,6 +407,8 @@ Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& a
   EMBER_RETURN_IF_ERROR(PlanModel(spec, &directory, &order, &planned));
   uint64_t file_bytes = directory.size();
   for (const Planned& p : planned) file_bytes = AlignUp(file_bytes + p.bytes);
+  const uint64_t baked_at = file_bytes;
+  file_bytes = AlignUp(file_bytes + spec.baked_prompt.state.size());
   if (file_bytes > SIZE_MAX) {
     return ResourceExhausted("a model of %llu bytes does not fit in memory here",
                              static_cast<unsigned long long>(file_bytes));
@@ -389,6 +419,10 @@ Status Serialize(const ModelSpec& spec, const std::function<uint8_t*(size_t)>& a
   for (size_t i = 0; i < order.size(); ++i) {
     EncodeTensor(spec.tensors[order[i]], out + offset);
     offset = AlignUp(offset + planned[i].bytes);
+  }
+  if (!spec.baked_prompt.empty()) {
+    memcpy(out + baked_at, spec.baked_prompt.state.data(),
+           spec.baked_prompt.state.size());
   }
   return Status::Ok();
 }

@@ -14,6 +14,20 @@
 
 namespace ember {
 
+// A chat template compiled to bytecode (runtime/chat_template_format.h) by
+// tools/template, with what rendering and chatting need from the tokenizer.
+struct ChatProgramSpec {
+  std::vector<uint8_t> code;
+  std::vector<std::string> strings;  // string constants
+  std::vector<double> floats;        // float constants
+  uint32_t num_slots = 0, max_stack = 0, max_loops = 0;
+  // The texts of the special tokens the template may write (tokenizer_config.json's).
+  std::string bos_token, eos_token, unk_token, pad_token;
+  // Tokens that end an assistant's turn (Llama 3's <|eot_id|>, ChatML's <|im_end|>).
+  std::vector<int32_t> end_of_turn_ids;
+  bool empty() const { return code.empty(); }
+};
+
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kSentencePieceBpe;
   std::vector<std::string> pieces;  // raw bytes as they decode
@@ -42,6 +56,7 @@ struct TokenizerSpec {
     uint8_t flags = 0;  // kAddedLstrip | kAddedRstrip | kAddedNormalized
   };
   std::vector<Added> added;
+  ChatProgramSpec chat_program;  // the compiled template; empty: none
 };
 
 struct TensorSpec {
@@ -55,11 +70,20 @@ struct TensorSpec {
   std::vector<uint8_t> encoded;
 };
 
+// A baked prompt: a session's saved state after a fixed prefix (runtime/prompt_state.h).
+struct BakedPromptSpec {
+  std::string text;
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> state;
+  bool empty() const { return state.empty(); }
+};
+
 struct ModelSpec {
   ModelConfig config;
   TokenizerSpec tokenizer;
   std::vector<TensorSpec> tensors;
   std::string description;
+  BakedPromptSpec baked_prompt;  // empty: none
 };
 
 // Serializes the model into `out` (the exact bytes of a .ember file).

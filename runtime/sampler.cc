@@ -1,12 +1,16 @@
-// Sampler: argmax, or softmax(logits / T) restricted to the top-k and the top-p nucleus.
+// Sampler: penalties, then argmax, or softmax(logits / T) restricted to the top-k, the
+// top-p nucleus and the min-p floor.
 #include "runtime/sampler.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace ember {
 
-size_t Sampler::ScratchBytes(size_t vocab_size) { return vocab_size * sizeof(Candidate); }
+size_t Sampler::ScratchBytes(size_t vocab_size) {
+  return vocab_size * (sizeof(Candidate) + sizeof(float));
+}
 
 Status Sampler::CheckOptions(const SamplerOptions& o) {
   if (!(o.temperature >= 0.0f) || std::isinf(o.temperature)) {
@@ -16,6 +20,21 @@ Status Sampler::CheckOptions(const SamplerOptions& o) {
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
     return InvalidArgument("top_p %g: outside (0, 1] (1 is off)", o.top_p);
   }
+  if (!(o.min_p >= 0.0f && o.min_p <= 1.0f)) {
+    return InvalidArgument("min_p %g: outside [0, 1] (0 is off)", o.min_p);
+  }
+  if (!(o.repeat_penalty > 0.0f) || std::isinf(o.repeat_penalty)) {
+    return InvalidArgument("repeat penalty %g: not a finite number > 0 (1 is off)",
+                           o.repeat_penalty);
+  }
+  if (!std::isfinite(o.frequency_penalty) || !std::isfinite(o.presence_penalty)) {
+    return InvalidArgument("frequency penalty %g or presence penalty %g is not finite",
+                           o.frequency_penalty, o.presence_penalty);
+  }
+  if (o.repeat_last_n < -1) {
+    return InvalidArgument("repeat_last_n %d: below -1 (0 is off, -1 the whole context)",
+                           o.repeat_last_n);
+  }
   return Status::Ok();
 }
 
@@ -23,6 +42,8 @@ Sampler::Sampler(const SamplerOptions& options, size_t vocab_size, void* scratch
     : options_(options),
       vocab_size_(vocab_size),
       candidates_(static_cast<Candidate*>(scratch)),
+      penalized_(reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) +
+                                          vocab_size * sizeof(Candidate))),
       argmax_(kernels::ChooseKernels().argmax),
       state_(options.seed) {
   if (!CheckOptions(options).ok() || options.temperature < kGreedyBelowTemperature) {
@@ -80,7 +101,45 @@ size_t Sampler::TopKLogits(const float* logits, size_t k) {
   return n;
 }
 
-Status Sampler::Sample(const float* logits, int32_t* token) {
+bool Sampler::penalizes() const {
+  return options_.repeat_last_n != 0 &&
+         (options_.repeat_penalty != 1.0f || options_.frequency_penalty != 0.0f ||
+          options_.presence_penalty != 0.0f);
+}
+
+// The logits with the penalties of the window's tokens, in penalized_. Counting needs no
+// table of its own: candidates_[t].id counts token t (Draw overwrites them afterwards),
+// set to 0 for the window's tokens first, so each pass is O(window).
+const float* Sampler::Penalize(const float* logits, const int32_t* recent,
+                               size_t n_recent) {
+  const size_t window = options_.repeat_last_n < 0
+                            ? n_recent
+                            : std::min<size_t>(n_recent, options_.repeat_last_n);
+  const int32_t* begin = recent + (n_recent - window);
+  memcpy(penalized_, logits, vocab_size_ * sizeof(float));
+  const auto in_vocab = [&](int32_t t) {
+    return t >= 0 && static_cast<size_t>(t) < vocab_size_;
+  };
+  for (size_t i = 0; i < window; ++i) {
+    if (in_vocab(begin[i])) candidates_[begin[i]].id = 0;
+  }
+  for (size_t i = 0; i < window; ++i) {
+    if (in_vocab(begin[i])) ++candidates_[begin[i]].id;
+  }
+  for (size_t i = 0; i < window; ++i) {
+    const int32_t t = begin[i];
+    if (!in_vocab(t) || candidates_[t].id == 0) continue;  // not seen, or done
+    float& l = penalized_[t];
+    l = l > 0.0f ? l / options_.repeat_penalty : l * options_.repeat_penalty;
+    l -= static_cast<float>(candidates_[t].id) * options_.frequency_penalty +
+         options_.presence_penalty;
+    candidates_[t].id = 0;
+  }
+  return penalized_;
+}
+
+Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_recent,
+                       int32_t* token) {
   *token = -1;
   size_t bad = 0;  // NaN or infinite: v - v is NaN for them, 0 otherwise
   for (size_t i = 0; i < vocab_size_; ++i) bad += !(logits[i] - logits[i] == 0.0f);
@@ -90,6 +149,7 @@ Status Sampler::Sample(const float* logits, int32_t* token) {
         "may hold NaN or Inf: `ember inspect --check-weights` scans them)",
         bad, vocab_size_);
   }
+  if (penalizes() && n_recent > 0) logits = Penalize(logits, recent, n_recent);
   *token = Draw(logits);
   return Status::Ok();
 }
@@ -128,18 +188,35 @@ int32_t Sampler::Draw(const float* logits) {
     for (size_t i = 0; i < vocab_size_; ++i) candidates_[i].prob /= sum;
   }
   const bool top_p = options_.top_p > 0.0f && options_.top_p < 1.0f;
+  const bool min_p = options_.min_p > 0.0f;
+  const bool ranked = n < vocab_size_;  // top-k sorted them
   const float coin = RandomFloat();
-  if (!top_p && n == vocab_size_) {
-    // llama2.c's sample_mult over the whole vocabulary, in id order.
+  if (!top_p && !ranked) {
+    // llama2.c's sample_mult over the whole vocabulary, in id order; min-p keeps the
+    // tokens at or above min_p times the largest probability, renormalized.
+    if (min_p) {
+      float largest = 0.0f;
+      for (size_t i = 0; i < n; ++i) largest = std::max(largest, candidates_[i].prob);
+      const float floor = options_.min_p * largest;
+      size_t kept = 0;
+      mass = 0.0f;
+      for (size_t i = 0; i < n; ++i) {
+        if (candidates_[i].prob < floor) continue;
+        candidates_[kept++] = candidates_[i];
+        mass += candidates_[i].prob;
+      }
+      n = kept;
+    }
+    const float r = coin * mass;
     float cdf = 0.0f;
     for (size_t i = 0; i < n; ++i) {
       cdf += candidates_[i].prob;
-      if (coin < cdf) return candidates_[i].id;
+      if (r < cdf) return candidates_[i].id;
     }
     return candidates_[n - 1].id;
   }
   if (top_p) {
-    if (n == vocab_size_) {
+    if (!ranked) {
       // llama2.c's sample_topp: candidates below (1 - p) / (n - 1) cannot be in the
       // nucleus; drop them before sorting.
       const float cutoff = (1.0f - options_.top_p) / static_cast<float>(n - 1);
@@ -161,6 +238,14 @@ int32_t Sampler::Draw(const float* logits) {
     }
     n = last + 1;
     mass = cumulative;
+  }
+  if (min_p) {
+    // The candidates are ranked here: the floor cuts a tail.
+    const float floor = options_.min_p * candidates_[0].prob;
+    size_t kept = 1;
+    while (kept < n && candidates_[kept].prob >= floor) ++kept;
+    for (size_t i = kept; i < n; ++i) mass -= candidates_[i].prob;
+    n = kept;
   }
   const float r = coin * mass;
   float cdf = 0.0f;

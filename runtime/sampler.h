@@ -1,5 +1,6 @@
-// Sampler: picks the next token from logits (greedy, or temperature with top-k and
-// top-p), with llama2.c's xorshift generator so seeded runs are reproducible.
+// Sampler: picks the next token from logits (greedy, or temperature with top-k, top-p and
+// min-p), after repetition, frequency and presence penalties over the recent tokens, with
+// llama2.c's xorshift generator so seeded runs are reproducible.
 #ifndef EMBER_RUNTIME_SAMPLER_H_
 #define EMBER_RUNTIME_SAMPLER_H_
 
@@ -16,6 +17,17 @@ struct SamplerOptions {
   uint32_t top_k = 40;       // 0: off
   float top_p = 0.95f;       // in (0, 1]; 1: off
   uint64_t seed = 42;
+  // Penalties on the tokens among the last repeat_last_n of the context (0: none; -1:
+  // all of it), as llama.cpp applies them to the logits before anything else: a logit l
+  // of a token seen c > 0 times becomes (l > 0 ? l / repeat_penalty : l * repeat_penalty)
+  // - c * frequency_penalty - presence_penalty.
+  float repeat_penalty = 1.0f;  // > 0; 1: off
+  int32_t repeat_last_n = 64;   // >= -1
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  // Keeps the tokens whose probability (after temperature, top-k and top-p) is at least
+  // min_p times the most likely one's; 0: off.
+  float min_p = 0.0f;
 };
 
 // Temperatures below this sample greedily, which is what sampling approaches as T
@@ -27,7 +39,9 @@ class Sampler {
   // Scratch bytes a sampler needs for a vocabulary (the session arena provides them).
   static size_t ScratchBytes(size_t vocab_size);
 
-  // Options a sampler accepts: a temperature that is finite and >= 0, top_p in (0, 1].
+  // Options a sampler accepts: a temperature that is finite and >= 0, top_p in (0, 1],
+  // min_p in [0, 1], a positive finite repeat_penalty, finite frequency and presence
+  // penalties, repeat_last_n >= -1.
   static Status CheckOptions(const SamplerOptions& options);
 
   // `scratch` must hold ScratchBytes(vocab_size) bytes, aligned to 8, for the lifetime.
@@ -36,7 +50,18 @@ class Sampler {
 
   // The next token id into *token. Reads `logits` (vocab_size floats) without changing
   // them; a NaN or infinite logit is an error (nothing sensible can be drawn from it).
-  Status Sample(const float* logits, int32_t* token);
+  Status Sample(const float* logits, int32_t* token) {
+    return Sample(logits, nullptr, 0, token);
+  }
+  // The same, with the penalties over `recent` (the context's last tokens, oldest first:
+  // the sampler looks at the last repeat_last_n of them, or all with -1). Token ids
+  // outside the vocabulary are ignored.
+  Status Sample(const float* logits, const int32_t* recent, size_t n_recent,
+                int32_t* token);
+  const SamplerOptions& options() const { return options_; }
+  // The generator's state, for saving a session and restoring it (prompt_state.h).
+  uint64_t rng_state() const { return state_; }
+  void set_rng_state(uint64_t state) { state_ = state; }
 
   // llama2.c's generator: xorshift64* state, 24-bit float in [0, 1).
   float RandomFloat();
@@ -46,13 +71,16 @@ class Sampler {
     float prob;
     int32_t id;
   };
+  bool penalizes() const;
+  const float* Penalize(const float* logits, const int32_t* recent, size_t n_recent);
   int32_t Greedy(const float* logits) const;
   int32_t Draw(const float* logits);
   size_t TopKLogits(const float* logits, size_t k);
 
   SamplerOptions options_;
   size_t vocab_size_;
-  Candidate* candidates_;
+  Candidate* candidates_;  // vocab_size_
+  float* penalized_;       // vocab_size_: the logits after the penalties
   kernels::ArgMaxFn argmax_;
   uint64_t state_;
 };

@@ -1,7 +1,9 @@
 // Sampler: greedy picks the first maximum; seeded sampling is reproducible and follows
 // the distribution; top-k and top-p keep only the tokens they should, top-k with the
 // distribution renormalized over them, lowest ids first among ties; NaN and infinite
-// logits are an error, invalid options are refused.
+// logits are an error, invalid options are refused; the penalties change exactly the
+// logits of the window's tokens as llama.cpp's formula says, and min-p keeps exactly the
+// tokens above its floor with the renormalized distribution.
 #include "runtime/sampler.h"
 
 #include <algorithm>
@@ -186,6 +188,114 @@ TEST(SamplerTest, OptionsAreCheckedAndTinyTemperaturesAreGreedy) {
       EXPECT_EQ(counts[argmax], 200) << "T " << t << " top-k " << k;
     }
   }
+}
+
+// Frequencies over `draws` samples match softmax(expected / T), each within 5 sigma, and
+// tokens with zero expected probability (expected -inf) are never drawn.
+void ExpectDistribution(const SamplerOptions& o, const std::vector<float>& logits,
+                        const std::vector<int32_t>& recent,
+                        const std::vector<double>& expected, int draws) {
+  auto scratch = Scratch(logits.size());
+  Sampler s(o, logits.size(), scratch.data());
+  std::vector<int> counts(logits.size(), 0);
+  for (int i = 0; i < draws; ++i) {
+    int32_t token = -1;
+    ASSERT_TRUE(s.Sample(logits.data(), recent.data(), recent.size(), &token).ok());
+    counts[token]++;
+  }
+  double z = 0;
+  for (double l : expected) z += std::exp(l / o.temperature);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const double p = std::exp(expected[i] / o.temperature) / z;
+    const double sigma = std::sqrt(p * (1 - p) / draws);
+    if (p == 0) {
+      EXPECT_EQ(counts[i], 0) << "token " << i;
+    } else {
+      EXPECT_NEAR(counts[i] / double(draws), p, 5 * sigma + 1e-9) << "token " << i;
+    }
+  }
+}
+
+// The penalties, by llama.cpp's formula, on the last repeat_last_n tokens only.
+TEST(SamplerTest, PenaltiesFollowTheFormula) {
+  const std::vector<float> logits = {1.0f, 2.0f, -0.5f, 0.5f, 1.5f, 0.0f};
+  // Window of 5: token 1 three times, 2 once, 4 once; token 3 only before the window.
+  const std::vector<int32_t> recent = {3, 1, 2, 1, 4, 1, 777, -3};
+  SamplerOptions o = Options(1.0f, 0, 1.0f, 5);
+  o.repeat_last_n = 7;  // the last 7: {1, 2, 1, 4, 1, 777, -3}; out-of-vocab ignored
+  o.repeat_penalty = 1.5f;
+  o.frequency_penalty = 0.25f;
+  o.presence_penalty = 0.125f;
+  std::vector<double> expected(logits.begin(), logits.end());
+  expected[1] = 2.0 / 1.5 - 3 * 0.25 - 0.125;
+  expected[2] = -0.5 * 1.5 - 1 * 0.25 - 0.125;
+  expected[4] = 1.5 / 1.5 - 1 * 0.25 - 0.125;
+  ExpectDistribution(o, logits, recent, expected, 40000);
+
+  // Greedy takes the argmax of the penalized logits: token 1 (2.0) loses to 4 and 0.
+  o.temperature = 0.0f;
+  auto scratch = Scratch(logits.size());
+  Sampler greedy(o, logits.size(), scratch.data());
+  int32_t token = -1;
+  ASSERT_TRUE(greedy.Sample(logits.data(), recent.data(), recent.size(), &token).ok());
+  EXPECT_EQ(token, 0);  // 1.0 beats 4's 0.625 and 1's 0.458
+  ASSERT_TRUE(greedy.Sample(logits.data(), &token).ok());
+  EXPECT_EQ(token, 1) << "no history: no penalty";
+  // A window of 0 turns the penalties off; -1 takes the whole history.
+  o.repeat_last_n = 0;
+  Sampler off(o, logits.size(), scratch.data());
+  ASSERT_TRUE(off.Sample(logits.data(), recent.data(), recent.size(), &token).ok());
+  EXPECT_EQ(token, 1);
+  o.repeat_last_n = -1;
+  o.repeat_penalty = 1.0f;
+  o.frequency_penalty = 0.0f;
+  o.presence_penalty = 10.0f;  // every token seen loses 10: 0 is left (5 never seen)
+  Sampler all(o, logits.size(), scratch.data());
+  ASSERT_TRUE(all.Sample(logits.data(), recent.data(), recent.size(), &token).ok());
+  EXPECT_EQ(token, 0);
+  const std::vector<int32_t> with_zero = {0, 3, 1, 2, 4};
+  ASSERT_TRUE(all.Sample(logits.data(), with_zero.data(), with_zero.size(), &token).ok());
+  EXPECT_EQ(token, 5);
+  // The session's logits are never written.
+  EXPECT_EQ(logits[1], 2.0f);
+}
+
+// Min-p keeps the tokens at least min_p times as likely as the first, over the whole
+// vocabulary and after top-k or top-p, renormalized.
+TEST(SamplerTest, MinPKeepsTheTokensAboveItsFloor) {
+  // Probabilities at T = 1 proportional to exp(l): 1, e^-0.5, e^-1, e^-2, e^-3.
+  const std::vector<float> logits = {-1.0f, 0.0f, -0.5f, -2.0f, -3.0f};
+  for (const SamplerOptions& base :
+       {Options(1.0f, 0, 1.0f, 9), Options(1.0f, 4, 1.0f, 9), Options(1.0f, 0, 0.99f, 9),
+        Options(2.0f, 0, 1.0f, 9)}) {
+    SamplerOptions o = base;
+    o.min_p = 0.3f;  // floor 0.3: e^(-1/T) = 0.37 at T 1 stays, e^-2 = 0.14 goes
+    std::vector<double> expected(logits.begin(), logits.end());
+    for (size_t i = 0; i < logits.size(); ++i) {
+      if (std::exp(logits[i] / o.temperature) < o.min_p) expected[i] = -INFINITY;
+    }
+    // Top-p 0.99 keeps all five (the first four hold 97.7% of the mass); min-p cuts
+    // after it.
+    ExpectDistribution(o, logits, {}, expected, 40000);
+  }
+  SamplerOptions o = Options(1.0f, 0, 1.0f, 3);
+  o.min_p = 1.0f;  // only the most likely
+  EXPECT_EQ(Counts(o, logits, 300)[1], 300);
+  for (float bad : {-0.1f, 1.5f, std::nanf("")}) {
+    o.min_p = bad;
+    EXPECT_EQ(Sampler::CheckOptions(o).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  o = Options(1.0f, 0, 1.0f, 3);
+  for (float bad : {0.0f, -1.0f, INFINITY, std::nanf("")}) {
+    o.repeat_penalty = bad;
+    EXPECT_EQ(Sampler::CheckOptions(o).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  o.repeat_penalty = 1.0f;
+  o.frequency_penalty = INFINITY;
+  EXPECT_EQ(Sampler::CheckOptions(o).code(), StatusCode::kInvalidArgument);
+  o.frequency_penalty = 0.0f;
+  o.repeat_last_n = -2;
+  EXPECT_EQ(Sampler::CheckOptions(o).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(SamplerTest, RandomFloatIsInUnitInterval) {

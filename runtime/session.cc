@@ -5,6 +5,7 @@
 #include <new>
 
 #include "runtime/forward.h"
+#include "runtime/prompt_state.h"
 #include "runtime/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
@@ -48,7 +49,32 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
     EMBER_RETURN_IF_ERROR(
         CreateXnnpackMatrices(model, s.buffers_.xnnpack, s.plan_.xnnpack_bytes, &s.xnn_));
   }
+  const BakedPromptView& baked = model.baked_prompt();
+  if (options.baked_prompt && baked.state) {
+    const Status restored =
+        RestorePromptState(&s, nullptr, baked.state, baked.state_bytes);
+    if (!restored.ok()) {
+      return Status(restored.code(),
+                    "the model's baked prompt: %s (a session that ignores the baked "
+                    "prompt starts empty)",
+                    restored.message());
+    }
+    s.use_baked_ = true;
+  }
   return s;
+}
+
+void Session::Reset() {
+  position_ = 0;
+  shifts_ = 0;
+  logits_valid_ = false;
+  if (!use_baked_) return;
+  const BakedPromptView& baked = model_->baked_prompt();
+  // Checked when the session was created: the same bytes restore again.
+  if (!RestorePromptState(this, nullptr, baked.state, baked.state_bytes).ok()) {
+    position_ = 0;
+    logits_valid_ = false;
+  }
 }
 
 Status Session::RecordAttention(const AttentionRecordOptions& what, float* weights,
@@ -104,6 +130,7 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
         "a bidirectional model takes its whole input in one call; "
         "Reset() first");
   }
+  memcpy(buffers_.history + position_, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
   const size_t batch = plan_.max_batch;
@@ -114,6 +141,30 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
     position_ += count;
   }
   logits_last_ = buffers_.logits + (num_logits_ - 1) * c.vocab_size;
+  logits_valid_ = true;
+  return Status::Ok();
+}
+
+Status Session::Truncate(size_t position) {
+  if (position > position_) {
+    return InvalidArgument("cannot truncate to position %zu: the session is at %zu",
+                           position, position_);
+  }
+  if (model_->config().mask == AttentionMask::kBidirectional && position != 0) {
+    return InvalidArgument("a bidirectional model's context cannot be cut short");
+  }
+  for (size_t layer = 0; layer < model_->config().n_layers; ++layer) {
+    if (!buffers_.kv.Holds(layer, model_->config().window(layer), position_, position)) {
+      return OutOfRange(
+          "cannot truncate to position %zu: layer %zu keeps a ring of its last %zu "
+          "positions (a sliding window of %u), which no longer holds those a pass from "
+          "there reads; prefill again from an earlier point (Reset)",
+          position, layer, buffers_.kv.layers[layer].ring,
+          model_->config().sliding_window);
+    }
+  }
+  if (position != position_) logits_valid_ = false;
+  position_ = position;
   return Status::Ok();
 }
 

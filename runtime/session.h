@@ -44,7 +44,8 @@ class Session {
   // (as a fresh pass at those positions would have rotated them; the values move
   // unchanged), so generation goes on past the context. A model with learned positions
   // refuses it. f32 and f16 keys rotate exactly up to rounding; q8 keys are dequantized,
-  // rotated and quantized again (one more rounding of the moved keys).
+  // rotated and quantized again (one more rounding of the moved keys). tokens() move
+  // with their positions.
   Status ShiftContext(size_t keep, size_t discard);
   // Room for n more positions: nothing to do when they fit; else, with
   // SessionOptions::context_shift, a ShiftContext keeping context_keep positions and
@@ -81,10 +82,20 @@ class Session {
   size_t num_logits() const { return num_logits_; }  // rows logits_at() accepts
   size_t position() const { return position_; }
   size_t max_context() const { return plan_.max_context; }
-  void Reset() {
-    position_ = 0;
-    shifts_ = 0;
+  // Back to the start: position 0, or after the model's baked prompt (restored again)
+  // when the session uses it; the count of shifts() starts again.
+  void Reset();
+  // Positions the session starts with (the baked prompt's tokens, or 0).
+  size_t start_position() const {
+    return use_baked_ ? model_->baked_prompt().num_tokens : 0;
   }
+  // The tokens at positions [0, position()), as prefilled.
+  const int32_t* tokens() const { return buffers_.history; }
+  // Forgets the positions from `position` on (<= position()): the next prefill continues
+  // after the first `position` tokens, whose keys and values stay. logits() are stale
+  // until then. OutOfRange when a sliding layer's ring has wrapped past the positions a
+  // pass from `position` reads (KvCache::Holds): prefill again from an earlier point.
+  Status Truncate(size_t position);
 
   const Model& model() const { return *model_; }
   const SessionPlan& plan() const { return plan_; }
@@ -96,6 +107,22 @@ class Session {
   const KvCache& kv_cache() const { return buffers_.kv; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
+  // The session's arena buffers (the KV cache, for saving and restoring state).
+  const SessionBuffers& buffers() const { return buffers_; }
+  // Sets the position after a restore wrote the cache and tokens of positions
+  // [0, position) (prompt_state.h), and, with `logits`, the logits of the last position
+  // into the first row of buffers().logits; otherwise they are stale until a prefill.
+  void RestorePosition(size_t position, bool logits) {
+    position_ = position;
+    logits_valid_ = logits;
+    if (logits) {
+      logits_last_ = buffers_.logits;
+      num_logits_ = 1;
+    }
+  }
+  // Whether logits() are those of the last position (after a prefill or decode, or a
+  // restore that brought them), so that sampling may go on without a prefill.
+  bool logits_valid() const { return logits_valid_ && position_ > 0; }
 
  private:
   Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan);
@@ -111,6 +138,8 @@ class Session {
   AttentionRecord record_;  // rows unused: attention_record() computes them
   size_t position_ = 0;
   size_t shifts_ = 0;
+  bool use_baked_ = false;
+  bool logits_valid_ = false;
   const float* logits_last_ = nullptr;
   size_t num_logits_ = 0;
 };

@@ -241,6 +241,10 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                      kStepLogits, BufferKind::kScratch);
   id.xnnpack = a.Add<uint8_t>("xnnpack", plan.xnnpack_bytes, kStepSession, kStepLogits,
                               BufferKind::kXnnpack);
+  // The tokens in the cache, position by position: penalties look back over them, a
+  // chat or a prompt cache compares a new prompt with them, a saved state keeps them.
+  id.history =
+      a.Add<int32_t>("history", T, kStepSession, kStepLogits, BufferKind::kKvCache);
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
@@ -286,6 +290,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.tokens = arena.Bind(ids.tokens, base);
   s.attention_record = arena.Bind(ids.attention_record, base);
   s.xnnpack = arena.Bind(ids.xnnpack, base);
+  s.history = arena.Bind(ids.history, base);
   Activations& act = s.act;
   act.max_batch = max_batch;
   act.x = arena.Bind(ids.x, base);

@@ -49,6 +49,9 @@ struct SessionOptions {
   // oldest half of the rest and go on (RoPE models only), instead of stopping.
   bool context_shift = false;
   uint32_t context_keep = 0;
+  // A model with a baked prompt: the session starts (and Reset returns) after it, with
+  // its KV cache restored instead of prefilled. False: start empty.
+  bool baked_prompt = true;
 };
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
@@ -73,6 +76,7 @@ struct SessionBuffers {
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
+  int32_t* history = nullptr;         // (max_context): the token at each cached position
 };
 
 // Where a layer keeps its keys and values in a session of `context` positions (first_row
@@ -111,7 +115,7 @@ struct SessionPlan {
     ArenaBuffer<int8_t> q8;
     ArenaBuffer<float> logits, attention_record;
     ArenaBuffer<uint8_t> sampler, xnnpack;
-    ArenaBuffer<int32_t> tokens;
+    ArenaBuffer<int32_t> tokens, history;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
         ffn_a, ffn_b, rope_local_cos, rope_local_sin;
     ArenaBuffer<int8_t> act_q;

@@ -8,24 +8,7 @@ model="$2"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# expect STATUS FRAGMENT -- command...: FRAGMENT must appear in stderr.
-expect() {
-  local want_status="$1" fragment="$2"
-  shift 3
-  local out status
-  out=$("$@" 2>&1 >"$tmp/stdout")
-  status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    fail "$* -> status $status (want $want_status), stderr: $out (want '$fragment')"
-  else
-    echo "ok: $* -> $status: $(head -c 160 <<<"$out" | tr '\n' ' ')"
-  fi
-}
+source "$(dirname "$0")/cli_expect.sh"
 
 prompt="Once upon a time there was a little girl"  # 12 tokens with BOS
 

@@ -14,10 +14,7 @@ source "$(dirname "$0")/cli_expect.sh"
 
 bin="$models/llama2c/stories260K/stories260K.bin"
 tok="$models/llama2c/stories260K/tok512.bin"
-if [ ! -f "$bin" ]; then
-  if [ "${EMBER_REQUIRE_MODELS:-0}" = 1 ]; then echo "FAIL: $bin missing"; exit 1; fi
-  echo "SKIP: $bin missing"; exit 0
-fi
+skip_without "$bin" "$tok"
 model="$tmp/stories260K.ember"
 expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" -o "$model"
 

@@ -15,10 +15,7 @@ source "$(dirname "$0")/cli_expect.sh"
 
 qwen="$models/hf-tokenizers/qwen3"
 gemma="$models/hf-tokenizers/gemma3"
-if [ ! -f "$qwen/tokenizer.json" ] || [ ! -f "$gemma/tokenizer.json" ]; then
-  if [ "${EMBER_REQUIRE_MODELS:-0}" = 1 ]; then echo "FAIL: $models/hf-tokenizers missing"; exit 1; fi
-  echo "SKIP: $models/hf-tokenizers missing"; exit 0
-fi
+skip_without "$qwen/tokenizer.json" "$gemma/tokenizer.json"
 
 chat=$'<|im_start|>user\nHi<|im_end|>'
 expect 0 "151644 872 198 13048 151645" -- "$ember" tokenize --tokenizer "$qwen" -p "$chat" \

@@ -1,9 +1,10 @@
 // The no-allocation promise: after a model is loaded and a session created, tokenizing,
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
-// realloc, the aligned allocators and every operator new are interposed and counted) for
-// f32, f16, q8 and q4 weights with 1 and 2 threads, q4_k and q6_k with 1, f32, f16 and
-// q8 KV caches and a context shift mid-generation; and planning and creating a session in
-// a caller's arena make none either (the C API: its session object alone).
+// realloc, the aligned allocators and every operator new are interposed and counted),
+// with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights with 1 and
+// 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
+// mid-generation; and planning and creating a session in a caller's arena make none
+// either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -11,8 +12,10 @@
 
 #include "ember/ember.h"
 #include "gtest/gtest.h"
+#include "runtime/chat.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
+#include "runtime/prompt_state.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
@@ -21,6 +24,7 @@
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/hf_tokenizer.h"
+#include "tools/template/chat_program.h"
 
 namespace ember {
 namespace {
@@ -69,8 +73,17 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   auto session = Session::Create(**model, options, pool->get());
   EXPECT_TRUE(session.ok()) << session.status().message();
   if (!session.ok()) return ~uint64_t{0};
-  SamplerOptions sampling;  // temperature, top-k and top-p all on
+  SamplerOptions sampling;  // temperature, top-k, top-p, min-p and penalties all on
   sampling.seed = 7;
+  sampling.min_p = 0.02f;
+  sampling.repeat_penalty = 1.1f;
+  sampling.frequency_penalty = 0.1f;
+  sampling.presence_penalty = 0.1f;
+  StopStrings stop;
+  const std::string_view stop_strings[] = {"qqq", "zz z"};
+  EXPECT_TRUE(stop.Set(stop_strings, 2).ok());
+  GenerateOptions generate;
+  generate.stop_strings = &stop;
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
 
   // Run: nothing may.
@@ -80,20 +93,23 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   size_t n = 0;
   Status s = session->Tokenize(prompt, sizeof(prompt) - 1, true, &ids, &n);
   GenerateResult result;
-  if (s.ok()) s = Generate(*session, sampler, ids, n, 60, &Append, text, &result);
+  generate.max_new = 60;
+  if (s.ok()) s = Generate(*session, sampler, ids, n, generate, &Append, text, &result);
   const size_t shifts = session->shifts();
   const StopReason first_stop = result.stop;
   // A second conversation in the same session.
   if (s.ok()) {
     session->Reset();
-    s = Generate(*session, sampler, ids, n, 20, &Append, text, &result);
+    generate.max_new = 20;
+    s = Generate(*session, sampler, ids, n, generate, &Append, text, &result);
   }
   const uint64_t allocations = tools::AllocCounterDisarm();
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_GT(text->tokens, 0u);
   // The prompt is about 60 tokens: 60 more overflow 80 positions (unless the text ended).
-  if (first_stop != StopReason::kEndOfText)
+  if (first_stop != StopReason::kEndOfText) {
     EXPECT_GE(shifts, 1u) << n << " prompt tokens";
+  }
   return allocations;
 }
 
@@ -221,6 +237,61 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   EXPECT_EQ(c_creating, 1u) << "ember_session_create: the session object only";
   ember_session_free(c_session);
   ember_model_free(c_model);
+}
+
+// A chat's turns (render, tokenize, reuse the cache, generate), a template render, and
+// saving and restoring a session's state: no heap either.
+TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 256, 3);
+  spec.tokenizer.chat_template =
+      "{% for m in messages %}{{ '<' ~ m.role ~ '>' ~ m.content | trim }}\n"
+      "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}";
+  ASSERT_TRUE(tools::CompileChatTemplate(&spec.tokenizer).ok());
+  testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_TRUE(loaded.model);
+  SessionOptions options;
+  options.max_batch = 16;
+  auto session = Session::Create(*loaded.model, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  SamplerOptions sampling;
+  sampling.seed = 3;
+  sampling.repeat_penalty = 1.2f;
+  Sampler sampler(sampling, 300, session->sampler_scratch());
+  ChatOptions chat_options;
+  std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
+  Chat chat;
+  ASSERT_TRUE(
+      chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
+          .ok());
+  std::vector<uint8_t> state(PromptStateBytes(*session) + 1000000);
+  std::vector<char> rendered(65536);
+  FixedText text;
+
+  tools::AllocCounterArm();
+  Status s = chat.SetSystem("You are terse.");
+  ChatTurnStats stats;
+  if (s.ok()) s = chat.Add("user", "Hello there, how are you?");
+  if (s.ok()) s = chat.Reply(12, nullptr, &Append, &text, &stats);
+  if (s.ok()) s = chat.Add("user", "And then?");
+  if (s.ok()) s = chat.Reply(12, nullptr, &Append, &text, &stats);
+  const size_t reused = stats.reused_tokens;
+  size_t length = 0, bytes = 0;
+  if (s.ok()) {
+    s = loaded.model->chat_template().Render(&chat.message(0), chat.num_messages(),
+                                             ChatTemplateOptions(), rendered.data(),
+                                             rendered.size(), &length);
+  }
+  if (s.ok()) s = SavePromptState(*session, &sampler, state.data(), state.size(), &bytes);
+  session->Reset();
+  if (s.ok()) s = RestorePromptState(&*session, &sampler, state.data(), bytes);
+  const uint64_t allocations = tools::AllocCounterDisarm();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(reused, 0u) << "the second turn reused no cache";
+  EXPECT_GT(length, 0u);
+  EXPECT_EQ(allocations, 0u);
 }
 
 // Encoding with the tokenizers of tokenizer.json (Llama 3's split with ignore_merges,

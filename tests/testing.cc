@@ -252,8 +252,7 @@ LoadedModel LoadSpec(const ModelSpec& spec) {
   return out;
 }
 
-std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
-                                      const std::string& name) {
+ModelSpec ModelSpecAroundTokenizer(const TokenizerSpec& tokenizer) {
   ModelSpec spec = TinyModelSpec(8, 1, 2, 1, 8, 300, 16);
   // Resize the token embedding to the vocabulary; every other tensor keeps its shape.
   const uint32_t vocab = static_cast<uint32_t>(tokenizer.pieces.size());
@@ -265,6 +264,12 @@ std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
       t.values.assign(size_t{vocab} * t.shape[1], 0.01f);
     }
   }
+  return spec;
+}
+
+std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
+                                      const std::string& name) {
+  const ModelSpec spec = ModelSpecAroundTokenizer(tokenizer);
   const char* tmp = getenv("TMPDIR");
   const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ember_" + name +
                            "_" + std::to_string(getpid()) + ".ember";

@@ -99,7 +99,9 @@ struct LoadedModel {
 LoadedModel LoadSpec(const ModelSpec& spec);
 
 // A tiny random model (d_model 8, one layer) around `tokenizer`, for tests of a
-// vocabulary: written to a temporary file (removed at exit) whose path is returned.
+// vocabulary.
+ModelSpec ModelSpecAroundTokenizer(const TokenizerSpec& tokenizer);
+// The same written to a temporary file (removed at exit) whose path is returned.
 std::string WriteModelAroundTokenizer(const TokenizerSpec& tokenizer,
                                       const std::string& name);
 

@@ -3,7 +3,10 @@
  * array whose size the planner computed at build time, and nothing touches a file
  * system, starts a thread or throws: the only I/O is the text going to stdout (a UART
  * on a board). It tells stories260K's greedy story from BOS and prints the token ids
- * after it, so CI can compare both with llama2.c's golden output under qemu. */
+ * after it, so CI can compare both with llama2.c's golden output under qemu. Built with
+ * -DEMBER_FIRMWARE_BAKED=ON, the model carries a baked prompt (BOS alone by default):
+ * the session starts after it, its state restored instead of prefilled, and the story
+ * goes on from its logits with no prompt at all. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,18 +59,22 @@ int main(void) {
       EMBER_OK) {
     return Fail("session");
   }
-  /* Greedy is the session's default sampler. */
+  /* Greedy is the session's default sampler. A baked prompt needs no prompt: the
+   * session starts after it, with its logits. */
   const int32_t bos = ember_model_bos(model);
+  const size_t baked = ember_model_baked_tokens(model);
   static Story story;
   size_t generated = 0;
-  if (ember_generate(session, &bos, 1, kStoryTokens, EmitToken, &story, &generated) !=
-      EMBER_OK) {
+  if (ember_generate(session, baked ? NULL : &bos, baked ? 0 : 1, kStoryTokens, EmitToken,
+                     &story, &generated) != EMBER_OK) {
     return Fail("generate");
   }
   printf("\n[firmware] %zu tokens:", generated);
   for (size_t i = 0; i < story.n; ++i) printf(" %d", (int)story.ids[i]);
-  printf("\n[firmware] model %zu bytes in .rodata, arena %zu bytes static\n", model_bytes,
+  printf("\n[firmware] model %zu bytes in .rodata, arena %zu bytes static", model_bytes,
          sizeof(arena));
+  if (baked) printf(", baked prompt of %zu tokens restored, not prefilled", baked);
+  printf("\n");
   ember_session_free(session);
   ember_model_free(model);
   return 0;

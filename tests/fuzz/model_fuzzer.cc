@@ -1,8 +1,8 @@
 // Fuzzes model loading from memory through the C API: FlatBuffers verification, the
 // semantic checks, weight binding and the arena plan; whatever loads then runs a short
 // forward pass (two tokens prefilled, one decoded), samples, and round-trips text
-// through its tokenizer. Any crash, sanitizer report or abort is a bug: bad files must
-// come back as a status.
+// through its tokenizer, and renders its chat template if it has one. Any crash,
+// sanitizer report or abort is a bug: bad files must come back as a status.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -53,6 +53,21 @@ void RunModel(ember_model* model) {
       size_t length;
       if (ember_detokenize(model, prev, ids[i], &bytes, &length) != EMBER_OK) abort();
       prev = ids[i];
+    }
+  }
+  // A chat template (checked at load) renders a conversation or fails with a status; a
+  // baked prompt (restored when the session started) left a session that samples.
+  if (ember_model_has_chat_template(model)) {
+    static char buffer[1 << 16];
+    const ember_chat_message messages[] = {{"system", "Be brief.", 9},
+                                           {"user", "Hi", 2},
+                                           {"assistant", "Hello.", 6},
+                                           {"user", "\xc3\xa9?", 3}};
+    size_t length = 0;
+    if (ember_chat_template_render(model, messages, 4, nullptr, buffer, sizeof(buffer),
+                                   &length) == EMBER_OK &&
+        length > sizeof(buffer)) {
+      abort();
     }
   }
   ember_session_free(session);

@@ -9,7 +9,9 @@
 #include "runtime/tensor_names.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/testing.h"
+#include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/template/chat_program.h"
 #include "tools/util/json_util.h"
 
 namespace {
@@ -62,6 +64,26 @@ int main(int argc, char** argv) {
                      Serialized(typed)});
   }
   {
+    // A chat template (Qwen3-like: namespace, reversed loops, string methods) and a baked
+    // prompt: the loader's checks of both, and the render.
+    ModelSpec chat = small;
+    chat.tokenizer.chat_template =
+        "{%- set ns = namespace(last=messages|length - 1) %}"
+        "{%- for m in messages[::-1] %}{% if m.role == 'user' and ns.last == "
+        "messages|length"
+        " - 1 %}{% set ns.last = (messages|length - 1) - loop.index0 %}{% endif %}"
+        "{% endfor %}{%- for m in messages %}{{ '<' ~ m.role ~ '>' ~ m.content.split("
+        "'</think>')[-1].strip() | trim ~ ('*' if loop.index0 == ns.last) }}\n{% endfor "
+        "%}"
+        "{%- if add_generation_prompt %}<assistant>{% endif %}";
+    if (!ember::tools::CompileChatTemplate(&chat.tokenizer).ok()) exit(1);
+    files.push_back({"model/small_chat.ember", Serialized(chat)});
+    ember::tools::BakeRequest bake;
+    bake.text = "Hello";
+    if (!ember::tools::BakeSpec(bake, &chat).ok()) exit(1);
+    files.push_back({"model/small_chat_baked.ember", Serialized(chat)});
+  }
+  {
     ModelSpec g = small;
     ember::ModelConfig& c = g.config;
     c.norm = ember::NormKind::kLayerNorm;
@@ -79,7 +101,7 @@ int main(int argc, char** argv) {
       std::vector<float> v(count);
       for (uint64_t i = 0; i < count; ++i)
         v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
-      g.tensors.push_back({n, shape, v, ember::DType::kF32});
+      g.tensors.push_back({n, shape, v, ember::DType::kF32, {}});
     };
     namespace names = ember::names;
     add(names::kTokEmbedding, {V, D});

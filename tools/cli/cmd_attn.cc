@@ -157,6 +157,7 @@ Status Attn(const ArgParser& args) {
   SessionOptions options;
   options.max_context = static_cast<uint32_t>(tokens.size());
   options.record_attention = what;
+  options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   Session& s = *session;

@@ -317,6 +317,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
   session_options.max_batch =
       static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
+  session_options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));

@@ -14,10 +14,13 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
+#include "tools/template/chat_program.h"
+#include "tools/util/files.h"
 
 namespace ember::tools {
 namespace {
@@ -52,6 +55,18 @@ ArgParser MakeParser() {
        true,
        "PATTERN=DTYPE: store tensors matching the glob PATTERN as DTYPE (repeatable, "
        "the last match wins), e.g. --keep 'blk.*.ffn_down.weight=q8'"},
+      {{"--chat-template"},
+       true,
+       "FILE: the model's chat template (Jinja), replacing the one the input has"},
+      {{"--no-chat-template"}, false, "store no chat template"},
+      {{"--bake-prompt"},
+       true,
+       "TEXT: store the state after this prompt in the model: sessions start there "
+       "with no prefill"},
+      {{"--bake-chat-system"},
+       true,
+       "TEXT: bake the chat template's rendering of this system text (chats with it "
+       "start from the cache)"},
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -164,6 +179,28 @@ Status Convert(const ArgParser& args) {
         "say what to convert: --llama2c MODEL.bin --tokenizer TOK.bin, --hf DIR, or "
         "--synthetic NAME");
   }
+  // The chat template, compiled now into what the runtime renders (refused here, with
+  // its line, when it uses what the runtime cannot run).
+  if (args.Has("--no-chat-template")) spec.tokenizer.chat_template.clear();
+  if (args.Has("--chat-template")) {
+    std::vector<uint8_t> bytes;
+    EMBER_RETURN_IF_ERROR(ReadFile(args.Get("--chat-template"), &bytes));
+    spec.tokenizer.chat_template.assign(bytes.begin(), bytes.end());
+  }
+  if (const Status s = CompileChatTemplate(&spec.tokenizer); !s.ok()) {
+    return Status(s.code(),
+                  "%s (--chat-template FILE replaces it, --no-chat-template drops it)",
+                  s.message());
+  }
+  if (!spec.tokenizer.chat_program.empty()) {
+    fprintf(
+        stderr,
+        "ember convert: chat template compiled: %zu bytes of code, %zu strings, ends a "
+        "turn at %zu token(s)\n",
+        spec.tokenizer.chat_program.code.size(),
+        spec.tokenizer.chat_program.strings.size(),
+        spec.tokenizer.chat_program.end_of_turn_ids.size());
+  }
   std::vector<std::string> notes;
   EMBER_RETURN_IF_ERROR(ChooseDTypes(types, overrides, &spec, &notes));
   for (const std::string& note : notes)
@@ -187,6 +224,14 @@ Status Convert(const ArgParser& args) {
     fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes\n", i + 1,
             spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
             static_cast<unsigned long long>(bytes));
+  }
+  if (args.Has("--bake-prompt") || args.Has("--bake-chat-system")) {
+    BakeRequest bake;
+    bake.chat_system = args.Has("--bake-chat-system");
+    bake.text = args.Get(bake.chat_system ? "--bake-chat-system" : "--bake-prompt");
+    EMBER_RETURN_IF_ERROR(BakeSpec(bake, &spec));
+    fprintf(stderr, "ember convert: baked a prompt of %zu tokens (%zu bytes of state)\n",
+            spec.baked_prompt.tokens.size(), spec.baked_prompt.state.size());
   }
   uint64_t written = 0;
   EMBER_RETURN_IF_ERROR(WriteModel(spec, out, &written));

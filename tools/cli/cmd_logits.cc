@@ -65,6 +65,7 @@ Status Logits(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
   options.all_logits = args.Has("--all");
   options.max_batch = 64;
+  options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   Session& s = *session;

@@ -15,6 +15,8 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/prompt_cache.h"
+#include "tools/cli/sampling_flags.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -23,31 +25,29 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 ArgParser MakeParser() {
-  std::vector<OptionSpec> options = {
+  std::vector<OptionSpec> specs = {
       {{"-m", "--model"}, true, "model file (.ember)"},
       {{"-p", "--prompt"}, true, "prompt text (default: empty, start from BOS)"},
       {{"-n", "--n-predict"},
        true,
        "new tokens to generate (default: until end of text "
        "or a full context)"},
-      {{"--temp"}, true, "temperature; 0 (or below 1e-4) is greedy (default 0.8)"},
-      {{"--top-k"}, true, "sample from the K most likely tokens; 0 is off (default 40)"},
-      {{"--top-p"},
-       true,
-       "nucleus sampling threshold in (0, 1]; 1 is off (default 0.95)"},
-      {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
       {{"--show-top"},
        true,
        "print the N most likely next tokens and their logits at each step"},
+      {{"--prompt-cache"},
+       true,
+       "FILE: reuse the saved state of a prompt this one starts with, and save this "
+       "prompt's state there"},
       KvTypeOption(),
   };
-  const std::vector<OptionSpec> shift = ContextShiftOptions();
-  options.insert(options.end(), shift.begin(), shift.end());
-  options.push_back({{"-h", "--help"}, false, "show this help"});
-  return ArgParser(std::move(options));
+  for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  specs.push_back({{"-h", "--help"}, false, "show this help"});
+  return ArgParser(std::move(specs));
 }
 
 struct StreamState {
@@ -81,7 +81,7 @@ bool PrintToken(void* user, int32_t id, std::string_view text) {
     state->first_token = Clock::now();
     state->seen_first = true;
   }
-  if (state->show_top == 0) {
+  if (state->show_top == 0 || id < 0) {  // id -1: text a stop string held back
     fwrite(text.data(), 1, text.size(), stdout);
     fflush(stdout);
     return true;
@@ -101,17 +101,14 @@ bool PrintToken(void* user, int32_t id, std::string_view text) {
 
 Status Run(const ArgParser& args) {
   if (!args.Has("-m")) return InvalidArgument("missing -m MODEL");
-  int64_t threads, n_predict, seed, top_k, ctx, show_top;
-  double temp, top_p;
+  int64_t threads, n_predict, ctx, show_top;
   EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
   EMBER_RETURN_IF_ERROR(args.GetInt("-n", -1, -1, int64_t{1} << 30, &n_predict));
-  EMBER_RETURN_IF_ERROR(args.GetInt(
-      "-s", Clock::now().time_since_epoch().count() & 0xFFFFFFFF, 0, INT64_MAX, &seed));
-  EMBER_RETURN_IF_ERROR(args.GetInt("--top-k", 40, 0, int64_t{1} << 30, &top_k));
   EMBER_RETURN_IF_ERROR(args.GetInt("-c", 0, 0, int64_t{1} << 24, &ctx));
   EMBER_RETURN_IF_ERROR(args.GetInt("--show-top", 0, 0, 1000, &show_top));
-  EMBER_RETURN_IF_ERROR(args.GetFloat("--temp", 0.8, 0.0, 100.0, &temp));
-  EMBER_RETURN_IF_ERROR(args.GetFloat("--top-p", 0.95, 0.0, 1.0, &top_p));
+  SamplerOptions sampling;
+  StopStrings stop_strings;
+  EMBER_RETURN_IF_ERROR(ReadSamplingFlags(args, &sampling, &stop_strings));
 
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
@@ -123,21 +120,33 @@ Status Run(const ArgParser& args) {
         "(an encoder): use `ember logits` for its outputs");
   }
 
+  // A baked prompt: the session starts after its tokens, and -p continues it (no BOS).
+  const BakedPromptView& baked = (*model)->baked_prompt();
+  const size_t baked_tokens = baked.num_tokens;
+  if (baked_tokens > 0 && args.Has("--prompt-cache")) {
+    return InvalidArgument("--prompt-cache and a model with a baked prompt: use one");
+  }
   // The prompt first: the session is sized for it and the tokens asked for.
   std::vector<int32_t> ids;
-  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"), tokenizer.add_bos(),
+  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"),
+                                   tokenizer.add_bos() && !baked_tokens,
                                    ctx ? ctx : c.max_context, &ids));
-  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it.
-  if (ids.empty() && tokenizer.bos_id() >= 0) ids.push_back(tokenizer.bos_id());
-  if (ids.empty()) {
+  // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it; after
+  // a baked prompt, which brings its logits, an empty prompt needs no token at all.
+  if (ids.empty() && baked_tokens == 0 && tokenizer.bos_id() >= 0) {
+    ids.push_back(tokenizer.bos_id());
+  }
+  if (ids.empty() && baked_tokens == 0) {
     return InvalidArgument(
         "the prompt encodes to no tokens and the model has no BOS token to start from");
   }
-  const size_t n_ids = ids.size();
+  const size_t n_ids = ids.size(), before = baked_tokens;
   size_t context = static_cast<size_t>(ctx);
   if (context == 0 && n_predict >= 0) {
-    context = std::min<uint64_t>(c.max_context, n_ids + static_cast<uint64_t>(n_predict));
+    context = std::min<uint64_t>(c.max_context,
+                                 before + n_ids + static_cast<uint64_t>(n_predict));
   }
+  const Clock::time_point created = Clock::now();
 
   auto pool = ThreadPool::Create(static_cast<int>(threads));
   if (!pool.ok()) return pool.status();
@@ -154,28 +163,31 @@ Status Run(const ArgParser& args) {
                   session.status().message());
   }
   Session& s = *session;
-  if (n_ids > s.max_context()) {
+  if (n_ids > s.max_context() - before) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
   }
   // Without -n: until the end of the text, or of the context (the last sample needs no
   // position) unless a context shift makes room.
-  const size_t room = options.context_shift ? SIZE_MAX : s.max_context() - n_ids + 1;
+  const size_t room =
+      options.context_shift ? SIZE_MAX : s.max_context() - before - n_ids + 1;
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
-  SamplerOptions sampling;
-  sampling.temperature = static_cast<float>(temp);
-  sampling.top_k = static_cast<uint32_t>(top_k);
-  sampling.top_p = static_cast<float>(top_p);
-  sampling.seed = static_cast<uint64_t>(seed);
-  EMBER_RETURN_IF_ERROR(Sampler::CheckOptions(sampling));
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
-  if (temp >= kGreedyBelowTemperature)
-    fprintf(stderr, "ember run: seed %lld\n", static_cast<long long>(seed));
+  if (sampling.temperature >= kGreedyBelowTemperature) {
+    fprintf(stderr, "ember run: seed %llu\n",
+            static_cast<unsigned long long>(sampling.seed));
+  }
 
-  // Echo the prompt as the model will continue it.
+  // Echo the prompt as the model will continue it (the baked one first).
+  for (size_t i = 0; i < before; ++i) {
+    const std::string_view piece =
+        tokenizer.Decode(i ? baked.tokens[i - 1] : -1, baked.tokens[i]);
+    fwrite(piece.data(), 1, piece.size(), stdout);
+  }
   for (size_t i = 0; i < n_ids; ++i) {
-    const std::string_view piece = tokenizer.Decode(i ? ids[i - 1] : -1, ids[i]);
+    const int32_t prev = i ? ids[i - 1] : before ? baked.tokens[before - 1] : -1;
+    const std::string_view piece = tokenizer.Decode(prev, ids[i]);
     fwrite(piece.data(), 1, piece.size(), stdout);
   }
   StreamState state;
@@ -186,9 +198,21 @@ Status Run(const ArgParser& args) {
            static_cast<long long>(show_top));
   }
   GenerateResult result;
+  GenerateOptions generate;
+  generate.max_new = max_new;
+  generate.stop_strings = &stop_strings;
   const Clock::time_point start = Clock::now();
-  EMBER_RETURN_IF_ERROR(
-      Generate(s, sampler, ids.data(), n_ids, max_new, &PrintToken, &state, &result));
+  size_t first = 0;  // the prompt's tokens Generate prefills start here
+  if (args.Has("--prompt-cache")) {
+    size_t reused = 0;
+    EMBER_RETURN_IF_ERROR(PrefillWithPromptCache(args.Get("--prompt-cache"), &s,
+                                                 ids.data(), n_ids, &reused));
+    fprintf(stderr, "ember run: prompt cache: %zu of %zu prompt tokens reused\n", reused,
+            n_ids);
+    first = n_ids - 1;
+  }
+  EMBER_RETURN_IF_ERROR(Generate(s, sampler, ids.data() + first, n_ids - first, generate,
+                                 &PrintToken, &state, &result));
   const Clock::time_point end = Clock::now();
   printf("\n");
   fflush(stdout);
@@ -198,10 +222,18 @@ Status Run(const ArgParser& args) {
           .count();
   const double decode_s = std::chrono::duration<double>(end - state.first_token).count();
   const size_t decoded = result.generated > 0 ? result.generated - 1 : 0;
+  const double first_s = std::chrono::duration<double>(
+                             (state.seen_first ? state.first_token : end) - created)
+                             .count();
+  if (baked_tokens > 0) {
+    fprintf(stderr, "ember run: baked prompt of %zu tokens restored, not prefilled\n",
+            baked_tokens);
+  }
   fprintf(stderr,
-          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); generated %zu "
-          "tokens, %.1f tok/s (%s%s, %lld thread%s, %s KV cache)\n",
-          n_ids, prefill_s * 1e3, n_ids / prefill_s, result.generated,
+          "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms "
+          "after the session's creation; generated %zu tokens, %.1f tok/s (%s%s, %lld "
+          "thread%s, %s KV cache)\n",
+          n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
           decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(),
           s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
           static_cast<long long>(threads), threads == 1 ? "" : "s",

@@ -14,6 +14,9 @@ int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int BenchCompareCommand(int argc, char** argv);
 int BenchChartCommand(int argc, char** argv);
+int TemplateCommand(int argc, char** argv);
+int ChatCommand(int argc, char** argv);
+int BakeCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

@@ -14,6 +14,8 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"run", ember::tools::RunCommand, "generate text from a prompt"},
+    {"chat", ember::tools::ChatCommand,
+     "talk with a model in turns, through its chat template"},
     {"convert", ember::tools::ConvertCommand, "write a .ember model from another format"},
     {"inspect", ember::tools::InspectCommand,
      "model summary and the session's memory plan"},
@@ -26,6 +28,10 @@ constexpr Subcommand kSubcommands[] = {
     {"bench-compare", ember::tools::BenchCompareCommand,
      "pair two bench files' results: speed ratios, marked beyond their noise"},
     {"bench-chart", ember::tools::BenchChartCommand, "draw bench files as an SVG chart"},
+    {"bake", ember::tools::BakeCommand,
+     "store a prompt's state in a model: sessions start after it with no prefill"},
+    {"template", ember::tools::TemplateCommand,
+     "print a conversation rendered with the model's chat template"},
 };
 
 void PrintUsage(FILE* out) {

@@ -10,6 +10,7 @@
 #include "runtime/model.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/hf_tokenizer_internal.h"
+#include "tools/template/hf_chat_config.h"
 #include "tools/util/json_util.h"
 #include "tools/util/parse.h"
 
@@ -23,7 +24,8 @@ bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 
 // one a chat uses).
 Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
                            std::map<uint32_t, AddedToken>* added, std::string* bos_text,
-                           std::string* eos_text, std::string* chat_template) {
+                           std::string* eos_text, std::string* chat_template,
+                           ChatProgramSpec* chat) {
   Json root;
   EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
   const JsonFields f(root, path);
@@ -32,36 +34,11 @@ Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
     EMBER_RETURN_IF_ERROR(f.Bool("add_bos_token", false, false, &add_bos));
     specials->add_bos = add_bos;
   }
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"bos_token", bos_text},
-                          {"eos_token", eos_text}}) {
-    if (!root.is_object() || !root.contains(key)) continue;
-    const Json& token = root[key];
-    if (token.is_string()) *out = token.get<std::string>();
-    if (token.is_object() && token.contains("content") && token["content"].is_string()) {
-      *out = token["content"].get<std::string>();
-    }
-  }
-  if (root.is_object() && root.contains("chat_template")) {
-    const Json& t = root["chat_template"];
-    if (t.is_string()) {
-      *chat_template = t.get<std::string>();
-    } else if (t.is_array()) {
-      for (const Json& named : t) {
-        const JsonFields n(named, path + " chat_template");
-        std::string name, source;
-        EMBER_RETURN_IF_ERROR(n.String("name", true, "", &name));
-        EMBER_RETURN_IF_ERROR(n.String("template", true, "", &source));
-        if (name == "default") *chat_template = source;
-      }
-      if (chat_template->empty()) {
-        return InvalidArgument("%s: chat_template lists no template named \"default\"",
-                               path.c_str());
-      }
-    } else if (!t.is_null()) {
-      return InvalidArgument("%s: chat_template is neither a string nor a list",
-                             path.c_str());
-    }
-  }
+  *bos_text = SpecialTokenText(root, "bos_token");
+  *eos_text = SpecialTokenText(root, "eos_token");
+  chat->unk_token = SpecialTokenText(root, "unk_token");
+  chat->pad_token = SpecialTokenText(root, "pad_token");
+  EMBER_RETURN_IF_ERROR(ReadChatTemplateField(root, path, chat_template));
   if (root.is_object() && root.contains("added_tokens_decoder") &&
       root["added_tokens_decoder"].is_object()) {
     for (auto it = root["added_tokens_decoder"].begin();
@@ -84,11 +61,12 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
                        SpecialTokens specials, TokenizerSpec* tok) {
   std::map<uint32_t, AddedToken> config_added;
   std::string bos_text, eos_text, chat_template;
+  ChatProgramSpec chat;  // the special token texts the chat template reads
   const std::string config_path = dir + "/tokenizer_config.json";
   if (FileExists(config_path)) {
     EMBER_RETURN_IF_ERROR(CatchJsonErrors(config_path, [&] {
       return ReadTokenizerConfig(config_path, &specials, &config_added, &bos_text,
-                                 &eos_text, &chat_template);
+                                 &eos_text, &chat_template, &chat);
     }));
   }
   const std::string json_path = dir + "/tokenizer.json";
@@ -134,6 +112,10 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
     }
   }
   tok->chat_template = chat_template;
+  // What the template reads (CompileChatTemplate compiles it when the model is written).
+  tok->chat_program = chat;
+  tok->chat_program.bos_token = bos_text;
+  tok->chat_program.eos_token = eos_text;
   if (vocab_size == 0) return Status::Ok();  // the tokenizer alone
   // Special added tokens past the model's embedding rows are left out: the model cannot
   // embed them (Gemma 3's <image_soft_token>, id 262144, beside a 262144-row text model).

@@ -8,7 +8,8 @@
 #
 #   --dtype    weights embedded in flash (default f32; q8 is a quarter of the size)
 #   --check    compare the story with llama2.c's golden output: f32 token for token with
-#              the text, q8 its first 100 tokens; exit 1 if it differs
+#              the text, q8 its first 100 tokens; exit 1 if it differs, or if the image
+#              links libstdc++'s exception machinery
 #   --timeout  seconds qemu may run (default 300)
 #
 #   EMBER_BUILD_DIR=build        the host build; its tools/ember converts the model (built
@@ -66,6 +67,14 @@ fi
 examples/firmware/size_report.py arm-none-eabi-size "$image" \
   "$mcu_dir/examples/mcu/ember_mcu_$dtype.map" "cortex-m55, $dtype" >&2
 if [ "$check" = 1 ]; then
+  # examples/mcu/cxx_support.cc keeps libstdc++'s exception machinery out of the image
+  # (its emergency pool would take heap at start-up); a guarded static (a function-local
+  # static without constant initialization) or a throwing library call brings it back.
+  map="$mcu_dir/examples/mcu/ember_mcu_$dtype.map"
+  if grep -Eo 'libstdc\+\+\.a\((eh_[a-z_]+|guard)\.o\)' "$map" | sort -u | grep .; then
+    log "the image links libstdc++'s exception machinery (above; who asked: $map)"
+    exit 1
+  fi
   tokens=()
   [ "$dtype" = q8 ] && tokens=(-DTOKENS=100)
   cmake -DOUTPUT_FILE="$output" -DTAG=mcu "${tokens[@]}" \

@@ -8,8 +8,10 @@
 #                           # python3-torch (oracles), chromium (SVG rendering), cross
 #                           # compilers, qemu-user and the arm64/armhf libraries, the
 #                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm,
-#                           # and Node.js with the npm package @lenml/tokenizers (the
-#                           # Hugging Face tokenizer oracle) in $EMBER_DEPS/node
+#                           # Node.js with the npm package @lenml/tokenizers (the Hugging
+#                           # Face tokenizer oracle) in $EMBER_DEPS/node, and the chat
+#                           # template oracles: python3-jinja2 and the npm package
+#                           # @huggingface/jinja (pinned) in $EMBER_DEPS/npm
 set -euo pipefail
 
 profile="${1:-build}"
@@ -32,7 +34,7 @@ native_pkgs=(
 )
 test_pkgs=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
-  python3-numpy python3-torch
+  python3-numpy python3-torch python3-jinja2 nodejs
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )
@@ -140,5 +142,24 @@ if [ "$profile" = all ]; then
     rm -rf "$tmp"
     "${sudo_cmd[@]}" touch "$dest/.complete"
   done
+fi
+# The chat template oracle's reference: @huggingface/jinja at a pinned version, from the
+# npm registry into $EMBER_DEPS/npm (never committed). Debian's nodejs comes without npm;
+# a machine whose Node.js brings its own npm uses that.
+if [ "$profile" = all ]; then
+  jinja_version=0.5.11
+  jinja_dir="$deps_prefix/npm"
+  jinja_package="$jinja_dir/node_modules/@huggingface/jinja/package.json"
+  if ! grep -qs "\"version\": \"$jinja_version\"" "$jinja_package"; then
+    if ! command -v npm >/dev/null; then
+      apt_update
+      "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends npm >/dev/null
+    fi
+    log "npm install @huggingface/jinja@$jinja_version into $jinja_dir"
+    "${sudo_cmd[@]}" mkdir -p "$jinja_dir"
+    "${sudo_cmd[@]}" npm install --prefix "$jinja_dir" --no-save --no-audit --no-fund \
+      --loglevel=error "@huggingface/jinja@$jinja_version" >/dev/null
+  fi
 fi
 log "done ($profile)"

@@ -1,0 +1,69 @@
+// What the C API's files share (c_api.cc, c_api_chat.cc): the handles' structs, the
+// last-error report and the option struct checks.
+#ifndef EMBER_RUNTIME_C_API_INTERNAL_H_
+#define EMBER_RUNTIME_C_API_INTERNAL_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "runtime/ember.h"
+#include "runtime/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "runtime/stop_strings.h"
+#include "runtime/thread_pool.h"
+
+// Freed when its handle and every session over it are: one reference each.
+struct ember_model {
+  std::unique_ptr<ember::Model> model;
+  mutable std::atomic<uint32_t> references{1};
+};
+
+struct ember_threadpool {
+  std::unique_ptr<ember::ThreadPool> pool;
+  std::atomic<uint32_t> references{1};
+};
+
+// One heap object per session (the promise of ember.h): the Session lives inside it.
+struct ember_session {
+  const ember_model* model;
+  ember_threadpool* pool;  // may be null
+  ember::Session session;
+  std::optional<ember::Sampler> sampler;
+  ember::StopStrings stop;
+};
+
+namespace ember::c_api {
+
+// Keeps the status's message as the calling thread's last error; returns its code.
+ember_status Report(const ember::Status& status);
+ember_status NullArgument(const char* what);
+
+// Checks an option struct's struct_size: at least the first version's size (v1_size),
+// at most what this library knows.
+template <class T>
+ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size) {
+  if (struct_size < v1_size) {
+    return ember::InvalidArgument(
+        "%s: struct_size %u is not a valid size (fill the struct with %s_default first)",
+        what, struct_size, what);
+  }
+  if (struct_size > sizeof(T)) {
+    return ember::Unimplemented(
+        "%s: struct_size %u is larger than this library's %zu (a newer ember.h)", what,
+        struct_size, sizeof(T));
+  }
+  return ember::Status::Ok();
+}
+
+}  // namespace ember::c_api
+
+// Whether `field` of an options struct lies inside the caller's struct_size: a caller
+// built against an older header leaves later fields at their defaults.
+#define EMBER_HAS_FIELD(o, T, field) \
+  ((o)->struct_size >= offsetof(T, field) + sizeof((o)->field))
+
+#endif  // EMBER_RUNTIME_C_API_INTERNAL_H_

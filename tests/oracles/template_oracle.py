@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""`ember template` against implementations nobody here wrote: the npm package
+@huggingface/jinja (transformers.js's Jinja) and, when installed, Python's Jinja2 set up as
+transformers' apply_chat_template sets it up. Every model's template (Llama 3 and 3.2,
+Qwen2.5 and Qwen3, Gemma 3, SmolLM2, Phi-3 and 3.5, Mistral v0.2 and v0.3) on
+conversations with and without a system prompt, several turns, none, reasoning blocks,
+awkward text, with and without the generation prompt: the bytes must be equal, and a
+conversation a template refuses (raise_exception) must be refused by both.
+
+Exits 77 (skipped) when node or the package is missing, unless EMBER_REQUIRE_MODELS=1.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+NOW = 1722000000  # 2024-07-26 13:20 UTC: what strftime_now sees on both sides
+
+CONVERSATIONS = {
+    "system_and_turns": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Hello!"},
+        {"role": "assistant", "content": "Hi there. How can I help?"},
+        {"role": "user", "content": "What is 2+2?"}],
+    "no_system": [
+        {"role": "user", "content": "Hello!"},
+        {"role": "assistant", "content": "Hi there."},
+        {"role": "user", "content": "Tell me a story."}],
+    "one_user_turn": [{"role": "user", "content": "Once upon a time"}],
+    "system_and_user": [
+        {"role": "system", "content": "Answer in one word."},
+        {"role": "user", "content": "Sky colour?"}],
+    "ends_with_assistant": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."}],
+    "empty": [],
+    "awkward_text": [
+        {"role": "user", "content": "  Héllo wörld 👋\n\t"},
+        {"role": "assistant",
+         "content": "\n Ça va? \"quoted\" 'single' \\backslash {{ not a tag }} {% x %} "},
+        {"role": "user", "content": "<|im_end|> is text here\n\n"}],
+    "reasoning": [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant",
+         "content": "<think>\nLet me add.\n</think>\n\nThe answer is 4."},
+        {"role": "user", "content": "Thanks"},
+        {"role": "assistant", "content": "<think>\nshort\n</think>\n\nYou're welcome."}],
+    "not_alternating": [
+        {"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+}
+
+# Jinja as the templates use it, case by case (the input is CONVERSATIONS'
+# "system_and_turns"): each compared with the references like the models' templates.
+SEMANTICS = [
+    "{% set a = 1 %}{% for i in [1, 2] %}{{ a }}{% set a = a + 1 %}{{ a }}{% endfor %}{{ a }}",
+    "{% for x in [1, 2] %}{% if x == 2 %}{% set y = 5 %}{% endif %}{{ y }}{% endfor %}",
+    "{{ none }}|{{ true }}|{{ false }}|{{ [1, 'a', none, true] }}|{{ {'a': 1, 'b': 'x'} }}",
+    "{{ -7 % 3 }}|{{ 7 % -3 }}|{{ 7 / 2 }}|{{ 6 / 2 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ 2 ** 10 }}",
+    "{{ 1e16 }}|{{ 0.1 + 0.2 }}|{{ 2.0 }}|{{ 1.5e-5 }}|{{ 123456.789 }}|{{ 1 / 3 }}",
+    "{{ (true and 'x') }}|{{ 0 or 'y' }}|{{ '' or [] }}|{{ 'a' and 0 }}|{{ not '' }}",
+    "{% set ns = namespace(a=1, b='x') %}{% set ns.a = ns.a + 1 %}{% set ns.c = 3 %}"
+    "{{ ns.a }}{{ ns.b }}{{ ns.c }}",
+    "{{ 'abc'[5:] }}|{{ [1, 2][-1] }}|{{ 'abcdef'[1:-1] }}|{{ 'abcdef'[::2] }}|"
+    "{{ 'abcdef'[::-2] }}|{{ [1, 2, 3, 4][1::2] }}|{{ 'héllo'[1:3] }}|{{ [1,2,3][5] }}",
+    "{{ messages[::-1] | map(attribute='role') | join(',') }}|{{ messages[1:] | length }}",
+    "{% for m in messages if m.role != 'system' %}{{ loop.index }}/{{ loop.length }}"
+    "{{ m.role[0] }}{{ ',' if not loop.last }}{% endfor %}",
+    "{% for x in [] %}x{% else %}empty{% endfor %}|{% for n in [1, 2, 3, 4] %}"
+    "{% if n == 2 %}{% continue %}{% endif %}{% if n == 4 %}{% break %}{% endif %}{{ n }}"
+    "{% endfor %}",
+    "{% for k, v in {'a': 1, 'b': [2]}.items() %}{{ k }}={{ v }};{% endfor %}",
+    "{{ '  a b  ' | trim }}|{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|"
+    "{{ 'a b c'.split(' ', 1) }}|{{ 'x' * 3 }}|{{ 'hello world'.title() }}",
+    "{{ 'xxaxx'.strip('x') }}|{{ '\n\nx\n'.lstrip('\n') }}|{{ 'ab'.rstrip() }}|"
+    "{{ 'Hello'.upper() }}{{ 'Hello'.lower() }}{{ 'hello'.capitalize() }}",
+    "{{ 'abcabc'.replace('b', 'X') }}|{{ 'abcabc'.replace('b', 'X', 1) }}|"
+    "{{ 'abc'.find('c') }}|{{ 'abcabc'.count('bc') }}|{{ '-'.join(['a', 'b']) }}",
+    "{{ messages[0].content.startswith('You') }}{{ messages[0].content.endswith('x') }}"
+    "{{ 'ab'.startswith(('x', 'a')) }}",
+    "{{ {'b': 1, 'a': [1, 'x', none, true, 1.5]} | tojson }}|{{ 'é\"\n\t<>&' | tojson }}|"
+    "{{ [1, {'k': []}] | tojson(indent=2) }}|{{ messages[0] | tojson }}",
+    "{{ x | default('d') }}|{{ '' | default('e', true) }}|{{ none | default('n') }}|"
+    "{{ [3, 1] | first }}{{ [3, 1] | last }}{{ 'ab' | first }}|{{ 'ab' | reverse }}|"
+    "{{ [1, 2] | reverse | list }}",
+    "{{ messages | selectattr('role', 'equalto', 'user') | list | length }}|"
+    "{{ messages | rejectattr('role', 'equalto', 'user') | map(attribute='role') | join }}|"
+    "{{ [0, 1, 2, ''] | select | list }}|{{ [1, 2, 3, 4] | select('odd') | list }}|"
+    "{{ [1, 2, 3] | reject('even') | list }}",
+    "{{ x is defined }}{{ messages is defined }}{{ none is none }}{{ 'a' is string }}"
+    "{{ 1 is number }}{{ 1.0 is float }}{{ 1 is integer }}{{ true is boolean }}"
+    "{{ [1] is iterable }}{{ {} is mapping }}{{ 3 is odd }}{{ 4 is even }}"
+    "{{ 9 is divisibleby 3 }}{{ 'a' is equalto 'a' }}{{ 'ab' is lower }}{{ x is undefined }}"
+    "{{ messages[0] is mapping }}{{ messages is sequence }}{{ 2 is in [1, 2] }}",
+    "{{ 'b' in 'abc' }}{{ 2 in [1, 2] }}{{ 'role' in messages[0] }}{{ 'x' not in messages[0] }}"
+    "{{ messages[0] in messages }}",
+    "{{ 1 == 1.0 }}{{ 'a' < 'b' }}{{ [1] == [1] }}{{ 2 >= 3 }}{{ 1 != 2 }}{{ none == none }}",
+    "{{ 'n=' ~ 3 ~ none ~ true }}|{{ 'a' + 'b' }}|{{ [1] + [2] }}|{{ 1 + 2.5 }}|{{ -3 | abs }}",
+    "{{ 'yes' if messages else 'no' }}|{{ 'a' if false }}|{{ range(3) | list }}|"
+    "{{ range(1, 10, 3) | list }}|{{ range(5, 0, -2) | list }}",
+    "{{ '3' | int + 1 }}|{{ 'x' | int }}|{{ '2.5' | float }}|{{ 3 | string ~ 'x' }}|"
+    "{{ [1, 2] | string }}|{{ 'ab' | length }}{{ messages | count }}|{{ 'Ab' | lower }}",
+    "{{ messages[0].get('role') }}|{{ messages[0].get('x', 'dflt') }}|{{ messages[0].get('x') }}|"
+    "{{ messages[0].keys() | list }}|{{ messages[0].values() | list | length }}",
+    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+    "{% else %}{% set loop_messages = messages %}{% endif %}{{ loop_messages | length }}"
+    "{% for m in loop_messages %}{{ loop.previtem.role if loop.previtem }}:"
+    "{{ loop.nextitem.role if loop.nextitem }};{{ loop.revindex }}{{ loop.revindex0 }}"
+    "{% endfor %}",
+    "a\n  {%- if true %}\n    b\n  {% endif -%}\n  c {#- comment #}\n{{ 'd' }}\n",
+    "{%- for m in messages -%}\n  [{{- m.role -}}]\n{% endfor %}\n  {{ 'end' }}  \n",
+    "{{ \"it's\" }}|{{ 'a\\tb' }}|{{ 'x\\u00e9y' }}|{{ '\\x41' }}|{{ 'say \\\"hi\\\"' }}",
+    "{{ raise_exception is defined }}{{ strftime_now('%d %b %Y %H:%M') }}{{ 'a' 'b' }}",
+    "{% set x = [1, 2, 3] %}{{ x[1:] }}{{ x[:-1] | list }}{{ (x | length) - 1 }}"
+    "{{ x | join(', ') }}{{ [x, x] | length }}",
+    "{{ messages[0].content | trim | length }}{{ messages[-1]['content'][:4] }}"
+    "{{ messages[1:3] | map(attribute='content') | join(' / ') }}",
+]
+
+# Conversations where jinja.js and Jinja2 disagree (no messages: messages[0]['role'] is
+# an error in Jinja2, empty in jinja.js): compared only when Jinja2 is there to decide.
+JINJA2_ONLY = {"empty"}
+
+# transformers' tojson (ensure_ascii=False) and raise_exception, for Python's Jinja2.
+PY_SETUP = """
+import json, sys
+from jinja2.ext import loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.exceptions import TemplateError
+def raise_exception(message):
+    raise TemplateError(message)
+def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent,
+                      separators=separators, sort_keys=sort_keys)
+def strftime_now(fmt):
+    import datetime
+    return datetime.datetime.fromtimestamp(%d, datetime.timezone.utc).strftime(fmt)
+env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                    extensions=[loopcontrols])
+env.filters["tojson"] = tojson
+env.globals["raise_exception"] = raise_exception
+env.globals["strftime_now"] = strftime_now
+out = []
+for job in json.load(open(sys.argv[1])):
+    try:
+        out.append({"ok": True, "text": env.from_string(job["template"]).render(**job["context"])})
+    except Exception as e:
+        out.append({"ok": False, "error": "%%s: %%s" %% (type(e).__name__, e)})
+json.dump(out, open(sys.argv[2], "w"))
+""" % NOW
+
+# Freezes the clock jinja.js's strftime_now reads.
+NODE_CLOCK = """
+const real = Date;
+globalThis.Date = class extends real {
+  constructor(...a) { super(...(a.length ? a : [%d])); }
+  static now() { return %d; }
+};
+""" % (NOW * 1000, NOW * 1000)
+
+
+def render_references(jobs, node, node_modules, python, tmp):
+    """Renders jobs ([{"template", "context"}]) with @huggingface/jinja and with Python's
+    Jinja2, both seeing the clock NOW: returns ([(name, results)], why Jinja2 could not
+    run or None); each result is {"ok", "text"} or {"ok": False, "error"}. Raises
+    RuntimeError when node fails."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    jobs_path = os.path.join(tmp, "jobs.json")
+    json.dump(jobs, open(jobs_path, "w"))
+    node_script = os.path.join(tmp, "render.mjs")
+    with open(node_script, "w") as f:
+        f.write(NODE_CLOCK + open(os.path.join(here, "jinja_render.mjs")).read())
+    node_out = os.path.join(tmp, "node.json")
+    r = subprocess.run([node, node_script, node_modules, jobs_path, node_out],
+                       capture_output=True, text=True, env=dict(os.environ, TZ="UTC"))
+    if r.returncode != 0:
+        raise RuntimeError("node: " + r.stderr)
+    references = [("@huggingface/jinja", json.load(open(node_out)))]
+    py_out = os.path.join(tmp, "python.json")
+    py_script = os.path.join(tmp, "render.py")
+    open(py_script, "w").write(PY_SETUP)
+    r = subprocess.run([python, py_script, jobs_path, py_out], capture_output=True, text=True)
+    if r.returncode != 0:
+        return references, (r.stderr.strip().splitlines()[-1] if r.stderr.strip()
+                            else f"exit {r.returncode}")
+    references.append(("Python Jinja2", json.load(open(py_out))))
+    return references, None
+
+
+def have_jinja_js(node, node_modules):
+    """Whether node runs and @huggingface/jinja is installed in node_modules."""
+    package = os.path.join(node_modules, "@huggingface", "jinja", "dist", "index.js")
+    return shutil_which(node) and os.path.exists(package) and \
+        subprocess.run([node, "--version"], capture_output=True).returncode == 0
+
+
+def templates(models_dir, test_dir):
+    found = {}
+    for name in ("llama3", "qwen3", "gemma3"):
+        path = os.path.join(models_dir, "hf-tokenizers", name, "tokenizer_config.json")
+        config = json.load(open(path, encoding="utf-8"))
+        entry = {"chat_template": config["chat_template"]}
+        for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+            value = config.get(key)
+            if isinstance(value, dict):
+                value = value.get("content")
+            if isinstance(value, str):
+                entry[key] = value
+        found[name] = entry
+    data = json.load(open(os.path.join(test_dir, "chat_templates", "templates.json"),
+                          encoding="utf-8"))
+    found.update(data["templates"])
+    return found
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ember", required=True)
+    p.add_argument("--models", required=True)
+    p.add_argument("--node-modules", required=True)
+    p.add_argument("--node", default="node")
+    p.add_argument("--python", default=sys.executable)
+    args = p.parse_args()
+    require = os.environ.get("EMBER_REQUIRE_MODELS", "0") == "1"
+    here = os.path.dirname(os.path.abspath(__file__))
+    test_dir = os.path.dirname(here)
+    if not have_jinja_js(args.node, args.node_modules):
+        why = (f"node ({args.node}) or @huggingface/jinja in {args.node_modules} is missing"
+               " (tools/scripts/setup.sh all)")
+        print(("FAIL: " if require else "SKIP: ") + why)
+        return 1 if require else 77
+
+    specs = templates(args.models, test_dir)
+    jobs, keys = [], []
+    for n, source in enumerate(SEMANTICS):
+        name = f"semantics_{n:02d}"
+        specs[name] = {"chat_template": source}
+        context = {"messages": CONVERSATIONS["system_and_turns"],
+                   "add_generation_prompt": True}
+        jobs.append({"template": source, "context": context})
+        keys.append((name, "system_and_turns", True, None))
+    for name, spec in sorted(specs.items()):
+        if name.startswith("semantics_"):
+            continue
+        convs = dict(CONVERSATIONS)
+        for conv_name, messages in sorted(convs.items()):
+            for gen in (True, False):
+                variants = [None]
+                if name == "qwen3" and conv_name in ("reasoning", "one_user_turn"):
+                    variants = [None, False, True]
+                for thinking in variants:
+                    context = {"messages": messages, "add_generation_prompt": gen}
+                    for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+                        if key in spec:
+                            context[key] = spec[key]
+                    if thinking is not None:
+                        context["enable_thinking"] = thinking
+                    jobs.append({"template": spec["chat_template"], "context": context})
+                    keys.append((name, conv_name, gen, thinking))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            references, py_error = render_references(jobs, args.node, args.node_modules,
+                                                     args.python, tmp)
+        except RuntimeError as e:
+            print("FAIL:", e)
+            return 1
+        if py_error and require:
+            print("FAIL: Python's Jinja2 is missing (python3-jinja2: tools/scripts/setup.sh all)")
+            return 1
+        if py_error:
+            print("note: Python's Jinja2 not available, comparing with @huggingface/jinja only"
+                  f" ({py_error})")
+
+        failures = compared = disagreements = 0
+        dirs = {}
+        for i, (name, conv_name, gen, thinking) in enumerate(keys):
+            job = jobs[i]
+            if name not in dirs:
+                d = os.path.join(tmp, "tok_" + name)
+                os.mkdir(d)
+                config = {k: v for k, v in specs[name].items() if k != "source"}
+                json.dump(config, open(os.path.join(d, "tokenizer_config.json"), "w"))
+                dirs[name] = d
+            messages_path = os.path.join(tmp, f"m{i}.json")
+            json.dump(job["context"]["messages"], open(messages_path, "w"))
+            cmd = [args.ember, "template", "--tokenizer", dirs[name], "--messages",
+                   messages_path, "--now", str(NOW)]
+            if not gen:
+                cmd.append("--no-generation-prompt")
+            if thinking is not None:
+                cmd += ["--enable-thinking", "true" if thinking else "false"]
+            r = subprocess.run(cmd, capture_output=True)
+            ours = {"ok": r.returncode == 0,
+                    "text": r.stdout.decode("utf-8") if r.returncode == 0 else None,
+                    "error": r.stderr.decode("utf-8", "replace").strip()}
+            label = f"{name} / {conv_name} / generation prompt {gen}" + \
+                (f" / enable_thinking {thinking}" if thinking is not None else "")
+            same = lambda a, b: a["ok"] == b["ok"] and (not a["ok"] or a["text"] == b["text"])
+            want, ref_name = references[0][1][i], references[0][0]
+            if len(references) > 1 and not same(want, references[1][1][i]):
+                # The references disagree (jinja.js is lenient where Jinja2 raises, e.g.
+                # messages[0]['role'] of no messages): ember follows Python's Jinja2,
+                # which transformers renders with.
+                want, ref_name = references[1][1][i], references[1][0]
+                disagreements += 1
+                print(f"note: {label}: the references disagree; comparing with {ref_name}")
+            elif len(references) == 1 and conv_name in JINJA2_ONLY:
+                continue  # known to differ from Jinja2 in jinja.js: needs Jinja2
+            compared += 1
+            if not same(want, ours):
+                failures += 1
+                print(f"FAIL: {label}: ember differs from {ref_name}")
+                print("  want:", json.dumps(want.get("text", want.get("error")))[:1500])
+                print("  got: ", json.dumps(ours["text"] if ours["ok"] else ours["error"])[:1500])
+            elif not ours["ok"]:
+                print(f"ok: {label}: refused by both ({ours['error'][:100]})")
+        print(f"{compared - failures} passed, {failures} failed "
+              f"({len(keys)} renders, {len(specs)} templates, "
+              f"{' and '.join(name for name, _ in references)}; "
+              f"{disagreements} where they disagree)")
+        return 1 if failures else 0
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name) is not None or os.path.exists(name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+// The Jinja parser's state, shared by its statement and expression halves
+// (jinja_parser.cc, jinja_parse_expr.cc).
+#ifndef EMBER_TOOLS_TEMPLATE_JINJA_PARSER_INTERNAL_H_
+#define EMBER_TOOLS_TEMPLATE_JINJA_PARSER_INTERNAL_H_
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/status.h"
+#include "tools/template/jinja_ast.h"
+#include "tools/template/jinja_lexer.h"
+
+namespace ember::tools::jinja {
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
+  Status Template(Body* body);
+
+ private:
+  const Token& Peek(size_t ahead = 0) const {
+    const size_t i = pos_ + ahead;
+    return t_[i < t_.size() ? i : t_.size() - 1];
+  }
+  const Token& Next() { return t_[pos_ < t_.size() - 1 ? pos_++ : pos_]; }
+  bool IsOp(const char* op, size_t ahead = 0) const {
+    return Peek(ahead).kind == TokenKind::kOperator && Peek(ahead).value == op;
+  }
+  bool IsName(const char* name, size_t ahead = 0) const {
+    return Peek(ahead).kind == TokenKind::kName && Peek(ahead).value == name;
+  }
+  bool SkipOp(const char* op) {
+    if (!IsOp(op)) return false;
+    ++pos_;
+    return true;
+  }
+  bool SkipName(const char* name) {
+    if (!IsName(name)) return false;
+    ++pos_;
+    return true;
+  }
+  Status Error(const Token& at, const char* what) const {
+    return InvalidArgument("chat template line %d, column %d: %s", at.line, at.column,
+                           what);
+  }
+  Status Expect(const char* op) {
+    if (SkipOp(op)) return Status::Ok();
+    return Error(Peek(), ("expected '" + std::string(op) + "'").c_str());
+  }
+  Status ExpectClose() {
+    if (Peek().kind == TokenKind::kStmtClose) {
+      ++pos_;
+      return Status::Ok();
+    }
+    return Error(Peek(), "expected '%}'");
+  }
+  static Where At(const Token& t) { return Where{t.line, t.column}; }
+  static ExprPtr Make(ExprKind kind, const Token& at, std::string text = "") {
+    ExprPtr e(new Expr());
+    e->kind = kind;
+    e->where = At(at);
+    e->text = std::move(text);
+    return e;
+  }
+  // Statements until a {% keyword %} in `ends` (left unconsumed, named in *end) or the
+  // end of the template (*end empty).
+  Status ParseBody(Body* body, std::initializer_list<const char*> ends, std::string* end);
+  Status Statement(const Token& keyword, Body* body);
+  // An expression, or several separated by commas (a tuple, as in {% set x = 1, 2 %}).
+  Status Tuple(ExprPtr* out);
+  Status Expression(ExprPtr* out);
+  // Left-associative binary levels.
+  using Level = Status (Parser::*)(ExprPtr*);
+  Status Binary(ExprPtr* out, Level next, std::initializer_list<const char*> ops,
+                ExprKind kind);
+  Status Or(ExprPtr* out) { return Binary(out, &Parser::And, {"or"}, ExprKind::kOr); }
+  Status And(ExprPtr* out) { return Binary(out, &Parser::Not, {"and"}, ExprKind::kAnd); }
+  Status Not(ExprPtr* out);
+  Status Compare(ExprPtr* out);
+  Status Math1(ExprPtr* out);
+  Status Concat(ExprPtr* out);
+  Status Math2(ExprPtr* out);
+  Status Pow(ExprPtr* out);
+  Status UnaryWithFilters(ExprPtr* out) { return Unary(out, true); }
+  Status Unary(ExprPtr* out, bool with_filters);
+  Status Primary(ExprPtr* out);
+  // Attributes, subscripts and calls after a primary.
+  Status Postfix(ExprPtr* out);
+  Status Subscript(const Token& at, ExprPtr* out);
+  // (args, name=kwargs) after a callee.
+  Status Arguments(Expr* call);
+  Status Call(ExprPtr* out);
+  // | filter(args) and "is [not] test args" after an operand.
+  Status Filters(ExprPtr* out);
+  bool StartsTestArgument() const;
+
+  std::vector<Token> t_;
+  size_t pos_ = 0;
+};
+
+}  // namespace ember::tools::jinja
+
+#endif  // EMBER_TOOLS_TEMPLATE_JINJA_PARSER_INTERNAL_H_
