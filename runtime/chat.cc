@@ -63,7 +63,6 @@ size_t CachedPrefix(const Session& s, const int32_t* tokens, size_t n) {
   return keep == n && keep > 0 ? keep - 1 : keep;
 }
 
-
 }  // namespace
 
 size_t Chat::RequiredBytes(const Session& session, const ChatOptions& options) {

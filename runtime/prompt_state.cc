@@ -88,8 +88,8 @@ uint64_t PayloadBytes(uint64_t layers, const uint8_t* table, uint64_t row_bytes,
                                 Get<uint32_t>(table + 8 * l + 4), position)
                    : position;
   }
-  return position * sizeof(int32_t) + layers * kLayerEntryBytes +
-         2 * slots * row_bytes + logits * sizeof(float);
+  return position * sizeof(int32_t) + layers * kLayerEntryBytes + 2 * slots * row_bytes +
+         logits * sizeof(float);
 }
 
 }  // namespace
@@ -219,9 +219,10 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   // The sizes agree with each other (64-bit: no field can wrap them) and with `bytes`.
   if (info->n_layers > 4096 || info->row_bytes > (1u << 24) ||
       info->position > (1u << 24)) {
-    return InvalidArgument("prompt state sizes out of range (%u layers, rows of %u bytes, "
-                           "position %u)",
-                           info->n_layers, info->row_bytes, info->position);
+    return InvalidArgument(
+        "prompt state sizes out of range (%u layers, rows of %u bytes, "
+        "position %u)",
+        info->n_layers, info->row_bytes, info->position);
   }
   const uint64_t table_end =
       uint64_t{info->position} * sizeof(int32_t) + info->n_layers * kLayerEntryBytes;
@@ -273,8 +274,9 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
                             ? KvTypeName(static_cast<KvType>(info.kv_type))
                             : "unknown";
-    return InvalidArgument("the saved state needs kv type %s; this session's KV cache is %s",
-                           saved, KvTypeName(type));
+    return InvalidArgument(
+        "the saved state needs kv type %s; this session's KV cache is %s", saved,
+        KvTypeName(type));
   }
   const size_t keep = positions < info.position ? positions : info.position;
   if (keep > s->max_context()) {
@@ -294,9 +296,9 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     const KvLayer& l = kv.layers[layer];
     if (l.sink != sink || l.ring != ring) {
       return InvalidArgument(
-          "the prompt state's layer %u keeps a ring of %u positions after %u (wrapped at "
-          "position %zu); this session's keeps %zu after %zu: create it with the context, "
-          "max_batch and context_keep the state was saved with",
+          "the prompt state's layer %u keeps a ring of %u positions after %u, wrapped "
+          "at position %zu; this session's keeps %zu after %zu (its max_batch and "
+          "context_keep decide it)",
           layer, ring, sink, position, l.ring, l.sink);
     }
     if (!kv.Holds(layer, c.window(layer), position, keep)) {
@@ -321,7 +323,8 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   }
   // Every check passed: write the first `keep` positions.
   memcpy(s->buffers().history, payload, keep * sizeof(int32_t));
-  const uint8_t* at = payload + position * sizeof(int32_t) + c.n_layers * kLayerEntryBytes;
+  const uint8_t* at =
+      payload + position * sizeof(int32_t) + c.n_layers * kLayerEntryBytes;
   for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
     const uint32_t sink = Get<uint32_t>(info.layer_table + 8 * layer);
     const uint32_t ring = Get<uint32_t>(info.layer_table + 8 * layer + 4);

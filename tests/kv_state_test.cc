@@ -89,8 +89,8 @@ TEST_P(KvStateTest, AWrappedRingRestoresExactlyIntoTheSameRingOnly) {
   PromptStateInfo info;
   ASSERT_TRUE(PeekPromptState(state.data(), state.size(), &info).ok());
   EXPECT_EQ(info.kv_type, static_cast<uint32_t>(type));
-  EXPECT_EQ(info.row_bytes, KvRowBytes(type, m_.model->config().n_kv_heads,
-                                       m_.model->config().head_dim));
+  EXPECT_EQ(info.row_bytes,
+            KvRowBytes(type, m_.model->config().n_kv_heads, m_.model->config().head_dim));
 
   Session b = Make(4, type);
   const Status restored = RestorePromptState(&b, nullptr, state.data(), state.size());
@@ -138,7 +138,8 @@ TEST_P(KvStateTest, AStateOfPositionsRestoresIntoAnyLayout) {
   ASSERT_TRUE(full.Prefill(tokens.data(), 40).ok());
   Session ring = Make(4, type);
   const std::vector<uint8_t> full_state = Save(full);
-  ASSERT_TRUE(RestorePromptState(&ring, nullptr, full_state.data(), full_state.size()).ok());
+  ASSERT_TRUE(
+      RestorePromptState(&ring, nullptr, full_state.data(), full_state.size()).ok());
   ASSERT_EQ(0, memcmp(full.logits(), ring.logits(), vocab_ * sizeof(float)));
   ExpectSameDecoding(full, ring, tokens, 40, 55);
 
@@ -147,7 +148,8 @@ TEST_P(KvStateTest, AStateOfPositionsRestoresIntoAnyLayout) {
   Session other_full = Make(kContext, type);
   const std::vector<uint8_t> ring_state = Save(short_ring);
   ASSERT_TRUE(
-      RestorePromptState(&other_full, nullptr, ring_state.data(), ring_state.size()).ok());
+      RestorePromptState(&other_full, nullptr, ring_state.data(), ring_state.size())
+          .ok());
   ExpectSameDecoding(short_ring, other_full, tokens, 8, 30);
 }
 
@@ -226,8 +228,8 @@ struct GreedyChat {
   std::vector<uint64_t> memory;
   Chat chat;
   explicit GreedyChat(Session* s)
-      : session(s), sampler(Greedy(), s->model().config().vocab_size,
-                            s->sampler_scratch()) {
+      : session(s),
+        sampler(Greedy(), s->model().config().vocab_size, s->sampler_scratch()) {
     memory.resize(Chat::RequiredBytes(*s, ChatOptions()) / 8 + 1);
     EXPECT_TRUE(
         chat.Init(s, &sampler, ChatOptions(), memory.data(), memory.size() * 8).ok());

@@ -88,8 +88,8 @@ Status Chat(const ArgParser& args) {
   const size_t max_new =
       n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
   const bool terminal = isatty(STDIN_FILENO);
-  fprintf(stderr, "ember chat: %s, context %zu, %s KV cache%s%s\n", args.Get("-m").c_str(),
-          session->max_context(), KvTypeName(options.kv_type),
+  fprintf(stderr, "ember chat: %s, context %zu, %s KV cache%s%s\n",
+          args.Get("-m").c_str(), session->max_context(), KvTypeName(options.kv_type),
           options.context_shift ? ", context shift" : "",
           terminal ? "; /reset forgets the turns, /exit quits" : "");
   if (sampling.temperature >= kGreedyBelowTemperature) {
