@@ -50,13 +50,7 @@ TEST_P(KvTypeTest, ArenaHoldsTheCacheOfItsType) {
   options.kv_type = GetParam();
   auto plan = PlanSession(*m.model, options);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  size_t kv_bytes = 0;
-  for (size_t i = 0; i < plan->arena.num_buffers(); ++i) {
-    const ArenaPlan::Buffer& b = plan->arena.buffer(i);
-    if (b.kind == BufferKind::kKvCache && std::string(b.name) != "kv_layers") {
-      kv_bytes += b.bytes;
-    }
-  }
+  const size_t kv_bytes = testing::KvRowsBytes(*plan);
   // 2 layers x 2 x 64 positions, rows of 2 KV heads of head_dim 16.
   const size_t row_bytes = GetParam() == KvType::kF32   ? 32 * 4
                            : GetParam() == KvType::kF16 ? 32 * 2

@@ -17,36 +17,14 @@ namespace {
 
 constexpr size_t kContext = 96, kWindow = 6;
 
-std::vector<int32_t> Tokens(size_t n) {
-  std::vector<int32_t> tokens;
-  for (size_t i = 0; i < n; ++i)
-    tokens.push_back(static_cast<int32_t>(3 + (i * 53) % 290));
-  return tokens;
-}
-
-// Bytes of the arena's KV cache (the rows, not the layer table).
-size_t KvBytes(const SessionPlan& plan) {
-  size_t bytes = 0;
-  for (size_t i = 0; i < plan.arena.num_buffers(); ++i) {
-    const ArenaPlan::Buffer& b = plan.arena.buffer(i);
-    if (b.kind == BufferKind::kKvCache && std::string(b.name) != "kv_layers") {
-      bytes += b.bytes;
-    }
-  }
-  return bytes;
-}
+std::vector<int32_t> Tokens(size_t n) { return testing::SpreadTokens(n, 53); }
 
 class KvRingTest : public ::testing::TestWithParam<KvType> {
  protected:
   // A session of kContext positions in steps of max_batch tokens.
   Session Make(const Model& model, uint32_t max_batch, bool shift) {
-    SessionOptions options;
-    options.max_context = kContext;
-    options.max_batch = max_batch;
-    options.kv_type = GetParam();
-    options.context_shift = shift;
-    options.context_keep = shift ? 4 : 0;
-    auto s = Session::Create(model, options);
+    auto s = Session::Create(
+        model, testing::FamiliesSessionOptions(kContext, max_batch, GetParam(), shift));
     EXPECT_TRUE(s.ok()) << s.status().message();
     return std::move(*s);
   }
@@ -81,8 +59,9 @@ TEST_P(KvRingTest, SlidingLayersPlanARing) {
   const size_t row = KvRowBytes(GetParam(), c.n_kv_heads, c.head_dim);
   // Two sliding layers x keys and values x (96 - 9) positions fewer (within alignment).
   const size_t saved = 2 * 2 * (kContext - kWindow - 3) * row;
-  EXPECT_NEAR(static_cast<double>(KvBytes(*full) - KvBytes(*ring)),
-              static_cast<double>(saved), 2.0 * kArenaAlignment);
+  EXPECT_NEAR(
+      static_cast<double>(testing::KvRowsBytes(*full) - testing::KvRowsBytes(*ring)),
+      static_cast<double>(saved), 2.0 * kArenaAlignment);
 }
 
 // Prefill of 40 tokens (steps of 4: windows wrap around the rings), then 50 decode

@@ -22,12 +22,7 @@ namespace {
 
 constexpr size_t kContext = 96, kWindow = 6;
 
-std::vector<int32_t> Tokens(size_t n) {
-  std::vector<int32_t> tokens;
-  for (size_t i = 0; i < n; ++i)
-    tokens.push_back(static_cast<int32_t>(3 + (i * 41) % 290));
-  return tokens;
-}
+std::vector<int32_t> Tokens(size_t n) { return testing::SpreadTokens(n, 41); }
 
 std::vector<uint8_t> Save(const Session& s) {
   std::vector<uint8_t> state(PromptStateBytes(s));
@@ -51,13 +46,8 @@ class KvStateTest : public ::testing::TestWithParam<KvType> {
   }
   // Steps of max_batch tokens: 4 keeps a ring of 9 per sliding layer, kContext none.
   Session Make(uint32_t max_batch, KvType type, bool shift = false) {
-    SessionOptions options;
-    options.max_context = kContext;
-    options.max_batch = max_batch;
-    options.kv_type = type;
-    options.context_shift = shift;
-    options.context_keep = shift ? 4 : 0;
-    auto s = Session::Create(*m_.model, options);
+    auto s = Session::Create(
+        *m_.model, testing::FamiliesSessionOptions(kContext, max_batch, type, shift));
     EXPECT_TRUE(s.ok()) << s.status().message();
     return std::move(*s);
   }
@@ -249,10 +239,8 @@ struct GreedyChat {
 TEST_P(KvStateTest, AChatPrefillsAgainWhenAWrappedRingLostItsPrefix) {
   const testing::LoadedModel m = testing::LoadSpec(ChatSpec(nullptr));
   ASSERT_NE(m.model, nullptr);
-  SessionOptions options;
-  options.max_context = kContext;
-  options.max_batch = 4;
-  options.kv_type = GetParam();
+  SessionOptions options =
+      testing::FamiliesSessionOptions(kContext, 4, GetParam(), /*shift=*/false);
   auto s = Session::Create(*m.model, options);
   auto fresh = Session::Create(*m.model, options);
   ASSERT_TRUE(s.ok() && fresh.ok());
@@ -280,10 +268,8 @@ TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndRefusesAnotherType) {
   ASSERT_NE(m.model, nullptr);
   const size_t baked = m.model->baked_prompt().num_tokens;
   ASSERT_GT(baked, 10u);
-  SessionOptions options;
-  options.max_context = kContext;
-  options.max_batch = 4;
-  options.kv_type = GetParam();
+  SessionOptions options =
+      testing::FamiliesSessionOptions(kContext, 4, GetParam(), /*shift=*/false);
   auto s = Session::Create(*m.model, options);
   if (GetParam() != KvType::kF32) {
     ASSERT_FALSE(s.ok());

@@ -239,6 +239,36 @@ ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
   return spec;
 }
 
+SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
+                                      bool shift) {
+  SessionOptions options;
+  options.max_context = context;
+  options.max_batch = max_batch;
+  options.kv_type = type;
+  options.context_shift = shift;
+  options.context_keep = shift ? 4 : 0;
+  return options;
+}
+
+size_t KvRowsBytes(const SessionPlan& plan) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < plan.arena.num_buffers(); ++i) {
+    const ArenaPlan::Buffer& b = plan.arena.buffer(i);
+    const std::string name = b.name;
+    if (b.kind == BufferKind::kKvCache && name != "kv_layers" && name != "history") {
+      bytes += b.bytes;
+    }
+  }
+  return bytes;
+}
+
+std::vector<int32_t> SpreadTokens(size_t n, size_t step) {
+  std::vector<int32_t> tokens;
+  for (size_t i = 0; i < n; ++i)
+    tokens.push_back(static_cast<int32_t>(3 + (i * step) % 290));
+  return tokens;
+}
+
 LoadedModel LoadSpec(const ModelSpec& spec) {
   LoadedModel out;
   std::vector<uint8_t> bytes;

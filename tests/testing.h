@@ -67,6 +67,16 @@ ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
 // forward pass that need no reference: consistency across paths and thread counts).
 ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
                             uint32_t seed = 5);
+// Options of a session over FamiliesModelSpec's model: `context` positions in steps of
+// max_batch tokens (short steps give its sliding layers a ring), a `type` cache, and
+// with `shift` a context shift that keeps 4 positions.
+SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
+                                      bool shift);
+// Bytes of a plan's KV cache rows: its arrays (q8's scales too), not the layer table
+// nor the token history (arena buffers of the same kind).
+size_t KvRowsBytes(const SessionPlan& plan);
+// n token ids spread over [3, 293): 3 + (i * step) % 290.
+std::vector<int32_t> SpreadTokens(size_t n, size_t step = 53);
 
 // Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
 // AlignedBytes before Model::FromMemory.
