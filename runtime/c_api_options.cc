@@ -108,10 +108,10 @@ void ember_session_options_default(ember_session_options* options) {
   options->max_prompt_bytes = d.max_prompt_bytes;
   options->all_logits = d.all_logits;
   options->backend = static_cast<uint32_t>(d.backend);
+  options->ignore_baked_prompt = d.baked_prompt ? 0 : 1;
   options->kv_type = static_cast<uint32_t>(d.kv_type);
   options->context_shift = d.context_shift;
   options->context_keep = d.context_keep;
-  options->ignore_baked_prompt = d.baked_prompt ? 0 : 1;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {

@@ -245,11 +245,13 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
   GenerateResult result;
+  const size_t shifts = s.shifts();
   const Clock::time_point start = Clock::now();
   const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate,
                                  &OnToken, &state, &result);
   const Clock::time_point end = Clock::now();
   stats->generated = result.generated;
+  stats->context_shifts = s.shifts() - shifts;
   stats->stop = result.stop;
   stats->stop_token = result.stop_token;
   stats->prefill_seconds =

@@ -196,8 +196,9 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   }
   if (Get<uint32_t>(h + kAtVersion) != kPromptStateVersion ||
       Get<uint32_t>(h + kAtHeaderBytes) != kPromptStateHeaderBytes) {
-    return InvalidArgument("prompt state version %u (this build reads version %u)",
-                           Get<uint32_t>(h + kAtVersion), kPromptStateVersion);
+    return InvalidArgument(
+        "prompt state version %u (this build reads version %u: save or bake it again)",
+        Get<uint32_t>(h + kAtVersion), kPromptStateVersion);
   }
   if (Get<uint64_t>(h + kAtHeaderHash) != Hash(h, kAtHeaderHash, 11)) {
     return InvalidArgument("prompt state header is damaged (checksum mismatch)");

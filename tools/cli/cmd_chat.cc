@@ -113,7 +113,6 @@ Status Chat(const ArgParser& args) {
     if (line.empty()) continue;
     EMBER_RETURN_IF_ERROR(chat.Add("user", line));
     ChatTurnStats stats;
-    const size_t shifts = session->shifts();
     const Status s = chat.Reply(max_new, &stop_strings, &PrintPiece, nullptr, &stats);
     printf("\n");
     fflush(stdout);
@@ -122,12 +121,12 @@ Status Chat(const ArgParser& args) {
       fprintf(stderr, "ember chat: context full: dropped the %zu oldest message%s\n",
               stats.dropped_messages, stats.dropped_messages == 1 ? "" : "s");
     }
-    if (session->shifts() > shifts) {
+    if (stats.context_shifts > 0) {
       fprintf(stderr,
               "ember chat: context full: shifted %zu time%s (keeping the first %u "
               "positions, dropping the oldest half of the rest); the next turn "
               "prefills again from where the cache differs\n",
-              session->shifts() - shifts, session->shifts() - shifts == 1 ? "" : "s",
+              stats.context_shifts, stats.context_shifts == 1 ? "" : "s",
               options.context_keep);
     }
     if (args.Has("--verbose-prompt")) {
