@@ -1,113 +1,320 @@
-// Tests multi-head attention over a strided KV cache on every compiled target: spans of
-// positions and their merge against the scalar reference.
+// Tests multi-head attention over a strided KV cache of f32, f16 or q8 rows on every
+// compiled target: spans of positions and their merge against the scalar twins, the same
+// rows in a ring, and the q8 encoding of rows.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_test.cc"
+#include <algorithm>
+#include <vector>
+
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "kernels/attention-inl.h"
+#include "kernels/half.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 
-// Spans + merge against the scalar reference (one softmax over all positions), for the
-// runtime's span and for other splits: one span, spans of 1 to 3 positions, and spans
-// that leave a short last one.
+enum class CacheType { kF32, kF16, kQ8 };
+
+// One token's query and a cache of n_pos positions in one type (rows one element longer
+// than the heads, starting one element past an aligned address: nothing is aligned),
+// built from random floats; Attend runs this target's kernel, Reference the scalar twin.
+struct Cache {
+  CacheType type;
+  size_t n_heads, n_kv, head_dim, group, n_pos, kv_stride, scale_stride;
+  std::vector<float> q, keys, values;  // f32 (the f32 cache's rows)
+  std::vector<uint16_t> keys16, values16;
+  std::vector<int8_t> q8, keys8, values8;
+  std::vector<float> q_scales, key_scales, value_scales;
+
+  Cache(CacheType t, size_t heads, size_t kv_heads, size_t dim, size_t positions,
+        uint32_t seed)
+      : type(t),
+        n_heads(heads),
+        n_kv(kv_heads),
+        head_dim(dim),
+        group(heads / kv_heads),
+        n_pos(positions),
+        kv_stride(kv_heads * dim + 1),
+        scale_stride(kv_heads * KvGroups(dim) + 1) {
+    q = test::Buffer(n_heads * head_dim, 0, seed).Copy();
+    keys = test::Buffer(n_pos * kv_stride + 1, 0, seed + 1, 2.0f).Copy();
+    values = test::Buffer(n_pos * kv_stride + 1, 0, seed + 2).Copy();
+    if (type == CacheType::kF16) {
+      for (float x : keys) keys16.push_back(FloatToHalf(x));
+      for (float x : values) values16.push_back(FloatToHalf(x));
+    }
+    if (type == CacheType::kQ8) {
+      const size_t groups = KvGroups(head_dim), padded = groups * kKvGroup;
+      q8.assign(n_heads * padded + 1, 0);
+      q_scales.assign(n_heads * groups + 1, 0.0f);
+      QuantizeKv(q.data(), n_heads, head_dim, padded, q8.data() + 1, q_scales.data() + 1);
+      keys8.assign(keys.size(), 0);
+      values8.assign(values.size(), 0);
+      key_scales.assign(n_pos * scale_stride + 1, 0.0f);
+      value_scales.assign(n_pos * scale_stride + 1, 0.0f);
+      for (size_t t = 0; t < n_pos; ++t) {
+        QuantizeKv(keys.data() + 1 + t * kv_stride, n_kv, head_dim, head_dim,
+                   keys8.data() + 1 + t * kv_stride,
+                   key_scales.data() + 1 + t * scale_stride);
+        QuantizeKv(values.data() + 1 + t * kv_stride, n_kv, head_dim, head_dim,
+                   values8.data() + 1 + t * kv_stride,
+                   value_scales.data() + 1 + t * scale_stride);
+      }
+    }
+  }
+
+  void Attend(const AttendSpansArgs& a, float* probs, float* partial) const {
+    if (type == CacheType::kF32) {
+      AttendSpans(q.data(), keys.data() + 1, values.data() + 1, a, probs, partial);
+    } else if (type == CacheType::kF16) {
+      AttendSpansF16(q.data(), keys16.data() + 1, values16.data() + 1, a, probs, partial);
+    } else {
+      AttendSpansQ8(q8.data() + 1, q_scales.data() + 1, keys8.data() + 1,
+                    key_scales.data() + 1, values8.data() + 1, value_scales.data() + 1, a,
+                    probs, partial);
+    }
+  }
+
+  // Attend over the same rows laid out in a ring of `rows` rows (a sliding layer's
+  // cache), position t at row (first + t) % rows: the kernel wraps at the ring's end.
+  void AttendRing(AttendSpansArgs a, size_t first, size_t rows, float* probs,
+                  float* partial) const {
+    a.first_row = first;
+    a.ring_end = rows;
+    a.ring_rows = rows;
+    if (type == CacheType::kF32) {
+      AttendSpans(q.data(), Ring(keys, kv_stride, first, rows).data() + 1,
+                  Ring(values, kv_stride, first, rows).data() + 1, a, probs, partial);
+    } else if (type == CacheType::kF16) {
+      AttendSpansF16(q.data(), Ring(keys16, kv_stride, first, rows).data() + 1,
+                     Ring(values16, kv_stride, first, rows).data() + 1, a, probs,
+                     partial);
+    } else {
+      AttendSpansQ8(q8.data() + 1, q_scales.data() + 1,
+                    Ring(keys8, kv_stride, first, rows).data() + 1,
+                    Ring(key_scales, scale_stride, first, rows).data() + 1,
+                    Ring(values8, kv_stride, first, rows).data() + 1,
+                    Ring(value_scales, scale_stride, first, rows).data() + 1, a, probs,
+                    partial);
+    }
+  }
+
+  // The n_pos rows (of `stride` elements after one leading element) of v placed in a
+  // ring of `rows` rows, position t at row (first + t) % rows.
+  template <class T>
+  std::vector<T> Ring(const std::vector<T>& v, size_t stride, size_t first,
+                      size_t rows) const {
+    std::vector<T> ring(1 + rows * stride, T());
+    for (size_t t = 0; t < n_pos; ++t) {
+      const size_t r = (first + t) % rows;
+      std::copy(v.begin() + 1 + t * stride, v.begin() + 1 + (t + 1) * stride,
+                ring.begin() + 1 + r * stride);
+    }
+    return ring;
+  }
+
+  void Reference(size_t h, float scale, float softcap, float* probs, float* out) const {
+    const size_t kv = h / group, col = 1 + kv * head_dim;
+    if (type == CacheType::kF32) {
+      reference::Attend(q.data() + h * head_dim, keys.data() + col, values.data() + col,
+                        kv_stride, n_pos, head_dim, scale, softcap, probs, out);
+    } else if (type == CacheType::kF16) {
+      reference::AttendF16(q.data() + h * head_dim, keys16.data() + col,
+                           values16.data() + col, kv_stride, n_pos, head_dim, scale,
+                           softcap, probs, out);
+    } else {
+      const size_t groups = KvGroups(head_dim), scales = 1 + kv * groups;
+      reference::AttendQ8(q8.data() + 1 + h * groups * kKvGroup,
+                          q_scales.data() + 1 + h * groups, keys8.data() + col,
+                          key_scales.data() + scales, values8.data() + col,
+                          value_scales.data() + scales, kv_stride, scale_stride, n_pos,
+                          head_dim, scale, softcap, probs, out);
+    }
+  }
+};
+
+// Spans + merge against the scalar twin (one softmax over all positions) for the
+// runtime's span and for other splits (one span, spans of 1 to 3 positions, spans that
+// leave a short last one): computed in one range or span by span, bitwise the same.
+void CheckAttendSpans(const Cache& cache, size_t span, uint32_t* seed) {
+  const size_t n_heads = cache.n_heads, head_dim = cache.head_dim, n_pos = cache.n_pos;
+  const size_t n_spans = (n_pos + span - 1) / span;
+  const size_t probs_stride = n_pos + 3;
+  const size_t partial_floats = AttentionPartialFloats(head_dim) * n_heads;
+  AttendSpansArgs a;
+  a.n_pos = n_pos;
+  a.span = span;
+  a.head_dim = head_dim;
+  a.n_heads = n_heads;
+  a.group = cache.group;
+  a.kv_stride = cache.kv_stride;
+  a.scale_stride = cache.scale_stride;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  // Soft-capped scores (Gemma 2) for half the shapes: the cap bends them.
+  a.softcap = (n_pos + head_dim) % 2 == 0 ? 1.5f : 0.0f;
+  a.probs_stride = probs_stride;
+  std::vector<float> expected_probs(n_heads * n_pos), expected(n_heads * head_dim);
+  for (size_t h = 0; h < n_heads; ++h) {
+    cache.Reference(h, a.scale, a.softcap, expected_probs.data() + h * n_pos,
+                    expected.data() + h * head_dim);
+  }
+  test::Buffer probs(n_heads * probs_stride, 1, (*seed)++);
+  test::Buffer partial(n_spans * partial_floats, 1, (*seed)++);
+  test::Buffer out(n_heads * head_dim, 0, (*seed)++);
+  // The last span alone, then the others as one range: a span's results do not depend
+  // on its range, and each writes only its own positions and partials.
+  a.prefetch_values = true;
+  a.first_span = n_spans - 1;
+  a.num_spans = 1;
+  cache.Attend(a, probs.data(), partial.data());
+  if (n_spans > 1) {
+    a.first_span = 0;
+    a.num_spans = n_spans - 1;
+    cache.Attend(a, probs.data(), partial.data());
+  }
+  // Span by span, without the prefetch hint: bitwise the same partials and, after the
+  // merge, probs.
+  test::Buffer one_probs(n_heads * probs_stride, 1, (*seed)++);
+  test::Buffer one_partial(n_spans * partial_floats, 1, (*seed)++);
+  test::Buffer one_out(n_heads * head_dim, 0, (*seed)++);
+  a.prefetch_values = false;
+  a.num_spans = 1;
+  for (size_t c = 0; c < n_spans; ++c) {
+    a.first_span = c;
+    cache.Attend(a, one_probs.data(), one_partial.data());
+  }
+  for (size_t i = 0; i < n_spans * partial_floats; ++i) {
+    ASSERT_EQ(one_partial[i], partial[i]) << "partial " << i;
+  }
+  // The rows in a ring that wraps mid-way (a sliding layer's cache): bitwise the same.
+  test::Buffer ring_probs(n_heads * probs_stride, 1, (*seed)++);
+  test::Buffer ring_partial(n_spans * partial_floats, 1, (*seed)++);
+  a.first_span = 0;
+  a.num_spans = n_spans;
+  cache.AttendRing(a, n_pos / 2 + 1, n_pos + 2, ring_probs.data(), ring_partial.data());
+  for (size_t i = 0; i < n_spans * partial_floats; ++i) {
+    ASSERT_EQ(ring_partial[i], partial[i]) << "ring partial " << i;
+  }
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t t = 0; t < n_pos; ++t) {
+      ASSERT_EQ(ring_probs[h * probs_stride + t], one_probs[h * probs_stride + t]);
+    }
+  }
+  AttendMerge(one_partial.data(), n_spans, span, n_pos, head_dim, n_heads,
+              one_probs.data(), probs_stride, one_out.data());
+  // Without probs the merge writes the same out.
+  test::Buffer out_only(n_heads * head_dim, 0, (*seed)++);
+  AttendMerge(partial.data(), n_spans, span, n_pos, head_dim, n_heads, nullptr,
+              probs_stride, out_only.data());
+  AttendMerge(partial.data(), n_spans, span, n_pos, head_dim, n_heads, probs.data(),
+              probs_stride, out.data());
+  for (size_t i = 0; i < n_heads * head_dim; ++i) {
+    ASSERT_EQ(out_only[i], out[i]) << "index " << i;
+    ASSERT_EQ(one_out[i], out[i]) << "index " << i;
+  }
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t t = 0; t < n_pos; ++t) {
+      ASSERT_EQ(one_probs[h * probs_stride + t], probs[h * probs_stride + t]);
+    }
+  }
+  for (size_t h = 0; h < n_heads; ++h) {
+    SCOPED_TRACE(testing::Message()
+                 << "type " << static_cast<int>(cache.type) << " heads " << n_heads << "/"
+                 << cache.n_kv << " head_dim " << head_dim << " n_pos " << n_pos
+                 << " span " << span << " head " << h);
+    test::ExpectClose(probs.data() + h * probs_stride, expected_probs.data() + h * n_pos,
+                      n_pos, 1e-6f, 1e-5f, "probs");
+    test::ExpectClose(out.data() + h * head_dim, expected.data() + h * head_dim, head_dim,
+                      1e-5f, 1e-4f, "out");
+  }
+}
+
+struct Heads {
+  size_t n_heads, n_kv_heads;
+};
+
+// Every span split of one cache.
+void CheckSpanSplits(const Cache& cache, uint32_t* seed) {
+  const size_t n_pos = cache.n_pos;
+  const size_t fewest = (n_pos + kMaxAttentionSpans - 1) / kMaxAttentionSpans;
+  for (size_t span :
+       {AttentionSpan(n_pos), n_pos, fewest, size_t{3}, size_t{1}, n_pos / 2 + 1}) {
+    if (span == 0 || (n_pos + span - 1) / span > kMaxAttentionSpans) continue;
+    CheckAttendSpans(cache, span, seed);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// f32 caches: 16 heads over 8 KV heads of 65 floats and 300 positions take several runs
+// of spans (kRunBytes) in one call.
 void TestAttendSpans() {
   uint32_t seed = 41;
-  struct Heads {
-    size_t n_heads, n_kv_heads;
-  };
-  // 16 heads over 8 KV heads of 65 floats: 300 positions take several runs of spans
-  // (kRunBytes) in one call.
   for (const Heads heads :
        {Heads{1, 1}, Heads{3, 3}, Heads{4, 2}, Heads{6, 1}, Heads{16, 8}}) {
     for (size_t head_dim : {1, 3, 8, 16, 20, 64, 65}) {
       for (size_t n_pos : {1, 2, 7, 33, 100, 300}) {
-        const size_t group = heads.n_heads / heads.n_kv_heads;
-        // One extra column so rows do not start on a vector boundary.
-        const size_t kv_stride = heads.n_kv_heads * head_dim + 1;
-        const size_t probs_stride = n_pos + 3;
-        const size_t partial_floats = AttentionPartialFloats(head_dim) * heads.n_heads;
-        test::Buffer q(heads.n_heads * head_dim, 1, seed++);
-        test::Buffer keys(n_pos * kv_stride, 2, seed++, 2.0f);
-        test::Buffer values(n_pos * kv_stride, 3, seed++);
-        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-        // Soft-capped scores (Gemma 2) for half the lengths: the cap bends them.
-        const float softcap = n_pos % 2 == 0 ? 1.5f : 0.0f;
-        std::vector<float> expected_probs(heads.n_heads * n_pos),
-            expected(heads.n_heads * head_dim);
-        for (size_t h = 0; h < heads.n_heads; ++h) {
-          const size_t kv_col = h / group * head_dim;
-          reference::Attend(q.data() + h * head_dim, keys.data() + kv_col,
-                            values.data() + kv_col, kv_stride, n_pos, head_dim, scale,
-                            softcap, expected_probs.data() + h * n_pos,
-                            expected.data() + h * head_dim);
+        const Cache cache(CacheType::kF32, heads.n_heads, heads.n_kv_heads, head_dim,
+                          n_pos, seed);
+        seed += 3;
+        CheckSpanSplits(cache, &seed);
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
+// f16 and q8 caches (fewer shapes, sized for emulation: the code around the loads is
+// the f32 kernel's). q8 head sizes cover a short group alone (3), one whole group (32)
+// and whole groups then a short one (48, 65).
+void TestAttendSpansF16AndQ8() {
+  uint32_t seed = 97;
+  for (const CacheType type : {CacheType::kF16, CacheType::kQ8}) {
+    for (const Heads heads : {Heads{1, 1}, Heads{4, 2}, Heads{16, 8}}) {
+      for (size_t head_dim : {3, 32, 48, 65}) {
+        for (size_t n_pos : {1, 7, 33, 300}) {
+          if (heads.n_heads == 16 && n_pos != 300) continue;  // the long runs only
+          const Cache cache(type, heads.n_heads, heads.n_kv_heads, head_dim, n_pos, seed);
+          seed += 3;
+          CheckSpanSplits(cache, &seed);
+          if (::testing::Test::HasFailure()) return;
         }
-        const size_t fewest = (n_pos + kMaxAttentionSpans - 1) / kMaxAttentionSpans;
-        for (size_t span :
-             {AttentionSpan(n_pos), n_pos, fewest, size_t{3}, size_t{1}, n_pos / 2 + 1}) {
-          const size_t n_spans = (n_pos + span - 1) / span;
-          if (span == 0 || n_spans > kMaxAttentionSpans) continue;
-          test::Buffer probs(heads.n_heads * probs_stride, 1, seed++);
-          test::Buffer partial(n_spans * partial_floats, 1, seed++);
-          test::Buffer out(heads.n_heads * head_dim, 0, seed++);
-          // The last span alone, then the others as one range: a span's results do not
-          // depend on its range, and each writes only its own positions and partials.
-          AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span,
-                      n_spans - 1, 1, head_dim, heads.n_heads, group, scale, softcap,
-                      probs.data(), probs_stride, partial.data(),
-                      /*prefetch_values=*/true);
-          if (n_spans > 1) {
-            AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span, 0,
-                        n_spans - 1, head_dim, heads.n_heads, group, scale, softcap,
-                        probs.data(), probs_stride, partial.data(),
-                        /*prefetch_values=*/true);
+      }
+    }
+  }
+}
+
+// The q8 encoding bitwise against the scalar twin: odd head sizes, a padded and an
+// unpadded head stride, all-zero groups, and values at exact half steps (ties to even).
+void TestQuantizeKv() {
+  uint32_t seed = 7;
+  for (size_t head_dim : {1, 3, 8, 31, 32, 33, 48, 64, 65, 100, 128}) {
+    for (size_t n_heads : {1, 3}) {
+      const size_t groups = KvGroups(head_dim);
+      for (size_t head_stride : {head_dim, groups * kKvGroup}) {
+        test::Buffer x(n_heads * head_dim, 1, seed++, 3.0f);
+        if (head_dim >= 8) {
+          // A zero group, then a group of scale 1 whose other values are exact halves.
+          for (size_t i = 0; i < head_dim && i < kKvGroup; ++i) x[i] = 0.0f;
+          x[n_heads * head_dim - 1] = 127.0f;
+          for (size_t i = (n_heads - 1) * head_dim; i + 1 < n_heads * head_dim; ++i) {
+            x[i] = static_cast<float>(static_cast<int>(i % 9) - 4) + 0.5f;
           }
-          // Span by span, without the prefetch hint: bitwise the same partials and,
-          // after the merge, probs.
-          test::Buffer one_probs(heads.n_heads * probs_stride, 1, seed++);
-          test::Buffer one_partial(n_spans * partial_floats, 1, seed++);
-          test::Buffer one_out(heads.n_heads * head_dim, 0, seed++);
-          for (size_t c = 0; c < n_spans; ++c) {
-            AttendSpans(q.data(), keys.data(), values.data(), kv_stride, n_pos, span, c,
-                        1, head_dim, heads.n_heads, group, scale, softcap,
-                        one_probs.data(), probs_stride, one_partial.data(),
-                        /*prefetch_values=*/false);
-          }
-          for (size_t i = 0; i < n_spans * partial_floats; ++i) {
-            ASSERT_EQ(one_partial[i], partial[i]) << "partial " << i;
-          }
-          AttendMerge(one_partial.data(), n_spans, span, n_pos, head_dim, heads.n_heads,
-                      one_probs.data(), probs_stride, one_out.data());
-          // Without probs the merge writes the same out.
-          test::Buffer out_only(heads.n_heads * head_dim, 0, seed++);
-          AttendMerge(partial.data(), n_spans, span, n_pos, head_dim, heads.n_heads,
-                      nullptr, probs_stride, out_only.data());
-          AttendMerge(partial.data(), n_spans, span, n_pos, head_dim, heads.n_heads,
-                      probs.data(), probs_stride, out.data());
-          for (size_t i = 0; i < heads.n_heads * head_dim; ++i) {
-            ASSERT_EQ(out_only[i], out[i]) << "index " << i;
-            ASSERT_EQ(one_out[i], out[i]) << "index " << i;
-          }
-          for (size_t h = 0; h < heads.n_heads; ++h) {
-            for (size_t t = 0; t < n_pos; ++t) {
-              ASSERT_EQ(one_probs[h * probs_stride + t], probs[h * probs_stride + t]);
-            }
-          }
-          for (size_t h = 0; h < heads.n_heads; ++h) {
-            SCOPED_TRACE(testing::Message()
-                         << "heads " << heads.n_heads << "/" << heads.n_kv_heads
-                         << " head_dim " << head_dim << " n_pos " << n_pos << " span "
-                         << span << " head " << h);
-            test::ExpectClose(probs.data() + h * probs_stride,
-                              expected_probs.data() + h * n_pos, n_pos, 1e-6f, 1e-5f,
-                              "probs");
-            test::ExpectClose(out.data() + h * head_dim, expected.data() + h * head_dim,
-                              head_dim, 1e-5f, 1e-4f, "out");
-          }
+        }
+        const size_t n_q = n_heads * head_stride + kKvGroup;
+        std::vector<int8_t> q(n_q, 99), expected_q(n_q, 99);
+        std::vector<float> scales(n_heads * groups), expected_scales(n_heads * groups);
+        QuantizeKv(x.data(), n_heads, head_dim, head_stride, q.data(), scales.data());
+        reference::QuantizeKv(x.data(), n_heads, head_dim, head_stride, expected_q.data(),
+                              expected_scales.data());
+        for (size_t i = 0; i < n_q; ++i) {
+          ASSERT_EQ(q[i], expected_q[i]) << "head_dim " << head_dim << " index " << i;
+        }
+        for (size_t i = 0; i < n_heads * groups; ++i) {
+          ASSERT_EQ(scales[i], expected_scales[i]) << "head_dim " << head_dim;
         }
       }
     }
@@ -134,6 +341,8 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_BEFORE_TEST(AttentionTest);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttendSpans);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttendSpansF16AndQ8);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestQuantizeKv);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionSpan);
 }  // namespace ember::kernels
 #endif

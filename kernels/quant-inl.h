@@ -28,26 +28,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // ------------------------------ QuantizeActs (contract in kernel_table.h)
 
-// Rounds to the nearest integer, ties to even, for |v| < 2^23: adding and subtracting
-// 2^23 (with v's sign) leaves no fraction bits, and the FPU rounds the sum. The same on
-// every target (Highway 1.0.3's SCALAR NearestInt adds 0.5 and gets 0.49999997 wrong).
-template <class DF>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> RoundToInt(DF df, hn::Vec<DF> v) {
-  const auto large = hn::CopySignToAbs(hn::Set(df, 8388608.0f), v);
-  return hn::ConvertTo(hn::RebindToSigned<DF>(), hn::Sub(hn::Add(v, large), large));
-}
-
 inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
                          int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
                          int32_t* HWY_RESTRICT sums, int32_t* HWY_RESTRICT half_sums) {
-  const hn::CappedTag<float, kQuantGroup> df;
-  const hn::Rebind<int32_t, decltype(df)> di;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const size_t N = hn::Lanes(df);
+  static_assert(kQuantGroup == 32, "QuantizeGroup32 quantizes groups of 32");
   const size_t groups = QuantGroups(cols);
   const size_t padded = groups * kQuantGroup;
-  const auto lo = hn::Set(di, -127);
-  const auto hi = hn::Set(di, 127);
   for (size_t b = 0; b < batch; ++b) {
     for (size_t g = 0; g < groups; ++g) {
       const size_t begin = g * kQuantGroup;
@@ -59,29 +45,8 @@ inline void QuantizeActs(const float* HWY_RESTRICT x, size_t batch, size_t cols,
         memcpy(buf, xg, n * sizeof(float));
         xg = buf;
       }
-      auto vmax = hn::Zero(df);
-      for (size_t i = 0; i < kQuantGroup; i += N) {
-        vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
-      }
-      const float scale = ReduceMax(df, vmax) / 127.0f;
       int8_t* qg = q + b * padded + begin;
-      scales[b * groups + g] = scale;
-      if (!(scale > 0.0f)) {  // all zeros (or a NaN input): q = 0
-        memset(qg, 0, kQuantGroup);
-        sums[b * groups + g] = 0;
-        if (half_sums) half_sums[b * groups + g] = 0;
-        continue;
-      }
-      const auto vscale = hn::Set(df, scale);
-      auto vsum = hn::Zero(di);
-      for (size_t i = 0; i < kQuantGroup; i += N) {
-        // Division, not a multiply by 1/scale: the contract is round(x / s).
-        auto qi = RoundToInt(df, hn::Div(hn::LoadU(df, xg + i), vscale));
-        qi = hn::Min(hn::Max(qi, lo), hi);
-        vsum = hn::Add(vsum, qi);
-        hn::StoreU(hn::DemoteTo(d8, qi), d8, qg + i);
-      }
-      sums[b * groups + g] = hn::GetLane(hn::SumOfLanes(di, vsum));
+      scales[b * groups + g] = QuantizeGroup32(xg, qg, sums + b * groups + g);
       if (half_sums) {  // scalar: vectors may be wider than 16 lanes
         int32_t half = 0;
         for (size_t i = 0; i < kQuantGroup / 2; ++i) half += qg[i];

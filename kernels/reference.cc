@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/half.h"
+#include "kernels/kernel_table.h"
 
 namespace ember::kernels::reference {
 
@@ -145,21 +146,103 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
   }
 }
 
-void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
-            size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
-            float* out) {
+namespace {
+// s[t] = scale * score(t) (then softcap tanh(s / softcap) when softcap > 0),
+// probs = softmax(s), out = sum_t probs[t] value(t, i), in double.
+template <class Score, class Value>
+void AttendWith(size_t n_pos, size_t head_dim, float scale, float softcap,
+                const Score& score, const Value& value, float* probs, float* out) {
   for (size_t t = 0; t < n_pos; ++t) {
-    double dot = 0;
-    for (size_t i = 0; i < head_dim; ++i) dot += double(q[i]) * keys[t * kv_stride + i];
-    dot *= scale;
-    probs[t] = float(softcap > 0 ? softcap * std::tanh(dot / softcap) : dot);
+    const double s = score(t) * scale;
+    probs[t] = float(softcap > 0 ? softcap * std::tanh(s / softcap) : s);
   }
   Softmax(probs, n_pos);
   for (size_t i = 0; i < head_dim; ++i) {
     double sum = 0;
-    for (size_t t = 0; t < n_pos; ++t)
-      sum += double(probs[t]) * values[t * kv_stride + i];
+    for (size_t t = 0; t < n_pos; ++t) sum += double(probs[t]) * value(t, i);
     out[i] = float(sum);
+  }
+}
+}  // namespace
+
+void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
+            size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
+            float* out) {
+  AttendWith(
+      n_pos, head_dim, scale, softcap,
+      [&](size_t t) {
+        double dot = 0;
+        for (size_t i = 0; i < head_dim; ++i)
+          dot += double(q[i]) * keys[t * kv_stride + i];
+        return dot;
+      },
+      [&](size_t t, size_t i) { return double(values[t * kv_stride + i]); }, probs, out);
+}
+
+void AttendF16(const float* q, const uint16_t* keys, const uint16_t* values,
+               size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
+               float softcap, float* probs, float* out) {
+  AttendWith(
+      n_pos, head_dim, scale, softcap,
+      [&](size_t t) {
+        double dot = 0;
+        for (size_t i = 0; i < head_dim; ++i) {
+          dot += double(q[i]) * HalfToFloat(keys[t * kv_stride + i]);
+        }
+        return dot;
+      },
+      [&](size_t t, size_t i) { return double(HalfToFloat(values[t * kv_stride + i])); },
+      probs, out);
+}
+
+void AttendQ8(const int8_t* q, const float* q_scales, const int8_t* keys,
+              const float* key_scales, const int8_t* values, const float* value_scales,
+              size_t kv_stride, size_t scale_stride, size_t n_pos, size_t head_dim,
+              float scale, float softcap, float* probs, float* out) {
+  AttendWith(
+      n_pos, head_dim, scale, softcap,
+      [&](size_t t) {
+        double dot = 0;
+        for (size_t g = 0; g * kKvGroup < head_dim; ++g) {
+          int32_t group_dot = 0;
+          for (size_t i = g * kKvGroup; i < (g + 1) * kKvGroup && i < head_dim; ++i) {
+            group_dot += int32_t{q[i]} * keys[t * kv_stride + i];
+          }
+          dot += double(group_dot) * q_scales[g] * key_scales[t * scale_stride + g];
+        }
+        return dot;
+      },
+      [&](size_t t, size_t i) {
+        return double(values[t * kv_stride + i]) *
+               value_scales[t * scale_stride + i / kKvGroup];
+      },
+      probs, out);
+}
+
+void QuantizeKv(const float* x, size_t n_heads, size_t head_dim, size_t head_stride,
+                int8_t* q, float* scales) {
+  const size_t groups = KvGroups(head_dim);
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t begin = g * kKvGroup;
+      const size_t end = begin + kKvGroup < head_dim ? begin + kKvGroup : head_dim;
+      float absmax = 0.0f;
+      for (size_t i = begin; i < end; ++i) {
+        const float a = std::fabs(x[h * head_dim + i]);
+        absmax = a > absmax ? a : absmax;
+      }
+      const float s = absmax / 127.0f;
+      scales[h * groups + g] = s;
+      const size_t stored = head_stride >= groups * kKvGroup ? begin + kKvGroup : end;
+      for (size_t i = begin; i < stored; ++i) {
+        int value = 0;
+        if (i < end && s > 0.0f) {
+          value = static_cast<int>(std::nearbyint(x[h * head_dim + i] / s));
+          value = value < -127 ? -127 : (value > 127 ? 127 : value);
+        }
+        q[h * head_stride + i] = static_cast<int8_t>(value);
+      }
+    }
   }
 }
 

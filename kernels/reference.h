@@ -37,6 +37,22 @@ void RopeHalf(float* x, const float* cos, const float* sin, size_t n_heads,
 void Attend(const float* q, const float* keys, const float* values, size_t kv_stride,
             size_t n_pos, size_t head_dim, float scale, float softcap, float* probs,
             float* out);
+// Attend over an f16 cache (bit patterns), each value widened exactly.
+void AttendF16(const float* q, const uint16_t* keys, const uint16_t* values,
+               size_t kv_stride, size_t n_pos, size_t head_dim, float scale,
+               float softcap, float* probs, float* out);
+// Attend over a q8 cache of one KV head (kernel_table.h): the query's int8 values and
+// KvGroups(head_dim) scales, and position t's int8 keys at keys + t * kv_stride with
+// their scales at key_scales + t * scale_stride (values alike). Scores are the exact
+// per-group integer dots times both scales, summed in double.
+void AttendQ8(const int8_t* q, const float* q_scales, const int8_t* keys,
+              const float* key_scales, const int8_t* values, const float* value_scales,
+              size_t kv_stride, size_t scale_stride, size_t n_pos, size_t head_dim,
+              float scale, float softcap, float* probs, float* out);
+// QuantizeKvFn (kernel_table.h): per group of 32 values of each head, s = absmax / 127,
+// q = std::nearbyint(x / s) clamped to [-127, 127].
+void QuantizeKv(const float* x, size_t n_heads, size_t head_dim, size_t head_stride,
+                int8_t* q, float* scales);
 
 // Activation quantization, as kernel_table.h's QuantizeActsFn: per group of 32,
 // s = absmax / 127.0f, q = std::nearbyint(x / s) (ties to even) clamped to [-127, 127];

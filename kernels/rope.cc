@@ -85,25 +85,47 @@ float RopeFrequency(const RopeParams& p, size_t i, size_t head_dim) {
   return p.freq_factors ? scaled / p.freq_factors[i] : scaled;
 }
 
+namespace {
+// Stores pair i's (c, s) at its two lanes (-s at the first, +s at the second).
+void StorePair(size_t head_dim, bool interleaved, size_t i, float c, float s,
+               float* cos_x, float* sin_x) {
+  const size_t first = interleaved ? 2 * i : i;
+  const size_t second = interleaved ? 2 * i + 1 : i + head_dim / 2;
+  cos_x[first] = c;
+  cos_x[second] = c;
+  sin_x[first] = -s;
+  sin_x[second] = s;
+}
+}  // namespace
+
 void RopeTables(size_t pos, const RopeParams& params, size_t head_dim, bool interleaved,
                 float* cos_x, float* sin_x) {
-  const size_t half = head_dim / 2;
   const bool scaled = params.scaling == RopeScalingKind::kYarn ||
                       params.scaling == RopeScalingKind::kLongRope;
   const float attention = params.attention_factor;
-  for (size_t i = 0; i < half; ++i) {
+  for (size_t i = 0; i < head_dim / 2; ++i) {
     const float angle = static_cast<float>(pos) * RopeFrequency(params, i, head_dim);
     float c = std::cos(angle), s = std::sin(angle);
     if (scaled) {
       c *= attention;
       s *= attention;
     }
-    const size_t first = interleaved ? 2 * i : i;
-    const size_t second = interleaved ? 2 * i + 1 : i + half;
-    cos_x[first] = c;
-    cos_x[second] = c;
-    sin_x[first] = -s;
-    sin_x[second] = s;
+    StorePair(head_dim, interleaved, i, c, s, cos_x, sin_x);
+  }
+}
+
+void RopeShiftTables(size_t from, size_t to, const RopeParams& params, size_t head_dim,
+                     bool interleaved, float* cos_x, float* sin_x) {
+  for (size_t i = 0; i < head_dim / 2; ++i) {
+    const float freq = RopeFrequency(params, i, head_dim);
+    const float a = static_cast<float>(from) * freq, b = static_cast<float>(to) * freq;
+    const float c_from = std::cos(a), s_from = std::sin(a);
+    const float c_to = std::cos(b), s_to = std::sin(b);
+    // cos(b - a) = cos b cos a + sin b sin a;  sin(b - a) = sin b cos a - cos b sin a
+    const double c = double(c_to) * c_from + double(s_to) * s_from;
+    const double s = double(s_to) * c_from - double(c_to) * s_from;
+    StorePair(head_dim, interleaved, i, static_cast<float>(c), static_cast<float>(s),
+              cos_x, sin_x);
   }
 }
 

@@ -58,6 +58,14 @@ void RopeTables(size_t pos, const RopeParams& params, size_t head_dim, bool inte
 void RopeTables(size_t pos, float theta, size_t head_dim, bool interleaved, float* cos_x,
                 float* sin_x);
 
+// Tables (laid out as RopeTables') that turn a key rotated for position `from` into the
+// key rotated for position `to`: the rotation by angle_i(to) - angle_i(from), each angle
+// the float RopeTables computes with the same params, the difference's cos and sin
+// formed in double from their cos and sin. attention_factor is not applied again (the
+// key already carries it). A context shift moves cached keys with them.
+void RopeShiftTables(size_t from, size_t to, const RopeParams& params, size_t head_dim,
+                     bool interleaved, float* cos_x, float* sin_x);
+
 }  // namespace ember::kernels
 
 #endif  // EMBER_KERNELS_ROPE_H_

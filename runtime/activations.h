@@ -1,26 +1,16 @@
-// What a forward pass reads and writes besides the weights: the KV cache and the
-// activation buffers, as typed views into a session's arena (PlanSession places them).
+// What a forward pass reads and writes besides the weights: the KV cache (kv_cache.h)
+// and the activation buffers, as typed views into a session's arena (PlanSession places
+// them).
 #ifndef EMBER_RUNTIME_ACTIVATIONS_H_
 #define EMBER_RUNTIME_ACTIVATIONS_H_
 
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/kv_cache.h"
 #include "runtime/linear.h"
 
 namespace ember {
-
-// Keys and values of every layer: (n_layers, 2, max_context, kv_dim), keys then values.
-struct KvCache {
-  float* data = nullptr;
-  size_t max_context = 0;
-  size_t kv_dim = 0;
-
-  float* keys(size_t layer) const { return data + (2 * layer) * max_context * kv_dim; }
-  float* values(size_t layer) const {
-    return data + (2 * layer + 1) * max_context * kv_dim;
-  }
-};
 
 // Tokens whose attention runs as one parallel step; Activations::probs holds their rows.
 inline constexpr size_t kMaxAttentionChunk = 4;
@@ -41,6 +31,13 @@ struct Activations {
   float* rope_local_cos = nullptr;  // (max_batch, head_dim)
   float* rope_local_sin = nullptr;  // (max_batch, head_dim)
   float* q = nullptr;         // (max_batch, q_dim)
+  // New keys and values in f32, (2, max_batch, kv_dim), when they are not computed in
+  // place in the cache (an f16 or q8 cache, a ring): KvCache::Store converts them.
+  float* kv_new = nullptr;
+  // A q8 cache's queries, in its encoding: (max_batch, n_heads, KvGroups(head_dim) *
+  // kKvGroup) int8 and (max_batch, n_heads, KvGroups(head_dim)) scales (else null).
+  int8_t* q8 = nullptr;
+  float* q8_scales = nullptr;
   float* attn_out = nullptr;  // (max_batch, q_dim): heads concatenated
   float* probs = nullptr;     // (chunk, n_heads, max_context): attention weights
   float* spans = nullptr;     // (chunk, kMaxAttentionSpans, n_heads, head_dim + 2)

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "runtime/c_api_internal.h"
+#include "runtime/c_api_options.h"
 #include "runtime/generate.h"
 #include "runtime/prompt_state.h"
 
@@ -27,6 +28,9 @@ EMBER_SAME_CODE(EMBER_INTERNAL, kInternal);
 #undef EMBER_SAME_CODE
 static_assert(EMBER_BACKEND_HIGHWAY == static_cast<unsigned>(ember::Backend::kHighway));
 static_assert(EMBER_BACKEND_XNNPACK == static_cast<unsigned>(ember::Backend::kXnnpack));
+static_assert(EMBER_KV_F32 == static_cast<unsigned>(ember::KvType::kF32));
+static_assert(EMBER_KV_F16 == static_cast<unsigned>(ember::KvType::kF16));
+static_assert(EMBER_KV_Q8 == static_cast<unsigned>(ember::KvType::kQ8));
 
 namespace ember::c_api {
 
@@ -58,83 +62,9 @@ void Release(T* handle) {
   }
 }
 
-ember::Status ToSessionOptions(const ember_session_options* o,
-                               ember::SessionOptions* options) {
-  *options = ember::SessionOptions();
-  if (o == nullptr) return ember::Status::Ok();
-  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_session_options>(
-      "ember_session_options", o->struct_size,
-      offsetof(ember_session_options, all_logits) + sizeof(o->all_logits)));
-  options->max_context = o->max_context;
-  if (o->max_batch) options->max_batch = o->max_batch;
-  options->max_prompt_bytes = o->max_prompt_bytes;
-  options->all_logits = o->all_logits != 0;
-  if (EMBER_HAS_FIELD(o, ember_session_options, backend)) {
-    if (o->backend > EMBER_BACKEND_XNNPACK) {
-      return ember::InvalidArgument("ember_session_options: unknown backend %u",
-                                    o->backend);
-    }
-    options->backend = static_cast<ember::Backend>(o->backend);
-  }
-  if (EMBER_HAS_FIELD(o, ember_session_options, ignore_baked_prompt)) {
-    options->baked_prompt = o->ignore_baked_prompt == 0;
-  }
-  if (EMBER_HAS_FIELD(o, ember_session_options, isa)) options->isa = o->isa;
-  return ember::Status::Ok();
-}
-
-ember::Status ToSamplerOptions(const ember_sampler_options* o,
-                               ember::SamplerOptions* options, ember::StopStrings* stop) {
-  *options = ember::SamplerOptions();
-  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
-      "ember_sampler_options", o->struct_size,
-      offsetof(ember_sampler_options, seed) + sizeof(o->seed)));
-  options->temperature = o->temperature;
-  options->top_k = o->top_k;
-  options->top_p = o->top_p;
-  options->seed = o->seed;
-  if (EMBER_HAS_FIELD(o, ember_sampler_options, min_p)) {
-    options->repeat_penalty = o->repeat_penalty;
-    options->repeat_last_n = o->repeat_last_n;
-    options->frequency_penalty = o->frequency_penalty;
-    options->presence_penalty = o->presence_penalty;
-    options->min_p = o->min_p;
-  }
-  EMBER_RETURN_IF_ERROR(ember::Sampler::CheckOptions(*options));
-  std::string_view strings[ember::StopStrings::kMaxStrings];
-  uint32_t n_stop = 0;
-  if (EMBER_HAS_FIELD(o, ember_sampler_options, n_stop)) n_stop = o->n_stop;
-  if (n_stop > ember::StopStrings::kMaxStrings) {
-    return ember::InvalidArgument("%u stop strings: at most %zu are allowed", n_stop,
-                                  ember::StopStrings::kMaxStrings);
-  }
-  if (n_stop > 0 && o->stop == nullptr) {
-    return ember::InvalidArgument("n_stop is %u but stop is NULL", n_stop);
-  }
-  for (uint32_t i = 0; i < n_stop; ++i) {
-    if (o->stop[i] == nullptr) return ember::InvalidArgument("stop string %u is NULL", i);
-    strings[i] = o->stop[i];
-  }
-  return stop->Set(strings, n_stop);
-}
-
-ember::Status ToEncodeOptions(const ember_tokenize_options* o,
-                              const ember::Tokenizer& tok,
-                              ember::EncodeOptions* options) {
-  *options = ember::EncodeOptions();
-  options->add_bos = tok.add_bos();
-  if (o == nullptr) return ember::Status::Ok();
-  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_tokenize_options>(
-      "ember_tokenize_options", o->struct_size,
-      offsetof(ember_tokenize_options, parse_special) + sizeof(o->parse_special)));
-  if (o->add_bos < -1 || o->add_bos > 1) {
-    return ember::InvalidArgument("ember_tokenize_options: add_bos %d is not -1, 0 or 1",
-                                  o->add_bos);
-  }
-  if (o->add_bos >= 0) options->add_bos = o->add_bos == 1;
-  options->parse_special = o->parse_special != 0;
-  return ember::Status::Ok();
-}
+using ember::c_api::ToEncodeOptions;
+using ember::c_api::ToSamplerOptions;
+using ember::c_api::ToSessionOptions;
 
 ember_status ModelResult(ember::Result<std::unique_ptr<ember::Model>> result,
                          ember_model** model) {
@@ -208,42 +138,6 @@ const char* ember_status_string(ember_status status) {
 }
 
 const char* ember_last_error(void) { return ember::c_api::last_error; }
-
-void ember_session_options_default(ember_session_options* options) {
-  const ember::SessionOptions d;
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->max_context = d.max_context;
-  options->max_batch = d.max_batch;
-  options->max_prompt_bytes = d.max_prompt_bytes;
-  options->all_logits = d.all_logits;
-  options->backend = static_cast<uint32_t>(d.backend);
-  options->isa = d.isa;
-}
-
-void ember_sampler_options_default(ember_sampler_options* options) {
-  const ember::SamplerOptions d;
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->temperature = d.temperature;
-  options->top_k = d.top_k;
-  options->top_p = d.top_p;
-  options->seed = d.seed;
-  options->repeat_penalty = d.repeat_penalty;
-  options->repeat_last_n = d.repeat_last_n;
-  options->frequency_penalty = d.frequency_penalty;
-  options->presence_penalty = d.presence_penalty;
-  options->min_p = d.min_p;
-  options->stop = nullptr;
-  options->n_stop = 0;
-}
-
-void ember_tokenize_options_default(ember_tokenize_options* options) {
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->add_bos = -1;
-  options->parse_special = 0;
-}
 
 ember_status ember_model_open(const char* path, ember_model** model) {
   if (!path) return NullArgument("path");
@@ -421,6 +315,12 @@ ember_status ember_sample(ember_session* session, int32_t* token) {
   }
   const ember::Session& s = session->session;
   return Report(session->sampler->Sample(s.logits(), s.tokens(), s.position(), token));
+}
+
+ember_status ember_session_shift_context(ember_session* session, size_t keep,
+                                         size_t discard) {
+  if (!session) return NullArgument("session");
+  return Report(session->session.ShiftContext(keep, discard));
 }
 
 ember_status ember_generate(ember_session* session, const int32_t* prompt,

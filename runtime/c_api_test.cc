@@ -170,6 +170,54 @@ TEST_F(CApiTest, OptionStructsCarryTheirSize) {
   EXPECT_EQ(ember_session_set_sampler(session.get(), nullptr), EMBER_INVALID_ARGUMENT);
 }
 
+// The appended long-context fields: an older struct gets the f32 cache and no shift; a
+// q8 cache needs a smaller arena; an unknown type is refused; with context_shift,
+// generation goes past the context (and stops there without it).
+TEST_F(CApiTest, KvTypeAndContextShift) {
+  ember_session_options options;
+  ember_session_options_default(&options);
+  EXPECT_EQ(options.kv_type, EMBER_KV_F32);
+  EXPECT_EQ(options.context_shift, 0);
+  options.max_context = 64;
+  const size_t f32_bytes = model_.ArenaBytes(&options);
+  ember_session_options older = options;
+  older.struct_size = offsetof(ember_session_options, kv_type);
+  older.kv_type = EMBER_KV_Q8;  // past its struct_size: never read
+  EXPECT_EQ(model_.ArenaBytes(&older), f32_bytes);
+  ember_session_options q8 = options;
+  q8.kv_type = EMBER_KV_Q8;
+  EXPECT_LT(model_.ArenaBytes(&q8), f32_bytes);
+  ember_session_options bad = options;
+  bad.kv_type = 3;
+  EXPECT_EQ(model_.ArenaBytes(&bad), 0u);
+  EXPECT_NE(cpp::LastError().find("unknown kv_type 3"), std::string::npos);
+
+  for (int shift : {0, 1}) {
+    ember_session_options o = q8;
+    o.context_shift = shift;
+    o.context_keep = 1;
+    cpp::Session session;
+    ASSERT_EQ(session.Create(model_, &o), EMBER_OK) << cpp::LastError();
+    size_t generated = 0;
+    const ember_status status = session.Generate(
+        {1}, 150, [](int32_t, std::string_view) { return true; }, &generated);
+    if (shift) {
+      EXPECT_EQ(status, EMBER_OK) << cpp::LastError();
+      EXPECT_EQ(generated, 150u);
+      EXPECT_LE(session.position(), 64u);
+    } else {
+      EXPECT_EQ(status, EMBER_OUT_OF_RANGE);
+      EXPECT_EQ(generated, 64u);
+    }
+  }
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
+  ASSERT_EQ(session.Prefill({1, 2, 3, 4, 5}), EMBER_OK);
+  EXPECT_EQ(session.ShiftContext(1, 5), EMBER_INVALID_ARGUMENT);  // past position 5
+  EXPECT_EQ(session.ShiftContext(1, 2), EMBER_OK) << cpp::LastError();
+  EXPECT_EQ(session.position(), 3u);
+}
+
 // Sampler options are values a caller may get wrong: each is refused with a message
 // naming it, and the session keeps sampling as before.
 TEST_F(CApiTest, SamplerOptionsAreValidated) {

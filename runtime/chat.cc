@@ -54,6 +54,15 @@ bool OnToken(void* p, int32_t id, std::string_view text) {
   return s->callback(s->user, id, text);
 }
 
+// How many of the session's cached positions still hold tokens[0, n); at least one token
+// is left to prefill, for its logits.
+size_t CachedPrefix(const Session& s, const int32_t* tokens, size_t n) {
+  size_t keep = 0;
+  const size_t cached = s.position();
+  while (keep < cached && keep < n && s.tokens()[keep] == tokens[keep]) ++keep;
+  return keep == n && keep > 0 ? keep - 1 : keep;
+}
+
 }  // namespace
 
 size_t Chat::RequiredBytes(const Session& session, const ChatOptions& options) {
@@ -206,12 +215,21 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
     DropOldest();
     ++stats->dropped_messages;
   }
-  // The cached prefix that still matches; at least one token is prefilled, for logits.
-  size_t keep = 0;
-  const size_t cached = s.position();
-  while (keep < cached && keep < n && s.tokens()[keep] == tokens[keep]) ++keep;
-  if (keep == n) --keep;
-  EMBER_RETURN_IF_ERROR(s.Truncate(keep));
+  size_t keep = CachedPrefix(s, tokens, n);
+  Status truncated = s.Truncate(keep);
+  if (truncated.code() == StatusCode::kOutOfRange) {
+    // A sliding layer's ring has wrapped past what a pass from `keep` reads: prefill
+    // again from the start (after the baked prompt, when the conversation begins with
+    // it), or from nothing.
+    s.Reset();
+    keep = CachedPrefix(s, tokens, n);
+    truncated = s.Truncate(keep);
+    if (truncated.code() == StatusCode::kOutOfRange) {
+      keep = 0;
+      truncated = s.Truncate(0);
+    }
+  }
+  EMBER_RETURN_IF_ERROR(truncated);
   stats->prompt_tokens = n;
   stats->reused_tokens = keep;
   stats->prefill_tokens = n - keep;
@@ -227,11 +245,13 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
   GenerateResult result;
+  const size_t shifts = s.shifts();
   const Clock::time_point start = Clock::now();
   const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate,
                                  &OnToken, &state, &result);
   const Clock::time_point end = Clock::now();
   stats->generated = result.generated;
+  stats->context_shifts = s.shifts() - shifts;
   stats->stop = result.stop;
   stats->stop_token = result.stop_token;
   stats->prefill_seconds =

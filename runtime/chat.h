@@ -34,7 +34,8 @@ struct ChatTurnStats {
   double prefill_seconds = 0;   // to the first sampled token
   double generate_seconds = 0;  // after it
   StopReason stop = StopReason::kMaxTokens;
-  int32_t stop_token = -1;  // with kEndOfText: the end of turn or stop id sampled
+  int32_t stop_token = -1;    // with kEndOfText: the end of turn or stop id sampled
+  size_t context_shifts = 0;  // made while replying (SessionOptions::context_shift)
 };
 
 class Chat {

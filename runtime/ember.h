@@ -65,7 +65,18 @@ typedef struct ember_session_options {
                       "avx512-vnni", "sse4"; "neon", "dotprod", "i8mm"); NULL: the
                       EMBER_ISA environment variable, else "native". EMBER_UNIMPLEMENTED
                       when the CPU cannot run it; read only during session create */
+  /* Appended in 0.3 (long contexts in small memory): */
+  uint32_t kv_type;      /* EMBER_KV_F32 (default), EMBER_KV_F16 or EMBER_KV_Q8 */
+  int context_shift;     /* nonzero: a full context is shifted, not an error
+                            (ember_session_shift_context; RoPE models only) */
+  uint32_t context_keep; /* positions a shift keeps at the start */
 } ember_session_options;
+
+/* What the KV cache stores: f32; f16; or q8, int8 with an f32 scale per group of 32
+ * values of each head (36 bytes per 32 values). ember_arena_bytes tells the memory. */
+#define EMBER_KV_F32 0u
+#define EMBER_KV_F16 1u
+#define EMBER_KV_Q8 2u
 
 /* What runs the products with f32 weight matrices: ember's Highway kernels, or XNNPACK's
  * fully-connected operators (with a packed copy of those weights in the session's arena;
@@ -197,12 +208,22 @@ ember_status ember_session_set_sampler(ember_session* session,
  * NaN or infinite (nothing is sampled from those: see `ember inspect --check-weights`). */
 ember_status ember_sample(ember_session* session, int32_t* token);
 
+/* Context shift: drops positions [keep, keep + discard) and moves the later ones down,
+ * their keys rotated to the new positions (RoPE), so generation can go on past a full
+ * context. With options.context_shift, ember_generate does this itself when the context
+ * is full (keeping context_keep positions and dropping half of the rest).
+ * EMBER_INVALID_ARGUMENT for a model with learned positions or a range past the
+ * position. */
+ember_status ember_session_shift_context(ember_session* session, size_t keep,
+                                         size_t discard);
+
 /* Prefills the prompt (none: the session's logits go on, as after a restored state or a
  * baked prompt, which bring them), then samples up to max_new tokens, calling
  * `callback` for each.
  * Stops early at the end-of-text token or when the callback returns 0 (EMBER_OK), or when
- * the context is full (EMBER_OUT_OF_RANGE). *n_generated tells how many came. An encoder
- * (bidirectional attention) cannot generate: EMBER_INVALID_ARGUMENT. */
+ * the context is full (EMBER_OUT_OF_RANGE) unless options.context_shift made room.
+ * *n_generated tells how many came. An encoder (bidirectional attention) cannot generate:
+ * EMBER_INVALID_ARGUMENT. */
 ember_status ember_generate(ember_session* session, const int32_t* prompt,
                             size_t n_prompt, size_t max_new,
                             ember_token_callback callback, void* user,
@@ -211,9 +232,11 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
 /* ---- Saved state (appended in 0.3) ----
  * A session's state (position, the KV cache rows used, the tokens, the sampler's
  * generator) saved into caller memory and restored into a session over the same model
- * with the same KV cache type and a context that holds it: a header with a magic, a
- * version, the model's fingerprint, the sizes and checksums makes any other state an
- * error (EMBER_INVALID_ARGUMENT, EMBER_OUT_OF_RANGE), never a half-restored session. */
+ * with the same KV cache type (kv_type; the rows are saved as stored) and a context that
+ * holds it; a sliding layer's ring that has wrapped restores only into the same ring
+ * (the same max_batch and context_keep). A header with a magic, a version, the model's
+ * fingerprint, the sizes and checksums makes any other state an error
+ * (EMBER_INVALID_ARGUMENT, EMBER_OUT_OF_RANGE), never a half-restored session. */
 
 /* Bytes the state takes at the session's current position. */
 size_t ember_session_state_size(const ember_session* session);

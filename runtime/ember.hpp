@@ -112,6 +112,9 @@ class Session {
     return ember_generate(handle_, prompt.data(), prompt.size(), max_new, trampoline,
                           &on_token, n_generated);
   }
+  ember_status ShiftContext(size_t keep, size_t discard) {
+    return ember_session_shift_context(handle_, keep, discard);
+  }
   void Reset() { ember_session_reset(handle_); }
   size_t position() const { return ember_session_position(handle_); }
 

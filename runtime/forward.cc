@@ -9,6 +9,36 @@
 
 namespace ember {
 
+kernels::RopeParams GlobalRopeParams(const ModelConfig& c) {
+  kernels::RopeParams p;
+  p.theta = c.rope_theta;
+  p.scaling = static_cast<kernels::RopeScalingKind>(c.rope_scaling);
+  p.factor = c.rope_scaling_factor;
+  p.low_freq_factor = c.rope_low_freq_factor;
+  p.high_freq_factor = c.rope_high_freq_factor;
+  p.original_context = static_cast<float>(c.rope_original_context);
+  p.beta_fast = c.rope_beta_fast;
+  p.beta_slow = c.rope_beta_slow;
+  p.attention_factor = c.rope_attention_factor;
+  p.truncate = c.rope_yarn_truncate;
+  if (!c.rope_freq_factors.empty()) p.freq_factors = c.rope_freq_factors.data();
+  return p;
+}
+
+kernels::RopeParams LayerRopeParams(const ModelConfig& c, size_t layer) {
+  if (c.rope_local_theta > 0.0f && c.sliding(layer)) {
+    kernels::RopeParams local;
+    local.theta = c.rope_local_theta;
+    return local;
+  }
+  return GlobalRopeParams(c);
+}
+
+bool RopeShiftable(const ModelConfig& c, size_t context) {
+  return c.positions != PositionKind::kRope || c.rope_scaling != RopeScaling::kLongRope ||
+         context <= c.rope_original_context;
+}
+
 Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& act,
                  const KvCache& kv, const AttentionRecord& record)
     : c_(model.config()),
@@ -19,18 +49,7 @@ Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& 
       kv_(kv),
       record_(record) {
   const ModelConfig& c = c_;
-  rope_global_.theta = c.rope_theta;
-  rope_global_.scaling = static_cast<kernels::RopeScalingKind>(c.rope_scaling);
-  rope_global_.factor = c.rope_scaling_factor;
-  rope_global_.low_freq_factor = c.rope_low_freq_factor;
-  rope_global_.high_freq_factor = c.rope_high_freq_factor;
-  rope_global_.original_context = static_cast<float>(c.rope_original_context);
-  rope_global_.beta_fast = c.rope_beta_fast;
-  rope_global_.beta_slow = c.rope_beta_slow;
-  rope_global_.attention_factor = c.rope_attention_factor;
-  rope_global_.truncate = c.rope_yarn_truncate;
-  if (!c.rope_freq_factors.empty())
-    rope_global_.freq_factors = c.rope_freq_factors.data();
+  rope_global_ = GlobalRopeParams(c);
   rope_local_.theta = c.rope_local_theta;
   local_rope_ = c.rope_local_theta > 0.0f && c.has_sliding_layers();
 }
@@ -98,8 +117,15 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
   float* h = act_.x_norm;
   float* q = act_.q;
   const size_t kv = c_.kv_dim();
-  float* k_new = kv_.keys(layer) + pos0 * kv;
-  float* v_new = kv_.values(layer) + pos0 * kv;
+  // New keys and values: computed in place in an f32 cache; else in f32 scratch, then
+  // converted into the cache once (KvCache::Store).
+  float* k_new = kv_.InPlaceRows(layer, kKeys, pos0, batch);
+  float* v_new = kv_.InPlaceRows(layer, kValues, pos0, batch);
+  const bool in_place = k_new != nullptr && v_new != nullptr;
+  if (!in_place) {
+    k_new = act_.kv_new;
+    v_new = act_.kv_new + batch * kv;
+  }
 
   const float* in = x;
   if (pre) {
@@ -121,6 +147,7 @@ void Forward::AttentionBlock(size_t layer, size_t batch, size_t pos0) {
     Rope(q, c_.n_heads, batch, c_.q_dim(), local);
     Rope(k_new, c_.n_kv_heads, batch, kv, local);
   }
+  if (!in_place) kv_.Store(k_, layer, pos0, batch, k_new, v_new);
   Attention(layer, batch, pos0);
   float* proj = act_.proj;
   Linear(ctx_, act_.quant, *w.wo, act_.attn_out, batch, proj);
@@ -167,139 +194,6 @@ void Forward::FeedForwardBlock(size_t layer, size_t batch) {
   if (!pre) {
     Norm(w.ffn_norm, w.ffn_norm_bias, x, h, batch);
     memcpy(x, h, batch * c_.d_model * sizeof(float));
-  }
-}
-
-namespace {
-
-struct AttentionTask {
-  const kernels::KernelTable* k;
-  const float* q;     // (batch, q_dim): the step's queries
-  const float* keys;  // layer cache
-  const float* values;
-  float* out;      // (batch, q_dim): heads concatenated
-  float* probs;    // (AttentionChunk, n_heads, max_context): one row per (token, head)
-  float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
-  size_t first;    // token (index in the step) of the chunk's token 0
-  size_t tokens;   // in the chunk (at most AttentionChunk)
-  // Token i attends to cache positions [start[i], start[i] + n_pos[i]): from 0, or
-  // from the first its layer's sliding window holds.
-  size_t start[kMaxAttentionChunk], n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
-  size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
-  size_t n_heads, q_dim, max_context, kv_stride, head_dim, group;
-  float scale, softcap;
-  bool record;  // the merge turns probs into the softmax only for an attention record
-  bool decode;  // one token: its cache rows come from DRAM (a prefill's are in cache)
-
-  float* token_probs(size_t i) const { return probs + i * n_heads * max_context; }
-  float* token_partial(size_t i) const {
-    return partial + i * kernels::kMaxAttentionSpans * n_heads *
-                         kernels::AttentionPartialFloats(head_dim);
-  }
-};
-
-// Work item j is one span of positions of one token of the chunk; a call takes a run
-// of them, each token's part as one kernel call (keys, then values, read as one stream).
-void AttendSpans(void* context, size_t begin, size_t count) {
-  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
-  for (size_t i = 0; i < t.tokens; ++i) {
-    const size_t first = begin > t.first_item[i] ? begin : t.first_item[i];
-    const size_t end =
-        begin + count < t.first_item[i + 1] ? begin + count : t.first_item[i + 1];
-    if (first >= end) continue;
-    const size_t rows = t.start[i] * t.kv_stride;
-    t.k->attend_spans(t.q + (t.first + i) * t.q_dim, t.keys + rows, t.values + rows,
-                      t.kv_stride, t.n_pos[i], t.span[i], first - t.first_item[i],
-                      end - first, t.head_dim, t.n_heads, t.group, t.scale, t.softcap,
-                      t.token_probs(i) + t.start[i], t.max_context, t.token_partial(i),
-                      t.decode);
-  }
-}
-
-// Work item i merges token i's spans.
-void MergeSpans(void* context, size_t begin, size_t count) {
-  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
-  for (size_t i = begin; i < begin + count; ++i) {
-    t.k->attend_merge(t.token_partial(i), t.first_item[i + 1] - t.first_item[i],
-                      t.span[i], t.n_pos[i], t.head_dim, t.n_heads,
-                      t.record ? t.token_probs(i) + t.start[i] : nullptr, t.max_context,
-                      t.out + (t.first + i) * t.q_dim);
-  }
-}
-
-}  // namespace
-
-// For each token, each query head attends over the cached positions it may see: up to its
-// own (causal) or every position of the input (bidirectional), and in a sliding layer
-// only the last `sliding_window` of those (its span loop starts there). Heads sharing a
-// KV head (GQA/MQA) read the same cache columns. A token's positions are split into spans
-// (kernels::AttentionSpan: by the position count alone, so no result depends on the
-// thread count or on prefill against decode); each thread takes one run of consecutive
-// spans and reads their whole cache rows, keys then values, as forward streams; then a
-// merge per token combines the spans' partial softmaxes. (Splitting the heads instead
-// made each thread read part of every row: two threads were slower than one.) The spans
-// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
-// hand-over per token.
-void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
-  ProfileScope scope(ctx_.profile, KernelKind::kAttention);
-  const size_t hd = c_.head_dim, heads = c_.n_heads;
-  const bool causal = c_.mask == AttentionMask::kCausal;
-  AttentionTask task{};
-  task.k = &k_;
-  task.q = act_.q;
-  task.keys = kv_.keys(layer);
-  task.values = kv_.values(layer);
-  task.out = act_.attn_out;
-  task.probs = act_.probs;
-  task.partial = act_.spans;
-  task.n_heads = heads;
-  task.q_dim = c_.q_dim();
-  task.max_context = kv_.max_context;
-  task.kv_stride = c_.kv_dim();
-  task.head_dim = hd;
-  task.group = heads / c_.n_kv_heads;
-  task.scale = c_.attention_scale > 0.0f ? c_.attention_scale
-                                         : 1.0f / std::sqrt(static_cast<float>(hd));
-  task.softcap = c_.attn_softcap;
-  const size_t window = c_.window(layer);
-  task.record = record_.weights != nullptr;
-  task.decode = batch == 1;
-  const size_t chunk = AttentionChunk(act_.max_batch);
-  for (size_t first = 0; first < batch; first += chunk) {
-    task.first = first;
-    task.tokens = batch - first < chunk ? batch - first : chunk;
-    size_t work = 0;  // multiply-adds
-    for (size_t i = 0; i < task.tokens; ++i) {
-      const size_t end = causal ? pos0 + first + i + 1 : pos0 + batch;
-      task.start[i] = window > 0 && end > window ? end - window : 0;
-      task.n_pos[i] = end - task.start[i];
-      task.span[i] = kernels::AttentionSpan(task.n_pos[i]);
-      task.first_item[i + 1] =
-          task.first_item[i] + (task.n_pos[i] + task.span[i] - 1) / task.span[i];
-      work += 2 * heads * task.n_pos[i] * hd;
-    }
-    const size_t items = task.first_item[task.tokens];
-    // Below ~32K multiply-adds in all, a thread hand-over costs more than it saves.
-    const bool parallel = ctx_.pool && work > 32768;
-    if (parallel && items > 1) {
-      // Span by span: each thread starts on a run of consecutive spans and takes over
-      // the rest of a slower one's (a span's result does not depend on who runs it).
-      ctx_.pool->ParallelTiles(items, 1, &AttendSpans, &task, ctx_.profile);
-    } else {
-      AttendSpans(&task, 0, items);
-    }
-    if (parallel && task.tokens > 1) {
-      ctx_.pool->ParallelTiles(task.tokens, 1, &MergeSpans, &task, ctx_.profile);
-    } else {
-      MergeSpans(&task, 0, task.tokens);
-    }
-    if (task.record) {
-      for (size_t i = 0; i < task.tokens; ++i) {
-        RecordAttentionRow(record_, layer, pos0 + first + i, task.token_probs(i),
-                           task.max_context, task.start[i],
-                           task.start[i] + task.n_pos[i]);
-      }
-    }
   }
 }
 

@@ -14,6 +14,17 @@
 
 namespace ember {
 
+// The RoPE of global layers (the model's base and scaling; LongRoPE's short factors), and
+// of layer `layer`: a sliding layer's own base (no scaling) where the model has one
+// (rope_local_theta, Gemma 3), else the global RoPE.
+kernels::RopeParams GlobalRopeParams(const ModelConfig& c);
+kernels::RopeParams LayerRopeParams(const ModelConfig& c, size_t layer);
+// Whether cached keys can be moved to other positions by a rotation (a context shift) in
+// a session of `context` positions: not with LongRoPE past its original context, whose
+// passes pick short or long factors by how far they reach (keys of one cache then turn
+// at different frequencies).
+bool RopeShiftable(const ModelConfig& c, size_t context);
+
 // One forward pass over a batch of tokens. It borrows everything it touches, given
 // explicitly: the model (config and weights), how to compute (kernels, pool, profile),
 // the activations and KV cache it writes, and the attention record (weights null when

@@ -58,8 +58,11 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
     prev = next;
     if (result->generated == options.max_new) break;
     if (session.position() >= session.max_context()) {
-      result->stop = StopReason::kContextFull;
-      break;
+      if (!session.plan().context_shift) {
+        result->stop = StopReason::kContextFull;
+        break;
+      }
+      EMBER_RETURN_IF_ERROR(session.MakeRoom(1));
     }
     EMBER_RETURN_IF_ERROR(session.Decode(next));
   }

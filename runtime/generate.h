@@ -41,8 +41,9 @@ struct GenerateResult {
 // after a restored state that brought them) and samples up to
 // max_new tokens, feeding each back, with the penalties over the context's tokens. Stops
 // early at a stop id (Tokenizer::IsStop: EOS, every end id a Hugging Face model lists,
-// and BOS for llama2.c models; and the options' ids), a stop string, a full context, or
-// when the callback says so.
+// and BOS for llama2.c models; and the options' ids), a stop string, a full context
+// (unless the session shifts its context: SessionOptions::context_shift), or when the
+// callback says so.
 Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
                 size_t n_prompt, const GenerateOptions& options, TokenCallback callback,
                 void* user, GenerateResult* result);

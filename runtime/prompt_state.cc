@@ -7,7 +7,6 @@ namespace ember {
 namespace {
 
 constexpr char kMagic[8] = {'E', 'M', 'B', 'R', 'S', 'T', 'A', 'T'};
-constexpr uint32_t kKvTypeF32 = 0;
 
 // Header fields by byte offset.
 enum : size_t {
@@ -29,6 +28,7 @@ enum : size_t {
   kAtVocab = 84,
 };
 constexpr uint32_t kHasLogits = 1;
+constexpr uint64_t kLayerEntryBytes = 8;  // sink, ring (uint32 each)
 
 template <class T>
 void Put(uint8_t* at, T v) {
@@ -66,11 +66,29 @@ uint64_t Hash(const void* data, size_t n, uint64_t seed) {
   return Mix(h ^ n);
 }
 
-uint64_t RowBytes(const ModelConfig& c) { return uint64_t{c.kv_dim()} * sizeof(float); }
+uint64_t RowBytes(const Session& s) {
+  const ModelConfig& c = s.model().config();
+  return KvRowBytes(s.plan().kv_type, c.n_kv_heads, c.head_dim);
+}
 
-uint64_t PayloadBytes(uint64_t layers, uint64_t row_bytes, uint64_t position,
-                      uint64_t logits) {
-  return position * sizeof(int32_t) + layers * 2 * position * row_bytes +
+// Slots of a layer's keys (and of its values) a state at `position` holds: every
+// position's, or a ring's slots in use (the ring's geometry as stored, so the bytes are
+// the cache's as it was).
+uint64_t LayerSlots(uint32_t sink, uint32_t ring, uint64_t position) {
+  return ring == 0 || position < uint64_t{sink} + ring ? position : uint64_t{sink} + ring;
+}
+
+// The payload: the tokens, the layer table ({sink, ring} of each layer), each layer's
+// key and value slots, the logits. Its size from the table (nullptr: rings of none).
+uint64_t PayloadBytes(uint64_t layers, const uint8_t* table, uint64_t row_bytes,
+                      uint64_t position, uint64_t logits) {
+  uint64_t slots = 0;
+  for (uint64_t l = 0; l < layers; ++l) {
+    slots += table ? LayerSlots(Get<uint32_t>(table + 8 * l),
+                                Get<uint32_t>(table + 8 * l + 4), position)
+                   : position;
+  }
+  return position * sizeof(int32_t) + layers * kLayerEntryBytes + 2 * slots * row_bytes +
          logits * sizeof(float);
 }
 
@@ -107,8 +125,15 @@ uint64_t ModelFingerprint(const Model& model) {
 
 size_t PromptStateBytes(const Session& s) {
   const ModelConfig& c = s.model().config();
-  return kPromptStateHeaderBytes + PayloadBytes(c.n_layers, RowBytes(c), s.position(),
-                                                s.logits_valid() ? c.vocab_size : 0);
+  uint64_t slots = 0;
+  for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
+    const KvLayer& l = s.kv_cache().layers[layer];
+    slots += LayerSlots(static_cast<uint32_t>(l.sink), static_cast<uint32_t>(l.ring),
+                        s.position());
+  }
+  return kPromptStateHeaderBytes + s.position() * sizeof(int32_t) +
+         c.n_layers * kLayerEntryBytes + 2 * slots * RowBytes(s) +
+         (s.logits_valid() ? c.vocab_size * sizeof(float) : 0);
 }
 
 Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
@@ -124,15 +149,22 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
   }
   uint8_t* h = static_cast<uint8_t*>(out);
   uint8_t* payload = h + kPromptStateHeaderBytes;
-  const size_t position = s.position(), row = RowBytes(c);
+  const size_t position = s.position(), row = RowBytes(s);
   memcpy(payload, s.tokens(), position * sizeof(int32_t));
   uint8_t* at = payload + position * sizeof(int32_t);
-  const KvCache& kv = s.buffers().kv;
+  const KvCache& kv = s.kv_cache();
+  for (uint32_t layer = 0; layer < c.n_layers; ++layer, at += kLayerEntryBytes) {
+    Put<uint32_t>(at, static_cast<uint32_t>(kv.layers[layer].sink));
+    Put<uint32_t>(at + 4, static_cast<uint32_t>(kv.layers[layer].ring));
+  }
+  // The slots as stored (the cache's type, a ring's rotation): restored byte for byte.
   for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
-    memcpy(at, kv.keys(layer), position * row);
-    at += position * row;
-    memcpy(at, kv.values(layer), position * row);
-    at += position * row;
+    const size_t n = LayerSlots(static_cast<uint32_t>(kv.layers[layer].sink),
+                                static_cast<uint32_t>(kv.layers[layer].ring), position);
+    for (KvSide side : {kKeys, kValues}) {
+      kv.CopySlotsOut(layer, side, n, at);
+      at += n * row;
+    }
   }
   // The last position's logits, so that a restored session samples with no prefill.
   if (s.logits_valid()) memcpy(at, s.logits(), c.vocab_size * sizeof(float));
@@ -143,7 +175,7 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
   Put<uint64_t>(h + kAtFingerprint, ModelFingerprint(s.model()));
   Put<uint32_t>(h + kAtLayers, c.n_layers);
   Put<uint32_t>(h + kAtKvDim, static_cast<uint32_t>(c.kv_dim()));
-  Put<uint32_t>(h + kAtKvType, kKvTypeF32);
+  Put<uint32_t>(h + kAtKvType, static_cast<uint32_t>(s.plan().kv_type));
   Put<uint32_t>(h + kAtRowBytes, static_cast<uint32_t>(row));
   Put<uint32_t>(h + kAtPosition, static_cast<uint32_t>(position));
   Put<uint32_t>(h + kAtContext, static_cast<uint32_t>(s.max_context()));
@@ -164,8 +196,9 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   }
   if (Get<uint32_t>(h + kAtVersion) != kPromptStateVersion ||
       Get<uint32_t>(h + kAtHeaderBytes) != kPromptStateHeaderBytes) {
-    return InvalidArgument("prompt state version %u (this build reads version %u)",
-                           Get<uint32_t>(h + kAtVersion), kPromptStateVersion);
+    return InvalidArgument(
+        "prompt state version %u (this build reads version %u: save or bake it again)",
+        Get<uint32_t>(h + kAtVersion), kPromptStateVersion);
   }
   if (Get<uint64_t>(h + kAtHeaderHash) != Hash(h, kAtHeaderHash, 11)) {
     return InvalidArgument("prompt state header is damaged (checksum mismatch)");
@@ -186,8 +219,26 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   }
   // The sizes agree with each other (64-bit: no field can wrap them) and with `bytes`.
   if (info->n_layers > 4096 || info->row_bytes > (1u << 24) ||
-      info->position > (1u << 24) ||
-      info->payload_bytes != PayloadBytes(info->n_layers, info->row_bytes, info->position,
+      info->position > (1u << 24)) {
+    return InvalidArgument(
+        "prompt state sizes out of range (%u layers, rows of %u bytes, "
+        "position %u)",
+        info->n_layers, info->row_bytes, info->position);
+  }
+  const uint64_t table_end =
+      uint64_t{info->position} * sizeof(int32_t) + info->n_layers * kLayerEntryBytes;
+  if (table_end > bytes - kPromptStateHeaderBytes) {
+    return InvalidArgument("prompt state truncated: %zu bytes", bytes);
+  }
+  info->layer_table = h + kPromptStateHeaderBytes + info->position * sizeof(int32_t);
+  for (uint32_t l = 0; l < info->n_layers; ++l) {
+    if (Get<uint32_t>(info->layer_table + 8 * l) > (1u << 24) ||
+        Get<uint32_t>(info->layer_table + 8 * l + 4) > (1u << 24)) {
+      return InvalidArgument("prompt state: layer %u's ring is out of range", l);
+    }
+  }
+  if (info->payload_bytes != PayloadBytes(info->n_layers, info->layer_table,
+                                          info->row_bytes, info->position,
                                           info->has_logits ? info->vocab_size : 0)) {
     return InvalidArgument(
         "prompt state sizes disagree (%u layers, rows of %u bytes, "
@@ -212,19 +263,51 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   if (info.model_fingerprint != ModelFingerprint(s->model())) {
     return InvalidArgument("the prompt state was saved from another model");
   }
+  const KvType type = s->plan().kv_type;
   if (info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
-      info.kv_type != kKvTypeF32 || info.row_bytes != RowBytes(c) ||
       info.vocab_size != c.vocab_size) {
     return InvalidArgument(
-        "the prompt state's KV cache (%u layers of %u, type %u) does not "
-        "match this session's",
-        info.n_layers, info.kv_dim, info.kv_type);
+        "the prompt state's KV cache (%u layers of %u) does not match this session's "
+        "(%u of %zu)",
+        info.n_layers, info.kv_dim, c.n_layers, c.kv_dim());
+  }
+  if (info.kv_type != static_cast<uint32_t>(type) || info.row_bytes != RowBytes(*s)) {
+    const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
+                            ? KvTypeName(static_cast<KvType>(info.kv_type))
+                            : "unknown";
+    return InvalidArgument(
+        "the saved state needs kv type %s; this session's KV cache is %s", saved,
+        KvTypeName(type));
   }
   const size_t keep = positions < info.position ? positions : info.position;
   if (keep > s->max_context()) {
     return OutOfRange(
         "the prompt state holds %zu positions; this session's context is %zu", keep,
         s->max_context());
+  }
+  // Each layer: a state whose slots are its positions (no ring, or one that has not
+  // wrapped) restores into any layout; a wrapped ring only into the same ring, and only
+  // back to where it still holds what a pass reads.
+  const KvCache& kv = s->kv_cache();
+  const size_t position = info.position, row = info.row_bytes;
+  for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
+    const uint32_t sink = Get<uint32_t>(info.layer_table + 8 * layer);
+    const uint32_t ring = Get<uint32_t>(info.layer_table + 8 * layer + 4);
+    if (LayerSlots(sink, ring, position) == position) continue;
+    const KvLayer& l = kv.layers[layer];
+    if (l.sink != sink || l.ring != ring) {
+      return InvalidArgument(
+          "the prompt state's layer %u keeps a ring of %u positions after %u, wrapped "
+          "at position %zu; this session's keeps %zu after %zu (its max_batch and "
+          "context_keep decide it)",
+          layer, ring, sink, position, l.ring, l.sink);
+    }
+    if (!kv.Holds(layer, c.window(layer), position, keep)) {
+      return OutOfRange(
+          "the prompt state's layer %u keeps a ring of its last %u positions, which no "
+          "longer holds those a pass from position %zu reads",
+          layer, ring, keep);
+    }
   }
   const uint8_t* payload = static_cast<const uint8_t*>(data) + kPromptStateHeaderBytes;
   const uint8_t* h = static_cast<const uint8_t*>(data);
@@ -240,15 +323,28 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     }
   }
   // Every check passed: write the first `keep` positions.
-  const size_t position = info.position, row = info.row_bytes;
   memcpy(s->buffers().history, payload, keep * sizeof(int32_t));
-  const uint8_t* at = payload + position * sizeof(int32_t);
-  const KvCache& kv = s->buffers().kv;
+  const uint8_t* at =
+      payload + position * sizeof(int32_t) + c.n_layers * kLayerEntryBytes;
   for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
-    memcpy(kv.keys(layer), at, keep * row);
-    at += position * row;
-    memcpy(kv.values(layer), at, keep * row);
-    at += position * row;
+    const uint32_t sink = Get<uint32_t>(info.layer_table + 8 * layer);
+    const uint32_t ring = Get<uint32_t>(info.layer_table + 8 * layer + 4);
+    const size_t n = LayerSlots(sink, ring, position);
+    const KvLayer& l = kv.layers[layer];
+    for (KvSide side : {kKeys, kValues}) {
+      if (n != position) {  // a wrapped ring, into the same ring: every slot
+        kv.CopySlotsIn(layer, side, 0, at, n, 0, n);
+      } else if (l.ring == 0) {  // positions into positions
+        kv.CopySlotsIn(layer, side, 0, at, n, 0, keep);
+      } else {  // positions into this session's ring: those it holds
+        for (size_t p = 0; p < keep; ++p) {
+          if (p < l.sink || p + l.ring >= keep) {
+            kv.CopySlotsIn(layer, side, kv.Slot(layer, p), at, n, p, 1);
+          }
+        }
+      }
+      at += n * row;
+    }
   }
   // The logits belong to the last position: restored only with all of them.
   const bool logits = info.has_logits && keep == position && keep > 0;

@@ -2,13 +2,16 @@
 // KV cache rows of the positions used, the sampler's generator) and restored into a
 // compatible session, for a prompt cache or a prompt baked into the model file.
 //
-// Layout (little-endian): a 96-byte header, then the payload: position int32 tokens,
-// then for each layer its key rows and value rows of the positions used (row_bytes
-// each), then (when the session had them) the last position's vocab_size logits, so
-// that a restored session samples its next token with no prefill at all. The header names
-// the model (a fingerprint), the cache's shape and type, the sizes, and checksums of both
-// parts: a state for another model, another cache type or a damaged copy is refused
-// before anything is written, never half-restored.
+// Layout (little-endian): a 96-byte header, then the payload: position int32 tokens;
+// each layer's ring geometry ({uint32 sink, uint32 ring}, 0 0 for a layer that keeps
+// every position: KvLayer); for each layer its key slots and value slots in use, as the
+// cache stores them (row_bytes each, KvRowBytes of the cache's type: f32, f16, or q8's
+// int8 rows then their scales; a ring's slots in their rotation), so that a restore is
+// exact; then (when the session had them) the last position's vocab_size logits, so
+// that a restored session samples its next token with no prefill at all. The header
+// names the model (a fingerprint), the cache's shape and type, the sizes, and checksums
+// of both parts: a state for another model, another cache type or ring geometry, or a
+// damaged copy is refused before anything is written, never half-restored.
 #ifndef EMBER_RUNTIME_PROMPT_STATE_H_
 #define EMBER_RUNTIME_PROMPT_STATE_H_
 
@@ -23,7 +26,7 @@
 namespace ember {
 
 inline constexpr size_t kPromptStateHeaderBytes = 96;
-inline constexpr uint32_t kPromptStateVersion = 1;
+inline constexpr uint32_t kPromptStateVersion = 2;
 
 // What a state's header says (PeekPromptState).
 struct PromptStateInfo {
@@ -35,6 +38,8 @@ struct PromptStateInfo {
   uint32_t vocab_size = 0;
   bool has_logits = false;          // the last position's logits follow the KV rows
   const int32_t* tokens = nullptr;  // position tokens, inside the state's memory
+  // n_layers entries of {uint32 sink, uint32 ring} (KvLayer), inside the state's memory.
+  const uint8_t* layer_table = nullptr;
 };
 
 // A fingerprint of the model's weights and shape (config, tokenizer size, each tensor's
@@ -55,10 +60,12 @@ Status SavePromptState(const Session& session, const Sampler* sampler, void* out
 Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info);
 
 // Restores a saved state into the session (and the sampler's generator, when given):
-// the model must be the one it was saved from, the KV cache of the same type, and the
-// position within the session's context. Every check (and the checksums) passes before
-// the session is touched; on an error it is unchanged. With `positions` below the
-// state's, only its first `positions` positions are restored.
+// the model must be the one it was saved from, the KV cache of the same type and ring
+// geometry (the same sliding layers' rings: context, max_batch and context_keep that
+// give them), and the position within the session's context. Every check (and the
+// checksums) passes before the session is touched; on an error it is unchanged. With
+// `positions` below the state's, only its first `positions` positions are restored
+// (OutOfRange when a ring in the state has wrapped past those a pass from there reads).
 Status RestorePromptState(Session* session, Sampler* sampler, const void* data,
                           size_t bytes, size_t positions = SIZE_MAX);
 

@@ -85,7 +85,10 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
     const Status restored =
         RestorePromptState(&s, nullptr, baked.state, baked.state_bytes);
     if (!restored.ok()) {
-      return Status(restored.code(), "the model's baked prompt: %s", restored.message());
+      return Status(restored.code(),
+                    "the model's baked prompt: %s (a session that ignores the baked "
+                    "prompt starts empty)",
+                    restored.message());
     }
     s.use_baked_ = true;
   }
@@ -94,6 +97,7 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
 
 void Session::Reset() {
   position_ = 0;
+  shifts_ = 0;
   logits_valid_ = false;
   if (!use_baked_) return;
   const BakedPromptView& baked = model_->baked_prompt();
@@ -179,6 +183,16 @@ Status Session::Truncate(size_t position) {
   }
   if (model_->config().mask == AttentionMask::kBidirectional && position != 0) {
     return InvalidArgument("a bidirectional model's context cannot be cut short");
+  }
+  for (size_t layer = 0; layer < model_->config().n_layers; ++layer) {
+    if (!buffers_.kv.Holds(layer, model_->config().window(layer), position_, position)) {
+      return OutOfRange(
+          "cannot truncate to position %zu: layer %zu keeps a ring of its last %zu "
+          "positions (a sliding window of %u), which no longer holds those a pass from "
+          "there reads; prefill again from an earlier point (Reset)",
+          position, layer, buffers_.kv.layers[layer].ring,
+          model_->config().sliding_window);
+    }
   }
   if (position != position_) logits_valid_ = false;
   position_ = position;

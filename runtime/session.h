@@ -39,6 +39,20 @@ class Session {
   Status Prefill(const int32_t* tokens, size_t n);
   Status Decode(int32_t token) { return Prefill(&token, 1); }
 
+  // Context shift: drops positions [keep, keep + discard) of the cache and moves the
+  // later ones `discard` positions down, their RoPE keys rotated to the new positions
+  // (as a fresh pass at those positions would have rotated them; the values move
+  // unchanged), so generation goes on past the context. A model with learned positions
+  // refuses it. f32 and f16 keys rotate exactly up to rounding; q8 keys are dequantized,
+  // rotated and quantized again (one more rounding of the moved keys). tokens() move
+  // with their positions.
+  Status ShiftContext(size_t keep, size_t discard);
+  // Room for n more positions: nothing to do when they fit; else, with
+  // SessionOptions::context_shift, a ShiftContext keeping context_keep positions and
+  // dropping half of the rest (more if n needs it); else OutOfRange.
+  Status MakeRoom(size_t n);
+  size_t shifts() const { return shifts_; }  // context shifts since Create or Reset
+
   // Encodes text into the session's token buffer (valid until the next Tokenize).
   Status Tokenize(const char* text, size_t text_bytes, const EncodeOptions& options,
                   const int32_t** ids, size_t* n);
@@ -69,7 +83,7 @@ class Session {
   size_t position() const { return position_; }
   size_t max_context() const { return plan_.max_context; }
   // Back to the start: position 0, or after the model's baked prompt (restored again)
-  // when the session uses it.
+  // when the session uses it; the count of shifts() starts again.
   void Reset();
   // Positions the session starts with (the baked prompt's tokens, or 0).
   size_t start_position() const {
@@ -79,7 +93,8 @@ class Session {
   const int32_t* tokens() const { return buffers_.history; }
   // Forgets the positions from `position` on (<= position()): the next prefill continues
   // after the first `position` tokens, whose keys and values stay. logits() are stale
-  // until then.
+  // until then. OutOfRange when a sliding layer's ring has wrapped past the positions a
+  // pass from `position` reads (KvCache::Holds): prefill again from an earlier point.
   Status Truncate(size_t position);
 
   const Model& model() const { return *model_; }
@@ -91,6 +106,8 @@ class Session {
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
   // The ISA tier the kernels were built for: "avx-vnni", ... (SessionOptions::isa).
   const char* kernel_isa() const { return kernels_.isa; }
+  // The cache (its rows as the forward pass wrote them; KvCache::Load reads one).
+  const KvCache& kv_cache() const { return buffers_.kv; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
   // The session's arena buffers (the KV cache, for saving and restoring state).
@@ -124,6 +141,7 @@ class Session {
   SessionBuffers buffers_;
   AttentionRecord record_;  // rows unused: attention_record() computes them
   size_t position_ = 0;
+  size_t shifts_ = 0;
   bool use_baked_ = false;
   bool logits_valid_ = false;
   const float* logits_last_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
+#include "runtime/forward.h"
 #include "runtime/sampler.h"
 #include "runtime/tokenizer.h"
 #include "runtime/xnn_backend.h"
@@ -39,6 +40,42 @@ size_t MaxQuantizedInput(const Weights& w) {
   return widest;
 }
 
+// Context shift moves keys to earlier positions: RoPE keys are rotated there, keys
+// without positions need nothing, but learned positions were added to the input of every
+// layer and cannot be moved. It keeps context_keep positions and drops half of the rest,
+// so at least two must remain.
+Status CheckContextShift(const ModelConfig& c, const SessionOptions& o, size_t context) {
+  if (!o.context_shift) return Status::Ok();
+  if (c.positions == PositionKind::kLearned) {
+    return InvalidArgument(
+        "context shift needs rotary (RoPE) positions or none; this model's positions "
+        "are learned (added to its input), so its cache cannot be moved to new "
+        "positions");
+  }
+  if (c.mask == AttentionMask::kBidirectional) {
+    return InvalidArgument(
+        "context shift is for generation; this model is bidirectional");
+  }
+  if (!RopeShiftable(c, context)) {
+    return InvalidArgument(
+        "context shift: LongRoPE picks its factors per pass, and with a context of %zu "
+        "past its original %u the moved keys cannot be rotated as a fresh pass would",
+        context, c.rope_original_context);
+  }
+  if (o.context_keep + size_t{2} > context) {
+    return InvalidArgument(
+        "context shift keeps %u positions of a context of %zu: at least 2 must be left "
+        "to drop from",
+        o.context_keep, context);
+  }
+  return Status::Ok();
+}
+
+// The first positions a ring keeps apart: a context shift's kept ones.
+size_t RingSink(const SessionPlan& plan) {
+  return plan.context_shift ? plan.context_keep : 0;
+}
+
 // Whether any matrix is a K-quant (its products read the activations' half sums).
 bool HasKQuant(const Weights& w) {
   bool found = false;
@@ -68,6 +105,14 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
   if (o.backend != Backend::kHighway && o.backend != Backend::kXnnpack) {
     return InvalidArgument("unknown backend %u", static_cast<unsigned>(o.backend));
   }
+  plan->kv_type = o.kv_type;
+  if (o.kv_type != KvType::kF32 && o.kv_type != KvType::kF16 &&
+      o.kv_type != KvType::kQ8) {
+    return InvalidArgument("unknown KV cache type %u", static_cast<unsigned>(o.kv_type));
+  }
+  EMBER_RETURN_IF_ERROR(CheckContextShift(c, o, plan->max_context));
+  plan->context_shift = o.context_shift;
+  plan->context_keep = o.context_keep;
   plan->logit_rows = o.all_logits ? plan->max_batch : 1;
   plan->token_capacity = model.tokenizer().EncodeCapacity(plan->max_prompt_bytes);
   if (plan->token_capacity == SIZE_MAX) {
@@ -103,8 +148,35 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   SessionPlan::Ids& id = plan.ids;
   // Between passes: the cache, what the caller reads after a pass, and the scratch of
   // the calls between passes (sampling, tokenizing).
-  id.kv_cache = a.Add<float>("kv_cache", Product({c.n_layers, 2, T, c.kv_dim()}),
-                             kStepSession, kStepLogits, BufferKind::kKvCache);
+  size_t kv_rows = 0;
+  bool rings = false;  // a ring's new rows may wrap: they are written through kv_new
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    const KvLayer l = KvLayerPositions(c, layer, T, plan.max_batch, RingSink(plan));
+    rings = rings || l.ring > 0;
+    kv_rows = Padded(kv_rows, Product({2, l.capacity}));
+  }
+  const size_t kv_values = Product({kv_rows, c.kv_dim()});
+  const size_t head_groups = kernels::KvGroups(c.head_dim);
+  const bool q8 = plan.kv_type == KvType::kQ8;
+  switch (plan.kv_type) {
+    case KvType::kF32:
+      id.kv_f32 = a.Add<float>("kv_cache", kv_values, kStepSession, kStepLogits,
+                               BufferKind::kKvCache);
+      break;
+    case KvType::kF16:
+      id.kv_f16 = a.Add<uint16_t>("kv_cache", kv_values, kStepSession, kStepLogits,
+                                  BufferKind::kKvCache);
+      break;
+    case KvType::kQ8:
+      id.kv_q8 = a.Add<int8_t>("kv_cache", kv_values, kStepSession, kStepLogits,
+                               BufferKind::kKvCache);
+      id.kv_scales =
+          a.Add<float>("kv_scales", Product({kv_rows, c.n_kv_heads, head_groups}),
+                       kStepSession, kStepLogits, BufferKind::kKvCache);
+      break;
+  }
+  id.kv_layers = a.Add<KvLayer>("kv_layers", c.n_layers, kStepSession, kStepLogits,
+                                BufferKind::kKvCache);
   id.logits = a.Add<float>("logits", Product({plan.logit_rows, c.vocab_size}),
                            kStepSession, kStepLogits);
   id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
@@ -120,6 +192,17 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   id.rope_sin =
       a.Add<float>("rope_sin", Product({b, c.head_dim}), kStepEmbed, kStepFeedForward);
   id.q = a.Add<float>("q", Product({b, c.q_dim()}), kStepAttention, kStepAttention);
+  // New keys and values outside the cache, converted into it (not for an f32 cache
+  // without rings, whose rows are computed in place); a q8 cache's queries in its
+  // encoding.
+  id.kv_new = a.Add<float>(
+      "kv_new", plan.kv_type != KvType::kF32 || rings ? Product({2, b, c.kv_dim()}) : 0,
+      kStepAttention, kStepAttention);
+  id.q8 = a.Add<int8_t>("q8",
+                        q8 ? Product({b, c.n_heads, head_groups, kernels::kKvGroup}) : 0,
+                        kStepAttention, kStepAttention);
+  id.q8_scales = a.Add<float>("q8_scales", q8 ? Product({b, c.n_heads, head_groups}) : 0,
+                              kStepAttention, kStepAttention);
   id.attn_out = a.Add<float>("attn_out", Padded(Product({b, c.q_dim()}), pad),
                              kStepAttention, kStepAttention);
   id.probs = a.Add<float>("attn_probs", Product({chunk, c.n_heads, T}), kStepAttention,
@@ -165,11 +248,11 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
-    return ResourceExhausted("%s context of %zu positions needs more memory than this "
-                             "target can address (%s): choose a shorter context "
-                             "(max_context; -c on the command line)",
-                             options.max_context ? "a" : "the model's", T,
-                             planned.message());
+    return ResourceExhausted(
+        "%s context of %zu positions needs more memory than this "
+        "target can address (%s): choose a shorter context "
+        "(max_context; -c on the command line)",
+        options.max_context ? "a" : "the model's", T, planned.message());
   }
   if (options.max_context == 0 && plan.arena_bytes() > kDefaultArenaLimit) {
     return ResourceExhausted(
@@ -183,9 +266,25 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
 
 SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const {
   SessionBuffers s;
-  s.kv.data = arena.Bind(ids.kv_cache, base);
-  s.kv.max_context = max_context;
-  s.kv.kv_dim = config.kv_dim();
+  KvCache& kv = s.kv;
+  kv.type = kv_type;
+  kv.max_context = max_context;
+  kv.n_kv_heads = config.n_kv_heads;
+  kv.head_dim = config.head_dim;
+  kv.kv_dim = config.kv_dim();
+  kv.scale_stride = size_t{config.n_kv_heads} * kernels::KvGroups(config.head_dim);
+  kv.f32 = arena.Bind(ids.kv_f32, base);
+  kv.f16 = arena.Bind(ids.kv_f16, base);
+  kv.q8 = arena.Bind(ids.kv_q8, base);
+  kv.q8_scales = arena.Bind(ids.kv_scales, base);
+  KvLayer* layers = arena.Bind(ids.kv_layers, base);
+  for (size_t layer = 0, row = 0; layer < config.n_layers; ++layer) {
+    layers[layer] =
+        KvLayerPositions(config, layer, max_context, max_batch, RingSink(*this));
+    layers[layer].first_row = row;
+    row += 2 * layers[layer].capacity;
+  }
+  kv.layers = layers;
   s.logits = arena.Bind(ids.logits, base);
   s.sampler = arena.Bind(ids.sampler, base);
   s.tokens = arena.Bind(ids.tokens, base);
@@ -201,6 +300,9 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   act.rope_local_cos = arena.Bind(ids.rope_local_cos, base);
   act.rope_local_sin = arena.Bind(ids.rope_local_sin, base);
   act.q = arena.Bind(ids.q, base);
+  act.kv_new = arena.Bind(ids.kv_new, base);
+  act.q8 = arena.Bind(ids.q8, base);
+  act.q8_scales = arena.Bind(ids.q8_scales, base);
   act.attn_out = arena.Bind(ids.attn_out, base);
   act.probs = arena.Bind(ids.probs, base);
   act.spans = arena.Bind(ids.spans, base);
@@ -214,9 +316,57 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   return s;
 }
 
+KvLayer KvLayerPositions(const ModelConfig& c, size_t layer, size_t context,
+                         size_t max_batch, size_t sink) {
+  KvLayer l;
+  l.capacity = context;
+  // A step of max_batch tokens writes its rows before any of them attends, and its
+  // first token looks back window - 1 positions: window + max_batch - 1 in the ring.
+  const size_t window = c.window(layer);
+  if (window == 0) return l;
+  const size_t ring = window + max_batch - 1;
+  if (sink + ring >= context) return l;
+  l.sink = sink;
+  l.ring = ring;
+  l.capacity = sink + ring;
+  return l;
+}
+
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options) {
   Result<SessionPlan> plan = PlanSession(model, options);
   return plan.ok() ? plan->arena_bytes() : 0;
+}
+
+Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
+                                    size_t budget_bytes) {
+  // fits(n): a session of n positions plans within the budget. Invalid options fail
+  // at every context, so the plan of one position says what is wrong.
+  const auto arena_at = [&](size_t n) -> Result<size_t> {
+    options.max_context = static_cast<uint32_t>(n);
+    Result<SessionPlan> plan = PlanSession(model, options);
+    if (!plan.ok()) return plan.status();
+    return plan->arena_bytes();
+  };
+  Result<size_t> smallest = arena_at(1);
+  if (!smallest.ok()) return smallest.status();
+  if (*smallest > budget_bytes) {
+    return ResourceExhausted(
+        "not even one position fits in %zu bytes: a session of one position needs %zu",
+        budget_bytes, *smallest);
+  }
+  size_t lo = 1, hi = model.config().max_context;  // lo fits; find the last that does
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    Result<size_t> bytes = arena_at(mid);
+    if (bytes.ok() && *bytes <= budget_bytes) {
+      lo = mid;
+    } else if (bytes.ok() || bytes.status().code() == StatusCode::kResourceExhausted) {
+      hi = mid - 1;  // too large (or past what the target can address)
+    } else {
+      return bytes.status();
+    }
+  }
+  return lo;
 }
 
 }  // namespace ember

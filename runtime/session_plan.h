@@ -43,6 +43,12 @@ struct SessionOptions {
   // Attention weights to record into an arena buffer the planner sizes for them (none
   // when not enabled); Session::attention_record() reads them.
   AttentionRecordOptions record_attention;
+  // Long context in small memory (kv_cache.h, Session::ShiftContext).
+  KvType kv_type = KvType::kF32;  // what the KV cache stores
+  // When generation fills the context: keep the first context_keep positions, drop the
+  // oldest half of the rest and go on (RoPE models only), instead of stopping.
+  bool context_shift = false;
+  uint32_t context_keep = 0;
   // A model with a baked prompt: the session starts (and Reset returns) after it, with
   // its KV cache restored instead of prefilled. False: start empty.
   bool baked_prompt = true;
@@ -78,6 +84,13 @@ struct SessionBuffers {
   int32_t* history = nullptr;         // (max_context): the token at each cached position
 };
 
+// Where a layer keeps its keys and values in a session of `context` positions (first_row
+// aside): every position, or for a sliding layer whose window and a step of max_batch
+// tokens need fewer, a ring of window + max_batch - 1 positions after `sink` kept ones
+// (a context shift's; see KvLayer).
+KvLayer KvLayerPositions(const ModelConfig& c, size_t layer, size_t context,
+                         size_t max_batch, size_t sink);
+
 // The session's sizes, resolved from the options and the model, and its arena layout.
 struct SessionPlan {
   size_t max_context = 0;
@@ -87,13 +100,25 @@ struct SessionPlan {
   size_t token_capacity = 0;  // the tokenizer's EncodeCapacity(max_prompt_bytes)
   bool all_logits = false;
   Backend backend = Backend::kHighway;
+  KvType kv_type = KvType::kF32;
+  bool context_shift = false;
+  size_t context_keep = 0;
   size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
 
   // Where each buffer went (ids from ArenaPlan::Add).
   struct Ids {
-    ArenaBuffer<float> kv_cache, logits, attention_record;
+    // The cache in the array of its type (the others are not added), q8's scales, and
+    // the per-layer table (KvCache).
+    ArenaBuffer<float> kv_f32;
+    ArenaBuffer<uint16_t> kv_f16;
+    ArenaBuffer<int8_t> kv_q8;
+    ArenaBuffer<float> kv_scales;
+    ArenaBuffer<KvLayer> kv_layers;
+    ArenaBuffer<float> kv_new, q8_scales;
+    ArenaBuffer<int8_t> q8;
+    ArenaBuffer<float> logits, attention_record;
     ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens, history;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
@@ -106,7 +131,8 @@ struct SessionPlan {
 
   // Bytes a caller's arena must have: the plan plus the slack to align any address.
   size_t arena_bytes() const { return arena.total_bytes() + kArenaAlignment - 1; }
-  // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment).
+  // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment);
+  // fills the KV cache's layer table there.
   SessionBuffers Bind(const ModelConfig& config, uint8_t* base) const;
 };
 
@@ -116,6 +142,13 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
 // SessionPlan::arena_bytes() for these options (0 when they are invalid: PlanSession
 // says why).
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options);
+
+// The longest context, at most the model's, whose session with these options (their
+// max_context ignored) fits an arena of budget_bytes: the largest N with
+// RequiredArenaBytes(N) <= budget_bytes, by a binary search over PlanSession (a plan
+// only grows with its context). ResourceExhausted when not even one position fits.
+Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
+                                    size_t budget_bytes);
 
 }  // namespace ember
 

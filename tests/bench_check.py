@@ -2,7 +2,8 @@
 """Checks `ember bench` output: every field present, figures positive and consistent.
 
 usage: bench_check.py FORMAT FILE --reps R --tests pp16,tg8 --threads 1,2 [--models N]
-                      [--backends CPU,XNNPACK] [--profile]
+                      [--backends CPU,XNNPACK] [--kv-types f32,q8] [--depths 0,16]
+                      [--profile]
 FORMAT is json, jsonl, csv or md. Exits 1 with the reasons when a check fails.
 """
 import argparse
@@ -16,7 +17,7 @@ import sys
 FIELDS = [
     "build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size",
     "model_n_params", "n_batch", "n_threads", "type_k", "type_v", "use_mmap", "n_prompt",
-    "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
+    "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
     "samples_ts", "test", "dtype_mix", "hwy_target", "int8_dot", "isa", "ttft_ns", "load_ns",
     "peak_rss_bytes", "arena_bytes", "heap_allocs", "weight_bytes_per_token",
     "kv_bytes_per_token",
@@ -86,10 +87,12 @@ def check_result(r, args, where):
           f"{where}: heap_allocs = {r['heap_allocs']}")
     check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["test_time"]) is not None,
           f"{where}: test_time {r['test_time']!r} is not ISO 8601 UTC")
-    check(r["type_k"] == "f32" and r["type_v"] == "f32" and r["use_mmap"] is True,
-          f"{where}: type_k/type_v/use_mmap")
+    check(r["type_k"] in args.kv_types.split(",") and r["type_v"] == r["type_k"] and
+          r["use_mmap"] is True, f"{where}: type_k/type_v/use_mmap")
     n_prompt, n_gen = int(r["n_prompt"]), int(r["n_gen"])
     test = f"pp{n_prompt}" if n_gen == 0 else f"tg{n_gen}"
+    if int(r["n_depth"]) > 0:
+        test += f" @ d{int(r['n_depth'])}"
     check((n_prompt == 0) != (n_gen == 0), f"{where}: n_prompt {n_prompt}, n_gen {n_gen}")
     check(r["test"] == test, f"{where}: test {r['test']} for n_prompt/n_gen ({test})")
     ns, ts = r["samples_ns"], r["samples_ts"]
@@ -170,12 +173,15 @@ def check_result(r, args, where):
 
 
 def expected_tests(args):
-    """(backend, n_threads, test) in ember's order: per model, per backend, per thread
-    count, pp then tg."""
+    """(backend, n_threads, test) in ember's order: per model, per backend, per KV cache
+    type, per thread count, per depth, pp then tg."""
     tests = args.tests.split(",")
     order = [t for t in tests if t.startswith("pp")] + [t for t in tests if t.startswith("tg")]
-    return [(b, int(t), test) for _ in range(args.models) for b in args.backends.split(",")
-            for t in args.threads.split(",") for test in order]
+    depths = [int(d) for d in args.depths.split(",")]
+    return [(b, int(t), test + (f" @ d{d}" if d else ""))
+            for _ in range(args.models) for b in args.backends.split(",")
+            for _ in args.kv_types.split(",") for t in args.threads.split(",")
+            for d in depths for test in order]
 
 
 def check_markdown(text, args):
@@ -208,6 +214,8 @@ def main():
     p.add_argument("--threads", required=True)
     p.add_argument("--models", type=int, default=1)
     p.add_argument("--backends", default="CPU", help="the backends field, in run order")
+    p.add_argument("--kv-types", default="f32", help="type_k of each run, in run order")
+    p.add_argument("--depths", default="0", help="-d of the run")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--regions", action="store_true",
                    help="every test above one thread ran regions on several threads")
@@ -229,6 +237,16 @@ def main():
             results = [from_csv(row) for row in reader]
         got = [(r.get("backends"), int(r.get("n_threads", 0)), r.get("test"))
                for r in results]
+        kv_types = [r.get("type_k") for r in results]
+        per_type = len(expected_tests(args)) // len(args.kv_types.split(",")) // args.models
+        want_types = [k for _ in range(args.models) for b in args.backends.split(",")
+                      for k in args.kv_types.split(",")
+                      for _ in range(per_type // len(args.backends.split(",")))]
+        check(kv_types == want_types, f"{args.format}: KV types {kv_types}, want {want_types}")
+        check(all(r.get("type_v") == r.get("type_k") for r in results), "type_v != type_k")
+        check([int(r.get("n_depth", -1)) for r in results] ==
+              [int(t.split(" @ d")[1]) if " @ d" in t else 0 for _, _, t in expected_tests(args)],
+              f"{args.format}: n_depth does not match the tests")
         check(got == expected_tests(args), f"{args.format}: tests {got}, want "
               f"{expected_tests(args)}")
         for i, r in enumerate(results):

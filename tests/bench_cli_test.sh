@@ -16,28 +16,7 @@ if [ "${1:-}" = --emulated ]; then
 fi
 ember=("$@")
 python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# expect STATUS MESSAGE_FRAGMENT -- command...: stdout goes to $tmp/stdout.
-expect() {
-  local want_status="$1" fragment="$2"
-  shift 3
-  local out status
-  out=$("$@" 2>&1 >"$tmp/stdout")
-  status=$?
-  if [ "$status" != "$want_status" ] || ! grep -qF -- "$fragment" <<<"$out"; then
-    fail "$* -> status $status (want $want_status), stderr: $(tail -c 400 <<<"$out") (want '$fragment')"
-  else
-    echo "ok: $* -> $status: $(tail -n 1 <<<"$out" | head -c 160)"
-  fi
-}
+source "$(dirname "$0")/cli_expect.sh"
 
 small="$tmp/small.ember"
 expect 0 "2 layers, d_model 64, vocab 512, 20 tensors, 106816 parameters" -- \
@@ -68,6 +47,16 @@ expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 2 -t 1,2
   --threads 1,2 --backends CPU,XNNPACK || fail "bench --backend highway,xnnpack"
 expect 1 "--backend gpu: not highway or xnnpack" -- "${ember[@]}" bench -m "$small" \
   --backend highway,gpu
+# KV cache types and depths (the cache filled untimed first), in run order (model,
+# backend, KV type, threads, depth).
+expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 4 -d 0,16 -r 1 \
+  --kv-type f32,q8 -o json --probe-mib 16
+"$python" "$here/bench_check.py" json "$tmp/stdout" --reps 1 --tests pp8,tg4 \
+  --threads 1 --kv-types f32,q8 --depths 0,16 || fail "bench -d 0,16 --kv-type f32,q8"
+expect 1 "--kv-type q4: not f32, f16 or q8" -- "${ember[@]}" bench -m "$small" \
+  --kv-type f32,q4
+expect 1 "at depth 60 needs a context of 68" -- "${ember[@]}" bench -m "$small" -p 8 \
+  -n 4 -d 60
 
 if [ "$emulated" = 0 ]; then
 # The stories15M preset: llama2.c's shape (inspect reads it back from the file).

@@ -2,7 +2,8 @@
 # The chat command lines on stories260K: `ember convert --chat-template` (and templates
 # it refuses, naming the construct and line), `ember template` printing the rendered
 # conversation exactly, `ember chat` through a pipe (replies, the cache reused, per-turn
-# speeds, /reset, /exit, a full context), and `ember run`'s stop strings and penalties.
+# speeds, /reset, /exit, a full context, --kv-type, --context-shift), and `ember run`'s
+# stop strings and penalties.
 # usage: chat_cli_test.sh EMBER_BINARY MODELS_DIR SOURCE_DIR
 set -uo pipefail
 ember="$1"
@@ -97,6 +98,31 @@ for i in $(seq 1 12); do echo "Tell me more about the little dog and the big cat
 [ $? = 0 ] || fail "chat with a small context failed: $(tail -3 "$tmp/full.err")"
 grep -q "context full: dropped the" "$tmp/full.err" ||
   fail "chat: a full context dropped nothing: $(tail -3 "$tmp/full.err")"
+
+# --kv-type and --context-shift/--keep, as run has them: a q8 cache chats (the second
+# turn reusing the first's cache); a reply longer than the context shifts it with a
+# message and goes on, and the next turn prefills again from where the cache differs.
+printf 'Hello there\nTell me about the dog\n' |
+  "$ember" chat -m "$model" -n 16 --temp 0 --kv-type q8 >"$tmp/q8.out" 2>"$tmp/q8.err"
+[ $? = 0 ] || fail "chat --kv-type q8 failed: $(tail -3 "$tmp/q8.err")"
+grep -q "q8 KV cache" "$tmp/q8.err" || fail "chat --kv-type q8: $(cat "$tmp/q8.err")"
+[ "$(grep -cE '\([1-9][0-9]* cached\)' "$tmp/q8.err")" = 1 ] ||
+  fail "chat --kv-type q8: turn 2 should reuse the cache: $(cat "$tmp/q8.err")"
+printf 'Tell me a story\nAnd then\n' |
+  "$ember" chat -m "$model" -c 64 -n 120 --temp 0 --context-shift --keep 8 \
+  >"$tmp/shift.out" 2>"$tmp/shift.err"
+[ $? = 0 ] || fail "chat --context-shift failed: $(tail -3 "$tmp/shift.err")"
+grep -q "context full: shifted" "$tmp/shift.err" ||
+  fail "chat --context-shift: no shift: $(cat "$tmp/shift.err")"
+grep -q "the reply is cut" "$tmp/shift.err" && fail "chat --context-shift cut a reply"
+[ "$(grep -c '^ember chat: prefill' "$tmp/shift.err")" = 2 ] ||
+  fail "chat --context-shift: want 2 turns: $(cat "$tmp/shift.err")"
+printf 'Tell me a story\n' | "$ember" chat -m "$model" -c 64 -n 120 --temp 0 \
+  >/dev/null 2>"$tmp/cut.err"
+grep -q "the reply is cut" "$tmp/cut.err" ||
+  fail "chat without --context-shift: the reply should be cut: $(cat "$tmp/cut.err")"
+expect 1 "--keep is for --context-shift" -- "$ember" chat -m "$model" --keep 4
+expect 1 "--kv-type q4: not f32, f16 or q8" -- "$ember" chat -m "$model" --kv-type q4
 expect 1 "has no compiled chat template" -- "$ember" chat -m "$tmp/plain.ember"
 expect 1 "--min-p: 2 is outside" -- "$ember" chat -m "$model" --min-p 2
 head -c 2000 /dev/zero | tr '\0' 'a' >"$tmp/long_turn.txt"

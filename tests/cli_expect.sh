@@ -1,7 +1,14 @@
-# Sourced by the CLI test scripts (which set $tmp and failures=0 first): fail MESSAGE
-# counts a failure; expect STATUS FRAGMENT -- command... runs the command (its stdout
-# kept in $tmp/stdout) and counts a failure unless it exits with STATUS and FRAGMENT
-# appears in its stderr or stdout.
+# Sourced by the CLI test scripts: a scratch directory $tmp (made and removed at exit
+# unless the script made one), a failure count $failures, `fail MESSAGE`, and
+# expect STATUS FRAGMENT -- command..., which runs the command, keeps its stdout in
+# $tmp/stdout, and counts a failure unless it exits with STATUS and FRAGMENT appears in
+# its stderr or stdout.
+if [ -z "${tmp:-}" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
+failures=${failures:-0}
+
 fail() {
   echo "FAIL: $*"
   failures=$((failures + 1))

@@ -53,29 +53,9 @@ TEST(GoldenTest, PrefillDecodeAndThreadsAgreeBitwise) {
   std::vector<int32_t> tokens = {1};
   tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),
                 testing::Stories260KGolden().begin() + 100);
-  const size_t vocab = (*model)->config().vocab_size;
-
-  std::vector<std::vector<float>> results;
-  for (int threads : {1, 2, 3}) {
-    auto pool = ThreadPool::Create(threads);
-    ASSERT_TRUE(pool.ok());
-    SessionOptions options;
-    options.max_batch = 32;  // several prefill steps
-    auto batched = Session::Create(**model, options, pool->get());
-    ASSERT_TRUE(batched.ok());
-    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
-    results.emplace_back(batched->logits(), batched->logits() + vocab);
-
-    auto stepped = Session::Create(**model, options, pool->get());
-    ASSERT_TRUE(stepped.ok());
-    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
-    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
-  }
-  for (size_t i = 1; i < results.size(); ++i) {
-    ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
-        << "result " << i << " (threads " << 1 + i / 2
-        << (i % 2 ? ", decode" : ", prefill") << ") differs";
-  }
+  SessionOptions options;
+  options.max_batch = 32;  // several prefill steps
+  testing::ExpectPrefillDecodeAndThreadsAgreeBitwise(**model, options, tokens);
 }
 
 }  // namespace

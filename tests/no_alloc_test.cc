@@ -2,8 +2,9 @@
 // prefill, decode, sampling and detokenizing make zero heap allocations (malloc, calloc,
 // realloc, the aligned allocators and every operator new are interposed and counted),
 // with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights with 1 and
-// 2 threads, q4_k and q6_k with 1; and planning and creating a session in a caller's
-// arena make none either (the C API: its session object alone).
+// 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
+// mid-generation; and planning and creating a session in a caller's arena make none
+// either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,11 +45,12 @@ bool Append(void* user, int32_t, std::string_view text) {
   return true;
 }
 
-// Loads `spec` as `dtype`, creates a session (pool of `threads`), then counts the heap
-// calls of tokenizing, generating (prefill, decode, sampling, detokenizing) and a second
-// conversation after a reset; *text receives what was generated.
+// Loads `spec` as `dtype`, creates a session (pool of `threads`, a `kv_type` cache of 64
+// positions that shifts when full), then counts the heap calls of tokenizing, generating
+// (prefill, decode, sampling, detokenizing, a context shift) and a second conversation
+// after a reset; *text receives what was generated.
 uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
-                                 Backend backend, FixedText* text) {
+                                 Backend backend, KvType kv_type, FixedText* text) {
   EXPECT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
   std::vector<uint8_t> bytes;
   EXPECT_TRUE(SerializeModel(spec, &bytes).ok());
@@ -63,6 +65,11 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   SessionOptions options;
   options.max_batch = 16;
   options.backend = backend;
+  options.kv_type = kv_type;
+  // The first conversation outgrows the context: generation shifts it and goes on.
+  options.max_context = 64;
+  options.context_shift = true;
+  options.context_keep = 4;
   auto session = Session::Create(**model, options, pool->get());
   EXPECT_TRUE(session.ok()) << session.status().message();
   if (!session.ok()) return ~uint64_t{0};
@@ -88,6 +95,8 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   GenerateResult result;
   generate.max_new = 40;
   if (s.ok()) s = Generate(*session, sampler, ids, n, generate, &Append, text, &result);
+  const size_t shifts = session->shifts();
+  const StopReason first_stop = result.stop;
   // A second conversation in the same session.
   if (s.ok()) {
     session->Reset();
@@ -97,10 +106,15 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   const uint64_t allocations = tools::AllocCounterDisarm();
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_GT(text->tokens, 0u);
+  // The prompt is about 60 tokens: 40 more overflow 64 positions (unless the text ended).
+  if (first_stop != StopReason::kEndOfText) {
+    EXPECT_GE(shifts, 1u) << n << " prompt tokens";
+  }
   return allocations;
 }
 
-class NoAllocTest : public ::testing::TestWithParam<std::tuple<DType, int, Backend>> {};
+class NoAllocTest
+    : public ::testing::TestWithParam<std::tuple<DType, int, Backend, KvType>> {};
 
 TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
 #ifdef EMBER_ALLOC_COUNT_OFF
@@ -110,6 +124,7 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   const DType dtype = std::get<0>(GetParam());
   const int threads = std::get<1>(GetParam());
   const Backend backend = std::get<2>(GetParam());
+  const KvType kv_type = std::get<3>(GetParam());
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
@@ -118,24 +133,33 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
   const ModelSpec spec = testing::TinyModelSpec(k_quant ? 256 : 64, k_quant ? 1 : 2, 4, 2,
                                                 k_quant ? 256 : 96, 300, 128, 3);
   FixedText text;
-  EXPECT_EQ(AllocationsWhileRunning(spec, dtype, threads, backend, &text), 0u)
-      << DTypeName(dtype) << ", " << threads << " threads";
+  EXPECT_EQ(AllocationsWhileRunning(spec, dtype, threads, backend, kv_type, &text), 0u)
+      << DTypeName(dtype) << ", " << threads << " threads, " << KvTypeName(kv_type)
+      << " cache";
 }
 
 // The current families' features (sliding layers and their own RoPE tables, YaRN,
-// qk-norm, post-norms, scales, soft-capping) allocate nothing either.
+// qk-norm, post-norms, scales, soft-capping) allocate nothing either, with every cache
+// type (its reads honour the window and the cap) and a shift (each layer's own RoPE).
 TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
 #ifdef EMBER_ALLOC_COUNT_OFF
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
 #endif
-  for (DType dtype : {DType::kF32, DType::kQ8}) {
-    for (int threads : {1, 2}) {
-      FixedText text;
-      EXPECT_EQ(AllocationsWhileRunning(testing::FamiliesModelSpec(6, 128), dtype,
-                                        threads, Backend::kHighway, &text),
-                0u)
-          << DTypeName(dtype) << ", " << threads << " threads";
-    }
+  struct Case {
+    DType dtype;
+    int threads;
+    KvType kv_type;
+  };
+  for (const Case& c :
+       {Case{DType::kF32, 1, KvType::kF32}, Case{DType::kF32, 2, KvType::kF32},
+        Case{DType::kQ8, 1, KvType::kF32}, Case{DType::kQ8, 2, KvType::kF32},
+        Case{DType::kF32, 1, KvType::kF16}, Case{DType::kQ8, 1, KvType::kQ8}}) {
+    FixedText text;
+    EXPECT_EQ(AllocationsWhileRunning(testing::FamiliesModelSpec(6, 128), c.dtype,
+                                      c.threads, Backend::kHighway, c.kv_type, &text),
+              0u)
+        << DTypeName(c.dtype) << ", " << c.threads << " threads, "
+        << KvTypeName(c.kv_type);
   }
 }
 
@@ -330,36 +354,47 @@ TEST(NoAllocTest, TheCounterCounts) {
   EXPECT_GE(count, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DTypesAndThreads, NoAllocTest,
-    ::testing::Combine(::testing::Values(DType::kF32, DType::kF16, DType::kQ8,
-                                         DType::kQ4),
-                       ::testing::Values(1, 2), ::testing::Values(Backend::kHighway)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
-      return std::string(DTypeName(std::get<0>(info.param))) + "_" +
-             std::to_string(std::get<1>(info.param)) + "threads";
-    });
+std::string ParamName(
+    const ::testing::TestParamInfo<std::tuple<DType, int, Backend, KvType>>& info) {
+  return std::string(DTypeName(std::get<0>(info.param))) + "_" +
+         std::to_string(std::get<1>(info.param)) + "threads_kv_" +
+         KvTypeName(std::get<3>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypesAndThreads, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kF32, DType::kF16,
+                                                              DType::kQ8, DType::kQ4),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF32)),
+                         ParamName);
+
+// The f16 and q8 KV caches: rows converted as they are written, q8 queries quantized
+// in the arena, and their context shift.
+INSTANTIATE_TEST_SUITE_P(KvTypes, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kQ8),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF16, KvType::kQ8)),
+                         ParamName);
 
 // The K-quants' kernels and their activation half sums: one thread (the pool's promise
 // is the same for every type, and these models are larger, for emulated CPUs).
-INSTANTIATE_TEST_SUITE_P(
-    KQuants, NoAllocTest,
-    ::testing::Combine(::testing::Values(DType::kQ4K, DType::kQ6K), ::testing::Values(1),
-                       ::testing::Values(Backend::kHighway)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
-      return std::string(DTypeName(std::get<0>(info.param))) + "_1thread";
-    });
+INSTANTIATE_TEST_SUITE_P(KQuants, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kQ4K, DType::kQ6K),
+                                            ::testing::Values(1),
+                                            ::testing::Values(Backend::kHighway),
+                                            ::testing::Values(KvType::kF32)),
+                         ParamName);
 
 // The XNNPACK backend (every matrix f32, on XNNPACK): its operators are created in the
 // arena, and running them allocates nothing.
-INSTANTIATE_TEST_SUITE_P(
-    Xnnpack, NoAllocTest,
-    ::testing::Combine(::testing::Values(DType::kF32), ::testing::Values(1, 2),
-                       ::testing::Values(Backend::kXnnpack)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, int, Backend>>& info) {
-      return std::string(DTypeName(std::get<0>(info.param))) + "_" +
-             std::to_string(std::get<1>(info.param)) + "threads";
-    });
+INSTANTIATE_TEST_SUITE_P(Xnnpack, NoAllocTest,
+                         ::testing::Combine(::testing::Values(DType::kF32),
+                                            ::testing::Values(1, 2),
+                                            ::testing::Values(Backend::kXnnpack),
+                                            ::testing::Values(KvType::kF32)),
+                         ParamName);
 
 }  // namespace
 }  // namespace ember

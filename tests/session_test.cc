@@ -24,13 +24,16 @@
 namespace ember {
 namespace {
 
-class StaleArenaTest : public ::testing::TestWithParam<std::tuple<DType, Backend>> {};
+class StaleArenaTest
+    : public ::testing::TestWithParam<std::tuple<DType, Backend, KvType>> {};
 
 // Two sessions over arenas filled with zeros and with 0xFF bytes (NaN floats, int8 -1):
-// prefill in several steps, then greedy decoding, bitwise equal logits at every step.
+// prefill in several steps, then greedy decoding, a context shift and more decoding,
+// bitwise equal logits at every step.
 TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
   const DType dtype = std::get<0>(GetParam());
   const Backend backend = std::get<1>(GetParam());
+  const KvType kv_type = std::get<2>(GetParam());
   if (backend == Backend::kXnnpack && !XnnpackBuiltIn()) {
     GTEST_SKIP() << "XNNPACK is not in this build";
   }
@@ -45,6 +48,7 @@ TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
   options.max_batch = 4;
   options.all_logits = true;
   options.backend = backend;
+  options.kv_type = kv_type;
   const size_t bytes = RequiredArenaBytes(model, options);
   ASSERT_GT(bytes, 0u);
   std::vector<uint8_t> zeros(bytes, 0x00), ones(bytes, 0xFF);
@@ -68,7 +72,11 @@ TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
   SamplerOptions greedy;
   greedy.temperature = 0.0f;
   Sampler sampler(greedy, vocab, a->sampler_scratch());
-  for (int step = 0; step < 30; ++step) {
+  for (int step = 0; step < 40; ++step) {
+    if (step == 30) {  // moves rows, rotates keys in chunks of max_batch
+      ASSERT_TRUE(a->ShiftContext(2, 23).ok());
+      ASSERT_TRUE(b->ShiftContext(2, 23).ok());
+    }
     int32_t next;
     ASSERT_TRUE(sampler.Sample(a->logits(), &next).ok());
     ASSERT_TRUE(a->Decode(next).ok());
@@ -80,15 +88,19 @@ TEST_P(StaleArenaTest, ArenaContentsNeverReachTheOutput) {
 
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndBackends, StaleArenaTest,
-    ::testing::Values(std::make_tuple(DType::kF32, Backend::kHighway),
-                      std::make_tuple(DType::kF16, Backend::kHighway),
-                      std::make_tuple(DType::kQ8, Backend::kHighway),
-                      std::make_tuple(DType::kQ4, Backend::kHighway),
-                      std::make_tuple(DType::kQ5K, Backend::kHighway),
-                      std::make_tuple(DType::kF32, Backend::kXnnpack)),
-    [](const ::testing::TestParamInfo<std::tuple<DType, Backend>>& info) {
+    ::testing::Values(std::make_tuple(DType::kF32, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kF16, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kQ8, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kQ4, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kQ5K, Backend::kHighway, KvType::kF32),
+                      std::make_tuple(DType::kF32, Backend::kXnnpack, KvType::kF32),
+                      std::make_tuple(DType::kF32, Backend::kHighway, KvType::kF16),
+                      std::make_tuple(DType::kQ8, Backend::kHighway, KvType::kQ8)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, Backend, KvType>>& info) {
+      const KvType kv = std::get<2>(info.param);
       return std::string(DTypeName(std::get<0>(info.param))) + "_" +
-             BackendName(std::get<1>(info.param));
+             BackendName(std::get<1>(info.param)) +
+             (kv == KvType::kF32 ? "" : std::string("_kv_") + KvTypeName(kv));
     });
 
 constexpr uint32_t kHugeContext = 1u << 24;  // the loader's largest

@@ -162,6 +162,31 @@ ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
   return spec;
 }
 
+void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
+                                               const SessionOptions& options,
+                                               const std::vector<int32_t>& tokens,
+                                               const char* what) {
+  const size_t vocab = model.config().vocab_size;
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    auto batched = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(batched.ok()) << batched.status().message();
+    ASSERT_TRUE(batched->Prefill(tokens.data(), tokens.size()).ok());
+    results.emplace_back(batched->logits(), batched->logits() + vocab);
+    auto stepped = Session::Create(model, options, pool->get());
+    ASSERT_TRUE(stepped.ok());
+    for (int32_t t : tokens) ASSERT_TRUE(stepped->Decode(t).ok());
+    results.emplace_back(stepped->logits(), stepped->logits() + vocab);
+  }
+  for (size_t i = 1; i < results.size(); ++i) {
+    ASSERT_EQ(0, memcmp(results[0].data(), results[i].data(), vocab * sizeof(float)))
+        << what << ": result " << i << " (threads " << 1 + i / 2
+        << (i % 2 ? ", decode" : ", prefill") << ") differs";
+  }
+}
+
 ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
   const uint32_t d = 48, layers = 3, heads = 4, kv_heads = 2, head_dim = 16;
   ModelSpec spec = TinyModelSpec(d, layers, heads, kv_heads, 64, 300, context, seed);
@@ -214,6 +239,36 @@ ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
     set(names::LayerName(names::kFfnPostNorm, i), {D}, 0.2f, 1.0f);
   }
   return spec;
+}
+
+SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
+                                      bool shift) {
+  SessionOptions options;
+  options.max_context = context;
+  options.max_batch = max_batch;
+  options.kv_type = type;
+  options.context_shift = shift;
+  options.context_keep = shift ? 4 : 0;
+  return options;
+}
+
+size_t KvRowsBytes(const SessionPlan& plan) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < plan.arena.num_buffers(); ++i) {
+    const ArenaPlan::Buffer& b = plan.arena.buffer(i);
+    const std::string name = b.name;
+    if (b.kind == BufferKind::kKvCache && name != "kv_layers" && name != "history") {
+      bytes += b.bytes;
+    }
+  }
+  return bytes;
+}
+
+std::vector<int32_t> SpreadTokens(size_t n, size_t step) {
+  std::vector<int32_t> tokens;
+  for (size_t i = 0; i < n; ++i)
+    tokens.push_back(static_cast<int32_t>(3 + (i * step) % 290));
+  return tokens;
 }
 
 LoadedModel LoadSpec(const ModelSpec& spec) {

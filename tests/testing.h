@@ -41,6 +41,14 @@ struct Generated {
 Generated GenerateGreedy(const Model& model, const ThreadPool* pool, size_t n,
                          const SessionOptions& options = SessionOptions());
 
+// Runs `tokens` through sessions with these options at 1, 2 and 3 threads, each as one
+// prefill (in steps of max_batch) and one token at a time, and expects the last logits of
+// all six bitwise equal (gtest failures name `what` and the first that differs).
+void ExpectPrefillDecodeAndThreadsAgreeBitwise(const Model& model,
+                                               const SessionOptions& options,
+                                               const std::vector<int32_t>& tokens,
+                                               const char* what = "");
+
 // llama2.c's published greedy output for stories260K from an empty prompt (256 ids).
 const std::vector<int32_t>& Stories260KGolden();
 
@@ -59,6 +67,16 @@ ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
 // forward pass that need no reference: consistency across paths and thread counts).
 ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
                             uint32_t seed = 5);
+// Options of a session over FamiliesModelSpec's model: `context` positions in steps of
+// max_batch tokens (short steps give its sliding layers a ring), a `type` cache, and
+// with `shift` a context shift that keeps 4 positions.
+SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
+                                      bool shift);
+// Bytes of a plan's KV cache rows: its arrays (q8's scales too), not the layer table
+// nor the token history (arena buffers of the same kind).
+size_t KvRowsBytes(const SessionPlan& plan);
+// n token ids spread over [3, 293): 3 + (i * step) % 290.
+std::vector<int32_t> SpreadTokens(size_t n, size_t step = 53);
 
 // Serialized bytes of TinyModelSpec(). Only as aligned as malloc: wrap them in
 // AlignedBytes before Model::FromMemory.

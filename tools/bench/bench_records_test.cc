@@ -149,7 +149,8 @@ TEST(BenchRecordsTest, EveryFieldBenchWritesHasItsRole) {
   EXPECT_EQ(config,
             (std::vector<std::string>{"build_commit", "cpu_info", "backends", "n_batch",
                                       "n_threads", "type_k", "type_v", "use_mmap",
-                                      "hwy_target", "int8_dot", "isa", "ember_version"}));
+                                      "n_depth", "hwy_target", "int8_dot", "isa",
+                                      "ember_version"}));
 }
 
 TEST(BenchRecordsTest, PooledSpeeds) {

@@ -41,6 +41,7 @@ OrderedJson Fields(const BenchResult& r) {
   j["use_mmap"] = true;
   j["n_prompt"] = r.n_prompt;
   j["n_gen"] = r.n_gen;
+  j["n_depth"] = r.n_depth;
   j["test_time"] = r.test_time;
   j["avg_ns"] = static_cast<uint64_t>(std::llround(r.avg_ns()));
   j["stddev_ns"] = static_cast<uint64_t>(std::llround(r.stddev_ns()));
@@ -146,25 +147,25 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
   bool one_tier = true;
   for (const BenchResult& r : results)
     one_tier = one_tier && Kernels(r) == Kernels(first);
-  fprintf(out, "ember bench: build %s, CPU %s, kernels %s, KV cache %s, mmap, %s\n\n",
+  fprintf(out, "ember bench: build %s, CPU %s, kernels %s, mmap, %s\n\n",
           first.build_commit.c_str(), first.cpu_info.c_str(),
           one_tier ? Kernels(first).c_str() : "per tier (isa column)",
-          first.type_kv.c_str(), first.test_time.substr(0, 10).c_str());
+          first.test_time.substr(0, 10).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const BenchResult& r : results) {
     rows.push_back(
         {r.model_filename, Bytes(r.model_size), Count(r.model_n_params), r.backends,
-         std::to_string(r.n_threads), r.test(), Rate(r.avg_ts(), r.stddev_ts()),
+         std::to_string(r.n_threads), r.test(), r.type_kv, Rate(r.avg_ts(), r.stddev_ts()),
          Format("%.2f", r.effective_gbps()), Format("%.2f", r.measured_gbps),
          Format("%.2f", r.weights_read_gbps),
          Format("%.1f %%", r.roofline_pct()) + (r.from_cache() ? " (cache)" : "")});
     if (!one_tier) rows.back().push_back(r.isa + " (" + r.hwy_target + ")");
   }
-  std::vector<std::string> header = {"model",    "size",      "params",  "backend",
-                                     "th",       "test",      "t/s",     "eff GB/s",
-                                     "mem GB/s", "file GB/s", "roofline"};
+  std::vector<std::string> header = {"model", "size",     "params",   "backend",
+                                     "th",    "test",     "kv",       "t/s",
+                                     "eff GB/s", "mem GB/s", "file GB/s", "roofline"};
   std::vector<bool> right = {false, true, true, false, true, false,
-                             true,  true, true, true,  true};
+                             false, true, true, true,  true, true};
   if (!one_tier) header.push_back("isa"), right.push_back(false);
   WriteMarkdownTable(header, right, rows, out);
   // Which reads gave the rooflines, and what "(cache)" means.
@@ -249,7 +250,9 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
 }  // namespace
 
 std::string BenchResult::test() const {
-  return n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  const std::string test =
+      n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;
 }
 
 double BenchResult::avg_ns() const { return MeanOf(ToDouble(samples_ns)); }

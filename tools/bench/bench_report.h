@@ -38,6 +38,7 @@ struct BenchResult {
   std::string type_kv = "f32";  // KV cache type (llama-bench's type_k and type_v)
   int n_prompt = 0;
   int n_gen = 0;
+  int n_depth = 0;  // tokens already in the cache when the test starts (-d)
   std::string test_time;             // ISO 8601, UTC
   std::vector<uint64_t> samples_ns;  // one per repetition
 
@@ -70,7 +71,7 @@ struct BenchResult {
       model_sha256;  // of the model file; empty: not computed (no --history, --hash)
 
   // Derived.
-  std::string test() const;  // "pp128" or "tg64"
+  std::string test() const;  // "pp128" or "tg64"; "tg64 @ d1024" after a depth
   int n_tokens() const { return n_prompt + n_gen; }
   double avg_ns() const;
   double stddev_ns() const;

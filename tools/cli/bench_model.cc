@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "runtime/kv_cache.h"
 #include "tools/cli/model_summary.h"
 #include "tools/util/sha256.h"
 
@@ -35,6 +36,19 @@ WeightTraffic Traffic(const Model& model) {
   }
   if (w.output == w.tok_embedding) traffic.per_pass += w.tok_embedding->size_bytes;
   return traffic;
+}
+
+double KvBytesPerDecodeStep(const ModelConfig& c, KvType type, int depth, int n) {
+  const double row = static_cast<double>(KvRowBytes(type, c.n_kv_heads, c.head_dim));
+  double rows = 0;  // summed over the layers and the n steps
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    const double window = static_cast<double>(c.window(layer));
+    for (int i = 0; i < n; ++i) {
+      const double positions = static_cast<double>(depth) + i + 1;
+      rows += window > 0 && window < positions ? window : positions;
+    }
+  }
+  return n > 0 ? 2 * row * rows / n : 0.0;
 }
 
 std::string ModelType(const Model& model) {

@@ -1,12 +1,13 @@
-// What `ember bench` reads off a model: the weight bytes a token reads, the type label
-// (llama-bench's model_type), the weight type holding the most bytes, the file's name,
-// and the SHA-256 of the file that --history records.
+// What `ember bench` reads off a model: the weight and KV cache bytes a token reads, the
+// type label (llama-bench's model_type), the weight type holding the most bytes, the
+// file's name, and the SHA-256 of the file that --history records.
 #ifndef EMBER_TOOLS_CLI_BENCH_MODEL_H_
 #define EMBER_TOOLS_CLI_BENCH_MODEL_H_
 
 #include <string>
 
 #include "runtime/model.h"
+#include "runtime/session_plan.h"
 
 namespace ember::tools {
 
@@ -18,6 +19,11 @@ struct WeightTraffic {
   double per_row = 0;   // embedding rows per token
 };
 WeightTraffic Traffic(const Model& model);
+
+// KV cache bytes the n decode steps after `depth` cached positions read per step, in
+// the mean: step i reads the keys and values of positions 0..depth + i in the type (a
+// sliding layer only its window's).
+double KvBytesPerDecodeStep(const ModelConfig& c, KvType type, int depth, int n);
 
 // "llama 15M q4": architecture, parameters, main weight type (as llama-bench's
 // model_type names the file's type).

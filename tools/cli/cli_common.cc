@@ -56,6 +56,45 @@ const char* IsaHelp() {
   return help.c_str();
 }
 
+OptionSpec KvTypeOption() {
+  return {{"--kv-type"},
+          true,
+          "what the KV cache stores: f32 (default), f16, or q8 (int8 with an f32 scale "
+          "per 32 values of each head)"};
+}
+
+std::vector<OptionSpec> ContextShiftOptions() {
+  return {
+      {{"--context-shift"},
+       false,
+       "when the context is full, keep the first --keep tokens, drop the oldest half of "
+       "the rest and go on (RoPE models)"},
+      {{"--keep"}, true, "tokens a context shift keeps at the start (default 0)"},
+  };
+}
+
+Status ParseKvType(const std::string& name, KvType* type) {
+  if (!ember::ParseKvType(name.c_str(), type)) {
+    return InvalidArgument("--kv-type %s: not f32, f16 or q8", name.c_str());
+  }
+  return Status::Ok();
+}
+
+Status ParseKvTypeOption(const ArgParser& args, KvType* type) {
+  return ParseKvType(args.Get("--kv-type", "f32"), type);
+}
+
+Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options) {
+  int64_t keep;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--keep", 0, 0, int64_t{1} << 24, &keep));
+  if (args.Has("--keep") && !args.Has("--context-shift")) {
+    return InvalidArgument("--keep is for --context-shift");
+  }
+  options->context_shift = args.Has("--context-shift");
+  options->context_keep = static_cast<uint32_t>(keep);
+  return Status::Ok();
+}
+
 Status EncodeText(const Model& model, const std::string& text, bool add_bos,
                   size_t context, std::vector<int32_t>* ids) {
   if (context > 0 && text.size() > 8 * uint64_t{context}) {

@@ -1,5 +1,6 @@
 // What every `ember` subcommand shares: the wrapper that parses its options, prints its
-// --help and reports its error, and reading a prompt's tokens from -p or --tokens.
+// --help and reports its error, the session options several take (--backend, --kv-type,
+// --context-shift), and reading a prompt's tokens from -p or --tokens.
 #ifndef EMBER_TOOLS_CLI_CLI_COMMON_H_
 #define EMBER_TOOLS_CLI_CLI_COMMON_H_
 
@@ -29,6 +30,16 @@ Status ParseBackend(const std::string& name, Backend* backend);
 
 // The --isa option's help: the ISA tiers of this build (SessionOptions::isa).
 const char* IsaHelp();
+// The long-context options. --kv-type T (run, chat, bench, logits, inspect): what the KV
+// cache stores. --context-shift and --keep N (run, chat): go on past a full context.
+OptionSpec KvTypeOption();
+std::vector<OptionSpec> ContextShiftOptions();
+// "f32", "f16" or "q8" (a clear error otherwise).
+Status ParseKvType(const std::string& name, KvType* type);
+// --kv-type, f32 when not given.
+Status ParseKvTypeOption(const ArgParser& args, KvType* type);
+// --context-shift and --keep into options->context_shift and context_keep.
+Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options);
 
 // Encodes `text` with the model's tokenizer (BOS first when add_bos). With a context,
 // text of more than 8 bytes a position (a session's default max_prompt_bytes) is

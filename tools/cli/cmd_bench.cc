@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/isa.h"
 #include "runtime/atomic_file.h"
 #include "runtime/ember.h"
 #include "runtime/model.h"
@@ -25,11 +24,13 @@
 #include "tools/bench/host_info.h"
 #include "tools/cli/args.h"
 #include "tools/cli/bench_model.h"
+#include "tools/cli/bench_options.h"
 #include "tools/cli/bench_progress.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
 #include "tools/util/files.h"
+#include "tools/util/parse.h"
 
 #ifndef EMBER_BUILD_COMMIT
 #define EMBER_BUILD_COMMIT "unknown"
@@ -45,130 +46,10 @@ uint64_t ElapsedNs(Clock::time_point start) {
       .count();
 }
 
-// "a,b,c" -> {"a", "b", "c"}; "" -> {""}.
-std::vector<std::string> SplitCommas(const std::string& list) {
-  std::vector<std::string> items;
-  for (size_t begin = 0; begin <= list.size();) {
-    size_t end = list.find(',', begin);
-    if (end == std::string::npos) end = list.size();
-    items.push_back(list.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return items;
-}
-
-ArgParser MakeParser() {
-  return ArgParser({
-      {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
-      {{"-p", "--n-prompt"},
-       true,
-       "prompt lengths to prefill, comma-separated (default 128; 0: no pp test)"},
-      {{"-n", "--n-gen"},
-       true,
-       "tokens to decode, comma-separated (default 64; 0: no tg test)"},
-      {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
-      {{"--backend"},
-       true,
-       "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
-      {{"--isa"},
-       true,
-       "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else native)"},
-      {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
-      {{"-o", "--output"},
-       true,
-       "output format: md (default), json, jsonl, csv or svg (the chart)"},
-      {{"--profile"},
-       false,
-       "time per kernel kind as a share of a decode step and of prefill"},
-      {{"--probe-mib"},
-       true,
-       "bandwidth probe buffer, MiB (default 256, or 4x the LLC; at most RAM / 4)"},
-      {{"--chart"}, true, "also draw the results as an SVG chart into this file"},
-      {{"--history"},
-       true,
-       "append each result, as a JSON line with the model's SHA-256, to this file"},
-      {{"--hash"}, false, "record the model files' SHA-256 (--history implies it)"},
-      {{"-h", "--help"}, false, "show this help"},
-  });
-}
-
-struct Options {
-  std::vector<std::string> models;
-  std::vector<Backend> backends;
-  std::vector<std::string> isas;  // empty string: SessionOptions::isa null (EMBER_ISA)
-  std::vector<int64_t> prompts, gens, threads;
-  int repetitions = 5;
-  BenchFormat format = BenchFormat::kMarkdown;
-  bool profile = false;
-  uint64_t probe_bytes = 0;
-  uint64_t llc_bytes = 0;                // the last-level cache (0: unknown)
-  std::string chart_path, history_path;  // empty: none
-  bool hash = false;
-};
-
-Status ParseOptions(const ArgParser& args, Options* o) {
-  o->models = args.GetAll("-m");
-  if (o->models.empty()) return InvalidArgument("missing -m MODEL");
-  for (const std::string& name : SplitCommas(args.Get("--backend", "highway"))) {
-    Backend backend;
-    EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));
-    o->backends.push_back(backend);
-  }
-  // Each tier must run here before anything does (an error now, not after minutes).
-  o->isas = SplitCommas(args.Get("--isa"));
-  for (const std::string& isa : o->isas) {
-    if (!args.Has("--isa")) break;  // the default: EMBER_ISA, checked by the session
-    if (isa.empty()) return InvalidArgument("--isa: an empty tier name");
-    kernels::IsaChoice choice;
-    const char* missing;
-    switch (kernels::ResolveIsa(isa.c_str(), &choice, &missing)) {
-      case kernels::IsaError::kOk:
-        break;
-      case kernels::IsaError::kUnknownTier:
-        return InvalidArgument("--isa %s: unknown tier (this build knows: %s, native)",
-                               isa.c_str(), kernels::IsaTierNames());
-      case kernels::IsaError::kUnsupported:
-        return Unimplemented("--isa %s: this CPU lacks %s", isa.c_str(), missing);
-    }
-  }
-  EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
-  EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
-  EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
-  EMBER_RETURN_IF_ERROR(
-      args.GetIntList("-t", {1}, 1, ThreadPool::kMaxThreads, &o->threads));
-  int64_t value;
-  EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
-  o->repetitions = static_cast<int>(value);
-  EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
-  o->llc_bytes = LastLevelCacheBytes();
-  o->probe_bytes =
-      value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes(o->llc_bytes);
-  const std::string note = ProbeSizeNote(o->probe_bytes, o->llc_bytes);
-  if (!note.empty()) fprintf(stderr, "ember bench: note: %s\n", note.c_str());
-  o->profile = args.Has("--profile");
-  o->chart_path = args.Get("--chart");
-  o->history_path = args.Get("--history");
-  o->hash = args.Has("--hash") || !o->history_path.empty();
-  if (args.Has("--chart") && o->chart_path.empty()) {
-    return InvalidArgument("--chart: no file");
-  }
-  if (args.Has("--history") && o->history_path.empty()) {
-    return InvalidArgument("--history: no file");
-  }
-  // 0 in -p or -n means no such test (as llama-bench).
-  o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),
-                   o->prompts.end());
-  o->gens.erase(std::remove(o->gens.begin(), o->gens.end(), 0), o->gens.end());
-  if (o->prompts.empty() && o->gens.empty()) {
-    return InvalidArgument("nothing to run: -p and -n are both 0");
-  }
-  return Status::Ok();
-}
-
 // One loaded model at one thread count: pool, session (prefill in one batch of the
 // longest prompt) and a greedy sampler.
 struct Bench {
-  const Options* options;
+  const BenchOptions* options;
   const Model* model;
   std::unique_ptr<ThreadPool> pool;
   std::optional<Session> session;
@@ -190,13 +71,21 @@ Status SampleNext(Bench& b, int32_t* next) {
 }
 
 // One repetition of pp n_prompt (timed: the prefill) or tg n_gen (timed: n_gen decode
-// steps, each sampling its token). *ttft_ns: until the first token is sampled.
-Status RunOnce(Bench& b, int n_prompt, int n_gen, uint64_t* ns, uint64_t* ttft_ns) {
+// steps, each sampling its token), after `depth` prompt tokens prefilled untimed (as
+// one batch, then in steps of max_batch). *ttft_ns: until the first token is sampled.
+Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
+               uint64_t* ttft_ns) {
   Session& s = *b.session;
   s.Reset();
+  if (depth > 0) {
+    ForwardProfile* profile = b.options->profile ? &b.profile : nullptr;
+    s.set_profile(nullptr);  // the fill is not part of the test
+    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), depth));
+    s.set_profile(profile);
+  }
   const Clock::time_point start = Clock::now();
   if (n_prompt > 0) {
-    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data(), n_prompt));
+    EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data() + depth, n_prompt));
     *ns = ElapsedNs(start);
     int32_t next;  // outside the profile: prefill has no sampling
     EMBER_RETURN_IF_ERROR(b.sampler->Sample(s.logits(), &next));
@@ -236,10 +125,11 @@ ProfileShares Shares(const ForwardProfile& p, uint64_t sampling_ns) {
 }
 
 // A test: a warm-up (one prefill, or one decode step), then the timed repetitions.
-Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
-  const Options& o = *b.options;
+Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
+  const BenchOptions& o = *b.options;
   r->n_prompt = n_prompt;
   r->n_gen = n_gen;
+  r->n_depth = depth;
   r->test_time = UtcNow();
   // The read bandwidth right before and right after the test, with its threads (a shared
   // machine's bandwidth drifts over minutes): the roofline is the best of both. Its
@@ -256,7 +146,7 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
   uint64_t ns, ttft_ns;
-  EMBER_RETURN_IF_ERROR(RunOnce(b, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
+  EMBER_RETURN_IF_ERROR(RunOnce(b, depth, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
   b.profile.Reset();
   b.sampling_ns = 0;
   b.session->set_profile(o.profile ? &b.profile : nullptr);
@@ -266,7 +156,7 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
                      r->n_threads, r->n_threads == 1 ? "" : "s", r->test().c_str(),
                      rep + 1, o.repetitions);
     AllocCounterArm();
-    const Status status = RunOnce(b, n_prompt, n_gen, &ns, &ttft_ns);
+    const Status status = RunOnce(b, depth, n_prompt, n_gen, &ns, &ttft_ns);
     const uint64_t allocations = AllocCounterDisarm();
     r->heap_allocs = b.counting ? r->heap_allocs + static_cast<int64_t>(allocations) : -1;
     EMBER_RETURN_IF_ERROR(status);
@@ -289,10 +179,10 @@ Status RunTest(Bench& b, int n_prompt, int n_gen, BenchResult* r) {
   return Status::Ok();
 }
 
-// Every test of one model on one backend and ISA tier at one thread count, appended to
-// *results.
-Status BenchModel(const Options& o, const std::string& path, Backend backend,
-                  const std::string& isa, int threads, Progress* progress,
+// Every test of one model on one backend, ISA tier and KV type at one thread count,
+// appended to *results.
+Status BenchModel(const BenchOptions& o, const std::string& path, Backend backend,
+                  const std::string& isa, KvType kv_type, int threads, Progress* progress,
                   std::vector<BenchResult>* results) {
   const int max_prompt =
       o.prompts.empty()
@@ -306,11 +196,13 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   auto model = Model::Open(path.c_str());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config();
-  const int context = std::max(max_prompt, max_gen);
+  const int max_depth =
+      static_cast<int>(*std::max_element(o.depths.begin(), o.depths.end()));
+  const int context = std::max(max_prompt, max_gen) + max_depth;
   if (static_cast<uint32_t>(context) > c.max_context) {
     return InvalidArgument(
-        "%s: a test of %d tokens needs a context of %d; the model holds %u", path.c_str(),
-        context, context, c.max_context);
+        "%s: a test of %d tokens at depth %d needs a context of %d; the model holds %u",
+        path.c_str(), std::max(max_prompt, max_gen), max_depth, context, c.max_context);
   }
   Bench b;
   b.options = &o;
@@ -322,8 +214,11 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   b.pool = std::move(*pool);
   SessionOptions session_options;
   session_options.backend = backend;
+  session_options.kv_type = kv_type;
   session_options.max_context = static_cast<uint32_t>(context);
-  session_options.max_batch = static_cast<uint32_t>(std::max(max_prompt, 1));
+  // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
+  session_options.max_batch =
+      static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
   session_options.baked_prompt = false;  // from position 0, whatever the file baked
   if (!isa.empty()) session_options.isa = isa.c_str();
   auto session = Session::Create(**model, session_options, b.pool.get());
@@ -335,7 +230,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;
-  for (int i = 0; i < max_prompt; ++i) {
+  for (int i = 0; i < max_depth + max_prompt; ++i) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     const uint32_t first = c.vocab_size > 3 ? 3 : 0;
     b.prompt.push_back(static_cast<int32_t>(first + state % (c.vocab_size - first)));
@@ -351,6 +246,7 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   base.model_n_params = (*model)->parameter_count();
   base.n_batch = static_cast<int>(session_options.max_batch);
   base.n_threads = threads;
+  base.type_kv = KvTypeName(kv_type);
   base.dtype_mix = DTypeMix(**model);
   base.weight_type = MainWeightType(**model);
   base.ember_version = ember_version();
@@ -361,28 +257,28 @@ Status BenchModel(const Options& o, const std::string& path, Backend backend,
   base.llc_bytes = o.llc_bytes;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
-  for (int64_t n : o.prompts) {
-    BenchResult r = base;
-    r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
-    EMBER_RETURN_IF_ERROR(RunTest(b, static_cast<int>(n), 0, &r));
-    results->push_back(r);
-  }
-  for (int64_t n : o.gens) {
-    BenchResult r = base;
-    r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
-    // Step i (from position 0) reads the f32 keys and values of positions 0..i.
-    const ModelConfig& c = (*model)->config();
-    r.kv_bytes_per_token = static_cast<double>(c.n_layers) * 2 * c.kv_dim() *
-                           sizeof(float) * static_cast<double>(n + 1) / 2;
-    EMBER_RETURN_IF_ERROR(RunTest(b, 0, static_cast<int>(n), &r));
-    results->push_back(r);
+  for (int64_t depth : o.depths) {
+    const int d = static_cast<int>(depth);
+    for (int64_t n : o.prompts) {
+      BenchResult r = base;
+      r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
+      EMBER_RETURN_IF_ERROR(RunTest(b, d, static_cast<int>(n), 0, &r));
+      results->push_back(r);
+    }
+    for (int64_t n : o.gens) {
+      BenchResult r = base;
+      r.weight_bytes_per_token = traffic.per_pass + traffic.per_row;
+      r.kv_bytes_per_token = KvBytesPerDecodeStep(c, kv_type, d, static_cast<int>(n));
+      EMBER_RETURN_IF_ERROR(RunTest(b, d, 0, static_cast<int>(n), &r));
+      results->push_back(r);
+    }
   }
   return Status::Ok();
 }
 
 Status RunBench(const ArgParser& args) {
-  Options o;
-  EMBER_RETURN_IF_ERROR(ParseOptions(args, &o));
+  BenchOptions o;
+  EMBER_RETURN_IF_ERROR(ParseBenchOptions(args, &o));
   // Every model must open before anything runs: a typo fails now, not after minutes.
   std::vector<std::string> hashes;
   for (const std::string& path : o.models) {
@@ -403,19 +299,21 @@ Status RunBench(const ArgParser& args) {
   for (size_t m = 0; m < o.models.size(); ++m) {
     for (Backend backend : o.backends) {
       for (const std::string& isa : o.isas) {
-        for (int64_t threads : o.threads) {
-          const size_t first = results.size();
-          EMBER_RETURN_IF_ERROR(BenchModel(o, o.models[m], backend, isa,
-                                           static_cast<int>(threads), &progress,
-                                           &results));
-          // Into the history as soon as measured: a later failure keeps these.
-          std::string lines;
-          for (size_t i = first; i < results.size(); ++i) {
-            results[i].model_sha256 = hashes[m];
-            lines += BenchJsonLine(results[i]);
-          }
-          if (!o.history_path.empty()) {
-            EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, lines));
+        for (KvType kv_type : o.kv_types) {
+          for (int64_t threads : o.threads) {
+            const size_t first = results.size();
+            EMBER_RETURN_IF_ERROR(BenchModel(o, o.models[m], backend, isa, kv_type,
+                                             static_cast<int>(threads), &progress,
+                                             &results));
+            // Into the history as soon as measured: a later failure keeps these.
+            std::string lines;
+            for (size_t i = first; i < results.size(); ++i) {
+              results[i].model_sha256 = hashes[m];
+              lines += BenchJsonLine(results[i]);
+            }
+            if (!o.history_path.empty()) {
+              EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, lines));
+            }
           }
         }
       }
@@ -438,13 +336,15 @@ int BenchCommand(int argc, char** argv) {
   return RunSubcommand(
       "bench",
       "usage: ember bench -m MODEL [-m MODEL2 ...] [-p 128,...] [-n 64,...]\n"
-      "                   [-t 1,2,...] [--backend highway,xnnpack] [--isa avx2,...]\n"
-      "                   [-r 5] [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
+      "                   [-t 1,2,...] [-d 0,1024,...] [--kv-type f32,q8]\n"
+      "                   [--backend highway,xnnpack] [--isa avx2,...] [-r 5]\n"
+      "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
       "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
-      "sampling included). Each test runs once to warm up, then -r timed repetitions.\n"
-      "Progress on stderr, results on stdout; --history appends each as measured.\n",
-      MakeParser(), argc, argv, &RunBench);
+      "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
+      "runs once to warm up, then -r timed repetitions. Progress on stderr, results on\n"
+      "stdout; --history appends each as measured.\n",
+      BenchParser(), argc, argv, &RunBench);
 }
 
 }  // namespace ember::tools

@@ -35,10 +35,12 @@ ArgParser MakeParser() {
       {{"--verbose-prompt"},
        false,
        "print each turn's prompt token ids (the rendered conversation's) on stderr"},
-      {{"-h", "--help"}, false, "show this help"},
+      KvTypeOption(),
   };
+  for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : TemplateFlagSpecs()) specs.push_back(std::move(spec));
+  specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
 }
 
@@ -71,6 +73,8 @@ Status Chat(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(ctx);
+  EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
@@ -84,11 +88,10 @@ Status Chat(const ArgParser& args) {
   const size_t max_new =
       n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
   const bool terminal = isatty(STDIN_FILENO);
-  if (terminal) {
-    fprintf(stderr,
-            "ember chat: %s, context %zu; /reset forgets the turns, /exit quits\n",
-            args.Get("-m").c_str(), session->max_context());
-  }
+  fprintf(stderr, "ember chat: %s, context %zu, %s KV cache%s%s\n",
+          args.Get("-m").c_str(), session->max_context(), KvTypeName(options.kv_type),
+          options.context_shift ? ", context shift" : "",
+          terminal ? "; /reset forgets the turns, /exit quits" : "");
   if (sampling.temperature >= kGreedyBelowTemperature) {
     fprintf(stderr, "ember chat: seed %llu\n",
             static_cast<unsigned long long>(sampling.seed));
@@ -118,10 +121,19 @@ Status Chat(const ArgParser& args) {
       fprintf(stderr, "ember chat: context full: dropped the %zu oldest message%s\n",
               stats.dropped_messages, stats.dropped_messages == 1 ? "" : "s");
     }
+    if (stats.context_shifts > 0) {
+      fprintf(stderr,
+              "ember chat: context full: shifted %zu time%s (keeping the first %u "
+              "positions, dropping the oldest half of the rest); the next turn "
+              "prefills again from where the cache differs\n",
+              stats.context_shifts, stats.context_shifts == 1 ? "" : "s",
+              options.context_keep);
+    }
     if (args.Has("--verbose-prompt")) {
-      // The session holds the prompt's tokens at positions [0, prompt_tokens).
+      // The session holds the prompt's tokens at positions [0, prompt_tokens) (unless
+      // a context shift moved them).
       fprintf(stderr, "ember chat: prompt tokens:");
-      for (size_t i = 0; i < stats.prompt_tokens; ++i)
+      for (size_t i = 0; i < stats.prompt_tokens && i < session->position(); ++i)
         fprintf(stderr, " %d", session->tokens()[i]);
       fprintf(stderr, "\n");
     }
@@ -150,8 +162,8 @@ Status Chat(const ArgParser& args) {
 int ChatCommand(int argc, char** argv) {
   return RunSubcommand(
       "chat",
-      "usage: ember chat -m MODEL [--system TEXT] [-n N] [--verbose-prompt] [sampling "
-      "options]\n"
+      "usage: ember chat -m MODEL [--system TEXT] [-n N] [-c N] [--kv-type T] "
+      "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
       "Reads user turns from standard input, one a line.\n",
       MakeParser(), argc, argv, &Chat);
 }

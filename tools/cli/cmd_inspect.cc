@@ -1,5 +1,6 @@
 // `ember inspect`: the model summary (config, parameters per kind, dtype mix, file size)
-// and the session arena map for a context and thread count, with its totals.
+// and the session arena map for a context and thread count, with its totals; with
+// --budget, the longest context whose arena fits in it.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
+#include "tools/util/parse.h"
 
 namespace ember::tools {
 namespace {
@@ -21,6 +23,11 @@ ArgParser MakeParser() {
       {{"-b", "--batch"}, true, "prefill batch to plan for (default 64)"},
       {{"-t", "--threads"}, true, "threads to plan for (default 1)"},
       {{"--backend"}, true, kBackendHelp},
+      KvTypeOption(),
+      {{"--budget"},
+       true,
+       "print the longest context whose session arena fits in this many bytes (e.g. "
+       "64MiB, 1.5GiB) and plan that one"},
       {{"--check-weights"},
        false,
        "scan every weight for NaN and infinite values (reads the whole file); exit 1 if "
@@ -193,25 +200,69 @@ Status Inspect(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(args.GetInt("-c", 0, 0, int64_t{1} << 24, &ctx));
   EMBER_RETURN_IF_ERROR(args.GetInt("-b", 64, 1, int64_t{1} << 24, &batch));
   EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
+  SessionOptions options;
+  EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
+  EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  options.max_batch = static_cast<uint32_t>(batch);
+  uint64_t budget = 0;
+  if (args.Has("--budget")) {
+    if (args.Has("-c")) return InvalidArgument("give -c or --budget, not both");
+    EMBER_RETURN_IF_ERROR(ParseBytes(args.Get("--budget"), "--budget", &budget));
+  }
   const std::string path = args.Get("-m");
   auto model = Model::Open(path.c_str());
   if (!model.ok()) return model.status();
   PrintModel(path, **model);
 
-  // The plan of the context asked for, or of the model's whole one: explicitly, so that
-  // inspect shows it even past the limit of a session that asks for no context.
-  const uint32_t context =
-      ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context;
-  SessionOptions options;
-  EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
+  // The plan of the context asked for, of the longest one the budget holds, or of the
+  // model's whole one: explicitly, so that inspect shows it even past the limit of a
+  // session that asks for no context.
+  uint32_t context = ctx ? static_cast<uint32_t>(ctx) : (*model)->config().max_context;
+  if (args.Has("--budget")) {
+    auto longest = LongestContextWithin(
+        **model, options, budget > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(budget));
+    if (!longest.ok()) return longest.status();
+    context = static_cast<uint32_t>(*longest);
+    options.max_context = context;
+    printf(
+        "\nbudget       %s (%llu bytes) for the arena, %s KV cache, batch %lld: the "
+        "longest context is %u positions%s (arena %zu bytes)\n",
+        Bytes(budget).c_str(), static_cast<unsigned long long>(budget),
+        KvTypeName(options.kv_type), static_cast<long long>(batch), context,
+        context == (*model)->config().max_context ? ", the model's whole context" : "",
+        RequiredArenaBytes(**model, options));
+  }
   options.max_context = context;
-  options.max_batch = static_cast<uint32_t>(batch);
   auto session_plan = PlanSession(**model, options);
   if (!session_plan.ok()) return session_plan.status();
   const ArenaPlan* plan = &session_plan->arena;
-  printf("\narena plan   context %u, batch %lld, %lld thread%s, %s backend\n", context,
-         static_cast<long long>(batch), static_cast<long long>(threads),
-         threads == 1 ? "" : "s", BackendName(options.backend));
+  printf(
+      "\narena plan   context %u, batch %lld, %lld thread%s, %s backend, %s KV cache\n",
+      context, static_cast<long long>(batch), static_cast<long long>(threads),
+      threads == 1 ? "" : "s", BackendName(options.backend), KvTypeName(options.kv_type));
+  const ModelConfig& c = (*model)->config();
+  // Sliding layers whose window is shorter than the context keep a ring (KvLayer).
+  size_t rings = 0, ring_positions = 0, sink = 0;
+  for (size_t layer = 0; layer < c.n_layers; ++layer) {
+    const KvLayer l =
+        KvLayerPositions(c, layer, context, session_plan->max_batch,
+                         session_plan->context_shift ? session_plan->context_keep : 0);
+    rings += l.ring > 0;
+    if (l.ring > 0) ring_positions = l.capacity, sink = l.sink;
+  }
+  printf(
+      "  %s KV cache: %zu layers x 2 (keys, values) x %u positions x %zu bytes (%u KV "
+      "heads of %u values%s)\n",
+      KvTypeName(options.kv_type), c.n_layers - rings, context,
+      KvRowBytes(options.kv_type, c.n_kv_heads, c.head_dim), c.n_kv_heads, c.head_dim,
+      options.kv_type == KvType::kQ8 ? ", int8 and an f32 scale per 32" : "");
+  if (rings > 0) {
+    printf(
+        "  %zu sliding layers x 2 x %zu positions: a ring of the window %u + batch %zu - "
+        "1%s\n",
+        rings, ring_positions, c.sliding_window, session_plan->max_batch,
+        sink ? (" after " + std::to_string(sink) + " kept positions").c_str() : "");
+  }
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
          "lifetime");
   uint64_t by_kind[4] = {0, 0, 0, 0};
@@ -233,6 +284,8 @@ Status Inspect(const ArgParser& args) {
   }
   printf("  %-22s %zu bytes (%s): RequiredArenaBytes, with alignment slack\n", "arena",
          arena, Bytes(arena).c_str());
+  printf("  %-22s %s (the arena, and the weights where they are held in RAM)\n",
+         "arena + weights", Bytes(arena + (*model)->file_bytes()).c_str());
   if (ctx == 0 && arena > kDefaultArenaLimit) {
     printf(
         "  (over the %s a session that asks for no context may plan: give it one, -c)\n",
@@ -257,10 +310,12 @@ Status Inspect(const ArgParser& args) {
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
-  return RunSubcommand("inspect",
-                       "usage: ember inspect -m MODEL [-c CTX] [-b BATCH] [-t THREADS] "
-                       "[--check-weights]\n",
-                       MakeParser(), argc, argv, &Inspect);
+  return RunSubcommand(
+      "inspect",
+      "usage: ember inspect -m MODEL [-c CTX | --budget BYTES] [-b BATCH] "
+      "[-t THREADS]\n"
+      "                    [--kv-type f32|f16|q8] [--check-weights]\n",
+      MakeParser(), argc, argv, &Inspect);
 }
 
 }  // namespace ember::tools

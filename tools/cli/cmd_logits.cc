@@ -27,6 +27,7 @@ ArgParser MakeParser() {
        "(query, key; zero where masked)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       {{"--backend"}, true, kBackendHelp},
+      KvTypeOption(),
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -61,6 +62,7 @@ Status Logits(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(tokens.size());
+  EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
   options.all_logits = args.Has("--all");
   options.max_batch = 64;
   options.baked_prompt = false;  // from position 0, whatever the file baked

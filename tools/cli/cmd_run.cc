@@ -2,6 +2,7 @@
 // with --show-top N, one line per step with the N most likely next tokens instead.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -42,9 +43,11 @@ ArgParser MakeParser() {
        true,
        "FILE: reuse the saved state of a prompt this one starts with, and save this "
        "prompt's state there"},
-      {{"-h", "--help"}, false, "show this help"},
+      KvTypeOption(),
   };
+  for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
 }
 
@@ -153,6 +156,8 @@ Status Run(const ArgParser& args) {
   options.max_context = static_cast<uint32_t>(context);
   const std::string isa = args.Get("--isa");
   if (args.Has("--isa")) options.isa = isa.c_str();
+  EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
     if (context != 0) return session.status();
@@ -165,7 +170,10 @@ Status Run(const ArgParser& args) {
     return InvalidArgument("the prompt is %zu tokens, longer than the context of %zu",
                            n_ids, s.max_context());
   }
-  const size_t room = s.max_context() - before - n_ids + 1;  // the last sample needs none
+  // Without -n: until the end of the text, or of the context (the last sample needs no
+  // position) unless a context shift makes room.
+  const size_t room =
+      options.context_shift ? SIZE_MAX : s.max_context() - before - n_ids + 1;
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
@@ -228,11 +236,16 @@ Status Run(const ArgParser& args) {
       stderr,
       "ember run: prompt %zu tokens in %.2f ms (%.1f tok/s); first token %.2f ms after "
       "the session's creation; generated %zu tokens, %.1f tok/s (%s, int8 %s, tier %s%s, "
-      "%lld thread%s)\n",
+      "%lld thread%s, %s KV cache)\n",
       n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
       decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(), s.kernel_int8_dot(),
       s.kernel_isa(), s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
-      static_cast<long long>(threads), threads == 1 ? "" : "s");
+      static_cast<long long>(threads), threads == 1 ? "" : "s", KvTypeName(options.kv_type));
+  if (s.shifts() > 0) {
+    fprintf(stderr, "ember run: %zu context shift%s (context %zu, keeping %u)\n",
+            s.shifts(), s.shifts() == 1 ? "" : "s", s.max_context(),
+            options.context_keep);
+  }
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(
         "context full after %zu of the %lld tokens asked for (context %zu); "

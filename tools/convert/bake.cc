@@ -128,6 +128,10 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   options.max_context = static_cast<uint32_t>(tokens.size());
+  // One step for the whole prompt: no sliding layer keeps a ring, so the state holds
+  // every position and restores into a session of any context and ring
+  // (prompt_state.h); an f32 cache, which sessions of another KV type refuse.
+  options.max_batch = static_cast<uint32_t>(tokens.size());
   options.baked_prompt = false;
   auto session = Session::Create(model, options, pool->get());
   if (!session.ok()) return session.status();

@@ -1,0 +1,143 @@
+// The C API's option structs and their defaults (see c_api_options.h and ember.h).
+#include "runtime/c_api_options.h"
+
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
+#include "runtime/c_api_internal.h"
+
+namespace ember::c_api {
+
+Status ToSessionOptions(const ember_session_options* o, SessionOptions* options) {
+  *options = SessionOptions();
+  if (o == nullptr) return Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_session_options>(
+      "ember_session_options", o->struct_size,
+      offsetof(ember_session_options, all_logits) + sizeof(o->all_logits)));
+  options->max_context = o->max_context;
+  if (o->max_batch) options->max_batch = o->max_batch;
+  options->max_prompt_bytes = o->max_prompt_bytes;
+  options->all_logits = o->all_logits != 0;
+  if (EMBER_HAS_FIELD(o, ember_session_options, backend)) {
+    if (o->backend > EMBER_BACKEND_XNNPACK) {
+      return InvalidArgument("ember_session_options: unknown backend %u", o->backend);
+    }
+    options->backend = static_cast<Backend>(o->backend);
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, ignore_baked_prompt)) {
+    options->baked_prompt = o->ignore_baked_prompt == 0;
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, isa)) options->isa = o->isa;
+  if (EMBER_HAS_FIELD(o, ember_session_options, kv_type)) {
+    if (o->kv_type > EMBER_KV_Q8) {
+      return InvalidArgument("ember_session_options: unknown kv_type %u", o->kv_type);
+    }
+    options->kv_type = static_cast<KvType>(o->kv_type);
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, context_shift)) {
+    options->context_shift = o->context_shift != 0;
+  }
+  if (EMBER_HAS_FIELD(o, ember_session_options, context_keep)) {
+    options->context_keep = o->context_keep;
+  }
+  return Status::Ok();
+}
+
+Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options,
+                        StopStrings* stop) {
+  *options = SamplerOptions();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_sampler_options>(
+      "ember_sampler_options", o->struct_size,
+      offsetof(ember_sampler_options, seed) + sizeof(o->seed)));
+  options->temperature = o->temperature;
+  options->top_k = o->top_k;
+  options->top_p = o->top_p;
+  options->seed = o->seed;
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, min_p)) {
+    options->repeat_penalty = o->repeat_penalty;
+    options->repeat_last_n = o->repeat_last_n;
+    options->frequency_penalty = o->frequency_penalty;
+    options->presence_penalty = o->presence_penalty;
+    options->min_p = o->min_p;
+  }
+  EMBER_RETURN_IF_ERROR(Sampler::CheckOptions(*options));
+  std::string_view strings[StopStrings::kMaxStrings];
+  uint32_t n_stop = 0;
+  if (EMBER_HAS_FIELD(o, ember_sampler_options, n_stop)) n_stop = o->n_stop;
+  if (n_stop > StopStrings::kMaxStrings) {
+    return InvalidArgument("%u stop strings: at most %zu are allowed", n_stop,
+                           StopStrings::kMaxStrings);
+  }
+  if (n_stop > 0 && o->stop == nullptr) {
+    return InvalidArgument("n_stop is %u but stop is NULL", n_stop);
+  }
+  for (uint32_t i = 0; i < n_stop; ++i) {
+    if (o->stop[i] == nullptr) return InvalidArgument("stop string %u is NULL", i);
+    strings[i] = o->stop[i];
+  }
+  return stop->Set(strings, n_stop);
+}
+
+Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
+                       EncodeOptions* options) {
+  *options = EncodeOptions();
+  options->add_bos = tok.add_bos();
+  if (o == nullptr) return Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_tokenize_options>(
+      "ember_tokenize_options", o->struct_size,
+      offsetof(ember_tokenize_options, parse_special) + sizeof(o->parse_special)));
+  if (o->add_bos < -1 || o->add_bos > 1) {
+    return InvalidArgument("ember_tokenize_options: add_bos %d is not -1, 0 or 1",
+                           o->add_bos);
+  }
+  if (o->add_bos >= 0) options->add_bos = o->add_bos == 1;
+  options->parse_special = o->parse_special != 0;
+  return Status::Ok();
+}
+
+}  // namespace ember::c_api
+
+extern "C" {
+
+void ember_session_options_default(ember_session_options* options) {
+  const ember::SessionOptions d;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->max_context = d.max_context;
+  options->max_batch = d.max_batch;
+  options->max_prompt_bytes = d.max_prompt_bytes;
+  options->all_logits = d.all_logits;
+  options->backend = static_cast<uint32_t>(d.backend);
+  options->ignore_baked_prompt = d.baked_prompt ? 0 : 1;
+  options->isa = d.isa;
+  options->kv_type = static_cast<uint32_t>(d.kv_type);
+  options->context_shift = d.context_shift;
+  options->context_keep = d.context_keep;
+}
+
+void ember_sampler_options_default(ember_sampler_options* options) {
+  const ember::SamplerOptions d;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->temperature = d.temperature;
+  options->top_k = d.top_k;
+  options->top_p = d.top_p;
+  options->seed = d.seed;
+  options->repeat_penalty = d.repeat_penalty;
+  options->repeat_last_n = d.repeat_last_n;
+  options->frequency_penalty = d.frequency_penalty;
+  options->presence_penalty = d.presence_penalty;
+  options->min_p = d.min_p;
+  options->stop = nullptr;
+  options->n_stop = 0;
+}
+
+void ember_tokenize_options_default(ember_tokenize_options* options) {
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->add_bos = -1;
+  options->parse_special = 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,204 @@
+// Forward::Attention (see forward.h): each token's query heads over the cached positions
+// it may see, in spans of positions across the pool, read from the cache in its type.
+#include <cmath>
+
+#include "runtime/forward.h"
+
+namespace ember {
+
+namespace {
+
+struct AttentionTask {
+  const kernels::KernelTable* k;
+  KvType type;
+  const float* q;  // (batch, q_dim): the step's queries
+  // The layer's cache from position 0, in the array of its type.
+  const float* keys;
+  const float* values;
+  const uint16_t* keys16;
+  const uint16_t* values16;
+  KvQ8Rows keys8, values8;
+  const int8_t* q8;  // a q8 cache's queries: (batch, q8_stride) and their scales
+  const float* q8_scales;
+  size_t q8_stride, q8_scale_stride;
+  float* out;      // (batch, q_dim): heads concatenated
+  float* probs;    // (AttentionChunk, n_heads, max_context): one row per (token, head)
+  float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
+  size_t first;    // token (index in the step) of the chunk's token 0
+  size_t tokens;   // in the chunk (at most AttentionChunk)
+  // Token i attends to cache positions [start[i], start[i] + n_pos[i]): from 0, or
+  // from the first its layer's sliding window holds.
+  // first_row[i]: the row of start[i] (a ring layer's slot; else start[i] itself).
+  size_t start[kMaxAttentionChunk], n_pos[kMaxAttentionChunk], span[kMaxAttentionChunk];
+  size_t first_row[kMaxAttentionChunk];
+  size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
+  size_t q_dim, max_context;
+  kernels::AttendSpansArgs shape;  // heads, strides, scale and the prefetch hint
+  bool record;  // the merge turns probs into the softmax only for an attention record
+
+  float* token_probs(size_t i) const { return probs + i * shape.n_heads * max_context; }
+  float* token_partial(size_t i) const {
+    return partial + i * kernels::kMaxAttentionSpans * shape.n_heads *
+                         kernels::AttentionPartialFloats(shape.head_dim);
+  }
+};
+
+// Work item j is one span of positions of one token of the chunk; a call takes a run
+// of them, each token's part as one kernel call (keys, then values, read as one stream)
+// of the kernel for the cache's type.
+void AttendSpans(void* context, size_t begin, size_t count) {
+  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
+  for (size_t i = 0; i < t.tokens; ++i) {
+    const size_t first = begin > t.first_item[i] ? begin : t.first_item[i];
+    const size_t end =
+        begin + count < t.first_item[i + 1] ? begin + count : t.first_item[i + 1];
+    if (first >= end) continue;
+    kernels::AttendSpansArgs a = t.shape;
+    a.n_pos = t.n_pos[i];
+    a.span = t.span[i];
+    a.first_span = first - t.first_item[i];
+    a.num_spans = end - first;
+    const size_t token = t.first + i;
+    // The kernels count positions from the first the token sees (its row: first_row).
+    a.first_row = t.first_row[i];
+    float* probs = t.token_probs(i) + t.start[i];
+    switch (t.type) {
+      case KvType::kF32:
+        t.k->attend_spans(t.q + token * t.q_dim, t.keys, t.values, a, probs,
+                          t.token_partial(i));
+        break;
+      case KvType::kF16:
+        t.k->attend_spans_f16(t.q + token * t.q_dim, t.keys16, t.values16, a, probs,
+                              t.token_partial(i));
+        break;
+      case KvType::kQ8:
+        t.k->attend_spans_q8(t.q8 + token * t.q8_stride,
+                             t.q8_scales + token * t.q8_scale_stride, t.keys8.values,
+                             t.keys8.scales, t.values8.values, t.values8.scales, a, probs,
+                             t.token_partial(i));
+        break;
+    }
+  }
+}
+
+// Work item i merges token i's spans.
+void MergeSpans(void* context, size_t begin, size_t count) {
+  const AttentionTask& t = *static_cast<const AttentionTask*>(context);
+  for (size_t i = begin; i < begin + count; ++i) {
+    t.k->attend_merge(t.token_partial(i), t.first_item[i + 1] - t.first_item[i],
+                      t.span[i], t.n_pos[i], t.shape.head_dim, t.shape.n_heads,
+                      t.record ? t.token_probs(i) + t.start[i] : nullptr, t.max_context,
+                      t.out + (t.first + i) * t.q_dim);
+  }
+}
+
+}  // namespace
+
+// For each token, each query head attends over the cached positions it may see: up to its
+// own (causal) or every position of the input (bidirectional), and in a sliding layer
+// only the last `sliding_window` of those (its span loop starts there). Heads sharing a
+// KV head (GQA/MQA) read the same cache columns. A token's positions are split into spans
+// (kernels::AttentionSpan: by the position count alone, so no result depends on the
+// thread count or on prefill against decode); each thread takes one run of consecutive
+// spans and reads their whole cache rows, keys then values, as forward streams; then a
+// merge per token combines the spans' partial softmaxes. (Splitting the heads instead
+// made each thread read part of every row: two threads were slower than one.) The spans
+// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
+// hand-over per token.
+void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
+  ProfileScope scope(ctx_.profile, KernelKind::kAttention);
+  const size_t hd = c_.head_dim, heads = c_.n_heads;
+  const bool causal = c_.mask == AttentionMask::kCausal;
+  AttentionTask task{};
+  task.k = &k_;
+  task.type = kv_.type;
+  task.q = act_.q;
+  switch (kv_.type) {
+    case KvType::kF32:
+      task.keys = kv_.f32_row(layer, kKeys, 0);
+      task.values = kv_.f32_row(layer, kValues, 0);
+      break;
+    case KvType::kF16:
+      task.keys16 = kv_.f16_row(layer, kKeys, 0);
+      task.values16 = kv_.f16_row(layer, kValues, 0);
+      break;
+    case KvType::kQ8: {
+      // The queries in the cache's encoding, once per step: scores are then integer dots.
+      const size_t groups = kernels::KvGroups(hd);
+      task.keys8 = kv_.q8_row(layer, kKeys, 0);
+      task.values8 = kv_.q8_row(layer, kValues, 0);
+      task.q8 = act_.q8;
+      task.q8_scales = act_.q8_scales;
+      task.q8_stride = heads * groups * kernels::kKvGroup;
+      task.q8_scale_stride = heads * groups;
+      for (size_t i = 0; i < batch; ++i) {
+        k_.quantize_kv(act_.q + i * c_.q_dim(), heads, hd, groups * kernels::kKvGroup,
+                       act_.q8 + i * task.q8_stride,
+                       act_.q8_scales + i * task.q8_scale_stride);
+      }
+      break;
+    }
+  }
+  task.out = act_.attn_out;
+  task.probs = act_.probs;
+  task.partial = act_.spans;
+  task.q_dim = c_.q_dim();
+  task.max_context = kv_.max_context;
+  task.shape.head_dim = hd;
+  task.shape.n_heads = heads;
+  task.shape.group = heads / c_.n_kv_heads;
+  task.shape.kv_stride = c_.kv_dim();
+  task.shape.scale_stride = kv_.scale_stride;
+  task.shape.scale = c_.attention_scale > 0.0f ? c_.attention_scale
+                                               : 1.0f / std::sqrt(static_cast<float>(hd));
+  task.shape.softcap = c_.attn_softcap;
+  task.shape.probs_stride = kv_.max_context;
+  task.shape.prefetch_values = batch == 1;  // a decode step's rows come from DRAM
+  const size_t window = c_.window(layer);
+  const KvLayer& rows = kv_.layers[layer];
+  if (rows.ring > 0) {  // a sliding layer's ring: windows may wrap around its end
+    task.shape.ring_end = rows.capacity;
+    task.shape.ring_rows = rows.ring;
+  }
+  task.record = record_.weights != nullptr;
+  const size_t chunk = AttentionChunk(act_.max_batch);
+  for (size_t first = 0; first < batch; first += chunk) {
+    task.first = first;
+    task.tokens = batch - first < chunk ? batch - first : chunk;
+    size_t work = 0;  // multiply-adds
+    for (size_t i = 0; i < task.tokens; ++i) {
+      const size_t end = causal ? pos0 + first + i + 1 : pos0 + batch;
+      task.start[i] = window > 0 && end > window ? end - window : 0;
+      task.n_pos[i] = end - task.start[i];
+      task.first_row[i] = kv_.Slot(layer, task.start[i]);
+      task.span[i] = kernels::AttentionSpan(task.n_pos[i]);
+      task.first_item[i + 1] =
+          task.first_item[i] + (task.n_pos[i] + task.span[i] - 1) / task.span[i];
+      work += 2 * heads * task.n_pos[i] * hd;
+    }
+    const size_t items = task.first_item[task.tokens];
+    // Below ~32K multiply-adds in all, a thread hand-over costs more than it saves.
+    const bool parallel = ctx_.pool && work > 32768;
+    if (parallel && items > 1) {
+      // Span by span: each thread starts on a run of consecutive spans and takes over
+      // the rest of a slower one's (a span's result does not depend on who runs it).
+      ctx_.pool->ParallelTiles(items, 1, &AttendSpans, &task, ctx_.profile);
+    } else {
+      AttendSpans(&task, 0, items);
+    }
+    if (parallel && task.tokens > 1) {
+      ctx_.pool->ParallelTiles(task.tokens, 1, &MergeSpans, &task, ctx_.profile);
+    } else {
+      MergeSpans(&task, 0, task.tokens);
+    }
+    if (task.record) {
+      for (size_t i = 0; i < task.tokens; ++i) {
+        RecordAttentionRow(record_, layer, pos0 + first + i, task.token_probs(i),
+                           task.max_context, task.start[i],
+                           task.start[i] + task.n_pos[i]);
+      }
+    }
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,120 @@
+#include "tools/cli/bench_options.h"
+
+#include <algorithm>
+
+#include "kernels/isa.h"
+#include "runtime/thread_pool.h"
+#include "tools/bench/bandwidth_probe.h"
+#include "tools/bench/host_info.h"
+#include "tools/cli/cli_common.h"
+#include "tools/util/parse.h"
+
+namespace ember::tools {
+
+ArgParser BenchParser() {
+  return ArgParser({
+      {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
+      {{"-p", "--n-prompt"},
+       true,
+       "prompt lengths to prefill, comma-separated (default 128; 0: no pp test)"},
+      {{"-n", "--n-gen"},
+       true,
+       "tokens to decode, comma-separated (default 64; 0: no tg test)"},
+      {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
+      {{"-d", "--depth"},
+       true,
+       "run each test after N tokens already in the cache (filled untimed), "
+       "comma-separated (default 0)"},
+      {{"--kv-type"}, true, "KV cache types, comma-separated: f32 (default), f16, q8"},
+      {{"--backend"},
+       true,
+       "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
+      {{"--isa"},
+       true,
+       "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else native)"},
+      {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
+      {{"-o", "--output"},
+       true,
+       "output format: md (default), json, jsonl, csv or svg (the chart)"},
+      {{"--profile"},
+       false,
+       "time per kernel kind as a share of a decode step and of prefill"},
+      {{"--probe-mib"},
+       true,
+       "bandwidth probe buffer, MiB (default 256, or 4x the LLC; at most RAM / 4)"},
+      {{"--chart"}, true, "also draw the results as an SVG chart into this file"},
+      {{"--history"},
+       true,
+       "append each result, as a JSON line with the model's SHA-256, to this file"},
+      {{"--hash"}, false, "record the model files' SHA-256 (--history implies it)"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+
+Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
+  o->models = args.GetAll("-m");
+  if (o->models.empty()) return InvalidArgument("missing -m MODEL");
+  for (const std::string& name : SplitList(args.Get("--backend", "highway"))) {
+    Backend backend;
+    EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));
+    o->backends.push_back(backend);
+  }
+  // Each tier must run here before anything does (an error now, not after minutes).
+  o->isas = SplitList(args.Get("--isa"));
+  for (const std::string& isa : o->isas) {
+    if (!args.Has("--isa")) break;  // the default: EMBER_ISA, checked by the session
+    if (isa.empty()) return InvalidArgument("--isa: an empty tier name");
+    kernels::IsaChoice choice;
+    const char* missing;
+    switch (kernels::ResolveIsa(isa.c_str(), &choice, &missing)) {
+      case kernels::IsaError::kOk:
+        break;
+      case kernels::IsaError::kUnknownTier:
+        return InvalidArgument("--isa %s: unknown tier (this build knows: %s, native)",
+                               isa.c_str(), kernels::IsaTierNames());
+      case kernels::IsaError::kUnsupported:
+        return Unimplemented("--isa %s: this CPU lacks %s", isa.c_str(), missing);
+    }
+  }
+  for (const std::string& name : SplitList(args.Get("--kv-type", "f32"))) {
+    KvType type;
+    EMBER_RETURN_IF_ERROR(ParseKvType(name, &type));
+    o->kv_types.push_back(type);
+  }
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-d", {0}, 0, 1 << 20, &o->depths));
+  EMBER_RETURN_IF_ERROR(ParseBenchFormat(args.Get("-o", "md"), &o->format));
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-p", {128}, 0, 1 << 20, &o->prompts));
+  EMBER_RETURN_IF_ERROR(args.GetIntList("-n", {64}, 0, 1 << 20, &o->gens));
+  EMBER_RETURN_IF_ERROR(
+      args.GetIntList("-t", {1}, 1, ThreadPool::kMaxThreads, &o->threads));
+  int64_t value;
+  EMBER_RETURN_IF_ERROR(args.GetInt("-r", 5, 1, 1000, &value));
+  o->repetitions = static_cast<int>(value);
+  EMBER_RETURN_IF_ERROR(args.GetInt("--probe-mib", 0, 1, int64_t{1} << 20, &value));
+  o->llc_bytes = LastLevelCacheBytes();
+  o->probe_bytes =
+      value ? static_cast<uint64_t>(value) << 20 : DefaultProbeBytes(o->llc_bytes);
+  const std::string note = ProbeSizeNote(o->probe_bytes, o->llc_bytes);
+  if (!note.empty()) fprintf(stderr, "ember bench: note: %s\n", note.c_str());
+  o->profile = args.Has("--profile");
+  o->chart_path = args.Get("--chart");
+  o->history_path = args.Get("--history");
+  o->hash = args.Has("--hash") || !o->history_path.empty();
+  if (args.Has("--chart") && o->chart_path.empty()) {
+    return InvalidArgument("--chart: no file");
+  }
+  if (args.Has("--history") && o->history_path.empty()) {
+    return InvalidArgument("--history: no file");
+  }
+  // 0 in -p or -n means no such test (as llama-bench).
+  o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),
+                   o->prompts.end());
+  o->gens.erase(std::remove(o->gens.begin(), o->gens.end(), 0), o->gens.end());
+  if (o->prompts.empty() && o->gens.empty()) {
+    return InvalidArgument("nothing to run: -p and -n are both 0");
+  }
+  return Status::Ok();
+}
+
+}  // namespace ember::tools

@@ -1,0 +1,37 @@
+// `ember bench`'s command line: its options and what they become.
+#ifndef EMBER_TOOLS_CLI_BENCH_OPTIONS_H_
+#define EMBER_TOOLS_CLI_BENCH_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/session_plan.h"
+#include "runtime/status.h"
+#include "tools/bench/bench_report.h"
+#include "tools/cli/args.h"
+
+namespace ember::tools {
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::vector<Backend> backends;
+  std::vector<std::string> isas;  // empty string: SessionOptions::isa null (EMBER_ISA)
+  std::vector<KvType> kv_types;
+  std::vector<int64_t> prompts, gens, threads, depths;
+  int repetitions = 5;
+  BenchFormat format = BenchFormat::kMarkdown;
+  bool profile = false;
+  uint64_t probe_bytes = 0;
+  uint64_t llc_bytes = 0;                // the last-level cache (0: unknown)
+  std::string chart_path, history_path;  // empty: none
+  bool hash = false;
+};
+
+ArgParser BenchParser();
+// Reads and checks the options (each --isa tier must run on this CPU, before anything).
+Status ParseBenchOptions(const ArgParser& args, BenchOptions* o);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_CLI_BENCH_OPTIONS_H_
