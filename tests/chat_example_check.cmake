@@ -1,9 +1,12 @@
 # Runs examples/chat/chat.c's program with three user turns on stdin and checks that it
 # answered each (a numbered reply line), that the second turn reused the cache, and that
-# it exited 0. usage: cmake -DEXAMPLE=... -DMODEL=... -P chat_example_check.cmake
+# it exited 0. usage: cmake -DEXAMPLE=... -DMODEL=... [-DEMULATOR=...] -P
+# chat_example_check.cmake
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/chat_turns.txt
      "Hello there\nTell me about the dog\nAnd then?\n")
-execute_process(COMMAND ${EXAMPLE} ${MODEL} "You tell short stories."
+# EMULATOR: a cross build's emulator and its arguments, comma-separated (empty natively).
+string(REPLACE "," ";" emulator "${EMULATOR}")
+execute_process(COMMAND ${emulator} ${EXAMPLE} ${MODEL} "You tell short stories."
                 INPUT_FILE ${CMAKE_CURRENT_BINARY_DIR}/chat_turns.txt
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 message("stdout:\n${out}\nstderr:\n${err}")
