@@ -193,6 +193,19 @@ TEST_P(Int8PathTest, BitwiseEqualToPortableHighway) {
 
 // No int8 path in this build (armv7, other architectures): nothing to instantiate.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Int8PathTest);
+
+// x86-64 and aarch64 builds have int8 paths to test; armv7 has none (its q8/q4 products
+// are the portable Highway kernels, tested by quant_test), which this says rather than
+// running no test at all.
+TEST(Int8Paths, ThisBuildHasTheArchitecturesPaths) {
+  const std::vector<Path> paths = BuiltPaths();
+#if defined(__x86_64__) || defined(__aarch64__)
+  EXPECT_FALSE(paths.empty());
+#else
+  EXPECT_TRUE(paths.empty());
+  printf("[ember] int8 paths: none in this build (portable Highway kernels only)\n");
+#endif
+}
 INSTANTIATE_TEST_SUITE_P(Paths, Int8PathTest, testing::ValuesIn(BuiltPaths()),
                          [](const testing::TestParamInfo<Path>& info) {
                            std::string name = info.param.cpu_name;

@@ -248,6 +248,8 @@ void* WorkerMain(void* arg) {
 }
 
 }  // namespace
+#else
+struct PoolState {};  // a build without threads has no workers: state_ stays null
 #endif  // EMBER_WITH_THREADS
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {}
