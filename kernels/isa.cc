@@ -3,6 +3,7 @@
 
 #include <strings.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -135,17 +136,22 @@ IsaChoice DefaultIsa() {
 }
 
 const char* IsaTierNames() {
-  // Built once: the compiled set is fixed (a static buffer, no allocation).
+  // Built once: the compiled set is fixed (a static buffer, no allocation). The first
+  // caller builds it while others wait; a constant-initialized atomic, not a guarded
+  // local static, so a bare-metal image links no __cxa_guard (and its exceptions).
   static char names[128] = {};
-  static const bool built = [] {
+  static std::atomic<int> state{0};  // 0: not built, 1: being built, 2: built
+  int expected = 0;
+  if (state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
     for (const Tier& tier : kTiers) {
       if (!Compiled(tier)) continue;
       if (names[0] != '\0') strncat(names, " ", sizeof(names) - strlen(names) - 1);
       strncat(names, tier.name, sizeof(names) - strlen(names) - 1);
     }
-    return true;
-  }();
-  (void)built;
+    state.store(2, std::memory_order_release);
+  }
+  while (state.load(std::memory_order_acquire) != 2) {
+  }
   return names;
 }
 
