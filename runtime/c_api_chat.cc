@@ -171,6 +171,9 @@ ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* sta
   stats->dropped_messages = static_cast<uint32_t>(s.dropped_messages);
   stats->prefill_seconds = s.prefill_seconds;
   stats->generate_seconds = s.generate_seconds;
+  if (EMBER_HAS_FIELD(stats, ember_chat_stats, context_shifts)) {
+    stats->context_shifts = static_cast<uint32_t>(s.context_shifts);
+  }
   return EMBER_OK;
 }
 

@@ -320,6 +320,7 @@ typedef struct ember_chat_stats {
   uint32_t dropped_messages; /* the oldest, to make room */
   double prefill_seconds;    /* to the first sampled token */
   double generate_seconds;   /* after it */
+  uint32_t context_shifts;   /* made while replying (options.context_shift) */
 } ember_chat_stats;
 ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* stats);
 

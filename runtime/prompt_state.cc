@@ -271,10 +271,20 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
         "(%u of %zu)",
         info.n_layers, info.kv_dim, c.n_layers, c.kv_dim());
   }
-  if (info.kv_type != static_cast<uint32_t>(type) || info.row_bytes != RowBytes(*s)) {
-    const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
-                            ? KvTypeName(static_cast<KvType>(info.kv_type))
-                            : "unknown";
+  // An f32 state restores into an f16 or q8 cache too: its rows are stored as the cache
+  // stores the f32 keys and values a forward pass computes (KvCache::StoreRow), so a
+  // baked prompt (always f32) serves sessions of every KV type.
+  // A row to convert goes through the new-keys buffer, which an f16 or q8 session has
+  // (free between forward passes).
+  float* const scratch = s->buffers().act.kv_new;
+  const bool convert = info.kv_type == static_cast<uint32_t>(KvType::kF32) &&
+                       type != KvType::kF32 && scratch != nullptr &&
+                       info.row_bytes == KvRowBytes(KvType::kF32, c.n_kv_heads, c.head_dim);
+  const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
+                          ? KvTypeName(static_cast<KvType>(info.kv_type))
+                          : "unknown";
+  if (!convert &&
+      (info.kv_type != static_cast<uint32_t>(type) || info.row_bytes != RowBytes(*s))) {
     return InvalidArgument(
         "the saved state needs kv type %s; this session's KV cache is %s", saved,
         KvTypeName(type));
@@ -294,6 +304,12 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     const uint32_t sink = Get<uint32_t>(info.layer_table + 8 * layer);
     const uint32_t ring = Get<uint32_t>(info.layer_table + 8 * layer + 4);
     if (LayerSlots(sink, ring, position) == position) continue;
+    if (convert) {
+      return InvalidArgument(
+          "the saved state needs kv type %s (its layer %u is a wrapped ring, which "
+          "restores only into a cache of its own type); this session's KV cache is %s",
+          saved, layer, KvTypeName(type));
+    }
     const KvLayer& l = kv.layers[layer];
     if (l.sink != sink || l.ring != ring) {
       return InvalidArgument(
@@ -332,7 +348,14 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
     const size_t n = LayerSlots(sink, ring, position);
     const KvLayer& l = kv.layers[layer];
     for (KvSide side : {kKeys, kValues}) {
-      if (n != position) {  // a wrapped ring, into the same ring: every slot
+      if (convert) {  // f32 rows (n == position) stored as this cache stores rows
+        for (size_t p = 0; p < keep; ++p) {
+          if (l.ring == 0 || p < l.sink || p + l.ring >= keep) {
+            memcpy(scratch, at + p * row, row);
+            kv.StoreRow(s->kernels(), layer, side, p, scratch);
+          }
+        }
+      } else if (n != position) {  // a wrapped ring, into the same ring: every slot
         kv.CopySlotsIn(layer, side, 0, at, n, 0, n);
       } else if (l.ring == 0) {  // positions into positions
         kv.CopySlotsIn(layer, side, 0, at, n, 0, keep);

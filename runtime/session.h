@@ -106,6 +106,7 @@ class Session {
   const char* kernel_int8_dot() const { return kernels_.int8_dot; }
   // The ISA tier the kernels were built for: "avx-vnni", ... (SessionOptions::isa).
   const char* kernel_isa() const { return kernels_.isa; }
+  const kernels::KernelTable& kernels() const { return kernels_; }
   // The cache (its rows as the forward pass wrote them; KvCache::Load reads one).
   const KvCache& kv_cache() const { return buffers_.kv; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.

@@ -1,16 +1,19 @@
 // The KV cache's types, rings and context shifts together with chat's session state, on
 // a Gemma 3-style model (sliding, global, sliding; window 6 of 96): a saved state of
 // each cache type restores byte for byte and continues bitwise, a wrapped ring only into
-// the same ring, another type never; Truncate refuses to go back past what a wrapped
-// ring holds; a context shift moves the token history with the keys, and Reset clears
-// the shifts; a chat whose cached prefix a wrapped ring no longer holds prefills again
-// from the start; a baked prompt restores into rings, and into another type never.
+// the same ring and type; Truncate refuses to go back past what a wrapped ring holds; a
+// context shift moves the token history with the keys, and Reset clears the shifts; a
+// chat whose cached prefix a wrapped ring no longer holds prefills again from the start;
+// a baked (f32) prompt restores into rings and into f16 and q8 caches; the C chat stats
+// count a reply's context shifts.
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/chat.h"
+#include "runtime/ember.h"
 #include "runtime/prompt_state.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
@@ -260,9 +263,11 @@ TEST_P(KvStateTest, AChatPrefillsAgainWhenAWrappedRingLostItsPrefix) {
 }
 
 // A baked system text (baked in one step: no ring, so its state holds every position)
-// restores into a session with rings and chats as one that prefilled it; a session of
-// another KV type refuses the baked state with the type it needs.
-TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndRefusesAnotherType) {
+// restores into a session with rings and chats as one that prefilled it. The baked state
+// is f32; an f16 or q8 session stores its rows as that cache stores the rows a forward
+// pass computes (each row exactly what StoreRow makes of the f32 row), with the baked
+// logits, and chats from there.
+TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndIntoEveryKvType) {
   const testing::LoadedModel m =
       testing::LoadSpec(ChatSpec("You are a helpful assistant who answers briefly."));
   ASSERT_NE(m.model, nullptr);
@@ -271,12 +276,44 @@ TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndRefusesAnotherType) {
   SessionOptions options =
       testing::FamiliesSessionOptions(kContext, 4, GetParam(), /*shift=*/false);
   auto s = Session::Create(*m.model, options);
+  ASSERT_TRUE(s.ok()) << s.status().message();
   if (GetParam() != KvType::kF32) {
-    ASSERT_FALSE(s.ok());
-    EXPECT_TRUE(Contains(s.status(), "needs kv type f32")) << s.status().message();
+    EXPECT_EQ(s->position(), baked);
+    SessionOptions f32_options = options;
+    f32_options.kv_type = KvType::kF32;
+    auto f = Session::Create(*m.model, f32_options);  // the baked rows as saved
+    options.baked_prompt = false;
+    auto ref = Session::Create(*m.model, options);  // where StoreRow converts them
+    ASSERT_TRUE(f.ok() && ref.ok());
+    const KvCache& kv = s->kv_cache();
+    const size_t kv_dim = m.model->config().kv_dim();
+    std::vector<float> row(kv_dim), want(kv_dim), got(kv_dim);
+    size_t compared = 0;
+    for (size_t layer = 0; layer < m.model->config().n_layers; ++layer) {
+      const KvLayer& l = kv.layers[layer];
+      for (KvSide side : {kKeys, kValues}) {
+        for (size_t p = 0; p < baked; ++p) {
+          if (l.ring != 0 && p >= l.sink && p + l.ring < baked) continue;  // not held
+          f->kv_cache().Load(layer, side, p, row.data());
+          ref->kv_cache().StoreRow(ref->kernels(), layer, side, p, row.data());
+          ref->kv_cache().Load(layer, side, p, want.data());
+          kv.Load(layer, side, p, got.data());
+          ASSERT_EQ(0, memcmp(want.data(), got.data(), kv_dim * sizeof(float)))
+              << "layer " << layer << " side " << side << " position " << p;
+          ++compared;
+        }
+      }
+    }
+    EXPECT_GT(compared, baked);
+    EXPECT_EQ(0, memcmp(s->logits(), f->logits(), m.model->config().vocab_size * 4));
+    GreedyChat a(&*s);
+    ASSERT_TRUE(a.chat.SetSystem("You are a helpful assistant who answers briefly.").ok());
+    ChatTurnStats sa;
+    a.Say("Hi", &sa);
+    EXPECT_EQ(sa.reused_tokens, baked);
+    EXPECT_GT(sa.generated, 0u);
     return;
   }
-  ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_GT(s->kv_cache().layers[0].ring, 0u);
   EXPECT_EQ(s->position(), baked);
   options.baked_prompt = false;
@@ -292,6 +329,56 @@ TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndRefusesAnotherType) {
   // Reset returns to the baked prompt.
   s->Reset();
   EXPECT_EQ(s->position(), baked);
+}
+
+int CountToken(void* user, int32_t, const char*, size_t) {
+  ++*static_cast<size_t*>(user);
+  return 1;
+}
+
+// ember_chat_last_stats reports the context shifts a reply made (a reply past a context
+// of 40 with --context-shift makes at least one; 18 positions leave at each), and writes
+// no field past an older struct's size.
+TEST(KvStateCApiTest, ChatStatsCountContextShifts) {
+  const testing::LoadedModel m = testing::LoadSpec(ChatSpec(nullptr));
+  ember_model* model = nullptr;
+  ASSERT_EQ(ember_model_from_memory(m.bytes.data(), m.bytes.size(), &model), EMBER_OK);
+  ember_session_options o;
+  ember_session_options_default(&o);
+  o.max_context = 40;
+  o.context_shift = 1;
+  o.context_keep = 4;
+  ember_session* session = nullptr;
+  ASSERT_EQ(ember_session_create(model, &o, nullptr, nullptr, 0, &session), EMBER_OK)
+      << ember_last_error();
+  ember_sampler_options greedy;
+  ember_sampler_options_default(&greedy);
+  greedy.temperature = 0.0f;
+  ASSERT_EQ(ember_session_set_sampler(session, &greedy), EMBER_OK);
+  ember_chat* chat = nullptr;
+  ASSERT_EQ(ember_chat_create(session, nullptr, &chat), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(ember_chat_add(chat, "user", "Hi", 2), EMBER_OK);
+  size_t generated = 0, called = 0;
+  ASSERT_EQ(ember_chat_generate(chat, 100, &CountToken, &called, &generated), EMBER_OK)
+      << ember_last_error();
+  ember_chat_stats stats;
+  memset(&stats, 0, sizeof(stats));
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(ember_chat_last_stats(chat, &stats), EMBER_OK);
+  EXPECT_EQ(stats.generated_tokens, generated);
+  const size_t total = stats.prompt_tokens + generated;
+  ASSERT_GT(total, 40u) << "the reply must run past the context";
+  EXPECT_GE(stats.context_shifts, 1u);
+  EXPECT_LE(stats.context_shifts, (total - 40) / 18 + 1);
+  ember_chat_stats older;
+  memset(&older, 0xAB, sizeof(older));
+  older.struct_size = offsetof(ember_chat_stats, context_shifts);
+  ASSERT_EQ(ember_chat_last_stats(chat, &older), EMBER_OK);
+  EXPECT_EQ(older.generated_tokens, generated);
+  EXPECT_EQ(older.context_shifts, 0xABABABABu);
+  ember_chat_free(chat);
+  ember_session_free(session);
+  ember_model_free(model);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, KvStateTest,
