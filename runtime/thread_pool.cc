@@ -49,6 +49,20 @@ constexpr uint64_t kSpinNs = 50000;
 // of a tile, which is what the caller would have to wait for.
 constexpr uint64_t kPreemptedNs = 300000;
 constexpr uint64_t kQuietNs = 100000000;
+// A caller that waits for tiles a worker began, longer than kStallNs and than
+// kStallUnits of its own units took on average, waited for a worker that lost its core
+// in the middle of a tile (a core shared with another process, or a slower core). Two
+// such stalls within kStallWindowNs: the pool runs its regions on the calling thread
+// alone for kSoloNs, then tries its workers again. With a CPU-bound process on one of
+// two cores, decode on 2 threads otherwise waits out that process's time slices and
+// runs slower than on 1 (0.63x to 0.74x measured on the EPYC VM, docs/benchmarks.md).
+// A stall soon (kStallWindowNs) after such a window ends doubles the next one, up to
+// kMaxSoloNs: under lasting contention the tries cost little.
+constexpr uint64_t kStallNs = 500000;
+constexpr uint64_t kStallUnits = 8;
+constexpr uint64_t kStallWindowNs = 100000000;
+constexpr uint64_t kSoloNs = 500000000;
+constexpr uint64_t kMaxSoloNs = 8 * kSoloNs;
 // A caller asleep waiting for the last tiles looks again for tiles to take this often:
 // a worker may have published a stolen run and then been descheduled.
 constexpr std::chrono::microseconds kRecheck(200);
@@ -87,6 +101,9 @@ struct PoolState {
   std::atomic<bool> caller_waiting{false};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> quiet_until_ns{0};  // no spinning before (see kPreemptedNs)
+  std::atomic<uint64_t> solo_until_ns{0};   // regions on the caller alone (kStallNs)
+  uint64_t last_stall_ns = 0;               // the caller's (under call_mutex)
+  uint64_t solo_ns = kSoloNs;               // the next window's length (likewise)
   std::mutex mutex;                         // for the two condition variables
   std::condition_variable work_cv, done_cv;
   std::mutex call_mutex;  // one region at a time
@@ -174,10 +191,34 @@ struct PoolState {
     return true;
   }
 
-  // Everything `self` can take of region `gen`.
-  void Work(int self, uint64_t gen) {
-    size_t unit;
-    while (TakeOwn(self, gen, &unit) || Steal(self, gen, &unit)) RunUnit(unit);
+  // Everything `self` can take of region `gen`; how many units that was.
+  size_t Work(int self, uint64_t gen) {
+    size_t unit, units = 0;
+    while (TakeOwn(self, gen, &unit) || Steal(self, gen, &unit)) RunUnit(unit), ++units;
+    return units;
+  }
+
+  bool Solo(uint64_t now) const {
+    return now < solo_until_ns.load(std::memory_order_relaxed);
+  }
+
+  // A region from `start` to `now` in which the caller ran `units` units in `work_ns`,
+  // then waited `wait_ns` for the rest (see kStallNs).
+  void NoteWait(uint64_t start, uint64_t now, uint64_t work_ns, size_t units,
+                uint64_t wait_ns) {
+    if (wait_ns <= kStallNs || wait_ns <= kStallUnits * work_ns / (units ? units : 1)) {
+      return;
+    }
+    if (last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs) {
+      const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
+      solo_ns = last_end != 0 && start - last_end < kStallWindowNs
+                    ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs)
+                    : kSoloNs;
+      solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);
+      last_stall_ns = 0;
+    } else {
+      last_stall_ns = now;
+    }
   }
 
   // The calling thread: its own run and what it can steal, then the tiles others run.
@@ -202,20 +243,25 @@ struct PoolState {
       std::lock_guard<std::mutex> lock(mutex);
       work_cv.notify_all();
     }
-    Work(0, gen);
+    const uint64_t start = NowNs();
+    const size_t units_run = Work(0, gen);
+    const uint64_t worked = NowNs();
     // Now only units others took remain; some may yet be published for stealing (a
     // thief stores the rest of its run after taking it).
     const auto finished = [&] { return pending.load(std::memory_order_acquire) == 0; };
-    if (Spin(finished, [&] { Work(0, gen); })) return;
-    while (!finished()) {
-      caller_waiting.store(true);
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        if (pending.load() != 0) done_cv.wait_for(lock, kRecheck);
+    if (!Spin(finished, [&] { Work(0, gen); })) {
+      while (!finished()) {
+        caller_waiting.store(true);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          if (pending.load() != 0) done_cv.wait_for(lock, kRecheck);
+        }
+        caller_waiting.store(false);
+        Work(0, gen);
       }
-      caller_waiting.store(false);
-      Work(0, gen);
     }
+    const uint64_t now = NowNs();
+    NoteWait(start, now, worked - start, units_run, now - worked);
   }
 
   // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
@@ -307,6 +353,14 @@ Status ThreadPool::PrepareXnnpackHandle() const {
   return Status::Ok();
 }
 
+bool ThreadPool::RunsAlone() const {
+#ifdef EMBER_WITH_THREADS
+  return state_ != nullptr && state_->Solo(NowNs());
+#else
+  return false;
+#endif
+}
+
 pthreadpool* ThreadPool::handle() const {
 #ifdef EMBER_WITH_THREADS
   return state_ ? state_->xnn.load(std::memory_order_acquire) : nullptr;
@@ -327,6 +381,17 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
   // One region at a time: a second caller runs its tiles itself rather than wait.
   if (!state_ || n <= tile || !state_->call_mutex.try_lock()) return inline_run();
   std::lock_guard<std::mutex> region(state_->call_mutex, std::adopt_lock);
+  if (state_->Solo(NowNs())) {  // a worker was found descheduled (kStallNs)
+    if (profile == nullptr) return inline_run();
+    // A region all the same, with the workers idle in it.
+    const uint64_t start = NowNs();
+    inline_run();
+    const uint64_t wall = NowNs() - start;
+    profile->region_ns += wall;
+    profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);
+    profile->tile_ns += wall;
+    return;
+  }
   if (profile == nullptr) return state_->Run(task, context, n, tile);
   struct Timed {
     TileTask task;

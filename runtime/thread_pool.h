@@ -2,7 +2,9 @@
 // explicitly. ember's own parallel regions run on its workers, which take tiles as they
 // come (work stealing) so that a busy or slow core delays no one; XNNPACK gets a
 // pthreadpool of the same size (created when a session on the XNNPACK backend asks).
-// Idle workers spin briefly, then sleep; they never spin forever.
+// Idle workers spin briefly, then sleep; they never spin forever. When the caller keeps
+// waiting for a worker that lost its core mid-tile (a core shared with other work), the
+// pool runs its regions on the calling thread alone for a while, then tries again.
 #ifndef EMBER_RUNTIME_THREAD_POOL_H_
 #define EMBER_RUNTIME_THREAD_POOL_H_
 
@@ -49,11 +51,20 @@ class ThreadPool {
   // is running. Calls from several threads at once: one runs on the workers, the others
   // run their tiles on their own thread.
   //
+  // A worker that keeps the caller waiting in the middle of a tile, far longer than a
+  // tile takes, twice within 100 ms, was descheduled by other work on its core: then for
+  // the next 500 ms every call runs its tiles on the calling thread alone (RunsAlone()),
+  // and after that on the workers again (a window that stalls again at once is followed
+  // by one twice as long, up to 4 s). The tiles are the same either way.
+  //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
+  // A call run alone for that reason counts as a region whose workers were idle.
   using TileTask = void (*)(void* context, size_t begin, size_t count);
   void ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
                      ForwardProfile* profile = nullptr) const;
+  // Whether calls now run on the calling thread alone (see above).
+  bool RunsAlone() const;
 
  private:
   explicit ThreadPool(int num_threads);

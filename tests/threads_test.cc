@@ -1,7 +1,7 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
 // the golden run; every tile of a region runs exactly once however the threads take
-// them; a pool whose work is done sleeps instead of spinning; a profile accounts for the
-// pool's regions.
+// them; a worker stalled in its tiles makes the pool run alone for a while; a pool whose
+// work is done sleeps instead of spinning; a profile accounts for the pool's regions.
 #include <time.h>
 
 #include <algorithm>
@@ -160,6 +160,57 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   // Spinning workers would burn ~3 CPU-seconds here (and would never have gone quiet).
   EXPECT_LT(idle_cpu, 0.05) << "CPU seconds used by an idle pool of 4 threads";
   printf("idle pool of 4 threads used %.4f CPU seconds in 1 s\n", idle_cpu);
+}
+
+// A worker descheduled in the middle of its tile (here it sleeps there) keeps the caller
+// waiting far longer than a tile takes: after two such regions the pool runs its calls on
+// the calling thread alone (every tile still once), and after a while on its workers
+// again.
+TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
+  auto pool = ThreadPool::Create(2);
+  ASSERT_TRUE(pool.ok());
+  struct Region {
+    std::thread::id caller = std::this_thread::get_id();
+    std::chrono::milliseconds worker_sleeps{0};
+    std::atomic<bool> worker_began{false};
+    std::atomic<int> on_worker{0};
+    std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
+  };
+  // Two tiles: the caller's run is tile 0, which waits until the worker has begun its
+  // own, tile 1 (so the caller cannot take it); the worker then sleeps in it.
+  const ThreadPool::TileTask wait_for_worker = [](void* p, size_t, size_t) {
+    auto* r = static_cast<Region*>(p);
+    if (std::this_thread::get_id() == r->caller) {
+      while (!r->worker_began.load()) std::this_thread::yield();
+    } else {
+      r->on_worker++;
+      r->worker_began = true;
+      std::this_thread::sleep_for(r->worker_sleeps);
+    }
+  };
+  ASSERT_FALSE((*pool)->RunsAlone());
+  for (int stall = 0; stall < 2; ++stall) {
+    Region r;
+    r.worker_sleeps = std::chrono::milliseconds(200);
+    (*pool)->ParallelTiles(2, 1, wait_for_worker, &r);
+    EXPECT_EQ(r.on_worker.load(), 1);
+  }
+  EXPECT_TRUE((*pool)->RunsAlone());
+  Region alone;
+  const ThreadPool::TileTask count = [](void* p, size_t begin, size_t n) {
+    auto* r = static_cast<Region*>(p);
+    if (std::this_thread::get_id() != r->caller) r->on_worker++;
+    for (size_t i = begin; i < begin + n; ++i) r->runs[i]++;
+  };
+  (*pool)->ParallelTiles(64, 1, count, &alone);
+  EXPECT_EQ(alone.on_worker.load(), 0);
+  for (const auto& runs : alone.runs) EXPECT_EQ(runs.load(), 1);
+  // The window ends (500 ms): the worker takes its tiles again.
+  while ((*pool)->RunsAlone()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Region again;
+  (*pool)->ParallelTiles(2, 1, wait_for_worker, &again);
+  EXPECT_EQ(again.on_worker.load(), 1);
+  EXPECT_FALSE((*pool)->RunsAlone());
 }
 
 // With a profile, ParallelTiles accounts for the regions it ran on several threads: their
