@@ -277,9 +277,10 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   // A row to convert goes through the new-keys buffer, which an f16 or q8 session has
   // (free between forward passes).
   float* const scratch = s->buffers().act.kv_new;
-  const bool convert = info.kv_type == static_cast<uint32_t>(KvType::kF32) &&
-                       type != KvType::kF32 && scratch != nullptr &&
-                       info.row_bytes == KvRowBytes(KvType::kF32, c.n_kv_heads, c.head_dim);
+  const bool convert =
+      info.kv_type == static_cast<uint32_t>(KvType::kF32) && type != KvType::kF32 &&
+      scratch != nullptr &&
+      info.row_bytes == KvRowBytes(KvType::kF32, c.n_kv_heads, c.head_dim);
   const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
                           ? KvTypeName(static_cast<KvType>(info.kv_type))
                           : "unknown";

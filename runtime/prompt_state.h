@@ -64,10 +64,11 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info);
 // geometry (the same sliding layers' rings: context, max_batch and context_keep that
 // give them), and the position within the session's context. An f32 state (a baked
 // prompt's) also restores into an f16 or q8 cache, its rows converted as that cache
-// stores rows (KvCache::StoreRow), unless one of its layers is a wrapped ring. Every check (and the
-// checksums) passes before the session is touched; on an error it is unchanged. With
-// `positions` below the state's, only its first `positions` positions are restored
-// (OutOfRange when a ring in the state has wrapped past those a pass from there reads).
+// stores rows (KvCache::StoreRow), unless one of its layers is a wrapped ring. Every
+// check (and the checksums) passes before the session is touched; on an error it is
+// unchanged. With `positions` below the state's, only its first `positions` positions
+// are restored (OutOfRange when a ring in the state has wrapped past those a pass from
+// there reads).
 Status RestorePromptState(Session* session, Sampler* sampler, const void* data,
                           size_t bytes, size_t positions = SIZE_MAX);
 

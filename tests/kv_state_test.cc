@@ -307,7 +307,8 @@ TEST_P(KvStateTest, ABakedPromptRestoresIntoRingsAndIntoEveryKvType) {
     EXPECT_GT(compared, baked);
     EXPECT_EQ(0, memcmp(s->logits(), f->logits(), m.model->config().vocab_size * 4));
     GreedyChat a(&*s);
-    ASSERT_TRUE(a.chat.SetSystem("You are a helpful assistant who answers briefly.").ok());
+    const char* system = "You are a helpful assistant who answers briefly.";
+    ASSERT_TRUE(a.chat.SetSystem(system).ok());
     ChatTurnStats sa;
     a.Say("Hi", &sa);
     EXPECT_EQ(sa.reused_tokens, baked);
