@@ -56,8 +56,8 @@ constexpr uint64_t kQuietNs = 100000000;
 // alone for kSoloNs, then tries its workers again. With a CPU-bound process on one of
 // two cores, decode on 2 threads otherwise waits out that process's time slices and
 // runs slower than on 1 (0.63x to 0.74x measured on the EPYC VM, docs/benchmarks.md).
-// A stall soon (kStallWindowNs) after such a window ends doubles the next one, up to
-// kMaxSoloNs: under lasting contention the tries cost little.
+// One stall soon (kStallWindowNs) after such a window ends starts the next at once, twice
+// as long, up to kMaxSoloNs: under lasting contention the tries cost little.
 constexpr uint64_t kStallNs = 500000;
 constexpr uint64_t kStallUnits = 8;
 constexpr uint64_t kStallWindowNs = 100000000;
@@ -209,11 +209,10 @@ struct PoolState {
     if (wait_ns <= kStallNs || wait_ns <= kStallUnits * work_ns / (units ? units : 1)) {
       return;
     }
-    if (last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs) {
-      const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
-      solo_ns = last_end != 0 && start - last_end < kStallWindowNs
-                    ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs)
-                    : kSoloNs;
+    const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
+    const bool again = last_end != 0 && start - last_end < kStallWindowNs;
+    if (again || (last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs)) {
+      solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
       solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);
       last_stall_ns = 0;
     } else {

@@ -54,8 +54,8 @@ class ThreadPool {
   // A worker that keeps the caller waiting in the middle of a tile, far longer than a
   // tile takes, twice within 100 ms, was descheduled by other work on its core: then for
   // the next 500 ms every call runs its tiles on the calling thread alone (RunsAlone()),
-  // and after that on the workers again (a window that stalls again at once is followed
-  // by one twice as long, up to 4 s). The tiles are the same either way.
+  // and after that on the workers again (one stall right after a window starts the
+  // next, twice as long, up to 4 s). The tiles are the same either way.
   //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.

@@ -172,19 +172,21 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   struct Region {
     std::thread::id caller = std::this_thread::get_id();
     std::chrono::milliseconds worker_sleeps{0};
-    std::atomic<bool> worker_began{false};
+    std::atomic<bool> caller_began{false}, worker_began{false};
     std::atomic<int> on_worker{0};
     std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
   };
-  // Two tiles: the caller's run is tile 0, which waits until the worker has begun its
-  // own, tile 1 (so the caller cannot take it); the worker then sleeps in it.
-  const ThreadPool::TileTask wait_for_worker = [](void* p, size_t, size_t) {
+  // Two tiles, one on each thread at the same time: each waits until the other thread
+  // has begun its tile (so neither can take the other's), then the worker sleeps in its.
+  const ThreadPool::TileTask both_then_sleep = [](void* p, size_t, size_t) {
     auto* r = static_cast<Region*>(p);
-    if (std::this_thread::get_id() == r->caller) {
-      while (!r->worker_began.load()) std::this_thread::yield();
-    } else {
+    const bool on_caller = std::this_thread::get_id() == r->caller;
+    (on_caller ? r->caller_began : r->worker_began) = true;
+    while (!(on_caller ? r->worker_began : r->caller_began).load()) {
+      std::this_thread::yield();
+    }
+    if (!on_caller) {
       r->on_worker++;
-      r->worker_began = true;
       std::this_thread::sleep_for(r->worker_sleeps);
     }
   };
@@ -192,7 +194,7 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   for (int stall = 0; stall < 2; ++stall) {
     Region r;
     r.worker_sleeps = std::chrono::milliseconds(200);
-    (*pool)->ParallelTiles(2, 1, wait_for_worker, &r);
+    (*pool)->ParallelTiles(2, 1, both_then_sleep, &r);
     EXPECT_EQ(r.on_worker.load(), 1);
   }
   EXPECT_TRUE((*pool)->RunsAlone());
@@ -208,7 +210,7 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   // The window ends (500 ms): the worker takes its tiles again.
   while ((*pool)->RunsAlone()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Region again;
-  (*pool)->ParallelTiles(2, 1, wait_for_worker, &again);
+  (*pool)->ParallelTiles(2, 1, both_then_sleep, &again);
   EXPECT_EQ(again.on_worker.load(), 1);
   EXPECT_FALSE((*pool)->RunsAlone());
 }
