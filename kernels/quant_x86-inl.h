@@ -183,13 +183,14 @@ EMBER_X86 void MatMul(const uint8_t* __restrict__ w, const int8_t* __restrict__ 
 
 // This path's kernels. Decode reads one panel at a time: the weights are one sequential
 // stream, which a core reads faster than interleaved panel streams (on AVX-512 VNNI,
-// single-thread q8 decode about 8 % and q4 about 30 % faster than 8 panels at a time).
-// Prefill blocks kPrefillPanels panels x 4 tokens.
-template <int kPrefillPanels>
+// single-thread q8 decode about 8 % and q4 about 30 % faster than 8 panels at a time;
+// 2 and 4 panels measured no faster either, 2026-11-26). Prefill blocks kQ8Panels panels
+// x 4 tokens for q8, kQ4Panels x kQ4Tokens for q4.
+template <int kQ8Panels, int kQ4Panels, int kQ4Tokens>
 void PathKernels(const char* name, Int8Kernels* k) {
   k->name = name;
   k->matvec_q8 = &MatMul<QuantKind::kQ8, 1, 1>;
-  k->matmul_q8 = &MatMul<QuantKind::kQ8, kPrefillPanels, 4>;
+  k->matmul_q8 = &MatMul<QuantKind::kQ8, kQ8Panels, 4>;
   k->matvec_q4 = &MatMul<QuantKind::kQ4, 1, 1>;
-  k->matmul_q4 = &MatMul<QuantKind::kQ4, kPrefillPanels, 4>;
+  k->matmul_q4 = &MatMul<QuantKind::kQ4, kQ4Panels, kQ4Tokens>;
 }

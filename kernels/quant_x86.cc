@@ -60,21 +60,25 @@ using Ops = Avx512VnniOps;
 
 // Prefill's block: 512-bit paths 2 panels x 4 tokens (8 int32 + 8 f32 accumulators of 32
 // registers; 2x6, 3x4, 4x3 measured the same on AVX-512 VNNI); 256-bit paths have 16
-// registers and two vectors per panel: 1 panel x 4 tokens.
+// registers and two vectors per panel: 1 panel x 4 tokens. q4 without VNNI (vpmaddubsw,
+// its nibbles unpacked per load) gains from more tokens a load: 2 panels x 6 tokens, in
+// quant_bench's q4 prefill (128 tokens, 768x2048 and 2048x768) 245 against 181 GMAC/s
+// on the AVX-512BW path and 118 against 95 on AVX2 (AMD EPYC VM, 2026-11-26), where with
+// AVX-VNNI it lost (70 against 104: the VEX path has 16 registers and no spare).
 bool X86Int8Kernels(Int8Feature path, Int8Kernels* kernels) {
   if (!X86KQuantKernels(path, kernels)) return false;
   switch (path) {
     case kInt8Avx2:
-      avx2::PathKernels<1>("avx2", kernels);
+      avx2::PathKernels<1, 2, 6>("avx2", kernels);
       return true;
     case kInt8AvxVnni:
-      avx_vnni::PathKernels<1>("avx-vnni", kernels);
+      avx_vnni::PathKernels<1, 1, 4>("avx-vnni", kernels);
       return true;
     case kInt8Avx512Bw:
-      avx512bw::PathKernels<2>("avx512bw", kernels);
+      avx512bw::PathKernels<2, 2, 6>("avx512bw", kernels);
       return true;
     case kInt8Avx512Vnni:
-      avx512_vnni::PathKernels<2>("avx512-vnni", kernels);
+      avx512_vnni::PathKernels<2, 2, 4>("avx512-vnni", kernels);
       return true;
     default:
       return false;
