@@ -62,9 +62,10 @@ using Ops = Avx512VnniOps;
 // registers; 2x6, 3x4, 4x3 measured the same on AVX-512 VNNI); 256-bit paths have 16
 // registers and two vectors per panel: 1 panel x 4 tokens. q4 without VNNI (vpmaddubsw,
 // its nibbles unpacked per load) gains from more tokens a load: 2 panels x 6 tokens, in
-// quant_bench's q4 prefill (128 tokens, 768x2048 and 2048x768) 245 against 181 GMAC/s
-// on the AVX-512BW path and 118 against 95 on AVX2 (AMD EPYC VM, 2026-11-26), where with
-// AVX-VNNI it lost (70 against 104: the VEX path has 16 registers and no spare).
+// quant_bench's q4 prefill (128 tokens; 2048x768 and 768x2048) 270 and 255 GMAC/s against
+// 199 and 194 on the AVX-512BW path, 127 and 125 against 108 and 106 on AVX2 (AMD EPYC
+// VM, 2026-11-26, quiet); with AVX-VNNI it lost (about 70 against 104, measured while
+// other jobs ran: the VEX path has 16 registers and none to spare).
 bool X86Int8Kernels(Int8Feature path, Int8Kernels* kernels) {
   if (!X86KQuantKernels(path, kernels)) return false;
   switch (path) {
