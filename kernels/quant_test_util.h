@@ -113,6 +113,32 @@ inline void CheckQuantKernels(QuantKind kind, MatMulQuantFn matvec, MatMulQuantF
   }
 }
 
+// A packed q8 (rows, cols) matrix whose products are exact (power-of-two scales) against
+// `batch` exact activation rows (QuantTestMatrix with `seed`): matmul over the batch and
+// matvec over each token equal the reference bitwise.
+inline void ExpectQ8Exact(MatMulQuantFn matvec, MatMulQuantFn matmul, const uint8_t* w,
+                          size_t rows, size_t cols, size_t batch, uint32_t seed) {
+  const size_t groups = QuantGroups(cols), padded = groups * kQuantGroup;
+  const std::vector<float> x = QuantTestMatrix(batch, cols, false, true, 5, seed);
+  std::vector<int8_t> xq(batch * padded);
+  std::vector<float> xs(batch * groups);
+  std::vector<int32_t> sums(batch * groups);
+  reference::QuantizeActs(x.data(), batch, cols, xq.data(), xs.data(), sums.data());
+  std::vector<float> want(batch * rows), got(batch * rows), single(rows);
+  reference::MatMulQuant(QuantKind::kQ8, w, xq.data(), xs.data(), batch, want.data(),
+                         rows, rows, cols);
+  matmul(w, xq.data(), xs.data(), sums.data(), batch, got.data(), rows, rows, cols);
+  for (size_t b = 0; b < batch; ++b) {
+    matvec(w, xq.data() + b * padded, xs.data() + b * groups, sums.data() + b * groups, 1,
+           single.data(), rows, rows, cols);
+    for (size_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(got[b * rows + r], want[b * rows + r])
+          << "rows " << rows << " cols " << cols << " token " << b << " row " << r;
+      ASSERT_EQ(single[r], want[b * rows + r]) << "decode row " << r;
+    }
+  }
+}
+
 // q8 weights over the whole int8 range, -128 in every group (imported files may hold it:
 // PackQuantValues), with a power-of-two scale and exact activations: every kernel's
 // result must equal the reference's bitwise, so -128 is as exact as any other value.
@@ -120,7 +146,7 @@ inline void CheckQ8FullRange(MatMulQuantFn matvec, MatMulQuantFn matmul, uint32_
   for (size_t rows : QuantRows()) {
     for (size_t cols : QuantCols()) {
       std::mt19937 rng(seed++);
-      const size_t groups = QuantGroups(cols), padded = groups * kQuantGroup;
+      const size_t groups = QuantGroups(cols);
       std::vector<int8_t> q(rows * cols);
       std::vector<uint16_t> scales(rows * groups);
       for (size_t r = 0; r < rows; ++r) {
@@ -138,26 +164,8 @@ inline void CheckQ8FullRange(MatMulQuantFn matvec, MatMulQuantFn matmul, uint32_
       auto w =
           hwy::AllocateAligned<uint8_t>(QuantPackedBytes(QuantKind::kQ8, rows, cols));
       PackQuantValues(QuantKind::kQ8, q.data(), scales.data(), rows, cols, w.get());
-      const size_t batch = 3;
-      const std::vector<float> x = QuantTestMatrix(batch, cols, false, true, 5, seed++);
-      std::vector<int8_t> xq(batch * padded);
-      std::vector<float> xs(batch * groups);
-      std::vector<int32_t> sums(batch * groups);
-      reference::QuantizeActs(x.data(), batch, cols, xq.data(), xs.data(), sums.data());
-      std::vector<float> want(batch * rows), got(batch * rows), single(rows);
-      reference::MatMulQuant(QuantKind::kQ8, w.get(), xq.data(), xs.data(), batch,
-                             want.data(), rows, rows, cols);
-      matmul(w.get(), xq.data(), xs.data(), sums.data(), batch, got.data(), rows, rows,
-             cols);
-      for (size_t b = 0; b < batch; ++b) {
-        matvec(w.get(), xq.data() + b * padded, xs.data() + b * groups,
-               sums.data() + b * groups, 1, single.data(), rows, rows, cols);
-        for (size_t r = 0; r < rows; ++r) {
-          ASSERT_EQ(got[b * rows + r], want[b * rows + r])
-              << "rows " << rows << " cols " << cols << " token " << b << " row " << r;
-          ASSERT_EQ(single[r], want[b * rows + r]) << "decode row " << r;
-        }
-      }
+      ExpectQ8Exact(matvec, matmul, w.get(), rows, cols, 3, seed++);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }
