@@ -268,13 +268,14 @@ void TestAttendSpans() {
 }
 
 // f16 and q8 caches (fewer shapes, sized for emulation: the code around the loads is
-// the f32 kernel's). q8 head sizes cover a short group alone (3), one whole group (32)
-// and whole groups then a short one (48, 65).
+// the f32 kernel's). q8 head sizes cover a short group alone (3), one whole group (32),
+// whole groups then a short one (48, 65), and heads of whole 64-value chunks (64, 128:
+// the scores of a row at once with AVX-512 VNNI, rows of 1 to 16 chunks).
 void TestAttendSpansF16AndQ8() {
   uint32_t seed = 97;
   for (const CacheType type : {CacheType::kF16, CacheType::kQ8}) {
     for (const Heads heads : {Heads{1, 1}, Heads{4, 2}, Heads{16, 8}}) {
-      for (size_t head_dim : {3, 32, 48, 65}) {
+      for (size_t head_dim : {3, 32, 48, 64, 65, 128}) {
         for (size_t n_pos : {1, 7, 33, 300}) {
           if (heads.n_heads == 16 && n_pos != 300) continue;  // the long runs only
           const Cache cache(type, heads.n_heads, heads.n_kv_heads, head_dim, n_pos, seed);

@@ -87,7 +87,8 @@ struct AttendSpansArgs {
   size_t ring_end = SIZE_MAX;
   size_t ring_rows = 0;
   // A hint that the cache is not in the CPU caches (decode): the kernel then prefetches
-  // values while it reads keys. It does not change any result.
+  // keys ahead of the scores and values while it reads keys. It does not change any
+  // result.
   bool prefetch_values = false;
 };
 
