@@ -89,19 +89,7 @@ struct DenseCache {
     return Rows::Dot(keys + row(t) * kv_stride + kv * head_dim, q + h * head_dim,
                      head_dim);
   }
-  HWY_INLINE void Scores(size_t t, size_t n_kv, size_t group, float* HWY_RESTRICT out,
-                         size_t out_stride) const {
-    for (size_t kv = 0, h = 0; kv < n_kv; ++kv) {
-      for (size_t end = h + group; h < end; ++h) out[h * out_stride] = Score(t, kv, h);
-    }
-  }
-  // Keys are left to the hardware prefetcher: prefetching f32 rows (3 KiB for
-  // stories110M) ahead as well as the values was slower in a harness (0.63-0.77 ms a
-  // token for 4 layers at 1024 positions, against 0.54).
-  const void* KeyRow(size_t) const { return nullptr; }
-  const void* KeyScaleRow(size_t) const { return nullptr; }
-  const void* ValueScaleRow(size_t) const { return nullptr; }
-  size_t scale_bytes() const { return 0; }
+  static constexpr bool kRowScores = false;
   const void* ValueRow(size_t t) const { return values + row(t) * kv_stride; }
   // A position's values, read by the weighted sum: LoadAt(d, RowOf(t), v) the values
   // [v, v + Lanes(d)) of the row (v = kv * head_dim + i), ScaleAt(row, g) the scale of
@@ -159,6 +147,7 @@ struct Q8Cache {
   size_t kv_stride, scale_stride, head_dim, groups, n_kv;
   RingRows row;
   static constexpr size_t kValueBytes = sizeof(int8_t);
+  static constexpr bool kRowScores = true;
 
   HWY_INLINE float Score(size_t t, size_t kv, size_t h) const {
     const size_t r = row(t);
@@ -350,24 +339,22 @@ HWY_INLINE void PrefetchLines(const void* row, size_t bytes) {
   for (; line < end; line += 64) __builtin_prefetch(line, 0, kLocality);
 }
 
-// A cache in DRAM (decode): while the scores read position t, its values are prefetched
-// to L2 (the weighted sum reads them after the run's scores) and, for a q8 cache, the
-// keys and key scales of position t + kKeysAhead to L1 (past the run: the runtime gives
-// two threads a span of 64 positions at a time). Attention over a 1024-position
-// q8 cache in DRAM, in a harness: 4.4 ms a token for 36 layers with values alone
-// prefetched (every key as the hardware fetched it), 2.9 with both.
+// A q8 cache in DRAM (decode): while the scores read position t, its values and value
+// scales are prefetched to L2 (the weighted sum reads them after the run's scores) and
+// the keys and key scales of position t + kKeysAhead to L1 (past the run: the runtime
+// gives two threads a span of 64 positions at a time). Attention over a 1024-position q8
+// cache in DRAM, in a harness: 4.4 ms a token for 36 layers with values alone
+// prefetched (every key as the hardware fetched it), 2.9 with both. (Dense caches
+// prefetch their values alone: f32 keys prefetched too were slower.)
 constexpr size_t kKeysAhead = 16;
 template <class Cache>
 HWY_INLINE void PrefetchRows(const Cache& cache, size_t t, size_t n_pos,
                              size_t row_bytes) {
   PrefetchLines<2>(cache.ValueRow(t), row_bytes);
-  const void* value_scales = cache.ValueScaleRow(t);
-  if (value_scales != nullptr) PrefetchLines<2>(value_scales, cache.scale_bytes());
-  const void* keys = t + kKeysAhead < n_pos ? cache.KeyRow(t + kKeysAhead) : nullptr;
-  if (keys == nullptr) return;
-  PrefetchLines<3>(keys, row_bytes);
-  const void* scales = cache.KeyScaleRow(t + kKeysAhead);
-  if (scales != nullptr) PrefetchLines<3>(scales, cache.scale_bytes());
+  PrefetchLines<2>(cache.ValueScaleRow(t), cache.scale_bytes());
+  if (t + kKeysAhead >= n_pos) return;
+  PrefetchLines<3>(cache.KeyRow(t + kKeysAhead), row_bytes);
+  PrefetchLines<3>(cache.KeyScaleRow(t + kKeysAhead), cache.scale_bytes());
 }
 
 // Spans [first_span, first_span + num_spans) of one token, every head. The cache is read
@@ -387,20 +374,46 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
   const size_t n_kv = n_heads / group, stride = AttentionPartialFloats(head_dim);
   const size_t t0 = first_span * span;
   const size_t t1 = HWY_MIN(n_pos, (first_span + num_spans) * span);
-  // Raw scores dot(K[t], q_h) of every position of the run, then per span and head
-  // scaled (soft-capped), their maximum (the partial's m) and exp(s - m).
+  // Scores. A q8 cache (kRowScores): every head's raw dot of a position at once
+  // (Scores), then per span and head scaled (soft-capped), their maximum (the partial's
+  // m) and exp(s - m). Dense caches keep one loop per head: with the q8 cache's form
+  // their decode at depth 1024 was 6 % slower (ember bench, f32, medians of 5 runs:
+  // 151.2 against 159.9 tokens/s).
   const size_t row_bytes = n_kv * head_dim * Cache::kValueBytes;
-  for (size_t t = t0; t < t1; ++t) {
-    if (a.prefetch_values) PrefetchRows(cache, t, n_pos, row_bytes);
-    cache.Scores(t, n_kv, group, probs + t, probs_stride);
-  }
-  for (size_t c = first_span; c < first_span + num_spans; ++c) {
-    const size_t c0 = c * span, c1 = HWY_MIN(n_pos, c0 + span);
-    for (size_t h = 0; h < n_heads; ++h) {
-      float* HWY_RESTRICT s = probs + h * probs_stride + c0;
-      float* HWY_RESTRICT o = partial + (c * n_heads + h) * stride;
-      o[head_dim] = ScaleAndMax(s, c1 - c0, a.scale, a.softcap);
-      o[head_dim + 1] = SpanExp(s, c1 - c0, o[head_dim]);
+  if constexpr (Cache::kRowScores) {
+    for (size_t t = t0; t < t1; ++t) {
+      if (a.prefetch_values) PrefetchRows(cache, t, n_pos, row_bytes);
+      cache.Scores(t, n_kv, group, probs + t, probs_stride);
+    }
+    for (size_t c = first_span; c < first_span + num_spans; ++c) {
+      const size_t c0 = c * span, c1 = HWY_MIN(n_pos, c0 + span);
+      for (size_t h = 0; h < n_heads; ++h) {
+        float* HWY_RESTRICT s = probs + h * probs_stride + c0;
+        float* HWY_RESTRICT o = partial + (c * n_heads + h) * stride;
+        o[head_dim] = ScaleAndMax(s, c1 - c0, a.scale, a.softcap);
+        o[head_dim + 1] = SpanExp(s, c1 - c0, o[head_dim]);
+      }
+    }
+  } else {  // per head, scaled and its maximum kept as it goes (in the partial's m)
+    for (size_t t = t0; t < t1; ++t) {
+      if (a.prefetch_values) PrefetchLines<2>(cache.ValueRow(t), row_bytes);
+      float* HWY_RESTRICT m = partial + t / span * n_heads * stride + head_dim;
+      const bool first = t % span == 0;
+      for (size_t kv = 0; kv < n_kv; ++kv) {
+        for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
+          float score = cache.Score(t, kv, h) * a.scale;
+          if (a.softcap > 0.0f) score = a.softcap * std::tanh(score / a.softcap);
+          probs[h * probs_stride + t] = score;
+          m[h * stride] = first || score > m[h * stride] ? score : m[h * stride];
+        }
+      }
+    }
+    for (size_t c = first_span; c < first_span + num_spans; ++c) {
+      const size_t c0 = c * span, c1 = HWY_MIN(n_pos, c0 + span);
+      for (size_t h = 0; h < n_heads; ++h) {
+        float* HWY_RESTRICT o = partial + (c * n_heads + h) * stride;
+        o[head_dim + 1] = SpanExp(probs + h * probs_stride + c0, c1 - c0, o[head_dim]);
+      }
     }
   }
 
