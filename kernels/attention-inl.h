@@ -17,8 +17,9 @@
 #include "kernels/matvec-inl.h"
 #include "kernels/matvec16-inl.h"
 
+// The current Highway target's features and AVX-512 VNNI (used on AVX3_DL alone).
 #ifndef EMBER_AVX512_VNNI
-#define EMBER_AVX512_VNNI __attribute__((target("avx512vnni")))
+#define EMBER_AVX512_VNNI __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 #endif
 
 HWY_BEFORE_NAMESPACE();
@@ -31,12 +32,12 @@ inline HWY_NOINLINE float SpanExp(float* HWY_RESTRICT x, size_t n, float max) {
   return ExpMinusSum(x, n, max);
 }
 
-// How each cache type is read: Scores(t, ...) = dot(K[t] of KV head h / group, q_h) for
-// every head h (Score(t, kv, h) one), and the values of position t as Row r = RowOf(t):
-// columns [v, v + Lanes(D)) of the row as LoadAt(d, r, v) times ScaleAt(r, g) of their
-// group g (ValueScale(t, kv, i) * Value(t, kv, i) for one column i of KV head kv). f32
-// and f16 have no scale (1, which the compiler folds: the f32 kernel computes exactly
-// p[t] * V[t]).
+// How each cache type is read: Score(t, kv, h) = dot(K[t] of KV head kv, q_h) (q8 also
+// Scores(t, ...): every head's of position t at once), and the values of position t as
+// Row r = RowOf(t): columns [v, v + Lanes(D)) of the row as LoadAt(d, r, v) times
+// ScaleAt(r, g) of their group g (ValueScale(t, kv, i) * Value(t, kv, i) for one column
+// i of KV head kv). f32 and f16 have no scale (1, which the compiler folds: the f32
+// kernel computes exactly p[t] * V[t]).
 //
 // Dense rows of f32, or of f16 widened to f32 in registers (vcvtph2ps with F16C).
 struct F32Rows {
@@ -93,11 +94,11 @@ struct DenseCache {
   const void* ValueRow(size_t t) const { return values + row(t) * kv_stride; }
   // A position's values, read by the weighted sum: LoadAt(d, RowOf(t), v) the values
   // [v, v + Lanes(d)) of the row (v = kv * head_dim + i), ScaleAt(row, g) the scale of
-  // group g of the row (kv * kGroups(head_dim) + i / kKvGroup): 1 here.
+  // group g of the row (kv * GroupsPerHead(head_dim) + i / kKvGroup): 1 here.
   struct Row {
     const T* HWY_RESTRICT values;
   };
-  static size_t kGroups(size_t) { return 0; }
+  static size_t GroupsPerHead(size_t) { return 0; }
   HWY_INLINE Row RowOf(size_t t) const { return Row{values + row(t) * kv_stride}; }
   template <class DV>
   HWY_INLINE hn::Vec<DV> LoadAt(DV d, const Row& r, size_t v) const {
@@ -271,7 +272,7 @@ struct Q8Cache {
     const int8_t* HWY_RESTRICT values;
     const float* HWY_RESTRICT scales;
   };
-  static size_t kGroups(size_t head_dim) { return KvGroups(head_dim); }
+  static size_t GroupsPerHead(size_t head_dim) { return KvGroups(head_dim); }
   HWY_INLINE Row RowOf(size_t t) const {
     const size_t r = row(t);
     return Row{values + r * kv_stride, value_scales + r * scale_stride};
@@ -448,7 +449,7 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
           auto a3 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i + 3 * N);
           // Vector k's group: i / kKvGroup + k * N / kKvGroup (i is a multiple of 4N).
           const size_t v = kv * head_dim + i,
-                       g = kv * Cache::kGroups(head_dim) + i / kKvGroup;
+                       g = kv * Cache::GroupsPerHead(head_dim) + i / kKvGroup;
           for (size_t t = 0; t < n; ++t) {
             const typename Cache::Row& r = rows[t];
             a0 = hn::MulAdd(hn::Set(d, p[t] * cache.ScaleAt(r, g)), cache.LoadAt(d, r, v),
@@ -468,7 +469,7 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
         for (; i < body; i += N) {
           auto acc = first_block ? hn::Zero(d) : hn::LoadU(d, o + i);
           const size_t v = kv * head_dim + i,
-                       g = kv * Cache::kGroups(head_dim) + i / kKvGroup;
+                       g = kv * Cache::GroupsPerHead(head_dim) + i / kKvGroup;
           for (size_t t = 0; t < n; ++t) {
             acc = hn::MulAdd(hn::Set(d, p[t] * cache.ScaleAt(rows[t], g)),
                              cache.LoadAt(d, rows[t], v), acc);
