@@ -34,10 +34,9 @@ inline HWY_NOINLINE float SpanExp(float* HWY_RESTRICT x, size_t n, float max) {
 
 // How each cache type is read: Score(t, kv, h) = dot(K[t] of KV head kv, q_h) (q8 also
 // Scores(t, ...): every head's of position t at once), and the values of position t as
-// Row r = RowOf(t): columns [v, v + Lanes(D)) of the row as LoadAt(d, r, v) times
-// ScaleAt(r, g) of their group g (ValueScale(t, kv, i) * Value(t, kv, i) for one column
-// i of KV head kv). f32 and f16 have no scale (1, which the compiler folds: the f32
-// kernel computes exactly p[t] * V[t]).
+// Row r = RowOf(t): columns [v, v + Lanes(D)) of the row as LoadAt(d, r, v) (one
+// column: ValueAt(r, v)) times ScaleAt(r, g) of their group g. f32 and f16 have no scale
+// (1, which the compiler folds: the f32 kernel computes exactly p[t] * V[t]).
 //
 // Dense rows of f32, or of f16 widened to f32 in registers (vcvtph2ps with F16C).
 struct F32Rows {
@@ -105,9 +104,8 @@ struct DenseCache {
     return Rows::Load(d, r.values + v);
   }
   HWY_INLINE float ScaleAt(const Row&, size_t) const { return 1.0f; }
-  HWY_INLINE float ValueScale(size_t, size_t, size_t) const { return 1.0f; }
-  HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return Rows::ToFloat(values[row(t) * kv_stride + kv * head_dim + i]);
+  HWY_INLINE float ValueAt(const Row& r, size_t v) const {
+    return Rows::ToFloat(r.values[v]);
   }
 };
 
@@ -174,10 +172,11 @@ struct Q8Cache {
   // With AVX-512 VNNI, heads of whole 64-byte chunks (head_dim % 64 == 0) and the query
   // prepared by AttendSpansQ8: every head's score of position t from its key row at
   // once (ScoresVnni).
-  const int8_t* HWY_RESTRICT q_rows = nullptr;   // (group, row_groups * kKvGroup)
-  const int32_t* HWY_RESTRICT q_sums = nullptr;  // (group, row_groups): sum of q's group
-  const float* HWY_RESTRICT q_row_scales = nullptr;  // (group, row_groups)
-  size_t row_groups = 0;                             // n_kv * groups
+  // Per query head j of a KV head, in the key row's n_kv * groups groups: the query's
+  // values (q itself when group is 1), each group's sum and scale.
+  const int8_t* HWY_RESTRICT q_rows = nullptr;
+  const int32_t* HWY_RESTRICT q_sums = nullptr;
+  const float* HWY_RESTRICT q_row_scales = nullptr;
 #endif
   HWY_INLINE void Scores(size_t t, size_t n_kv, size_t group, float* HWY_RESTRICT out,
                          size_t out_stride) const {
@@ -208,7 +207,8 @@ struct Q8Cache {
     const size_t r = row(t);
     const int8_t* HWY_RESTRICT key = keys + r * kv_stride;
     const float* HWY_RESTRICT ks = key_scales + r * scale_stride;
-    const size_t head_groups = groups, chunks = row_groups / 2;
+    const size_t head_groups = groups, row_groups = n_kv * groups,
+                 chunks = row_groups / 2;
     const size_t heads_per_batch = 16 / head_groups;  // head_groups divides 16
     const __m512i order =
         _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
@@ -284,11 +284,8 @@ struct Q8Cache {
     return hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, r.values + v)));
   }
   HWY_INLINE float ScaleAt(const Row& r, size_t g) const { return r.scales[g]; }
-  HWY_INLINE float ValueScale(size_t t, size_t kv, size_t i) const {
-    return value_scales[row(t) * scale_stride + kv * groups + i / kKvGroup];
-  }
-  HWY_INLINE float Value(size_t t, size_t kv, size_t i) const {
-    return static_cast<float>(values[row(t) * kv_stride + kv * head_dim + i]);
+  HWY_INLINE float ValueAt(const Row& r, size_t v) const {
+    return static_cast<float>(r.values[v]);
   }
 };
 
@@ -486,9 +483,12 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
       const float* HWY_RESTRICT p = probs + h * probs_stride;
       const size_t kv = h / group;
       for (size_t i = body; i < head_dim; ++i) {
+        const size_t v = kv * head_dim + i,
+                     g = kv * Cache::GroupsPerHead(head_dim) + i / kKvGroup;
         float acc = 0.0f;
         for (size_t t = c0; t < c1; ++t) {
-          acc += p[t] * cache.ValueScale(t, kv, i) * cache.Value(t, kv, i);
+          const typename Cache::Row r = cache.RowOf(t);
+          acc += p[t] * cache.ScaleAt(r, g) * cache.ValueAt(r, v);
         }
         partial[(c * n_heads + h) * stride + i] = acc;
       }
@@ -578,7 +578,6 @@ inline void AttendSpansQ8(
     cache.q_rows = a.group > 1 ? q_rows : q;
     cache.q_sums = q_sums;
     cache.q_row_scales = q_row_scales;
-    cache.row_groups = n_kv * groups;
   }
 #endif
   AttendSpansOf(cache, a, probs, partial);
