@@ -23,6 +23,10 @@
 #include <mutex>
 
 #include "hwy/cache_control.h"
+#ifdef __linux__
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 #endif
 
 namespace ember {
@@ -49,23 +53,58 @@ constexpr uint64_t kSpinNs = 50000;
 // of a tile, which is what the caller would have to wait for.
 constexpr uint64_t kPreemptedNs = 300000;
 constexpr uint64_t kQuietNs = 100000000;
-// A caller that waits for tiles a worker began, longer than kStallNs and than
-// kStallUnits of its own units took on average, waited for a worker that lost its core
-// in the middle of a tile (a core shared with another process, or a slower core). Two
-// such stalls within kStallWindowNs: the pool runs its regions on the calling thread
-// alone for kSoloNs, then tries its workers again. With a CPU-bound process on one of
-// two cores, decode on 2 threads otherwise waits out that process's time slices and
-// runs slower than on 1 (0.63x to 0.74x measured on the EPYC VM, docs/benchmarks.md).
-// One stall soon (kStallWindowNs) after such a window ends starts the next at once, twice
-// as long, up to kMaxSoloNs: under lasting contention the tries cost little.
+// When its threads do not each have a core of their own, the pool runs its regions on
+// the calling thread alone for kSoloNs (its workers asleep, so that the scheduler can
+// give the caller a free core), then tries its workers again. The sign: kStalls stalls in
+// a row, each within kStallWindowNs of the last, a stall being either
+// - a thread that waited for units another began, longer than kStallNs and than
+//   kStallUnits of its own units took on average: it waited for a thread that lost its
+//   core in the middle of a tile (a worker, for which the caller waits, or the caller,
+//   for which a worker waits); or
+// - a caller that waited for a CPU while runnable (Linux's run-queue time) for more than
+//   a kSharedPart of the last kSampleNs or more: it shares its core, with another process
+//   or with its own worker (which the scheduler may wake on the caller's CPU when the
+//   other one is busy).
+// With a CPU-bound process on one of two cores, decode on 2 threads otherwise waits out
+// that process's time slices and runs slower than on 1 (0.63x to 0.74x measured on the
+// EPYC VM, docs/benchmarks.md). A quiet machine shows a stall now and then (other tasks
+// wake on its cores), hardly ever kStalls in a row. A window that starts within kAgainNs
+// of the last one's end is twice as long, up to kMaxSoloNs: under lasting contention the
+// tries cost little.
+constexpr int kStalls = 4;
 constexpr uint64_t kStallNs = 500000;
 constexpr uint64_t kStallUnits = 8;
+constexpr uint64_t kSampleNs = 5000000;
+constexpr uint64_t kSharedPart = 4;
 constexpr uint64_t kStallWindowNs = 100000000;
 constexpr uint64_t kSoloNs = 500000000;
+constexpr uint64_t kAgainNs = 1000000000;
 constexpr uint64_t kMaxSoloNs = 8 * kSoloNs;
 // A caller asleep waiting for the last tiles looks again for tiles to take this often:
 // a worker may have published a stolen run and then been descheduled.
 constexpr std::chrono::microseconds kRecheck(200);
+
+// How long the calling thread has waited, runnable, for a CPU since it started (the
+// second field of Linux's /proc/thread-self/schedstat), in ns; 0 where not known.
+uint64_t RunQueueNs() {
+#ifdef __linux__
+  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[96];
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  const char* c = text;
+  while (*c >= '0' && *c <= '9') ++c;  // time on a CPU
+  if (*c++ != ' ') return 0;
+  uint64_t ns = 0;
+  for (; *c >= '0' && *c <= '9'; ++c) ns = ns * 10 + static_cast<uint64_t>(*c - '0');
+  return ns;
+#else
+  return 0;
+#endif
+}
 
 // A run of units [begin, end) of region `gen` (16 bits of it) in one 64-bit word, so
 // that taking from either end is one compare-and-swap and a stale thread's swap fails.
@@ -80,6 +119,10 @@ uint64_t EndOf(uint64_t run) { return run & kMaxUnits; }
 
 struct alignas(64) Slot {
   std::atomic<uint64_t> run{0};
+  // A worker that ran out of units while others still ran some: from when it waited, and
+  // how long its own units took on average, in region `wait_gen` (see kStallNs).
+  std::atomic<uint32_t> wait_gen{0};
+  std::atomic<uint64_t> wait_from_ns{0}, unit_ns{0};
 };
 
 }  // namespace
@@ -100,11 +143,14 @@ struct PoolState {
   std::atomic<int> sleepers{0};         // workers asleep on work_cv
   std::atomic<bool> caller_waiting{false};
   std::atomic<bool> stop{false};
-  std::atomic<uint64_t> quiet_until_ns{0};  // no spinning before (see kPreemptedNs)
-  std::atomic<uint64_t> solo_until_ns{0};   // regions on the caller alone (kStallNs)
-  uint64_t last_stall_ns = 0;               // the caller's (under call_mutex)
-  uint64_t solo_ns = kSoloNs;               // the next window's length (likewise)
-  std::mutex mutex;                         // for the two condition variables
+  std::atomic<uint64_t> quiet_until_ns{0};      // no spinning before (see kPreemptedNs)
+  std::atomic<uint64_t> solo_until_ns{0};       // regions on the caller alone (kStallNs)
+  uint64_t last_stall_ns = 0;                   // the caller's (under call_mutex)
+  int stalls = 0;                               // in a row (likewise)
+  uint64_t solo_ns = kSoloNs;                   // the next window's length (likewise)
+  uint64_t sample_ns = 0, sample_queue_ns = 0;  // the caller's last run-queue sample
+  pthread_t sample_thread{};                    // (likewise), taken on this thread
+  std::mutex mutex;                             // for the two condition variables
   std::condition_variable work_cv, done_cv;
   std::mutex call_mutex;  // one region at a time
 
@@ -202,22 +248,47 @@ struct PoolState {
     return now < solo_until_ns.load(std::memory_order_relaxed);
   }
 
-  // A region from `start` to `now` in which the caller ran `units` units in `work_ns`,
-  // then waited `wait_ns` for the rest (see kStallNs).
-  void NoteWait(uint64_t start, uint64_t now, uint64_t work_ns, size_t units,
-                uint64_t wait_ns) {
-    if (wait_ns <= kStallNs || wait_ns <= kStallUnits * work_ns / (units ? units : 1)) {
-      return;
+  // Whether a thread whose units took `unit_ns` each, then waited `wait_ns` for units
+  // others began, waited for a thread that lost its core (see kStallNs).
+  static bool Stalled(uint64_t wait_ns, uint64_t unit_ns) {
+    return wait_ns > kStallNs && wait_ns > kStallUnits * unit_ns;
+  }
+
+  // Whether the caller waited for a CPU for more than a kSharedPart of the time since the
+  // last sample (at least kSampleNs ago): then it shares its core (see kStallNs).
+  bool CallerShares(uint64_t now) {
+    if (now - sample_ns < kSampleNs) return false;
+    const uint64_t queue_ns = RunQueueNs();
+    const pthread_t self = pthread_self();
+    const bool shares = sample_ns != 0 && pthread_equal(self, sample_thread) &&
+                        queue_ns - sample_queue_ns > (now - sample_ns) / kSharedPart;
+    sample_ns = now;
+    sample_queue_ns = queue_ns;
+    sample_thread = self;
+    return shares;
+  }
+
+  // Region `gen`, from `start` to `now`, in which the caller ran `units` units in
+  // `work_ns`, then waited for the rest: whether a thread stalled it (see kStallNs).
+  void NoteRegion(uint32_t gen, uint64_t start, uint64_t now, uint64_t work_ns,
+                  size_t units, uint64_t wait_ns) {
+    bool stalled = CallerShares(now) || Stalled(wait_ns, work_ns / (units ? units : 1));
+    for (int i = 1; i < num_threads; ++i) {
+      const Slot& slot = slots[i];
+      if (slot.wait_gen.load(std::memory_order_acquire) != gen) continue;
+      stalled |= Stalled(now - slot.wait_from_ns.load(std::memory_order_relaxed),
+                         slot.unit_ns.load(std::memory_order_relaxed));
     }
+    if (!stalled) return;
+    stalls =
+        last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs ? stalls + 1 : 1;
+    last_stall_ns = now;
+    if (stalls < kStalls) return;
     const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
-    const bool again = last_end != 0 && start - last_end < kStallWindowNs;
-    if (again || (last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs)) {
-      solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
-      solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);
-      last_stall_ns = 0;
-    } else {
-      last_stall_ns = now;
-    }
+    const bool again = last_end != 0 && now - last_end < kAgainNs;
+    solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
+    solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);
+    last_stall_ns = 0;
   }
 
   // The calling thread: its own run and what it can steal, then the tiles others run.
@@ -260,7 +331,7 @@ struct PoolState {
       }
     }
     const uint64_t now = NowNs();
-    NoteWait(start, now, worked - start, units_run, now - worked);
+    NoteRegion(gen, start, now, worked - start, units_run, now - worked);
   }
 
   // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
@@ -279,7 +350,16 @@ struct PoolState {
       }
       if (stop.load(std::memory_order_acquire)) return;
       seen = gen;
-      Work(self, gen);
+      const uint64_t start = NowNs();
+      const size_t units = Work(self, gen);
+      if (units != 0 && pending.load(std::memory_order_acquire) != 0) {
+        // Others still run units of this region: note from when this thread waits.
+        const uint64_t now = NowNs();
+        Slot& slot = slots[self];
+        slot.wait_from_ns.store(now, std::memory_order_relaxed);
+        slot.unit_ns.store((now - start) / units, std::memory_order_relaxed);
+        slot.wait_gen.store(gen, std::memory_order_release);
+      }
     }
   }
 };

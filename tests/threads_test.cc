@@ -1,8 +1,14 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
 // the golden run; every tile of a region runs exactly once however the threads take
-// them; a worker stalled in its tiles makes the pool run alone for a while; a pool whose
-// work is done sleeps instead of spinning; a profile accounts for the pool's regions.
+// them; a worker or caller stalled in its tiles, or a caller that shares its CPU, makes
+// the pool run alone for a while; a pool whose work is done sleeps instead of spinning; a
+// profile accounts for the pool's regions.
 #include <time.h>
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -163,8 +169,8 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
 }
 
 // A worker descheduled in the middle of its tile (here it sleeps there) keeps the caller
-// waiting far longer than a tile takes: after two such regions the pool runs its calls on
-// the calling thread alone (every tile still once), and after a while on its workers
+// waiting far longer than a tile takes: after four such regions the pool runs its calls
+// on the calling thread alone (every tile still once), and after a while on its workers
 // again.
 TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   auto pool = ThreadPool::Create(2);
@@ -191,9 +197,9 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
     }
   };
   ASSERT_FALSE((*pool)->RunsAlone());
-  for (int stall = 0; stall < 2; ++stall) {
+  for (int stall = 0; stall < 4; ++stall) {
     Region r;
-    r.worker_sleeps = std::chrono::milliseconds(200);
+    r.worker_sleeps = std::chrono::milliseconds(50);
     (*pool)->ParallelTiles(2, 1, both_then_sleep, &r);
     EXPECT_EQ(r.on_worker.load(), 1);
   }
@@ -214,6 +220,84 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   EXPECT_EQ(again.on_worker.load(), 1);
   EXPECT_FALSE((*pool)->RunsAlone());
 }
+
+// The same when the caller is the one descheduled in its tile (a caller that shares its
+// core with other work while a worker has one to itself): the worker, done with its own
+// tiles, waits for the caller's; after four such regions the pool runs alone, so that its
+// workers sleep and the scheduler can move the caller to the core they leave.
+TEST(ThreadsTest, ACallerStalledInATileMakesThePoolRunAlone) {
+  auto pool = ThreadPool::Create(2);
+  ASSERT_TRUE(pool.ok());
+  struct Region {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<bool> caller_began{false}, worker_began{false}, worker_done{false};
+    std::atomic<int> on_worker{0};
+  };
+  // Two tiles, one on each thread at the same time (as above); the caller's sleeps once
+  // the worker's has returned, so the worker is waiting for it.
+  const ThreadPool::TileTask both_then_caller_sleeps = [](void* p, size_t, size_t) {
+    auto* r = static_cast<Region*>(p);
+    const bool on_caller = std::this_thread::get_id() == r->caller;
+    (on_caller ? r->caller_began : r->worker_began) = true;
+    while (!(on_caller ? r->worker_began : r->caller_began).load()) {
+      std::this_thread::yield();
+    }
+    if (!on_caller) {
+      r->on_worker++;
+      r->worker_done = true;
+      return;
+    }
+    while (!r->worker_done.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  ASSERT_FALSE((*pool)->RunsAlone());
+  for (int stall = 0; stall < 4; ++stall) {
+    Region r;
+    (*pool)->ParallelTiles(2, 1, both_then_caller_sleeps, &r);
+    EXPECT_EQ(r.on_worker.load(), 1);
+  }
+  EXPECT_TRUE((*pool)->RunsAlone());
+}
+
+#ifdef __linux__
+// A caller that shares its CPU with a busy thread (here a spinner pinned beside it) waits
+// for that CPU a large part of the time, whatever the tiles: the pool soon runs alone.
+TEST(ThreadsTest, ACallerSharingItsCpuMakesThePoolRunAlone) {
+  if (access("/proc/thread-self/schedstat", R_OK) != 0) {
+    GTEST_SKIP() << "no /proc/thread-self/schedstat: the run-queue sign is not available";
+  }
+  auto pool = ThreadPool::Create(2);  // before the pinning, which new threads inherit
+  ASSERT_TRUE(pool.ok());
+  cpu_set_t before, one;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  // Tiles of 20 ms of wall time: a thread's wait for another's, at most one tile, is no
+  // stall; what the pool notices is the caller's time waiting for its CPU.
+  const ThreadPool::TileTask spin = [](void*, size_t, size_t count) {
+    const auto until = std::chrono::steady_clock::now() + count * 100 * kTileTime;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  // A bound of 20 s only so that a failure ends.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!(*pool)->RunsAlone() && std::chrono::steady_clock::now() < give_up) {
+    (*pool)->ParallelTiles(2, 1, spin, nullptr);
+  }
+  const bool alone = (*pool)->RunsAlone();
+  stop = true;
+  spinner.join();
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  EXPECT_TRUE(alone);
+}
+#endif
 
 // With a profile, ParallelTiles accounts for the regions it ran on several threads: their
 // wall time, times the thread count, and the tiles' time inside it. Inline runs (one
