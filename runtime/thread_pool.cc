@@ -68,9 +68,10 @@ constexpr uint64_t kQuietNs = 100000000;
 // With a CPU-bound process on one of two cores, decode on 2 threads otherwise waits out
 // that process's time slices and runs slower than on 1 (0.63x to 0.74x measured on the
 // EPYC VM, docs/benchmarks.md). A quiet machine shows a stall now and then (other tasks
-// wake on its cores), hardly ever kStalls in a row. A window that starts within kAgainNs
-// of the last one's end is twice as long, up to kMaxSoloNs: under lasting contention the
-// tries cost little.
+// wake on its cores), hardly ever kStalls in a row. Right after a window (within
+// kStallWindowNs of its end) one stall starts the next; a window that starts within
+// kAgainNs of the last one's end is twice as long, up to kMaxSoloNs: under lasting
+// contention the tries cost little.
 constexpr int kStalls = 4;
 constexpr uint64_t kStallNs = 500000;
 constexpr uint64_t kStallUnits = 8;
@@ -283,8 +284,9 @@ struct PoolState {
     stalls =
         last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs ? stalls + 1 : 1;
     last_stall_ns = now;
-    if (stalls < kStalls) return;
     const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
+    const bool retry = last_end != 0 && start - last_end < kStallWindowNs;
+    if (stalls < kStalls && !retry) return;
     const bool again = last_end != 0 && now - last_end < kAgainNs;
     solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
     solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);

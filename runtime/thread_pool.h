@@ -54,11 +54,12 @@ class ThreadPool {
   //
   // When the pool's threads do not each have a core (another process runs on one), the
   // pool runs every call on the calling thread alone for 500 ms (RunsAlone()), then on
-  // the workers again; a window that starts within 1 s of the last is twice as long, up
-  // to 4 s. The sign, four times in a row with under 100 ms between: a thread waited in a
-  // region, far longer than its tiles take, for a tile another began (that thread lost
-  // its core mid-tile), or the caller waited for a CPU while runnable for over a quarter
-  // of the last 5 ms (Linux). The tiles are the same either way.
+  // the workers again. The sign, four times in a row with under 100 ms between (once,
+  // in the first 100 ms after such a window): a thread waited in a region, far longer
+  // than its tiles take, for a tile another began (that thread lost its core mid-tile),
+  // or the caller waited for a CPU while runnable for over a quarter of the last 5 ms
+  // (Linux). A window that starts within 1 s of the last is twice as long, up to 4 s.
+  // The tiles are the same either way.
   //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
