@@ -57,10 +57,9 @@ constexpr uint64_t kQuietNs = 100000000;
 // the calling thread alone for kSoloNs (its workers asleep, so that the scheduler can
 // give the caller a free core), then tries its workers again. The sign: kStalls stalls in
 // a row, each within kStallWindowNs of the last, a stall being either
-// - a thread that waited for units another began, longer than kStallNs and than
-//   kStallUnits of its own units took on average: it waited for a thread that lost its
-//   core in the middle of a tile (a worker, for which the caller waits, or the caller,
-//   for which a worker waits); or
+// - a caller that waited for units a worker began, longer than kStallNs and than
+//   kStallUnits of its own units took on average: it waited for a worker that lost its
+//   core in the middle of a tile (or a slower core); or
 // - a caller that waited for a CPU while runnable (Linux's run-queue time) for more than
 //   a kSharedPart of the last kSampleNs or more: it shares its core, with another process
 //   or with its own worker (which the scheduler may wake on the caller's CPU when the
@@ -68,10 +67,10 @@ constexpr uint64_t kQuietNs = 100000000;
 // With a CPU-bound process on one of two cores, decode on 2 threads otherwise waits out
 // that process's time slices and runs slower than on 1 (0.63x to 0.74x measured on the
 // EPYC VM, docs/benchmarks.md). A quiet machine shows a stall now and then (other tasks
-// wake on its cores), hardly ever kStalls in a row. Right after a window (within
-// kStallWindowNs of its end) one stall starts the next; a window that starts within
-// kAgainNs of the last one's end is twice as long, up to kMaxSoloNs: under lasting
-// contention the tries cost little.
+// wake on its cores, a model's first pass faults its pages in), seldom kStalls in a row.
+// Right after a window (within kStallWindowNs of its end) one stall starts the next; a
+// window that starts within kAgainNs of the last one's end is twice as long, up to
+// kMaxSoloNs: under lasting contention the tries cost little.
 constexpr int kStalls = 4;
 constexpr uint64_t kStallNs = 500000;
 constexpr uint64_t kStallUnits = 8;
@@ -120,10 +119,6 @@ uint64_t EndOf(uint64_t run) { return run & kMaxUnits; }
 
 struct alignas(64) Slot {
   std::atomic<uint64_t> run{0};
-  // A worker that ran out of units while others still ran some: from when it waited, and
-  // how long its own units took on average, in region `wait_gen` (see kStallNs).
-  std::atomic<uint32_t> wait_gen{0};
-  std::atomic<uint64_t> wait_from_ns{0}, unit_ns{0};
 };
 
 }  // namespace
@@ -249,12 +244,6 @@ struct PoolState {
     return now < solo_until_ns.load(std::memory_order_relaxed);
   }
 
-  // Whether a thread whose units took `unit_ns` each, then waited `wait_ns` for units
-  // others began, waited for a thread that lost its core (see kStallNs).
-  static bool Stalled(uint64_t wait_ns, uint64_t unit_ns) {
-    return wait_ns > kStallNs && wait_ns > kStallUnits * unit_ns;
-  }
-
   // Whether the caller waited for a CPU for more than a kSharedPart of the time since the
   // last sample (at least kSampleNs ago): then it shares its core (see kStallNs).
   bool CallerShares(uint64_t now) {
@@ -269,18 +258,13 @@ struct PoolState {
     return shares;
   }
 
-  // Region `gen`, from `start` to `now`, in which the caller ran `units` units in
-  // `work_ns`, then waited for the rest: whether a thread stalled it (see kStallNs).
-  void NoteRegion(uint32_t gen, uint64_t start, uint64_t now, uint64_t work_ns,
-                  size_t units, uint64_t wait_ns) {
-    bool stalled = CallerShares(now) || Stalled(wait_ns, work_ns / (units ? units : 1));
-    for (int i = 1; i < num_threads; ++i) {
-      const Slot& slot = slots[i];
-      if (slot.wait_gen.load(std::memory_order_acquire) != gen) continue;
-      stalled |= Stalled(now - slot.wait_from_ns.load(std::memory_order_relaxed),
-                         slot.unit_ns.load(std::memory_order_relaxed));
-    }
-    if (!stalled) return;
+  // A region from `start` to `now` in which the caller ran `units` units in `work_ns`,
+  // then waited `wait_ns` for the rest: was it stalled (see kStallNs)?
+  void NoteRegion(uint64_t start, uint64_t now, uint64_t work_ns, size_t units,
+                  uint64_t wait_ns) {
+    const bool waited =
+        wait_ns > kStallNs && wait_ns > kStallUnits * work_ns / (units ? units : 1);
+    if (!CallerShares(now) && !waited) return;
     stalls =
         last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs ? stalls + 1 : 1;
     last_stall_ns = now;
@@ -333,7 +317,7 @@ struct PoolState {
       }
     }
     const uint64_t now = NowNs();
-    NoteRegion(gen, start, now, worked - start, units_run, now - worked);
+    NoteRegion(start, now, worked - start, units_run, now - worked);
   }
 
   // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
@@ -352,16 +336,7 @@ struct PoolState {
       }
       if (stop.load(std::memory_order_acquire)) return;
       seen = gen;
-      const uint64_t start = NowNs();
-      const size_t units = Work(self, gen);
-      if (units != 0 && pending.load(std::memory_order_acquire) != 0) {
-        // Others still run units of this region: note from when this thread waits.
-        const uint64_t now = NowNs();
-        Slot& slot = slots[self];
-        slot.wait_from_ns.store(now, std::memory_order_relaxed);
-        slot.unit_ns.store((now - start) / units, std::memory_order_relaxed);
-        slot.wait_gen.store(gen, std::memory_order_release);
-      }
+      Work(self, gen);
     }
   }
 };

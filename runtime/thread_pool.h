@@ -2,10 +2,10 @@
 // explicitly. ember's own parallel regions run on its workers, which take tiles as they
 // come (work stealing) so that a busy or slow core delays no one; XNNPACK gets a
 // pthreadpool of the same size (created when a session on the XNNPACK backend asks).
-// Idle workers spin briefly, then sleep; they never spin forever. When a thread keeps
-// waiting for one that lost its core mid-tile, or the caller for a CPU (a core shared
-// with other work), the pool runs its regions on the calling thread alone for a while,
-// then tries again.
+// Idle workers spin briefly, then sleep; they never spin forever. When the caller keeps
+// waiting for a worker that lost its core mid-tile, or for a CPU (a core shared with
+// other work), the pool runs its regions on the calling thread alone for a while, then
+// tries again.
 #ifndef EMBER_RUNTIME_THREAD_POOL_H_
 #define EMBER_RUNTIME_THREAD_POOL_H_
 
@@ -55,11 +55,11 @@ class ThreadPool {
   // When the pool's threads do not each have a core (another process runs on one), the
   // pool runs every call on the calling thread alone for 500 ms (RunsAlone()), then on
   // the workers again. The sign, four times in a row with under 100 ms between (once,
-  // in the first 100 ms after such a window): a thread waited in a region, far longer
-  // than its tiles take, for a tile another began (that thread lost its core mid-tile),
-  // or the caller waited for a CPU while runnable for over a quarter of the last 5 ms
-  // (Linux). A window that starts within 1 s of the last is twice as long, up to 4 s.
-  // The tiles are the same either way.
+  // in the first 100 ms after such a window): the caller waited in a region, far longer
+  // than its tiles take, for a tile a worker began (the worker lost its core mid-tile),
+  // or for a CPU while runnable, over a quarter of the last 5 ms or more (Linux). A
+  // window that starts within 1 s of the last is twice as long, up to 4 s. The tiles are
+  // the same either way.
   //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.

@@ -1,7 +1,7 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
 // the golden run; every tile of a region runs exactly once however the threads take
-// them; a worker or caller stalled in its tiles, or a caller that shares its CPU, makes
-// the pool run alone for a while; a pool whose work is done sleeps instead of spinning; a
+// them; a worker stalled in its tiles, or a caller that shares its CPU, makes the pool
+// run alone for a while; a pool whose work is done sleeps instead of spinning; a
 // profile accounts for the pool's regions.
 #include <time.h>
 #ifdef __linux__
@@ -219,44 +219,6 @@ TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
   (*pool)->ParallelTiles(2, 1, both_then_sleep, &again);
   EXPECT_EQ(again.on_worker.load(), 1);
   EXPECT_FALSE((*pool)->RunsAlone());
-}
-
-// The same when the caller is the one descheduled in its tile (a caller that shares its
-// core with other work while a worker has one to itself): the worker, done with its own
-// tiles, waits for the caller's; after four such regions the pool runs alone, so that its
-// workers sleep and the scheduler can move the caller to the core they leave.
-TEST(ThreadsTest, ACallerStalledInATileMakesThePoolRunAlone) {
-  auto pool = ThreadPool::Create(2);
-  ASSERT_TRUE(pool.ok());
-  struct Region {
-    std::thread::id caller = std::this_thread::get_id();
-    std::atomic<bool> caller_began{false}, worker_began{false}, worker_done{false};
-    std::atomic<int> on_worker{0};
-  };
-  // Two tiles, one on each thread at the same time (as above); the caller's sleeps once
-  // the worker's has returned, so the worker is waiting for it.
-  const ThreadPool::TileTask both_then_caller_sleeps = [](void* p, size_t, size_t) {
-    auto* r = static_cast<Region*>(p);
-    const bool on_caller = std::this_thread::get_id() == r->caller;
-    (on_caller ? r->caller_began : r->worker_began) = true;
-    while (!(on_caller ? r->worker_began : r->caller_began).load()) {
-      std::this_thread::yield();
-    }
-    if (!on_caller) {
-      r->on_worker++;
-      r->worker_done = true;
-      return;
-    }
-    while (!r->worker_done.load()) std::this_thread::yield();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  };
-  ASSERT_FALSE((*pool)->RunsAlone());
-  for (int stall = 0; stall < 4; ++stall) {
-    Region r;
-    (*pool)->ParallelTiles(2, 1, both_then_caller_sleeps, &r);
-    EXPECT_EQ(r.on_worker.load(), 1);
-  }
-  EXPECT_TRUE((*pool)->RunsAlone());
 }
 
 #ifdef __linux__
