@@ -54,9 +54,10 @@ constexpr uint64_t kSpinNs = 50000;
 constexpr uint64_t kPreemptedNs = 300000;
 constexpr uint64_t kQuietNs = 100000000;
 // When its threads do not each have a core of their own, the pool runs its regions on
-// the calling thread alone for kSoloNs (its workers asleep, so that the scheduler can
-// give the caller a free core), then tries its workers again. The sign: kStalls stalls in
-// a row, each within kStallWindowNs of the last, a stall being either
+// one thread fewer for kSoloNs (the last worker asleep, so that the scheduler can give
+// the others free cores), then tries all its threads again; if the fewer threads stall
+// too, one fewer again, down to the calling thread alone. The sign: kStalls stalls in a
+// row, each within kStallWindowNs of the last, a stall being either
 // - a caller that waited for units a worker began, longer than kStallNs and than
 //   kStallUnits of its own units took on average: it waited for a worker that lost its
 //   core in the middle of a tile (or a slower core); or
@@ -68,9 +69,9 @@ constexpr uint64_t kQuietNs = 100000000;
 // that process's time slices and runs slower than on 1 (0.63x to 0.74x measured on the
 // EPYC VM, docs/benchmarks.md). A quiet machine shows a stall now and then (other tasks
 // wake on its cores, a model's first pass faults its pages in), seldom kStalls in a row.
-// Right after a window (within kStallWindowNs of its end) one stall starts the next; a
-// window that starts within kAgainNs of the last one's end is twice as long, up to
-// kMaxSoloNs: under lasting contention the tries cost little.
+// Right after a window (within kStallWindowNs of its end) one stall starts the next, on
+// as many threads; a window that starts within kAgainNs of the last one's end is twice as
+// long, up to kMaxSoloNs: under lasting contention the tries cost little.
 constexpr int kStalls = 4;
 constexpr uint64_t kStallNs = 500000;
 constexpr uint64_t kStallUnits = 8;
@@ -124,7 +125,8 @@ struct alignas(64) Slot {
 }  // namespace
 
 struct PoolState {
-  explicit PoolState(int threads) : num_threads(threads) {}
+  explicit PoolState(int threads)
+      : num_threads(threads), region_threads(threads), last_threads(threads) {}
   const int num_threads;
   std::unique_ptr<Slot[]> slots;  // one per thread; the caller's is slots[0]
 
@@ -137,17 +139,21 @@ struct PoolState {
   std::atomic<size_t> pending{0};       // units not finished
   std::atomic<uint32_t> generation{0};  // one more per region
   std::atomic<int> sleepers{0};         // workers asleep on work_cv
+  std::atomic<int> region_threads;      // threads taking part (the caller's first)
+  std::atomic<int> benched{0};          // workers asleep on bench_cv (see kStallNs)
   std::atomic<bool> caller_waiting{false};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> quiet_until_ns{0};      // no spinning before (see kPreemptedNs)
-  std::atomic<uint64_t> solo_until_ns{0};       // regions on the caller alone (kStallNs)
+  std::atomic<uint64_t> window_until_ns{0};     // regions on fewer threads (kStallNs)
+  std::atomic<int> window_threads{0};           // how many, until then
   uint64_t last_stall_ns = 0;                   // the caller's (under call_mutex)
   int stalls = 0;                               // in a row (likewise)
   uint64_t solo_ns = kSoloNs;                   // the next window's length (likewise)
+  int last_threads;                             // the last region's (likewise)
   uint64_t sample_ns = 0, sample_queue_ns = 0;  // the caller's last run-queue sample
   pthread_t sample_thread{};                    // (likewise), taken on this thread
   std::mutex mutex;                             // for the two condition variables
-  std::condition_variable work_cv, done_cv;
+  std::condition_variable work_cv, done_cv, bench_cv;
   std::mutex call_mutex;  // one region at a time
 
   pthread_t threads[ThreadPool::kMaxThreads];
@@ -240,8 +246,11 @@ struct PoolState {
     return units;
   }
 
-  bool Solo(uint64_t now) const {
-    return now < solo_until_ns.load(std::memory_order_relaxed);
+  // How many threads a region starting now takes part in (see kStallNs).
+  int Threads(uint64_t now) const {
+    return now < window_until_ns.load(std::memory_order_relaxed)
+               ? window_threads.load(std::memory_order_relaxed)
+               : num_threads;
   }
 
   // Whether the caller waited for a CPU for more than a kSharedPart of the time since the
@@ -258,28 +267,38 @@ struct PoolState {
     return shares;
   }
 
-  // A region from `start` to `now` in which the caller ran `units` units in `work_ns`,
-  // then waited `wait_ns` for the rest: was it stalled (see kStallNs)?
-  void NoteRegion(uint64_t start, uint64_t now, uint64_t work_ns, size_t units,
-                  uint64_t wait_ns) {
+  // A region on `threads` threads from `start` to `now` in which the caller ran `units`
+  // units in `work_ns`, then waited `wait_ns` for the rest: was it stalled (kStallNs)?
+  void NoteRegion(int threads, uint64_t start, uint64_t now, uint64_t work_ns,
+                  size_t units, uint64_t wait_ns) {
     const bool waited =
         wait_ns > kStallNs && wait_ns > kStallUnits * work_ns / (units ? units : 1);
     if (!CallerShares(now) && !waited) return;
     stalls =
         last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs ? stalls + 1 : 1;
     last_stall_ns = now;
-    const uint64_t last_end = solo_until_ns.load(std::memory_order_relaxed);
-    const bool retry = last_end != 0 && start - last_end < kStallWindowNs;
+    const uint64_t last_end = window_until_ns.load(std::memory_order_relaxed);
+    const bool in_window = threads < num_threads;
+    const bool retry = !in_window && last_end != 0 && start - last_end < kStallWindowNs;
     if (stalls < kStalls && !retry) return;
-    const bool again = last_end != 0 && now - last_end < kAgainNs;
-    solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
-    solo_until_ns.store(now + solo_ns, std::memory_order_relaxed);
+    int next = window_threads.load(std::memory_order_relaxed);  // retry: the last count
+    if (in_window) {
+      next = threads - 1;  // a window's threads stall too: one fewer, as long again
+    } else if (!retry) {
+      next = num_threads - 1;
+    }
+    if (!in_window) {
+      const bool again = last_end != 0 && now - last_end < kAgainNs;
+      solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
+    }
+    window_threads.store(next, std::memory_order_relaxed);
+    window_until_ns.store(now + solo_ns, std::memory_order_relaxed);
     last_stall_ns = 0;
   }
 
   // The calling thread: its own run and what it can steal, then the tiles others run.
   void Run(ThreadPool::TileTask run_task, void* run_context, size_t items,
-           size_t run_tile) {
+           size_t run_tile, int run_threads) {
     task = run_task;
     context = run_context;
     n = items;
@@ -289,16 +308,24 @@ struct PoolState {
     const size_t units = (tiles + tiles_per_unit - 1) / tiles_per_unit;
     pending.store(units, std::memory_order_relaxed);
     const uint32_t gen = generation.load(std::memory_order_relaxed) + 1;
-    const size_t threads = static_cast<size_t>(num_threads);
-    for (size_t i = 0; i < threads; ++i) {
-      slots[i].run.store(Pack(gen, i * units / threads, (i + 1) * units / threads),
+    const size_t threads = static_cast<size_t>(run_threads);
+    for (size_t i = 0; i < static_cast<size_t>(num_threads); ++i) {
+      slots[i].run.store(i < threads
+                             ? Pack(gen, i * units / threads, (i + 1) * units / threads)
+                             : Pack(gen, 0, 0),
                          std::memory_order_release);
     }
+    region_threads.store(run_threads);
     generation.store(gen);
     if (sleepers.load() > 0) {
       std::lock_guard<std::mutex> lock(mutex);
       work_cv.notify_all();
     }
+    if (run_threads > last_threads && benched.load() > 0) {  // some take part again
+      std::lock_guard<std::mutex> lock(mutex);
+      bench_cv.notify_all();
+    }
+    last_threads = run_threads;
     const uint64_t start = NowNs();
     const size_t units_run = Work(0, gen);
     const uint64_t worked = NowNs();
@@ -317,7 +344,7 @@ struct PoolState {
       }
     }
     const uint64_t now = NowNs();
-    NoteRegion(start, now, worked - start, units_run, now - worked);
+    NoteRegion(run_threads, start, now, worked - start, units_run, now - worked);
   }
 
   // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
@@ -328,6 +355,12 @@ struct PoolState {
       return gen != seen || stop.load(std::memory_order_relaxed);
     };
     for (;;) {
+      if (self >= region_threads.load()) {  // left out (see kStallNs): asleep till wanted
+        std::unique_lock<std::mutex> lock(mutex);
+        benched.fetch_add(1);
+        while (self >= region_threads.load() && !stop.load()) bench_cv.wait(lock);
+        benched.fetch_sub(1);
+      }
       if (!Spin(started, [] {})) {
         std::unique_lock<std::mutex> lock(mutex);
         sleepers.fetch_add(1);
@@ -336,7 +369,7 @@ struct PoolState {
       }
       if (stop.load(std::memory_order_acquire)) return;
       seen = gen;
-      Work(self, gen);
+      if (self < region_threads.load()) Work(self, gen);
     }
   }
 };
@@ -391,6 +424,7 @@ ThreadPool::~ThreadPool() {
     s.stop.store(true);
     s.generation.fetch_add(1);
     s.work_cv.notify_all();
+    s.bench_cv.notify_all();
   }
   for (int i = 0; i < s.started; ++i) pthread_join(s.threads[i], nullptr);
   if (pthreadpool* xnn = s.xnn.load()) pthreadpool_destroy(xnn);
@@ -409,12 +443,13 @@ Status ThreadPool::PrepareXnnpackHandle() const {
   return Status::Ok();
 }
 
-bool ThreadPool::RunsAlone() const {
+bool ThreadPool::RunsAlone() const { return state_ != nullptr && ActiveThreads() == 1; }
+
+int ThreadPool::ActiveThreads() const {
 #ifdef EMBER_WITH_THREADS
-  return state_ != nullptr && state_->Solo(NowNs());
-#else
-  return false;
+  if (state_ != nullptr) return state_->Threads(NowNs());
 #endif
+  return num_threads_;
 }
 
 pthreadpool* ThreadPool::handle() const {
@@ -437,7 +472,8 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
   // One region at a time: a second caller runs its tiles itself rather than wait.
   if (!state_ || n <= tile || !state_->call_mutex.try_lock()) return inline_run();
   std::lock_guard<std::mutex> region(state_->call_mutex, std::adopt_lock);
-  if (state_->Solo(NowNs())) {  // a worker was found descheduled (kStallNs)
+  const int threads = state_->Threads(NowNs());  // fewer in a window (kStallNs)
+  if (threads == 1) {
     if (profile == nullptr) return inline_run();
     // A region all the same, with the workers idle in it.
     const uint64_t start = NowNs();
@@ -448,7 +484,7 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
     profile->tile_ns += wall;
     return;
   }
-  if (profile == nullptr) return state_->Run(task, context, n, tile);
+  if (profile == nullptr) return state_->Run(task, context, n, tile, threads);
   struct Timed {
     TileTask task;
     void* context;
@@ -461,7 +497,7 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
     __atomic_fetch_add(t->tile_ns, NowNs() - start, __ATOMIC_RELAXED);
   };
   const uint64_t start = NowNs();
-  state_->Run(run, &timed, n, tile);
+  state_->Run(run, &timed, n, tile, threads);
   const uint64_t wall = NowNs() - start;
   profile->region_ns += wall;
   profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);

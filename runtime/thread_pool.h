@@ -4,8 +4,8 @@
 // pthreadpool of the same size (created when a session on the XNNPACK backend asks).
 // Idle workers spin briefly, then sleep; they never spin forever. When the caller keeps
 // waiting for a worker that lost its core mid-tile, or for a CPU (a core shared with
-// other work), the pool runs its regions on the calling thread alone for a while, then
-// tries again.
+// other work, or more threads than free cores), the pool runs its regions on one thread
+// fewer for a while (down to the calling thread alone), then tries them all again.
 #ifndef EMBER_RUNTIME_THREAD_POOL_H_
 #define EMBER_RUNTIME_THREAD_POOL_H_
 
@@ -52,14 +52,16 @@ class ThreadPool {
   // is running. Calls from several threads at once: one runs on the workers, the others
   // run their tiles on their own thread.
   //
-  // When the pool's threads do not each have a core (another process runs on one), the
-  // pool runs every call on the calling thread alone for 500 ms (RunsAlone()), then on
-  // the workers again. The sign, four times in a row with under 100 ms between (once,
-  // in the first 100 ms after such a window): the caller waited in a region, far longer
-  // than its tiles take, for a tile a worker began (the worker lost its core mid-tile),
-  // or for a CPU while runnable, over a quarter of the last 5 ms or more (Linux). A
-  // window that starts within 1 s of the last is twice as long, up to 4 s. The tiles are
-  // the same either way.
+  // When the pool's threads do not each have a core (another process runs on one, or
+  // there are more threads than cores), the pool runs every call on one thread fewer for
+  // 500 ms (ActiveThreads(); the last workers sleep), then on all again; if the fewer
+  // still stall, on one fewer again, down to the calling thread alone (RunsAlone()). The
+  // sign, four times in a row with under 100 ms between (once, in the first 100 ms after
+  // such a window, which then resumes with its thread count): the caller waited in a
+  // region, far longer than its tiles take, for a tile a worker began (the worker lost
+  // its core mid-tile), or for a CPU while runnable, over a quarter of the last 5 ms or
+  // more (Linux). A window that starts within 1 s of the last is twice as long, up to
+  // 4 s. The tiles are the same either way.
   //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
@@ -67,7 +69,9 @@ class ThreadPool {
   using TileTask = void (*)(void* context, size_t begin, size_t count);
   void ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
                      ForwardProfile* profile = nullptr) const;
-  // Whether calls now run on the calling thread alone (see above).
+  // How many threads calls now run on: num_threads() but in a window (see above).
+  int ActiveThreads() const;
+  // Whether calls now run on the calling thread alone (a window of one thread).
   bool RunsAlone() const;
 
  private:
