@@ -125,8 +125,7 @@ struct alignas(64) Slot {
 }  // namespace
 
 struct PoolState {
-  explicit PoolState(int threads)
-      : num_threads(threads), region_threads(threads), last_threads(threads) {}
+  explicit PoolState(int threads) : num_threads(threads), region_threads(threads) {}
   const int num_threads;
   std::unique_ptr<Slot[]> slots;  // one per thread; the caller's is slots[0]
 
@@ -139,7 +138,7 @@ struct PoolState {
   std::atomic<size_t> pending{0};       // units not finished
   std::atomic<uint32_t> generation{0};  // one more per region
   std::atomic<int> sleepers{0};         // workers asleep on work_cv
-  std::atomic<int> region_threads;      // threads taking part (the caller's first)
+  std::atomic<int> region_threads;      // threads in the last region (the caller's first)
   std::atomic<int> benched{0};          // workers asleep on bench_cv (see kStallNs)
   std::atomic<bool> caller_waiting{false};
   std::atomic<bool> stop{false};
@@ -149,7 +148,6 @@ struct PoolState {
   uint64_t last_stall_ns = 0;                   // the caller's (under call_mutex)
   int stalls = 0;                               // in a row (likewise)
   uint64_t solo_ns = kSoloNs;                   // the next window's length (likewise)
-  int last_threads;                             // the last region's (likewise)
   uint64_t sample_ns = 0, sample_queue_ns = 0;  // the caller's last run-queue sample
   pthread_t sample_thread{};                    // (likewise), taken on this thread
   std::mutex mutex;                             // for the two condition variables
@@ -248,7 +246,7 @@ struct PoolState {
 
   // How many threads a region starting now takes part in (see kStallNs).
   int Threads(uint64_t now) const {
-    return now < window_until_ns.load(std::memory_order_relaxed)
+    return now < window_until_ns.load(std::memory_order_acquire)
                ? window_threads.load(std::memory_order_relaxed)
                : num_threads;
   }
@@ -281,18 +279,16 @@ struct PoolState {
     const bool in_window = threads < num_threads;
     const bool retry = !in_window && last_end != 0 && start - last_end < kStallWindowNs;
     if (stalls < kStalls && !retry) return;
-    int next = window_threads.load(std::memory_order_relaxed);  // retry: the last count
-    if (in_window) {
-      next = threads - 1;  // a window's threads stall too: one fewer, as long again
-    } else if (!retry) {
-      next = num_threads - 1;
-    }
+    // A window's threads stall too: one fewer, as long again. A retry: the last count.
+    const int next = in_window ? threads - 1
+                     : retry   ? window_threads.load(std::memory_order_relaxed)
+                               : num_threads - 1;
     if (!in_window) {
       const bool again = last_end != 0 && now - last_end < kAgainNs;
       solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
     }
     window_threads.store(next, std::memory_order_relaxed);
-    window_until_ns.store(now + solo_ns, std::memory_order_relaxed);
+    window_until_ns.store(now + solo_ns, std::memory_order_release);  // after the count
     last_stall_ns = 0;
   }
 
@@ -315,7 +311,7 @@ struct PoolState {
                              : Pack(gen, 0, 0),
                          std::memory_order_release);
     }
-    region_threads.store(run_threads);
+    const int last_threads = region_threads.exchange(run_threads);
     generation.store(gen);
     if (sleepers.load() > 0) {
       std::lock_guard<std::mutex> lock(mutex);
@@ -325,7 +321,6 @@ struct PoolState {
       std::lock_guard<std::mutex> lock(mutex);
       bench_cv.notify_all();
     }
-    last_threads = run_threads;
     const uint64_t start = NowNs();
     const size_t units_run = Work(0, gen);
     const uint64_t worked = NowNs();
