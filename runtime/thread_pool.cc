@@ -1,5 +1,6 @@
 // ThreadPool (thread_pool.h): workers that take tiles by stealing runs of them, or
-// inline when built without threads (firmware).
+// inline when built without threads (firmware). This is the mechanism; how many threads
+// a region runs on is PoolPolicy's decision (pool_policy.h), fed what the pool saw.
 //
 // Why not pthreadpool's parallelize for ember's regions: it returns only when every
 // worker has taken part, so one worker descheduled by another process (a busy core on a
@@ -23,10 +24,7 @@
 #include <mutex>
 
 #include "hwy/cache_control.h"
-#ifdef __linux__
-#include <fcntl.h>
-#include <unistd.h>
-#endif
+#include "runtime/run_queue.h"
 #endif
 
 namespace ember {
@@ -53,58 +51,16 @@ constexpr uint64_t kSpinNs = 50000;
 // of a tile, which is what the caller would have to wait for.
 constexpr uint64_t kPreemptedNs = 300000;
 constexpr uint64_t kQuietNs = 100000000;
-// When its threads do not each have a core of their own, the pool runs its regions on
-// one thread fewer for kSoloNs (the last worker asleep, so that the scheduler can give
-// the others free cores), then tries all its threads again; if the fewer threads stall
-// too, one fewer again, down to the calling thread alone. The sign: kStalls stalls in a
-// row, each within kStallWindowNs of the last, a stall being either
-// - a caller that waited for units a worker began, longer than kStallNs and than
-//   kStallUnits of its own units took on average: it waited for a worker that lost its
-//   core in the middle of a tile (or a slower core); or
-// - a caller that waited for a CPU while runnable (Linux's run-queue time) for more than
-//   a kSharedPart of the last kSampleNs or more: it shares its core, with another process
-//   or with its own worker (which the scheduler may wake on the caller's CPU when the
-//   other one is busy).
-// With a CPU-bound process on one of two cores, decode on 2 threads otherwise waits out
-// that process's time slices and runs slower than on 1 (0.63x to 0.74x measured on the
-// EPYC VM, docs/benchmarks.md). A quiet machine shows a stall now and then (other tasks
-// wake on its cores, a model's first pass faults its pages in), seldom kStalls in a row.
-// Right after a window (within kStallWindowNs of its end) one stall starts the next, on
-// as many threads; a window that starts within kAgainNs of the last one's end is twice as
-// long, up to kMaxSoloNs: under lasting contention the tries cost little.
-constexpr int kStalls = 4;
-constexpr uint64_t kStallNs = 500000;
-constexpr uint64_t kStallUnits = 8;
-constexpr uint64_t kSampleNs = 5000000;
-constexpr uint64_t kSharedPart = 4;
-constexpr uint64_t kStallWindowNs = 100000000;
-constexpr uint64_t kSoloNs = 500000000;
-constexpr uint64_t kAgainNs = 1000000000;
-constexpr uint64_t kMaxSoloNs = 8 * kSoloNs;
 // A caller asleep waiting for the last tiles looks again for tiles to take this often:
 // a worker may have published a stolen run and then been descheduled.
 constexpr std::chrono::microseconds kRecheck(200);
 
-// How long the calling thread has waited, runnable, for a CPU since it started (the
-// second field of Linux's /proc/thread-self/schedstat), in ns; 0 where not known.
-uint64_t RunQueueNs() {
-#ifdef __linux__
-  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char text[96];
-  const ssize_t n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  text[n] = '\0';
-  const char* c = text;
-  while (*c >= '0' && *c <= '9') ++c;  // time on a CPU
-  if (*c++ != ' ') return 0;
-  uint64_t ns = 0;
-  for (; *c >= '0' && *c <= '9'; ++c) ns = ns * 10 + static_cast<uint64_t>(*c - '0');
-  return ns;
-#else
-  return 0;
-#endif
+uint64_t SteadyClockNs(void*) { return NowNs(); }
+
+// Tells the policy which thread a run-queue sample is of: each thread's own address.
+uint64_t CallerId() {
+  static thread_local char tag;
+  return reinterpret_cast<uintptr_t>(&tag);
 }
 
 // A run of units [begin, end) of region `gen` (16 bits of it) in one 64-bit word, so
@@ -125,8 +81,20 @@ struct alignas(64) Slot {
 }  // namespace
 
 struct PoolState {
-  explicit PoolState(int threads) : num_threads(threads), region_threads(threads) {}
+  PoolState(int threads, const ThreadPoolOptions& options)
+      : num_threads(threads),
+        adapt(options.adapt_to_contention),
+        run_queue(options.clock_ns == nullptr),
+        clock_ns(options.clock_ns ? options.clock_ns : &SteadyClockNs),
+        clock_context(options.clock_context),
+        policy(threads, options.policy),
+        region_threads(threads) {}
   const int num_threads;
+  const bool adapt;      // ask the policy (else every region on all threads)
+  const bool run_queue;  // read the caller's run-queue time (not with a caller's clock)
+  uint64_t (*const clock_ns)(void*);
+  void* const clock_context;
+  PoolPolicy policy;              // under call_mutex
   std::unique_ptr<Slot[]> slots;  // one per thread; the caller's is slots[0]
 
   // The region. Written by the caller before it stores the slots (release); read by a
@@ -139,19 +107,12 @@ struct PoolState {
   std::atomic<uint32_t> generation{0};  // one more per region
   std::atomic<int> sleepers{0};         // workers asleep on work_cv
   std::atomic<int> region_threads;      // threads in the last region (the caller's first)
-  std::atomic<int> benched{0};          // workers asleep on bench_cv (see kStallNs)
+  std::atomic<int> left_out{0};         // workers asleep on left_out_cv: not in it
   std::atomic<bool> caller_waiting{false};
   std::atomic<bool> stop{false};
-  std::atomic<uint64_t> quiet_until_ns{0};      // no spinning before (see kPreemptedNs)
-  std::atomic<uint64_t> window_until_ns{0};     // regions on fewer threads (kStallNs)
-  std::atomic<int> window_threads{0};           // how many, until then
-  uint64_t last_stall_ns = 0;                   // the caller's (under call_mutex)
-  int stalls = 0;                               // in a row (likewise)
-  uint64_t solo_ns = kSoloNs;                   // the next window's length (likewise)
-  uint64_t sample_ns = 0, sample_queue_ns = 0;  // the caller's last run-queue sample
-  pthread_t sample_thread{};                    // (likewise), taken on this thread
-  std::mutex mutex;                             // for the two condition variables
-  std::condition_variable work_cv, done_cv, bench_cv;
+  std::atomic<uint64_t> quiet_until_ns{0};  // no spinning before (see kPreemptedNs)
+  std::mutex mutex;                         // for the condition variables
+  std::condition_variable work_cv, done_cv, left_out_cv;
   std::mutex call_mutex;  // one region at a time
 
   pthread_t threads[ThreadPool::kMaxThreads];
@@ -163,6 +124,10 @@ struct PoolState {
 
   std::mutex xnn_mutex;
   std::atomic<pthreadpool*> xnn{nullptr};
+
+  uint64_t Now() const { return clock_ns(clock_context); }
+  // Threads a region starting now runs on (under call_mutex).
+  int Threads() const { return adapt ? policy.ThreadsAt(Now()) : num_threads; }
 
   // Runs unit `unit`'s tiles and counts it done.
   void RunUnit(size_t unit) {
@@ -244,54 +209,6 @@ struct PoolState {
     return units;
   }
 
-  // How many threads a region starting now takes part in (see kStallNs).
-  int Threads(uint64_t now) const {
-    return now < window_until_ns.load(std::memory_order_acquire)
-               ? window_threads.load(std::memory_order_relaxed)
-               : num_threads;
-  }
-
-  // Whether the caller waited for a CPU for more than a kSharedPart of the time since the
-  // last sample (at least kSampleNs ago): then it shares its core (see kStallNs).
-  bool CallerShares(uint64_t now) {
-    if (now - sample_ns < kSampleNs) return false;
-    const uint64_t queue_ns = RunQueueNs();
-    const pthread_t self = pthread_self();
-    const bool shares = sample_ns != 0 && pthread_equal(self, sample_thread) &&
-                        queue_ns - sample_queue_ns > (now - sample_ns) / kSharedPart;
-    sample_ns = now;
-    sample_queue_ns = queue_ns;
-    sample_thread = self;
-    return shares;
-  }
-
-  // A region on `threads` threads from `start` to `now` in which the caller ran `units`
-  // units in `work_ns`, then waited `wait_ns` for the rest: was it stalled (kStallNs)?
-  void NoteRegion(int threads, uint64_t start, uint64_t now, uint64_t work_ns,
-                  size_t units, uint64_t wait_ns) {
-    const bool waited =
-        wait_ns > kStallNs && wait_ns > kStallUnits * work_ns / (units ? units : 1);
-    if (!CallerShares(now) && !waited) return;
-    stalls =
-        last_stall_ns != 0 && start - last_stall_ns < kStallWindowNs ? stalls + 1 : 1;
-    last_stall_ns = now;
-    const uint64_t last_end = window_until_ns.load(std::memory_order_relaxed);
-    const bool in_window = threads < num_threads;
-    const bool retry = !in_window && last_end != 0 && start - last_end < kStallWindowNs;
-    if (stalls < kStalls && !retry) return;
-    // A window's threads stall too: one fewer, as long again. A retry: the last count.
-    const int next = in_window ? threads - 1
-                     : retry   ? window_threads.load(std::memory_order_relaxed)
-                               : num_threads - 1;
-    if (!in_window) {
-      const bool again = last_end != 0 && now - last_end < kAgainNs;
-      solo_ns = again ? (2 * solo_ns < kMaxSoloNs ? 2 * solo_ns : kMaxSoloNs) : kSoloNs;
-    }
-    window_threads.store(next, std::memory_order_relaxed);
-    window_until_ns.store(now + solo_ns, std::memory_order_release);  // after the count
-    last_stall_ns = 0;
-  }
-
   // The calling thread: its own run and what it can steal, then the tiles others run.
   void Run(ThreadPool::TileTask run_task, void* run_context, size_t items,
            size_t run_tile, int run_threads) {
@@ -317,13 +234,13 @@ struct PoolState {
       std::lock_guard<std::mutex> lock(mutex);
       work_cv.notify_all();
     }
-    if (run_threads > last_threads && benched.load() > 0) {  // some take part again
+    if (run_threads > last_threads && left_out.load() > 0) {  // some take part again
       std::lock_guard<std::mutex> lock(mutex);
-      bench_cv.notify_all();
+      left_out_cv.notify_all();
     }
-    const uint64_t start = NowNs();
+    const uint64_t start = adapt ? Now() : 0;
     const size_t units_run = Work(0, gen);
-    const uint64_t worked = NowNs();
+    const uint64_t worked = adapt ? Now() : 0;
     // Now only units others took remain; some may yet be published for stealing (a
     // thief stores the rest of its run after taking it).
     const auto finished = [&] { return pending.load(std::memory_order_acquire) == 0; };
@@ -338,8 +255,23 @@ struct PoolState {
         Work(0, gen);
       }
     }
-    const uint64_t now = NowNs();
-    NoteRegion(run_threads, start, now, worked - start, units_run, now - worked);
+    if (adapt) Tell(run_threads, start, worked, units_run);
+  }
+
+  // What the caller saw of the region it ran, for the policy.
+  void Tell(int run_threads, uint64_t start, uint64_t worked, size_t units_run) {
+    RegionSeen seen;
+    seen.threads = run_threads;
+    seen.start_ns = start;
+    seen.end_ns = Now();
+    seen.caller_work_ns = worked - start;
+    seen.caller_units = units_run;
+    seen.caller_wait_ns = seen.end_ns - worked;
+    if (run_queue && policy.WantsRunQueueSample(seen.end_ns)) {
+      seen.has_run_queue = RunQueueNs(&seen.run_queue_ns);
+      seen.caller_id = CallerId();
+    }
+    policy.Observe(seen);
   }
 
   // A worker: waits for a region (spinning, then asleep), takes what it can, repeats.
@@ -350,11 +282,11 @@ struct PoolState {
       return gen != seen || stop.load(std::memory_order_relaxed);
     };
     for (;;) {
-      if (self >= region_threads.load()) {  // left out (see kStallNs): asleep till wanted
+      if (self >= region_threads.load()) {  // left out by the policy: asleep till wanted
         std::unique_lock<std::mutex> lock(mutex);
-        benched.fetch_add(1);
-        while (self >= region_threads.load() && !stop.load()) bench_cv.wait(lock);
-        benched.fetch_sub(1);
+        left_out.fetch_add(1);
+        while (self >= region_threads.load() && !stop.load()) left_out_cv.wait(lock);
+        left_out.fetch_sub(1);
       }
       if (!Spin(started, [] {})) {
         std::unique_lock<std::mutex> lock(mutex);
@@ -384,15 +316,23 @@ struct PoolState {};  // a build without threads has no workers: state_ stays nu
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {}
 
-Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads) {
+Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads,
+                                                       const ThreadPoolOptions& options) {
   if (num_threads < 1 || num_threads > kMaxThreads) {
     return InvalidArgument("thread count %d (1 to %d allowed)", num_threads, kMaxThreads);
+  }
+  const PoolPolicyConfig& policy = options.policy;
+  if (policy.stalls_to_act < 1 || policy.shared_part < 1 || policy.window_ns < 1 ||
+      policy.max_window_ns < policy.window_ns) {
+    return InvalidArgument(
+        "pool policy: stalls_to_act, shared_part and window_ns must "
+        "be at least 1, max_window_ns at least window_ns");
   }
   std::unique_ptr<ThreadPool> pool(new (std::nothrow) ThreadPool(num_threads));
   if (!pool) return ResourceExhausted("out of memory for the thread pool");
   if (num_threads == 1) return pool;
 #ifdef EMBER_WITH_THREADS
-  pool->state_.reset(new (std::nothrow) PoolState(num_threads));
+  pool->state_.reset(new (std::nothrow) PoolState(num_threads, options));
   PoolState* s = pool->state_.get();
   if (s) s->slots.reset(new (std::nothrow) Slot[num_threads]);
   if (!s || !s->slots) return ResourceExhausted("out of memory for the thread pool");
@@ -406,6 +346,7 @@ Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads) {
   }
   return pool;
 #else
+  (void)options;
   return Unimplemented("this build has no threads; use 1 thread");
 #endif
 }
@@ -419,7 +360,7 @@ ThreadPool::~ThreadPool() {
     s.stop.store(true);
     s.generation.fetch_add(1);
     s.work_cv.notify_all();
-    s.bench_cv.notify_all();
+    s.left_out_cv.notify_all();
   }
   for (int i = 0; i < s.started; ++i) pthread_join(s.threads[i], nullptr);
   if (pthreadpool* xnn = s.xnn.load()) pthreadpool_destroy(xnn);
@@ -438,11 +379,12 @@ Status ThreadPool::PrepareXnnpackHandle() const {
   return Status::Ok();
 }
 
-bool ThreadPool::RunsAlone() const { return state_ != nullptr && ActiveThreads() == 1; }
-
 int ThreadPool::ActiveThreads() const {
 #ifdef EMBER_WITH_THREADS
-  if (state_ != nullptr) return state_->Threads(NowNs());
+  if (state_ != nullptr) {
+    std::lock_guard<std::mutex> region(state_->call_mutex);
+    return state_->Threads();
+  }
 #endif
   return num_threads_;
 }
@@ -467,19 +409,11 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
   // One region at a time: a second caller runs its tiles itself rather than wait.
   if (!state_ || n <= tile || !state_->call_mutex.try_lock()) return inline_run();
   std::lock_guard<std::mutex> region(state_->call_mutex, std::adopt_lock);
-  const int threads = state_->Threads(NowNs());  // fewer in a window (kStallNs)
-  if (threads == 1) {
-    if (profile == nullptr) return inline_run();
-    // A region all the same, with the workers idle in it.
-    const uint64_t start = NowNs();
-    inline_run();
-    const uint64_t wall = NowNs() - start;
-    profile->region_ns += wall;
-    profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);
-    profile->tile_ns += wall;
-    return;
+  const int threads = state_->Threads();  // fewer in a window of the policy
+  if (profile == nullptr) {
+    return threads == 1 ? inline_run() : state_->Run(task, context, n, tile, threads);
   }
-  if (profile == nullptr) return state_->Run(task, context, n, tile, threads);
+  // A region, with its tiles timed; run alone, its workers idle in it.
   struct Timed {
     TileTask task;
     void* context;
@@ -492,8 +426,13 @@ void ThreadPool::ParallelTiles(size_t n, size_t tile, TileTask task, void* conte
     __atomic_fetch_add(t->tile_ns, NowNs() - start, __ATOMIC_RELAXED);
   };
   const uint64_t start = NowNs();
-  state_->Run(run, &timed, n, tile, threads);
+  if (threads == 1) {
+    inline_run();
+  } else {
+    state_->Run(run, &timed, n, tile, threads);
+  }
   const uint64_t wall = NowNs() - start;
+  if (threads == 1) profile->tile_ns += wall;
   profile->region_ns += wall;
   profile->region_thread_ns += wall * static_cast<uint64_t>(num_threads_);
 #else

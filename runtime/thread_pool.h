@@ -2,16 +2,16 @@
 // explicitly. ember's own parallel regions run on its workers, which take tiles as they
 // come (work stealing) so that a busy or slow core delays no one; XNNPACK gets a
 // pthreadpool of the same size (created when a session on the XNNPACK backend asks).
-// Idle workers spin briefly, then sleep; they never spin forever. When the caller keeps
-// waiting for a worker that lost its core mid-tile, or for a CPU (a core shared with
-// other work, or more threads than free cores), the pool runs its regions on one thread
-// fewer for a while (down to the calling thread alone), then tries them all again.
+// Idle workers spin briefly, then sleep; they never spin forever. How many threads a
+// region runs on is the PoolPolicy's decision (pool_policy.h), which an embedder can
+// switch off (ThreadPoolOptions::adapt_to_contention).
 #ifndef EMBER_RUNTIME_THREAD_POOL_H_
 #define EMBER_RUNTIME_THREAD_POOL_H_
 
 #include <cstddef>
 #include <memory>
 
+#include "runtime/pool_policy.h"
 #include "runtime/status.h"
 
 struct pthreadpool;
@@ -21,13 +21,28 @@ namespace ember {
 struct ForwardProfile;
 struct PoolState;  // thread_pool.cc
 
+struct ThreadPoolOptions {
+  // On (the default): when the pool's threads do not each have a core, regions run on
+  // fewer of them for a while (PoolPolicy). Off: every region on all threads, and the
+  // pool never reads the caller's run-queue time.
+  bool adapt_to_contention = true;
+  // The policy's clock, in ns, monotonic; null: std::chrono::steady_clock. Tests give a
+  // fake one. Called by the thread that calls ParallelTiles, a few times a region. With
+  // a clock of the caller's the policy has no run-queue sign (the kernel's times could
+  // not be compared with the clock's).
+  uint64_t (*clock_ns)(void* context) = nullptr;
+  void* clock_context = nullptr;
+  PoolPolicyConfig policy;
+};
+
 class ThreadPool {
  public:
   // Most threads a pool may have; more is an error, not a silent clamp.
   static constexpr int kMaxThreads = 256;
 
   // num_threads >= 1 (the calling thread counts as one).
-  static Result<std::unique_ptr<ThreadPool>> Create(int num_threads);
+  static Result<std::unique_ptr<ThreadPool>> Create(
+      int num_threads, const ThreadPoolOptions& options = ThreadPoolOptions());
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -52,16 +67,8 @@ class ThreadPool {
   // is running. Calls from several threads at once: one runs on the workers, the others
   // run their tiles on their own thread.
   //
-  // When the pool's threads do not each have a core (another process runs on one, or
-  // there are more threads than cores), the pool runs every call on one thread fewer for
-  // 500 ms (ActiveThreads(); the last workers sleep), then on all again; if the fewer
-  // still stall, on one fewer again, down to the calling thread alone (RunsAlone()). The
-  // sign, four times in a row with under 100 ms between (once, in the first 100 ms after
-  // such a window, which then resumes with its thread count): the caller waited in a
-  // region, far longer than its tiles take, for a tile a worker began (the worker lost
-  // its core mid-tile), or for a CPU while runnable, over a quarter of the last 5 ms or
-  // more (Linux). A window that starts within 1 s of the last is twice as long, up to
-  // 4 s. The tiles are the same either way.
+  // A call runs on the threads the policy gives (ActiveThreads(); the other workers
+  // sleep); the tiles are the same either way.
   //
   // With a profile, a call that runs on more than one thread adds its wall time and its
   // threads' time in tiles to it (see ForwardProfile); that costs two clock reads a tile.
@@ -69,10 +76,10 @@ class ThreadPool {
   using TileTask = void (*)(void* context, size_t begin, size_t count);
   void ParallelTiles(size_t n, size_t tile, TileTask task, void* context,
                      ForwardProfile* profile = nullptr) const;
-  // How many threads calls now run on: num_threads() but in a window (see above).
+  // How many threads a call starting now runs on: num_threads() but in a window of the
+  // policy (pool_policy.h). Waits for a call running on the workers to end: do not call
+  // it from inside a tile.
   int ActiveThreads() const;
-  // Whether calls now run on the calling thread alone (a window of one thread).
-  bool RunsAlone() const;
 
  private:
   explicit ThreadPool(int num_threads);

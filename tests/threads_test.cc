@@ -1,14 +1,9 @@
 // Threads: sessions over one model run concurrently from several threads and agree with
 // the golden run; every tile of a region runs exactly once however the threads take
-// them; a worker stalled in its tiles, or a caller that shares its CPU, makes the pool
-// run alone for a while; a pool whose work is done sleeps instead of spinning; a
-// profile accounts for the pool's regions.
+// them; the pool runs regions on the threads its policy gives (on a fake clock), or on
+// all of them with the policy off; a pool whose work is done sleeps instead of spinning;
+// a profile accounts for the pool's regions.
 #include <time.h>
-#ifdef __linux__
-#include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -169,89 +164,62 @@ TEST(ThreadsTest, IdleWorkersDoNotSpin) {
   printf("idle pool of 4 threads used %.4f CPU seconds in 1 s\n", idle_cpu);
 }
 
-// A worker descheduled in the middle of its tile (here it sleeps there) keeps the caller
-// waiting far longer than a tile takes: after four such regions the pool runs its calls
-// on the calling thread alone (every tile still once), and after a while on its workers
-// again.
-TEST(ThreadsTest, AWorkerStalledInATileMakesThePoolRunAlone) {
-  auto pool = ThreadPool::Create(2);
-  ASSERT_TRUE(pool.ok());
-  struct Region {
-    std::thread::id caller = std::this_thread::get_id();
-    std::chrono::milliseconds worker_sleeps{0};
-    std::atomic<bool> caller_began{false}, worker_began{false};
-    std::atomic<int> on_worker{0};
-    std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
-  };
-  // Two tiles, one on each thread at the same time: each waits until the other thread
-  // has begun its tile (so neither can take the other's), then the worker sleeps in its.
-  const ThreadPool::TileTask both_then_sleep = [](void* p, size_t, size_t) {
-    auto* r = static_cast<Region*>(p);
-    const bool on_caller = std::this_thread::get_id() == r->caller;
-    (on_caller ? r->caller_began : r->worker_began) = true;
-    while (!(on_caller ? r->worker_began : r->caller_began).load()) {
-      std::this_thread::yield();
-    }
-    if (!on_caller) {
-      r->on_worker++;
-      std::this_thread::sleep_for(r->worker_sleeps);
-    }
-  };
-  ASSERT_FALSE((*pool)->RunsAlone());
-  for (int stall = 0; stall < 4; ++stall) {
-    Region r;
-    r.worker_sleeps = std::chrono::milliseconds(100);
-    (*pool)->ParallelTiles(2, 1, both_then_sleep, &r);
-    EXPECT_EQ(r.on_worker.load(), 1);
+// The pool tells its policy what it saw and runs each region on the threads the policy
+// gives. Driven here on a fake clock that only the workers' tiles advance, so that every
+// region below is a stall to the policy (the caller waits 20 ms of fake time for a
+// worker's tile) however the machine schedules the threads: nothing depends on timing.
+struct FakeClock {
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<uint64_t> ns{uint64_t{1} << 40};
+  std::atomic<int> caller_reads{0};
+  static uint64_t Now(void* p) {
+    auto* c = static_cast<FakeClock*>(p);
+    if (std::this_thread::get_id() == c->caller) c->caller_reads++;
+    return c->ns.load();
   }
-  EXPECT_TRUE((*pool)->RunsAlone());
-  Region alone;
-  const ThreadPool::TileTask count = [](void* p, size_t begin, size_t n) {
-    auto* r = static_cast<Region*>(p);
-    if (std::this_thread::get_id() != r->caller) r->on_worker++;
-    for (size_t i = begin; i < begin + n; ++i) r->runs[i]++;
-  };
-  (*pool)->ParallelTiles(64, 1, count, &alone);
-  EXPECT_EQ(alone.on_worker.load(), 0);
-  for (const auto& runs : alone.runs) EXPECT_EQ(runs.load(), 1);
-  // The window ends (500 ms): the worker takes its tiles again. (Whether the pool runs
-  // alone after this region is not checked: on a loaded machine, or under qemu, the
-  // worker may lose its core in it, and one stall right after a window starts the next.)
-  while ((*pool)->RunsAlone()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  Region again;
-  (*pool)->ParallelTiles(2, 1, both_then_sleep, &again);
-  EXPECT_EQ(again.on_worker.load(), 1);
-}
+};
 
-// With more threads, the pool leaves out one worker at a time: after four stalled regions
-// on three threads, calls run on at most two (the third worker takes no tile), and more
-// stalls take it down to the caller alone.
-TEST(ThreadsTest, StallsLeaveOutOneWorkerAtATime) {
-  auto pool = ThreadPool::Create(3);
-  ASSERT_TRUE(pool.ok());
-  struct Region {
-    std::thread::id caller = std::this_thread::get_id();
-    std::atomic<bool> worker_began{false};
-    std::mutex mutex;
-    std::vector<std::thread::id> ids;
-    std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
-  };
-  // The caller's tile waits (up to 1 s) until a worker has begun one; the workers sleep
-  // 100 ms in theirs, so the caller waits for them.
+struct StallRegion {
+  FakeClock* clock;
+  int base_reads;
+  std::atomic<bool> worker_began{false};
+};
+
+// One tile per thread. The caller's tile waits until a worker has begun one (so that a
+// worker runs a tile while the caller waits); a worker's tile waits until the caller has
+// read the clock at the end of its own tiles (its third read in the region: the threads
+// count, the start, the end of its own work), then moves the clock on 20 ms.
+void RunStalledRegion(const ThreadPool& pool, FakeClock* clock) {
+  StallRegion r{clock, clock->caller_reads.load()};
   const ThreadPool::TileTask stall = [](void* p, size_t, size_t) {
-    auto* r = static_cast<Region*>(p);
-    if (std::this_thread::get_id() != r->caller) {
-      r->worker_began = true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto* r = static_cast<StallRegion*>(p);
+    // A bound only so that a failure ends; never reached when the pool works.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    if (std::this_thread::get_id() == r->clock->caller) {
+      while (!r->worker_began.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
       return;
     }
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (!r->worker_began.load() && std::chrono::steady_clock::now() < give_up) {
+    r->worker_began = true;
+    while (r->clock->caller_reads.load() < r->base_reads + 3 &&
+           std::chrono::steady_clock::now() < give_up) {
       std::this_thread::yield();
     }
+    r->clock->ns += 20000000;
   };
+  pool.ParallelTiles(static_cast<size_t>(pool.num_threads()), 1, stall, &r);
+}
+
+// Each item once, and how many threads took part.
+struct CountRegion {
+  std::mutex mutex;
+  std::vector<std::thread::id> ids;
+  std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
+};
+void RunCountRegion(const ThreadPool& pool, CountRegion* r) {
   const ThreadPool::TileTask count = [](void* p, size_t begin, size_t n) {
-    auto* r = static_cast<Region*>(p);
+    auto* r = static_cast<CountRegion*>(p);
     {
       std::lock_guard<std::mutex> lock(r->mutex);
       if (std::find(r->ids.begin(), r->ids.end(), std::this_thread::get_id()) ==
@@ -259,72 +227,76 @@ TEST(ThreadsTest, StallsLeaveOutOneWorkerAtATime) {
         r->ids.push_back(std::this_thread::get_id());
       }
     }
-    for (size_t i = begin; i < begin + n; ++i) {
-      r->runs[i]++;
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-      while (std::chrono::steady_clock::now() < until) {
-      }
-    }
+    for (size_t i = begin; i < begin + n; ++i) r->runs[i]++;
   };
-  ASSERT_EQ((*pool)->ActiveThreads(), 3);
-  for (int i = 0; i < 4; ++i) {
-    Region r;
-    (*pool)->ParallelTiles(3, 1, stall, &r);
-  }
-  EXPECT_EQ((*pool)->ActiveThreads(), 2);
-  EXPECT_FALSE((*pool)->RunsAlone());
-  Region r;
-  (*pool)->ParallelTiles(64, 1, count, &r);
-  EXPECT_LE(r.ids.size(), 2u);
-  for (const auto& runs : r.runs) EXPECT_EQ(runs.load(), 1);
-  // More stalls: down to the caller alone (a bound of 20 s only so that a failure ends).
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!(*pool)->RunsAlone() && std::chrono::steady_clock::now() < give_up) {
-    Region more;
-    (*pool)->ParallelTiles(3, 1, stall, &more);
-  }
-  EXPECT_TRUE((*pool)->RunsAlone());
+  pool.ParallelTiles(r->runs.size(), 1, count, r);
 }
 
-#ifdef __linux__
-// A caller that shares its CPU with a busy thread (here a spinner pinned beside it) waits
-// for that CPU a large part of the time, whatever the tiles: the pool soon runs alone.
-TEST(ThreadsTest, ACallerSharingItsCpuMakesThePoolRunAlone) {
-  if (access("/proc/thread-self/schedstat", R_OK) != 0) {
-    GTEST_SKIP() << "no /proc/thread-self/schedstat: the run-queue sign is not available";
-  }
-  auto pool = ThreadPool::Create(2);  // before the pinning, which new threads inherit
-  ASSERT_TRUE(pool.ok());
-  cpu_set_t before, one;
-  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
-  CPU_ZERO(&one);
-  CPU_SET(sched_getcpu(), &one);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
-  std::atomic<bool> stop{false};
-  std::thread spinner([&] {
-    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-    while (!stop.load(std::memory_order_relaxed)) {
-    }
-  });
-  // Tiles of 20 ms of wall time: a thread's wait for another's, at most one tile, is no
-  // stall; what the pool notices is the caller's time waiting for its CPU.
-  const ThreadPool::TileTask spin = [](void*, size_t, size_t count) {
-    const auto until = std::chrono::steady_clock::now() + count * 100 * kTileTime;
-    while (std::chrono::steady_clock::now() < until) {
-    }
-  };
-  // A bound of 20 s only so that a failure ends.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!(*pool)->RunsAlone() && std::chrono::steady_clock::now() < give_up) {
-    (*pool)->ParallelTiles(2, 1, spin, nullptr);
-  }
-  const bool alone = (*pool)->RunsAlone();
-  stop = true;
-  spinner.join();
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(before), &before), 0);
-  EXPECT_TRUE(alone);
+ThreadPoolOptions FakeClockOptions(FakeClock* clock) {
+  ThreadPoolOptions options;
+  options.clock_ns = &FakeClock::Now;
+  options.clock_context = clock;
+  return options;
 }
-#endif
+
+// Four stalled regions on three threads: the next ones run on two (the third worker takes
+// no tile, every item still runs once); four more: two threads' regions stall too, one
+// fewer again; when the window ends on the fake clock, all three again.
+TEST(ThreadsTest, StalledRegionsLeaveOutOneWorkerAtATime) {
+  FakeClock clock;
+  auto pool = ThreadPool::Create(3, FakeClockOptions(&clock));
+  ASSERT_TRUE(pool.ok());
+  EXPECT_EQ((*pool)->ActiveThreads(), 3);
+  for (int i = 0; i < 3; ++i) RunStalledRegion(**pool, &clock);
+  EXPECT_EQ((*pool)->ActiveThreads(), 3);
+  RunStalledRegion(**pool, &clock);
+  EXPECT_EQ((*pool)->ActiveThreads(), 2);
+
+  CountRegion two;
+  RunCountRegion(**pool, &two);
+  EXPECT_LE(two.ids.size(), 2u);
+  for (const auto& runs : two.runs) EXPECT_EQ(runs.load(), 1);
+
+  for (int i = 0; i < 4; ++i) RunStalledRegion(**pool, &clock);
+  EXPECT_EQ((*pool)->ActiveThreads(), 1);
+  CountRegion alone;
+  RunCountRegion(**pool, &alone);
+  ASSERT_EQ(alone.ids.size(), 1u);
+  EXPECT_EQ(alone.ids[0], clock.caller);
+  for (const auto& runs : alone.runs) EXPECT_EQ(runs.load(), 1);
+
+  clock.ns += uint64_t{10} * 1000000000;  // far past the window and its retry period
+  EXPECT_EQ((*pool)->ActiveThreads(), 3);
+  CountRegion all;
+  RunCountRegion(**pool, &all);
+  for (const auto& runs : all.runs) EXPECT_EQ(runs.load(), 1);
+}
+
+// Switched off, the policy is never asked: the same stalls leave every region on all
+// threads, and the pool does not even read its clock.
+TEST(ThreadsTest, APoolWithoutThePolicyKeepsAllItsThreads) {
+  FakeClock clock;
+  ThreadPoolOptions options = FakeClockOptions(&clock);
+  options.adapt_to_contention = false;
+  auto pool = ThreadPool::Create(2, options);
+  ASSERT_TRUE(pool.ok());
+  for (int i = 0; i < 12; ++i) {
+    // Without the clock reads a worker's tile would wait for, run the stall by hand: the
+    // caller's tile waits for the worker, the worker's tile for nothing.
+    StallRegion r{&clock, -3};
+    const ThreadPool::TileTask stall = [](void* p, size_t, size_t) {
+      auto* r = static_cast<StallRegion*>(p);
+      if (std::this_thread::get_id() != r->clock->caller) {
+        r->worker_began = true;
+        return;
+      }
+      while (!r->worker_began.load()) std::this_thread::yield();
+    };
+    (*pool)->ParallelTiles(2, 1, stall, &r);
+  }
+  EXPECT_EQ(clock.caller_reads.load(), 0);
+  EXPECT_EQ((*pool)->ActiveThreads(), 2);
+}
 
 // With a profile, ParallelTiles accounts for the regions it ran on several threads: their
 // wall time, times the thread count, and the tiles' time inside it. Inline runs (one
