@@ -171,9 +171,23 @@ size_t ember_model_baked_tokens(const ember_model* m) {
 }
 
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool) {
+  ember_threadpool_options options;
+  ember_threadpool_options_default(&options);
+  options.num_threads = num_threads;
+  return ember_threadpool_create_with_options(&options, pool);
+}
+
+ember_status ember_threadpool_create_with_options(const ember_threadpool_options* options,
+                                                  ember_threadpool** pool) {
   if (!pool) return NullArgument("pool");
   *pool = nullptr;
-  auto result = ember::ThreadPool::Create(num_threads);
+  if (!options) return NullArgument("options");
+  int num_threads = 0;
+  ember::ThreadPoolOptions pool_options;
+  const ember::Status status =
+      ember::c_api::ToThreadPoolOptions(options, &num_threads, &pool_options);
+  if (!status.ok()) return Report(status);
+  auto result = ember::ThreadPool::Create(num_threads, pool_options);
   if (!result.ok()) return Report(result.status());
   *pool = new (std::nothrow) ember_threadpool;
   if (*pool) (*pool)->pool = std::move(*result);

@@ -96,9 +96,29 @@ Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
   return Status::Ok();
 }
 
+Status ToThreadPoolOptions(const ember_threadpool_options* o, int* num_threads,
+                           ThreadPoolOptions* options) {
+  *options = ThreadPoolOptions();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_threadpool_options>(
+      "ember_threadpool_options", o->struct_size,
+      offsetof(ember_threadpool_options, adapt_to_contention) +
+          sizeof(o->adapt_to_contention)));
+  *num_threads = o->num_threads;
+  options->adapt_to_contention = o->adapt_to_contention != 0;
+  return Status::Ok();
+}
+
 }  // namespace ember::c_api
 
 extern "C" {
+
+void ember_threadpool_options_default(ember_threadpool_options* options) {
+  const ember::ThreadPoolOptions d;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->num_threads = 1;
+  options->adapt_to_contention = d.adapt_to_contention ? 1 : 0;
+}
 
 void ember_session_options_default(ember_session_options* options) {
   const ember::SessionOptions d;

@@ -8,6 +8,7 @@
 #include "runtime/session.h"
 #include "runtime/status.h"
 #include "runtime/stop_strings.h"
+#include "runtime/thread_pool.h"
 #include "runtime/tokenizer.h"
 
 namespace ember::c_api {
@@ -17,6 +18,8 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
 // The stop strings go to *stop (copied).
 Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options,
                         StopStrings* stop);
+Status ToThreadPoolOptions(const ember_threadpool_options* o, int* num_threads,
+                           ThreadPoolOptions* options);
 // o may be null: the tokenizer's own BOS rule.
 Status ToEncodeOptions(const ember_tokenize_options* o, const Tokenizer& tok,
                        EncodeOptions* options);

@@ -122,6 +122,40 @@ TEST_F(CApiTest, BadCallsReturnStatusesWithMessages) {
   EXPECT_EQ(pool, nullptr);
 }
 
+// A pool's options: the policy on by default, switched off on request; bad sizes and
+// thread counts refused.
+TEST_F(CApiTest, ThreadPoolOptions) {
+  ember_threadpool_options options;
+  ember_threadpool_options_default(&options);
+  EXPECT_EQ(options.struct_size, sizeof(options));
+  EXPECT_EQ(options.num_threads, 1);
+  EXPECT_EQ(options.adapt_to_contention, 1);
+  for (int adapt : {0, 1}) {
+    options.num_threads = 2;
+    options.adapt_to_contention = adapt;
+    ember_threadpool* pool = nullptr;
+    ASSERT_EQ(ember_threadpool_create_with_options(&options, &pool), EMBER_OK);
+    cpp::Session session;
+    ASSERT_EQ(session.Create(model_, nullptr, pool), EMBER_OK);
+    const int32_t ids[] = {1, 2, 3};
+    EXPECT_EQ(ember_prefill(session.get(), ids, 3), EMBER_OK);
+    session = cpp::Session();
+    ember_threadpool_free(pool);
+  }
+  ember_threadpool* pool = nullptr;
+  options.num_threads = 0;
+  EXPECT_EQ(ember_threadpool_create_with_options(&options, &pool), EMBER_INVALID_ARGUMENT);
+  options.num_threads = 2;
+  EXPECT_EQ(ember_threadpool_create_with_options(nullptr, &pool), EMBER_INVALID_ARGUMENT);
+  ember_threadpool_options zero{};
+  EXPECT_EQ(ember_threadpool_create_with_options(&zero, &pool), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("ember_threadpool_options_default"), std::string::npos);
+  ember_threadpool_options newer = options;
+  newer.struct_size = sizeof(options) + 4;
+  EXPECT_EQ(ember_threadpool_create_with_options(&newer, &pool), EMBER_UNIMPLEMENTED);
+  EXPECT_EQ(pool, nullptr);
+}
+
 TEST_F(CApiTest, OptionStructsCarryTheirSize) {
   ember_session_options options;
   ember_session_options_default(&options);

@@ -155,6 +155,20 @@ size_t ember_model_baked_tokens(const ember_model* model);
 
 /* num_threads >= 1; share one pool among the sessions of a process. */
 ember_status ember_threadpool_create(int num_threads, ember_threadpool** pool);
+
+/* A pool with options (struct_size first, as above). */
+typedef struct ember_threadpool_options {
+  uint32_t struct_size;        /* sizeof(ember_threadpool_options) */
+  int32_t num_threads;         /* >= 1 (default 1) */
+  int32_t adapt_to_contention; /* nonzero (default): when the pool's threads do not each
+                                  have a core (another process on one, more threads than
+                                  free cores), calls run on fewer of them for a while,
+                                  then on all again; 0: always on all of them, and the
+                                  pool never reads /proc */
+} ember_threadpool_options;
+void ember_threadpool_options_default(ember_threadpool_options* options);
+ember_status ember_threadpool_create_with_options(const ember_threadpool_options* options,
+                                                  ember_threadpool** pool);
 void ember_threadpool_free(ember_threadpool* pool);
 
 /* Exact arena bytes a session with these options needs (0: invalid options; see

@@ -21,6 +21,7 @@ ArgParser BenchParser() {
        true,
        "tokens to decode, comma-separated (default 64; 0: no tg test)"},
       {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
+      FixedThreadsOption(),
       {{"-d", "--depth"},
        true,
        "run each test after N tokens already in the cache (filled untimed), "
@@ -98,6 +99,7 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
   const std::string note = ProbeSizeNote(o->probe_bytes, o->llc_bytes);
   if (!note.empty()) fprintf(stderr, "ember bench: note: %s\n", note.c_str());
   o->profile = args.Has("--profile");
+  o->fixed_threads = args.Has("--fixed-threads");
   o->chart_path = args.Get("--chart");
   o->history_path = args.Get("--history");
   o->hash = args.Has("--hash") || !o->history_path.empty();

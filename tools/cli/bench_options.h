@@ -26,6 +26,7 @@ struct BenchOptions {
   uint64_t llc_bytes = 0;                // the last-level cache (0: unknown)
   std::string chart_path, history_path;  // empty: none
   bool hash = false;
+  bool fixed_threads = false;  // --fixed-threads: no pool policy
 };
 
 ArgParser BenchParser();

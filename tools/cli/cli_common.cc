@@ -95,6 +95,20 @@ Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options) 
   return Status::Ok();
 }
 
+OptionSpec FixedThreadsOption() {
+  return {{"--fixed-threads"},
+          false,
+          "run on all -t threads always; by default, when the threads do not each have "
+          "a core (another program busy on one, more threads than free cores), the pool "
+          "runs on fewer for a while, then tries all again"};
+}
+
+Result<std::unique_ptr<ThreadPool>> CreatePool(const ArgParser& args, int64_t threads) {
+  ThreadPoolOptions options;
+  options.adapt_to_contention = !args.Has("--fixed-threads");
+  return ThreadPool::Create(static_cast<int>(threads), options);
+}
+
 Status EncodeText(const Model& model, const std::string& text, bool add_bos,
                   size_t context, std::vector<int32_t>* ids) {
   if (context > 0 && text.size() > 8 * uint64_t{context}) {

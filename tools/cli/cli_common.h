@@ -11,6 +11,7 @@
 #include "runtime/model.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
+#include "runtime/thread_pool.h"
 #include "tools/cli/args.h"
 
 namespace ember::tools {
@@ -40,6 +41,12 @@ Status ParseKvType(const std::string& name, KvType* type);
 Status ParseKvTypeOption(const ArgParser& args, KvType* type);
 // --context-shift and --keep into options->context_shift and context_keep.
 Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options);
+
+// --fixed-threads (run, chat, logits, attn, bench): every region on all -t threads; by
+// default the pool runs on fewer for a while when its threads do not each have a core.
+OptionSpec FixedThreadsOption();
+// A pool of `threads` threads, its policy as --fixed-threads says.
+Result<std::unique_ptr<ThreadPool>> CreatePool(const ArgParser& args, int64_t threads);
 
 // Encodes `text` with the model's tokenizer (BOS first when add_bos). With a context,
 // text of more than 8 bytes a position (a session's default max_prompt_bytes) is

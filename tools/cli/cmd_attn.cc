@@ -41,6 +41,7 @@ ArgParser MakeParser() {
        "cell values in the SVG: auto (default: when cells are large "
        "enough), on, off"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      FixedThreadsOption(),
       {{"-h", "--help"}, false, "show this help"},
   });
 }
@@ -152,7 +153,7 @@ Status Attn(const ArgParser& args) {
         "--head, a shorter prompt, or --format npy/csv",
         static_cast<unsigned long long>(panels), tokens.size(), tokens.size());
   }
-  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   options.max_context = static_cast<uint32_t>(tokens.size());

@@ -209,7 +209,9 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   b.model = model->get();
   b.progress = progress;
   b.counting = AllocCounterActive();
-  auto pool = ThreadPool::Create(threads);
+  ThreadPoolOptions pool_options;
+  pool_options.adapt_to_contention = !o.fixed_threads;
+  auto pool = ThreadPool::Create(threads, pool_options);
   if (!pool.ok()) return pool.status();
   b.pool = std::move(*pool);
   SessionOptions session_options;

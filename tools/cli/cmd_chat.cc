@@ -31,6 +31,7 @@ ArgParser MakeParser() {
        "tokens a reply may have at most (default: until the end of the turn)"},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      FixedThreadsOption(),
       {{"--backend"}, true, kBackendHelp},
       {{"--verbose-prompt"},
        false,
@@ -68,7 +69,7 @@ Status Chat(const ArgParser& args) {
         "--chat-template FILE if its tokenizer has none)",
         args.Get("-m").c_str());
   }
-  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));

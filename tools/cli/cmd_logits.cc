@@ -26,6 +26,7 @@ ArgParser MakeParser() {
        "also write attention weights as .npy: [layers, heads, positions, positions] "
        "(query, key; zero where masked)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      FixedThreadsOption(),
       {{"--backend"}, true, kBackendHelp},
       KvTypeOption(),
       {{"-h", "--help"}, false, "show this help"},
@@ -57,7 +58,7 @@ Status Logits(const ArgParser& args) {
   std::vector<int32_t> tokens;
   EMBER_RETURN_IF_ERROR(ReadPromptTokens(args, **model, &tokens));
 
-  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));

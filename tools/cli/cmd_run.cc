@@ -33,6 +33,7 @@ ArgParser MakeParser() {
        "new tokens to generate (default: until end of text "
        "or a full context)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
+      FixedThreadsOption(),
       {{"--backend"}, true, kBackendHelp},
       {{"--isa"}, true, IsaHelp()},
       {{"-c", "--ctx"}, true, "context length (default: the model's)"},
@@ -149,7 +150,7 @@ Status Run(const ArgParser& args) {
   }
   const Clock::time_point created = Clock::now();
 
-  auto pool = ThreadPool::Create(static_cast<int>(threads));
+  auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
