@@ -1,6 +1,7 @@
 #include "tools/cli/bench_options.h"
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/isa.h"
 #include "runtime/thread_pool.h"
@@ -10,16 +11,28 @@
 #include "tools/util/parse.h"
 
 namespace ember::tools {
+namespace {
+
+// The --isa option's help, with the tiers this build knows.
+std::string BenchIsaHelp() {
+  return std::string(
+             "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else "
+             "native): native or a lesser CPU's: ") +
+         kernels::IsaTierNames();
+}
+
+}  // namespace
 
 ArgParser BenchParser() {
   return ArgParser({
       {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
       {{"-p", "--n-prompt"},
        true,
-       "prompt lengths to prefill, comma-separated (default 128; 0: no pp test)"},
+       "ppN: prefill N random tokens as one batch; lengths comma-separated (default "
+       "128; 0: no pp test)"},
       {{"-n", "--n-gen"},
        true,
-       "tokens to decode, comma-separated (default 64; 0: no tg test)"},
+       "tgN: N greedy decode steps; counts comma-separated (default 64; 0: no tg test)"},
       {{"-t", "--threads"}, true, "thread counts, comma-separated (default 1)"},
       FixedThreadsOption(),
       {{"-d", "--depth"},
@@ -30,16 +43,17 @@ ArgParser BenchParser() {
       {{"--backend"},
        true,
        "what runs the f32 matrices, comma-separated: highway (default), xnnpack"},
-      {{"--isa"},
+      {{"--isa"}, true, BenchIsaHelp()},
+      {{"-r", "--repetitions"},
        true,
-       "ISA tiers of the kernels, comma-separated (default: EMBER_ISA, else native)"},
-      {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
+       "timed repetitions of each test, after one warm-up run (default 5)"},
       {{"-o", "--output"},
        true,
        "output format: md (default), json, jsonl, csv or svg (the chart)"},
       {{"--profile"},
        false,
-       "time per kernel kind as a share of a decode step and of prefill"},
+       "time per kernel kind as a share of a decode step and of prefill, and how busy "
+       "the threads were in parallel regions"},
       {{"--probe-mib"},
        true,
        "bandwidth probe buffer, MiB (default 256, or 4x the LLC; at most RAM / 4)"},

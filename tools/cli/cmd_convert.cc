@@ -29,16 +29,22 @@ namespace {
 
 ArgParser MakeParser() {
   return ArgParser({
-      {{"--llama2c"}, true, "llama2.c checkpoint (legacy fp32 .bin)"},
+      {{"--llama2c"},
+       true,
+       "llama2.c checkpoint (legacy fp32 \"version 0\" .bin; a negative vocab_size in "
+       "its header means a separate classifier, else it shares the embedding)"},
       {{"--tokenizer"}, true, "llama2.c tokenizer .bin (with --llama2c)"},
       {{"--hf"},
        true,
-       "Hugging Face model directory (config.json, safetensors, tokenizer)"},
+       "Hugging Face model directory: config.json, model.safetensors or its shards "
+       "(F32, F16, BF16, F64), tokenizer.json or vocab.json + merges.txt, "
+       "tokenizer_config.json (a pickled pytorch_model.bin is never read)"},
       {{"--gguf"}, true, "GGUF model file (llama.cpp's format)"},
       {{"--synthetic"},
        true,
-       "random-weight Llama model: stories15M, stories110M or custom (with the "
-       "shape options below)"},
+       "random-weight Llama model (weights N(0, 1/fan_in), a byte-fallback tokenizer "
+       "that takes any text): llama2.c's stories15M or stories110M shape, or custom "
+       "(the shape options below override a preset's)"},
       {{"--dim"}, true, "synthetic: d_model (overrides the preset's)"},
       {{"--hidden"}, true, "synthetic: feed-forward hidden size"},
       {{"--layers"}, true, "synthetic: layers"},
@@ -283,7 +289,9 @@ int ConvertCommand(int argc, char** argv) {
       "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
       "[--seed S] -o OUT.ember\n"
       "Every form takes [--dtype f32|f16|bf16|q8|q4|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"
-      "[--keep PATTERN=DTYPE ...].\n",
+      "[--keep PATTERN=DTYPE ...]. The model is checked as the loader will check\n"
+      "it; an input is never overwritten, and OUT is replaced only once the new\n"
+      "file is complete.\n",
       MakeParser(), argc, argv, &Convert);
 }
 

@@ -314,7 +314,10 @@ int InspectCommand(int argc, char** argv) {
       "inspect",
       "usage: ember inspect -m MODEL [-c CTX | --budget BYTES] [-b BATCH] "
       "[-t THREADS]\n"
-      "                    [--kv-type f32|f16|q8] [--check-weights]\n",
+      "                    [--kv-type f32|f16|q8] [--check-weights]\n"
+      "Prints the model's config, tokenizer and stop ids, parameters and weight\n"
+      "types, and the session's arena plan: each buffer's offset, size and lifetime\n"
+      "(buffers never live at once share bytes), all before anything is allocated.\n",
       MakeParser(), argc, argv, &Inspect);
 }
 

@@ -20,7 +20,9 @@ namespace {
 ArgParser MakeParser() {
   return ArgParserWithModelAndPrompt({
       {{"--all"}, false, "logits of every position, not only the last"},
-      {{"-o", "--output"}, true, "output .npy file"},
+      {{"-o", "--output"},
+       true,
+       "output .npy file: float32 [1, vocab], or [positions, vocab] with --all"},
       {{"--attn"},
        true,
        "also write attention weights as .npy: [layers, heads, positions, positions] "

@@ -36,7 +36,10 @@ ArgParser MakeParser() {
       FixedThreadsOption(),
       {{"--backend"}, true, kBackendHelp},
       {{"--isa"}, true, IsaHelp()},
-      {{"-c", "--ctx"}, true, "context length (default: the model's)"},
+      {{"-c", "--ctx"},
+       true,
+       "context length (default: the prompt plus -n, at most the model's; without -n, "
+       "the model's if its session fits in 4 GiB)"},
       {{"--show-top"},
        true,
        "print the N most likely next tokens and their logits at each step"},
@@ -259,8 +262,14 @@ Status Run(const ArgParser& args) {
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
-  return RunSubcommand("run", "usage: ember run -m MODEL [-p PROMPT] [-n N] [options]\n",
-                       MakeParser(), argc, argv, &Run);
+  return RunSubcommand(
+      "run",
+      "usage: ember run -m MODEL [-p PROMPT] [-n N] [options]\n"
+      "Streams the text to stdout and its speed to stderr. Stops at the model's\n"
+      "stop ids (EOS, every end id a Hugging Face or GGUF model lists, BOS for a\n"
+      "llama2.c model; `ember inspect` prints them), after -n tokens, or at a full\n"
+      "context: status 1 unless --context-shift makes room.\n",
+      MakeParser(), argc, argv, &Run);
 }
 
 }  // namespace ember::tools

@@ -35,8 +35,10 @@ std::vector<OptionSpec> SamplingFlagSpecs() {
       {{"--stop"},
        true,
        "stop when the generated text contains TEXT (repeatable; TEXT and what follows "
-       "are not printed)"},
-      {{"-s", "--seed"}, true, "random seed (default: from the clock)"},
+       "are not printed: text that may begin TEXT is held back until it cannot)"},
+      {{"-s", "--seed"},
+       true,
+       "random seed (default: from the clock; printed on stderr when sampling)"},
   };
 }
 
