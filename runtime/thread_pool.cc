@@ -25,6 +25,7 @@
 
 #include "hwy/cache_control.h"
 #include "runtime/run_queue.h"
+#include "runtime/tile_runs.h"
 #endif
 
 namespace ember {
@@ -63,21 +64,6 @@ uint64_t CallerId() {
   return reinterpret_cast<uintptr_t>(&tag);
 }
 
-// A run of units [begin, end) of region `gen` (16 bits of it) in one 64-bit word, so
-// that taking from either end is one compare-and-swap and a stale thread's swap fails.
-// Units are tiles, or groups of tiles when a region has more than kMaxUnits of them.
-constexpr uint64_t kMaxUnits = (uint64_t{1} << 24) - 1;
-uint64_t Pack(uint64_t gen, uint64_t begin, uint64_t end) {
-  return (gen & 0xFFFF) << 48 | begin << 24 | end;
-}
-uint64_t GenOf(uint64_t run) { return run >> 48; }
-uint64_t BeginOf(uint64_t run) { return (run >> 24) & kMaxUnits; }
-uint64_t EndOf(uint64_t run) { return run & kMaxUnits; }
-
-struct alignas(64) Slot {
-  std::atomic<uint64_t> run{0};
-};
-
 }  // namespace
 
 struct PoolState {
@@ -94,8 +80,8 @@ struct PoolState {
   const bool run_queue;  // read the caller's run-queue time (not with a caller's clock)
   uint64_t (*const clock_ns)(void*);
   void* const clock_context;
-  PoolPolicy policy;              // under call_mutex
-  std::unique_ptr<Slot[]> slots;  // one per thread; the caller's is slots[0]
+  PoolPolicy policy;  // under call_mutex
+  TileRuns runs;      // the region's units, one run per thread
 
   // The region. Written by the caller before it stores the slots (release); read by a
   // thread only after it took a unit from a slot (acquire), and until that unit is done.
@@ -146,40 +132,6 @@ struct PoolState {
     }
   }
 
-  // The next unit of `self`'s run, from the front.
-  bool TakeOwn(int self, uint64_t gen, size_t* unit) {
-    std::atomic<uint64_t>& run = slots[self].run;
-    uint64_t v = run.load(std::memory_order_acquire);
-    while (GenOf(v) == (gen & 0xFFFF) && BeginOf(v) < EndOf(v)) {
-      if (run.compare_exchange_weak(v, v + (uint64_t{1} << 24), std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-        *unit = BeginOf(v);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // The back half (rounded up) of another thread's run: its first unit to run now, the
-  // rest into self's (empty) slot, where others may take from it in turn.
-  bool Steal(int self, uint64_t gen, size_t* unit) {
-    for (int k = 1; k < num_threads; ++k) {
-      std::atomic<uint64_t>& run = slots[(self + k) % num_threads].run;
-      uint64_t v = run.load(std::memory_order_acquire);
-      while (GenOf(v) == (gen & 0xFFFF) && BeginOf(v) < EndOf(v)) {
-        const uint64_t begin = BeginOf(v), end = EndOf(v);
-        const uint64_t mid = end - (end - begin + 1) / 2;
-        if (run.compare_exchange_weak(v, Pack(gen, begin, mid), std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
-          slots[self].run.store(Pack(gen, mid + 1, end), std::memory_order_release);
-          *unit = mid;
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
   // Spins until done() or for kSpinNs, calling check() every 64 pauses; false at once
   // while the pool is quiet (see kPreemptedNs).
   template <class Done, class Check>
@@ -205,7 +157,9 @@ struct PoolState {
   // Everything `self` can take of region `gen`; how many units that was.
   size_t Work(int self, uint64_t gen) {
     size_t unit, units = 0;
-    while (TakeOwn(self, gen, &unit) || Steal(self, gen, &unit)) RunUnit(unit), ++units;
+    while (runs.TakeOwn(self, gen, &unit) || runs.Steal(self, gen, &unit)) {
+      RunUnit(unit), ++units;
+    }
     return units;
   }
 
@@ -217,17 +171,11 @@ struct PoolState {
     n = items;
     tile = run_tile;
     const size_t tiles = (items + run_tile - 1) / run_tile;
-    tiles_per_unit = (tiles + kMaxUnits - 1) / kMaxUnits;
+    tiles_per_unit = (tiles + TileRuns::kMaxUnits - 1) / TileRuns::kMaxUnits;
     const size_t units = (tiles + tiles_per_unit - 1) / tiles_per_unit;
     pending.store(units, std::memory_order_relaxed);
     const uint32_t gen = generation.load(std::memory_order_relaxed) + 1;
-    const size_t threads = static_cast<size_t>(run_threads);
-    for (size_t i = 0; i < static_cast<size_t>(num_threads); ++i) {
-      slots[i].run.store(i < threads
-                             ? Pack(gen, i * units / threads, (i + 1) * units / threads)
-                             : Pack(gen, 0, 0),
-                         std::memory_order_release);
-    }
+    runs.Start(gen, units, run_threads);
     const int last_threads = region_threads.exchange(run_threads);
     generation.store(gen);
     if (sleepers.load() > 0) {
@@ -334,8 +282,9 @@ Result<std::unique_ptr<ThreadPool>> ThreadPool::Create(int num_threads,
 #ifdef EMBER_WITH_THREADS
   pool->state_.reset(new (std::nothrow) PoolState(num_threads, options));
   PoolState* s = pool->state_.get();
-  if (s) s->slots.reset(new (std::nothrow) Slot[num_threads]);
-  if (!s || !s->slots) return ResourceExhausted("out of memory for the thread pool");
+  if (!s || !s->runs.Init(num_threads)) {
+    return ResourceExhausted("out of memory for the thread pool");
+  }
   for (int i = 1; i < num_threads; ++i) {
     s->workers[i] = PoolState::Worker{s, i};
     if (pthread_create(&s->threads[s->started], nullptr, &WorkerMain, &s->workers[i]) !=
