@@ -55,11 +55,11 @@ struct F16Rows {
   using T = uint16_t;
   static HWY_INLINE float Dot(const uint16_t* HWY_RESTRICT k, const float* HWY_RESTRICT q,
                               size_t n) {
-    return DotRow16<F16Format>(k, q, n);
+    return DotRow<F16Format>(k, q, n);
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> Load(D d, const uint16_t* HWY_RESTRICT p) {
-    return LoadWide<F16Format>(d, p);
+    return F16Format::Load(d, p);
   }
   static HWY_INLINE float ToFloat(uint16_t x) { return HalfToFloat(x); }
 };
