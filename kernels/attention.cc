@@ -1,5 +1,5 @@
-// Dispatch of the attention kernels (attention-inl.h): f32, f16 and q8 caches, the
-// merge, and the q8 encoding of cache rows and queries.
+// Dispatch of the attention kernels (attention-inl.h): the spans over a cache of any
+// type, the merge, and the q8 encoding of cache rows and queries.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -12,8 +12,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 void FillAttention(KernelTable* table) {
   table->attend_spans = &AttendSpans;
-  table->attend_spans_f16 = &AttendSpansF16;
-  table->attend_spans_q8 = &AttendSpansQ8;
   table->attend_merge = &AttendMerge;
   table->quantize_kv = &QuantizeKv;
 }

@@ -1,6 +1,6 @@
-// Tests multi-head attention over a strided KV cache of f32, f16 or q8 rows on every
-// compiled target: spans of positions and their merge against the scalar twins, the same
-// rows in a ring, and the q8 encoding of rows.
+// Tests multi-head attention over a strided KV cache of f32, f16 or q8 rows (KvRows) on
+// every compiled target: spans of positions and their merge against the scalar twins, the
+// same rows in a ring, and the q8 encoding of rows.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_test.cc"
 #include <algorithm>
@@ -17,20 +17,18 @@
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 
-enum class CacheType { kF32, kF16, kQ8 };
-
 // One token's query and a cache of n_pos positions in one type (rows one element longer
 // than the heads, starting one element past an aligned address: nothing is aligned),
 // built from random floats; Attend runs this target's kernel, Reference the scalar twin.
 struct Cache {
-  CacheType type;
+  KvType type;
   size_t n_heads, n_kv, head_dim, group, n_pos, kv_stride, scale_stride;
   std::vector<float> q, keys, values;  // f32 (the f32 cache's rows)
   std::vector<uint16_t> keys16, values16;
   std::vector<int8_t> q8, keys8, values8;
   std::vector<float> q_scales, key_scales, value_scales;
 
-  Cache(CacheType t, size_t heads, size_t kv_heads, size_t dim, size_t positions,
+  Cache(KvType t, size_t heads, size_t kv_heads, size_t dim, size_t positions,
         uint32_t seed)
       : type(t),
         n_heads(heads),
@@ -43,11 +41,11 @@ struct Cache {
     q = test::Buffer(n_heads * head_dim, 0, seed).Copy();
     keys = test::Buffer(n_pos * kv_stride + 1, 0, seed + 1, 2.0f).Copy();
     values = test::Buffer(n_pos * kv_stride + 1, 0, seed + 2).Copy();
-    if (type == CacheType::kF16) {
+    if (type == KvType::kF16) {
       for (float x : keys) keys16.push_back(FloatToHalf(x));
       for (float x : values) values16.push_back(FloatToHalf(x));
     }
-    if (type == CacheType::kQ8) {
+    if (type == KvType::kQ8) {
       const size_t groups = KvGroups(head_dim), padded = groups * kKvGroup;
       q8.assign(n_heads * padded + 1, 0);
       q_scales.assign(n_heads * groups + 1, 0.0f);
@@ -67,15 +65,41 @@ struct Cache {
     }
   }
 
+  // The rows k and v (and q8's scales ks and vs) as the kernel reads them, from their
+  // second element; in a ring of `ring` rows ending at the last one when ring > 0.
+  template <class T>
+  KvRows Rows(const std::vector<T>& k, const std::vector<T>& v,
+              const std::vector<float>& ks, const std::vector<float>& vs,
+              size_t ring = 0) const {
+    KvRows rows;
+    rows.type = type;
+    rows.keys = k.data() + 1;
+    rows.values = v.data() + 1;
+    rows.key_scales = ks.empty() ? nullptr : ks.data() + 1;
+    rows.value_scales = vs.empty() ? nullptr : vs.data() + 1;
+    rows.kv_stride = kv_stride;
+    rows.scale_stride = scale_stride;
+    if (ring > 0) {
+      rows.ring_end = ring;
+      rows.ring_rows = ring;
+    }
+    return rows;
+  }
+  AttendQuery Query() const {
+    if (type == KvType::kQ8) {
+      return AttendQuery{nullptr, q8.data() + 1, q_scales.data() + 1};
+    }
+    return AttendQuery{q.data(), nullptr, nullptr};
+  }
+
   void Attend(const AttendSpansArgs& a, float* probs, float* partial) const {
-    if (type == CacheType::kF32) {
-      AttendSpans(q.data(), keys.data() + 1, values.data() + 1, a, probs, partial);
-    } else if (type == CacheType::kF16) {
-      AttendSpansF16(q.data(), keys16.data() + 1, values16.data() + 1, a, probs, partial);
+    if (type == KvType::kF32) {
+      AttendSpans(Rows(keys, values, {}, {}), Query(), a, probs, partial);
+    } else if (type == KvType::kF16) {
+      AttendSpans(Rows(keys16, values16, {}, {}), Query(), a, probs, partial);
     } else {
-      AttendSpansQ8(q8.data() + 1, q_scales.data() + 1, keys8.data() + 1,
-                    key_scales.data() + 1, values8.data() + 1, value_scales.data() + 1, a,
-                    probs, partial);
+      AttendSpans(Rows(keys8, values8, key_scales, value_scales), Query(), a, probs,
+                  partial);
     }
   }
 
@@ -84,22 +108,20 @@ struct Cache {
   void AttendRing(AttendSpansArgs a, size_t first, size_t rows, float* probs,
                   float* partial) const {
     a.first_row = first;
-    a.ring_end = rows;
-    a.ring_rows = rows;
-    if (type == CacheType::kF32) {
-      AttendSpans(q.data(), Ring(keys, kv_stride, first, rows).data() + 1,
-                  Ring(values, kv_stride, first, rows).data() + 1, a, probs, partial);
-    } else if (type == CacheType::kF16) {
-      AttendSpansF16(q.data(), Ring(keys16, kv_stride, first, rows).data() + 1,
-                     Ring(values16, kv_stride, first, rows).data() + 1, a, probs,
-                     partial);
+    if (type == KvType::kF32) {
+      AttendSpans(Rows(Ring(keys, kv_stride, first, rows),
+                       Ring(values, kv_stride, first, rows), {}, {}, rows),
+                  Query(), a, probs, partial);
+    } else if (type == KvType::kF16) {
+      AttendSpans(Rows(Ring(keys16, kv_stride, first, rows),
+                       Ring(values16, kv_stride, first, rows), {}, {}, rows),
+                  Query(), a, probs, partial);
     } else {
-      AttendSpansQ8(q8.data() + 1, q_scales.data() + 1,
-                    Ring(keys8, kv_stride, first, rows).data() + 1,
-                    Ring(key_scales, scale_stride, first, rows).data() + 1,
-                    Ring(values8, kv_stride, first, rows).data() + 1,
-                    Ring(value_scales, scale_stride, first, rows).data() + 1, a, probs,
-                    partial);
+      AttendSpans(
+          Rows(Ring(keys8, kv_stride, first, rows), Ring(values8, kv_stride, first, rows),
+               Ring(key_scales, scale_stride, first, rows),
+               Ring(value_scales, scale_stride, first, rows), rows),
+          Query(), a, probs, partial);
     }
   }
 
@@ -119,10 +141,10 @@ struct Cache {
 
   void Reference(size_t h, float scale, float softcap, float* probs, float* out) const {
     const size_t kv = h / group, col = 1 + kv * head_dim;
-    if (type == CacheType::kF32) {
+    if (type == KvType::kF32) {
       reference::Attend(q.data() + h * head_dim, keys.data() + col, values.data() + col,
                         kv_stride, n_pos, head_dim, scale, softcap, probs, out);
-    } else if (type == CacheType::kF16) {
+    } else if (type == KvType::kF16) {
       reference::AttendF16(q.data() + h * head_dim, keys16.data() + col,
                            values16.data() + col, kv_stride, n_pos, head_dim, scale,
                            softcap, probs, out);
@@ -151,8 +173,6 @@ void CheckAttendSpans(const Cache& cache, size_t span, uint32_t* seed) {
   a.head_dim = head_dim;
   a.n_heads = n_heads;
   a.group = cache.group;
-  a.kv_stride = cache.kv_stride;
-  a.scale_stride = cache.scale_stride;
   a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   // Soft-capped scores (Gemma 2) for half the shapes: the cap bends them.
   a.softcap = (n_pos + head_dim) % 2 == 0 ? 1.5f : 0.0f;
@@ -257,8 +277,8 @@ void TestAttendSpans() {
        {Heads{1, 1}, Heads{3, 3}, Heads{4, 2}, Heads{6, 1}, Heads{16, 8}}) {
     for (size_t head_dim : {1, 3, 8, 16, 20, 64, 65}) {
       for (size_t n_pos : {1, 2, 7, 33, 100, 300}) {
-        const Cache cache(CacheType::kF32, heads.n_heads, heads.n_kv_heads, head_dim,
-                          n_pos, seed);
+        const Cache cache(KvType::kF32, heads.n_heads, heads.n_kv_heads, head_dim, n_pos,
+                          seed);
         seed += 3;
         CheckSpanSplits(cache, &seed);
         if (::testing::Test::HasFailure()) return;
@@ -273,7 +293,7 @@ void TestAttendSpans() {
 // the scores of a row at once with AVX-512 VNNI, rows of 1 to 16 chunks).
 void TestAttendSpansF16AndQ8() {
   uint32_t seed = 97;
-  for (const CacheType type : {CacheType::kF16, CacheType::kQ8}) {
+  for (const KvType type : {KvType::kF16, KvType::kQ8}) {
     for (const Heads heads : {Heads{1, 1}, Heads{4, 2}, Heads{16, 8}}) {
       for (size_t head_dim : {3, 32, 48, 64, 65, 128}) {
         for (size_t n_pos : {1, 7, 33, 300}) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/attention.h"  // AttendSpansFn, AttendMergeFn, QuantizeKvFn
 #include "kernels/isa.h"
 
 namespace ember::kernels {
@@ -49,93 +50,6 @@ using AddBiasFn = void (*)(float* x, const float* bias, size_t rows, size_t n);
 // pairs; sin_x carries the sign, so each pair (a, b) -> (a cos - b sin, b cos + a sin).
 using RopeFn = void (*)(float* x, const float* cos, const float* sin, size_t n_heads,
                         size_t head_dim);
-// Attention of one token's n_heads query heads over n_pos cached positions, computed
-// in spans of positions and then merged (so threads can take spans: each reads whole
-// cache rows). q and out hold the heads at stride head_dim; head h reads KV head
-// h / group at keys + row(t) * kv_stride + (h / group) * head_dim (values alike), row(t)
-// = t unless AttendSpansArgs places the rows in a ring.
-//
-// The cache may hold f32, f16 or q8 rows (a kernel per type reads its type directly).
-// q8: each KV head's head_dim values in groups of kKvGroup (the last may be shorter),
-// int8 with an f32 scale per group: s = absmax / 127 (0 for an all-zero group),
-// q = round-to-nearest-even(x / s) clamped to [-127, 127]; the scales of position t at
-// scales + t * scale_stride + (h / group) * KvGroups(head_dim). A q8 query is stored as
-// the cache is, with each head padded to KvGroups(head_dim) * kKvGroup values (zeros past
-// head_dim); a group's score is then the exact int32 dot times both scales.
-inline constexpr size_t kKvGroup = 32;
-inline size_t KvGroups(size_t head_dim) { return (head_dim + kKvGroup - 1) / kKvGroup; }
-
-// The positions an AttendSpans call covers and the layout of the cache it reads.
-struct AttendSpansArgs {
-  size_t n_pos = 0;       // the token attends to positions [0, n_pos)
-  size_t span = 0;        // positions per span (the last span ends at n_pos)
-  size_t first_span = 0;  // spans [first_span, first_span + num_spans)
-  size_t num_spans = 0;
-  size_t head_dim = 0;
-  size_t n_heads = 0;
-  size_t group = 1;         // query heads per KV head
-  size_t kv_stride = 0;     // elements from one position's row to the next's
-  size_t scale_stride = 0;  // q8: scales from one position's row to the next's
-  float scale = 1.0f;       // of the scores: 1 / sqrt(head_dim) for a plain model
-  float softcap = 0.0f;     // > 0: scores capped to softcap tanh(s / softcap) (Gemma 2)
-  size_t probs_stride = 0;  // >= n_pos
-  // Where position t's row is (rows counted from the pointers given): first_row + t, and
-  // in a ring of ring_rows rows ending at row ring_end (a sliding layer's cache) less
-  // ring_rows from ring_end on, so a window may wrap around its ring's end (ring_rows >=
-  // n_pos). The defaults: row t.
-  size_t first_row = 0;
-  size_t ring_end = SIZE_MAX;
-  size_t ring_rows = 0;
-  // A hint that the cache is not in the CPU caches (decode): the kernel then prefetches
-  // keys ahead of the scores and values while it reads keys. It does not change any
-  // result.
-  bool prefetch_values = false;
-};
-
-// AttendSpans*Fn: spans [first_span, first_span + num_spans) of `span` positions each
-// (the last one ends at n_pos), every head h; for the positions t of span c:
-//   s[t] = scale * dot(K[t], q_h) (then softcap tanh(s[t] / softcap) when softcap > 0);
-//   m = max s;  p[t] = exp(s[t] - m);
-//   probs[h * probs_stride + t] = p[t];  partial + (c * n_heads + h) *
-//   AttentionPartialFloats(head_dim) holds sum_t p[t] V[t] (head_dim floats), then m,
-//   then l = sum_t p[t].
-// A span's results are the same whatever range of spans it is computed in.
-// q8: dot(K[t], q_h) = sum over groups g of (int32 dot of the group) * (q_scale_g *
-// k_scale_g): each group's products summed exactly in integer lanes, scaled in float and
-// the lanes summed at the end; V[t] = value scale of its group * int8 value.
-using AttendSpansFn = void (*)(const float* q, const float* keys, const float* values,
-                               const AttendSpansArgs& args, float* probs, float* partial);
-using AttendSpansF16Fn = void (*)(const float* q, const uint16_t* keys,
-                                  const uint16_t* values, const AttendSpansArgs& args,
-                                  float* probs, float* partial);
-using AttendSpansQ8Fn = void (*)(const int8_t* q, const float* q_scales,
-                                 const int8_t* keys, const float* key_scales,
-                                 const int8_t* values, const float* value_scales,
-                                 const AttendSpansArgs& args, float* probs,
-                                 float* partial);
-// The q8 encoding above of one row of n_heads heads of head_dim values: head h's int8
-// values at q + h * head_stride (head_stride >= head_dim; values up to
-// KvGroups(head_dim) * kKvGroup past the head's start are written, zeros past head_dim,
-// when head_stride is that long) and its scales at scales + h * KvGroups(head_dim).
-using QuantizeKvFn = void (*)(const float* x, size_t n_heads, size_t head_dim,
-                              size_t head_stride, int8_t* q, float* scales);
-// AttendMergeFn: n_spans (<= kMaxAttentionSpans) spans of `span` positions (the last
-// may be shorter) covering [0, n_pos), span c's partials at
-// partial + c * n_heads * AttentionPartialFloats(head_dim). For each head, with
-// M = max_c m_c, w_c = exp(m_c - M), L = sum_c w_c l_c: out_h = sum_c w_c o_c / L, and
-// (unless probs is null) span c's probs scaled by w_c / L: the softmax.
-using AttendMergeFn = void (*)(const float* partial, size_t n_spans, size_t span,
-                               size_t n_pos, size_t head_dim, size_t n_heads,
-                               float* probs, size_t probs_stride, float* out);
-inline size_t AttentionPartialFloats(size_t head_dim) { return head_dim + 2; }
-// The span a token with n_pos positions is split into: a multiple of 16 positions (whole
-// vectors of every target), at most kMaxAttentionSpans spans. It depends on n_pos alone,
-// so results never depend on the thread count or on prefill against decode.
-constexpr size_t kMaxAttentionSpans = 16;
-inline size_t AttentionSpan(size_t n_pos) {
-  const size_t per_span = (n_pos + kMaxAttentionSpans - 1) / kMaxAttentionSpans;
-  return per_span <= 16 ? 16 : (per_span + 15) / 16 * 16;
-}
 // Activations quantized per group of kQuantGroup (32) inputs, for the int8 kernels:
 // for b < batch, row x + b * cols: s = absmax / 127 (0 for an all-zero group),
 // q = round-to-nearest(x / s) clamped to [-127, 127]; writes q[b * padded + i]
@@ -211,9 +125,7 @@ struct KernelTable {
   AddBiasFn add_bias = nullptr;
   RopeFn rope_interleaved = nullptr;
   RopeFn rope_half = nullptr;
-  AttendSpansFn attend_spans = nullptr;  // f32 cache
-  AttendSpansF16Fn attend_spans_f16 = nullptr;
-  AttendSpansQ8Fn attend_spans_q8 = nullptr;
+  AttendSpansFn attend_spans = nullptr;  // f32, f16 or q8 cache rows (KvRows)
   AttendMergeFn attend_merge = nullptr;
   QuantizeKvFn quantize_kv = nullptr;
   // Quantized (q8/q4) and 16-bit weights. matvec_q8/q4 are called with batch == 1.

@@ -1,4 +1,5 @@
-// Per-target f32 matrix-vector (decode) and matrix-matrix (prefill) products.
+// Per-target f32 matrix-vector (decode) and matrix-matrix (prefill) products, and the
+// row dot products the 16-bit ones (matvec16-inl.h) share, over how a row's values load.
 //
 // Every output y[b, r] is computed in the same order in both kernels (one vector
 // accumulator over the whole vectors of the row, a lane sum, then the remaining columns
@@ -11,6 +12,7 @@
 #define EMBER_KERNELS_MATVEC_INL_H_
 #endif
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/dcheck.h"
 #include "kernels/vec-inl.h"
@@ -19,61 +21,89 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// How a row's values are read as f32, for the dot products below: T the stored type,
+// Load(d, p) the Lanes(d) values at p, ToFloat one value (the columns no whole vector
+// covers). F32Format here; F16Format and BF16Format in matvec16-inl.h.
+struct F32Format {
+  using T = float;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Load(D d, const float* HWY_RESTRICT p) {
+    return hn::LoadU(d, p);
+  }
+  static HWY_INLINE float ToFloat(float x) { return x; }
+};
+
 // sum + w[c] x[c] for c in [begin, cols), in order (the part no whole vector covers).
-HWY_INLINE float DotTail(float sum, const float* HWY_RESTRICT w,
+template <class Format = F32Format>
+HWY_INLINE float DotTail(float sum, const typename Format::T* HWY_RESTRICT w,
                          const float* HWY_RESTRICT x, size_t begin, size_t cols) {
-  for (size_t c = begin; c < cols; ++c) sum += w[c] * x[c];
+  for (size_t c = begin; c < cols; ++c) sum += Format::ToFloat(w[c]) * x[c];
   return sum;
 }
 
 // One row times one vector.
-HWY_INLINE float DotRow(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
-                        size_t cols) {
+template <class Format = F32Format>
+HWY_INLINE float DotRow(const typename Format::T* HWY_RESTRICT w,
+                        const float* HWY_RESTRICT x, size_t cols) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t body = cols - cols % N;
   auto acc = hn::Zero(d);
   for (size_t c = 0; c < body; c += N) {
-    acc = hn::MulAdd(hn::LoadU(d, w + c), hn::LoadU(d, x + c), acc);
+    acc = hn::MulAdd(Format::Load(d, w + c), hn::LoadU(d, x + c), acc);
   }
-  return DotTail(ReduceSum(d, acc), w, x, body, cols);
+  return DotTail<Format>(ReduceSum(d, acc), w, x, body, cols);
 }
 
 // Eight rows times one vector: eight independent FMA chains share each load of x.
-HWY_INLINE void DotRows8(const float* HWY_RESTRICT w, size_t cols,
+// kPrefetchNext (the 16-bit matvec): the 8 rows are one contiguous block of 8 * cols
+// weights and the next block follows; short rows (768 16-bit columns: 1.5 KiB) are too
+// short for the hardware prefetcher to ramp up on 8 streams, so the next block is
+// fetched in step (8 N weights per iteration).
+template <class Format = F32Format, bool kPrefetchNext = false>
+HWY_INLINE void DotRows8(const typename Format::T* HWY_RESTRICT w, size_t cols,
                          const float* HWY_RESTRICT x, float* HWY_RESTRICT y) {
+  using T = typename Format::T;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t body = cols - cols % N;
-  const float* w0 = w;
-  const float* w1 = w0 + cols;
-  const float* w2 = w1 + cols;
-  const float* w3 = w2 + cols;
-  const float* w4 = w3 + cols;
-  const float* w5 = w4 + cols;
-  const float* w6 = w5 + cols;
-  const float* w7 = w6 + cols;
+  const T* w0 = w;
+  const T* w1 = w0 + cols;
+  const T* w2 = w1 + cols;
+  const T* w3 = w2 + cols;
+  const T* w4 = w3 + cols;
+  const T* w5 = w4 + cols;
+  const T* w6 = w5 + cols;
+  const T* w7 = w6 + cols;
   auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
+  constexpr size_t kColumnBytes = 8 * sizeof(T);  // 8 rows' weights of a column
+  const uint8_t* next = reinterpret_cast<const uint8_t*>(w + 8 * cols);
   for (size_t c = 0; c < body; c += N) {
+    if constexpr (kPrefetchNext) {
+      const uint8_t* ahead = next + c * kColumnBytes;
+      for (size_t line = 0; line < N * kColumnBytes; line += 64) {
+        hwy::Prefetch(ahead + line);
+      }
+    }
     const auto xv = hn::LoadU(d, x + c);
-    a0 = hn::MulAdd(hn::LoadU(d, w0 + c), xv, a0);
-    a1 = hn::MulAdd(hn::LoadU(d, w1 + c), xv, a1);
-    a2 = hn::MulAdd(hn::LoadU(d, w2 + c), xv, a2);
-    a3 = hn::MulAdd(hn::LoadU(d, w3 + c), xv, a3);
-    a4 = hn::MulAdd(hn::LoadU(d, w4 + c), xv, a4);
-    a5 = hn::MulAdd(hn::LoadU(d, w5 + c), xv, a5);
-    a6 = hn::MulAdd(hn::LoadU(d, w6 + c), xv, a6);
-    a7 = hn::MulAdd(hn::LoadU(d, w7 + c), xv, a7);
+    a0 = hn::MulAdd(Format::Load(d, w0 + c), xv, a0);
+    a1 = hn::MulAdd(Format::Load(d, w1 + c), xv, a1);
+    a2 = hn::MulAdd(Format::Load(d, w2 + c), xv, a2);
+    a3 = hn::MulAdd(Format::Load(d, w3 + c), xv, a3);
+    a4 = hn::MulAdd(Format::Load(d, w4 + c), xv, a4);
+    a5 = hn::MulAdd(Format::Load(d, w5 + c), xv, a5);
+    a6 = hn::MulAdd(Format::Load(d, w6 + c), xv, a6);
+    a7 = hn::MulAdd(Format::Load(d, w7 + c), xv, a7);
   }
-  y[0] = DotTail(ReduceSum(d, a0), w0, x, body, cols);
-  y[1] = DotTail(ReduceSum(d, a1), w1, x, body, cols);
-  y[2] = DotTail(ReduceSum(d, a2), w2, x, body, cols);
-  y[3] = DotTail(ReduceSum(d, a3), w3, x, body, cols);
-  y[4] = DotTail(ReduceSum(d, a4), w4, x, body, cols);
-  y[5] = DotTail(ReduceSum(d, a5), w5, x, body, cols);
-  y[6] = DotTail(ReduceSum(d, a6), w6, x, body, cols);
-  y[7] = DotTail(ReduceSum(d, a7), w7, x, body, cols);
+  y[0] = DotTail<Format>(ReduceSum(d, a0), w0, x, body, cols);
+  y[1] = DotTail<Format>(ReduceSum(d, a1), w1, x, body, cols);
+  y[2] = DotTail<Format>(ReduceSum(d, a2), w2, x, body, cols);
+  y[3] = DotTail<Format>(ReduceSum(d, a3), w3, x, body, cols);
+  y[4] = DotTail<Format>(ReduceSum(d, a4), w4, x, body, cols);
+  y[5] = DotTail<Format>(ReduceSum(d, a5), w5, x, body, cols);
+  y[6] = DotTail<Format>(ReduceSum(d, a6), w6, x, body, cols);
+  y[7] = DotTail<Format>(ReduceSum(d, a7), w7, x, body, cols);
 }
 
 // Sixteen rows at once: sixteen weight streams in flight keep a single core's memory

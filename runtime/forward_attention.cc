@@ -10,17 +10,13 @@ namespace {
 
 struct AttentionTask {
   const kernels::KernelTable* k;
-  KvType type;
-  const float* q;  // (batch, q_dim): the step's queries
-  // The layer's cache from position 0, in the array of its type.
-  const float* keys;
-  const float* values;
-  const uint16_t* keys16;
-  const uint16_t* values16;
-  KvQ8Rows keys8, values8;
-  const int8_t* q8;  // a q8 cache's queries: (batch, q8_stride) and their scales
+  kernels::KvRows rows;  // the layer's cache
+  const float* q;        // (batch, q_dim): the step's queries
+  // A q8 cache's queries in its encoding, (batch, q8_stride), and their scales (batch,
+  // q8_stride / kKvGroup); else null.
+  const int8_t* q8;
   const float* q8_scales;
-  size_t q8_stride, q8_scale_stride;
+  size_t q8_stride;
   float* out;      // (batch, q_dim): heads concatenated
   float* probs;    // (AttentionChunk, n_heads, max_context): one row per (token, head)
   float* partial;  // (AttentionChunk, kMaxAttentionSpans, n_heads, partial floats)
@@ -33,9 +29,17 @@ struct AttentionTask {
   size_t first_row[kMaxAttentionChunk];
   size_t first_item[kMaxAttentionChunk + 1];  // work items where each token's spans start
   size_t q_dim, max_context;
-  kernels::AttendSpansArgs shape;  // heads, strides, scale and the prefetch hint
+  kernels::AttendSpansArgs shape;  // heads, scale and the prefetch hint
   bool record;  // the merge turns probs into the softmax only for an attention record
 
+  kernels::AttendQuery query(size_t token) const {
+    kernels::AttendQuery query{q + token * q_dim, nullptr, nullptr};
+    if (q8 != nullptr) {
+      query.q8 = q8 + token * q8_stride;
+      query.q8_scales = q8_scales + token * q8_stride / kernels::kKvGroup;
+    }
+    return query;
+  }
   float* token_probs(size_t i) const { return probs + i * shape.n_heads * max_context; }
   float* token_partial(size_t i) const {
     return partial + i * kernels::kMaxAttentionSpans * shape.n_heads *
@@ -44,8 +48,8 @@ struct AttentionTask {
 };
 
 // Work item j is one span of positions of one token of the chunk; a call takes a run
-// of them, each token's part as one kernel call (keys, then values, read as one stream)
-// of the kernel for the cache's type.
+// of them, each token's part as one kernel call over the layer's rows in their type
+// (keys, then values, read as one stream).
 void AttendSpans(void* context, size_t begin, size_t count) {
   const AttentionTask& t = *static_cast<const AttentionTask*>(context);
   for (size_t i = 0; i < t.tokens; ++i) {
@@ -58,26 +62,10 @@ void AttendSpans(void* context, size_t begin, size_t count) {
     a.span = t.span[i];
     a.first_span = first - t.first_item[i];
     a.num_spans = end - first;
-    const size_t token = t.first + i;
     // The kernels count positions from the first the token sees (its row: first_row).
     a.first_row = t.first_row[i];
-    float* probs = t.token_probs(i) + t.start[i];
-    switch (t.type) {
-      case KvType::kF32:
-        t.k->attend_spans(t.q + token * t.q_dim, t.keys, t.values, a, probs,
-                          t.token_partial(i));
-        break;
-      case KvType::kF16:
-        t.k->attend_spans_f16(t.q + token * t.q_dim, t.keys16, t.values16, a, probs,
-                              t.token_partial(i));
-        break;
-      case KvType::kQ8:
-        t.k->attend_spans_q8(t.q8 + token * t.q8_stride,
-                             t.q8_scales + token * t.q8_scale_stride, t.keys8.values,
-                             t.keys8.scales, t.values8.values, t.values8.scales, a, probs,
-                             t.token_partial(i));
-        break;
-    }
+    t.k->attend_spans(t.rows, t.query(t.first + i), a, t.token_probs(i) + t.start[i],
+                      t.token_partial(i));
   }
 }
 
@@ -111,32 +99,18 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   const bool causal = c_.mask == AttentionMask::kCausal;
   AttentionTask task{};
   task.k = &k_;
-  task.type = kv_.type;
+  task.rows = kv_.AttentionRows(layer);
   task.q = act_.q;
-  switch (kv_.type) {
-    case KvType::kF32:
-      task.keys = kv_.f32_row(layer, kKeys, 0);
-      task.values = kv_.f32_row(layer, kValues, 0);
-      break;
-    case KvType::kF16:
-      task.keys16 = kv_.f16_row(layer, kKeys, 0);
-      task.values16 = kv_.f16_row(layer, kValues, 0);
-      break;
-    case KvType::kQ8: {
-      // The queries in the cache's encoding, once per step: scores are then integer dots.
-      const size_t groups = kernels::KvGroups(hd);
-      task.keys8 = kv_.q8_row(layer, kKeys, 0);
-      task.values8 = kv_.q8_row(layer, kValues, 0);
-      task.q8 = act_.q8;
-      task.q8_scales = act_.q8_scales;
-      task.q8_stride = heads * groups * kernels::kKvGroup;
-      task.q8_scale_stride = heads * groups;
-      for (size_t i = 0; i < batch; ++i) {
-        k_.quantize_kv(act_.q + i * c_.q_dim(), heads, hd, groups * kernels::kKvGroup,
-                       act_.q8 + i * task.q8_stride,
-                       act_.q8_scales + i * task.q8_scale_stride);
-      }
-      break;
+  if (kv_.type == KvType::kQ8) {
+    // The queries in the cache's encoding, once per step: scores are then integer dots.
+    const size_t padded = kernels::KvGroups(hd) * kernels::kKvGroup;
+    task.q8 = act_.q8;
+    task.q8_scales = act_.q8_scales;
+    task.q8_stride = heads * padded;
+    for (size_t i = 0; i < batch; ++i) {
+      k_.quantize_kv(act_.q + i * c_.q_dim(), heads, hd, padded,
+                     act_.q8 + i * task.q8_stride,
+                     act_.q8_scales + i * task.q8_stride / kernels::kKvGroup);
     }
   }
   task.out = act_.attn_out;
@@ -147,19 +121,12 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   task.shape.head_dim = hd;
   task.shape.n_heads = heads;
   task.shape.group = heads / c_.n_kv_heads;
-  task.shape.kv_stride = c_.kv_dim();
-  task.shape.scale_stride = kv_.scale_stride;
   task.shape.scale = c_.attention_scale > 0.0f ? c_.attention_scale
                                                : 1.0f / std::sqrt(static_cast<float>(hd));
   task.shape.softcap = c_.attn_softcap;
   task.shape.probs_stride = kv_.max_context;
   task.shape.prefetch_values = batch == 1;  // a decode step's rows come from DRAM
   const size_t window = c_.window(layer);
-  const KvLayer& rows = kv_.layers[layer];
-  if (rows.ring > 0) {  // a sliding layer's ring: windows may wrap around its end
-    task.shape.ring_end = rows.capacity;
-    task.shape.ring_rows = rows.ring;
-  }
   task.record = record_.weights != nullptr;
   const size_t chunk = AttentionChunk(act_.max_batch);
   for (size_t first = 0; first < batch; first += chunk) {

@@ -45,6 +45,37 @@ size_t KvRowBytes(KvType type, size_t n_kv_heads, size_t head_dim) {
   return 0;
 }
 
+kernels::KvRows KvCache::AttentionRows(size_t layer) const {
+  kernels::KvRows rows;
+  rows.type = type;
+  switch (type) {
+    case KvType::kF32:
+      rows.keys = f32_row(layer, kKeys, 0);
+      rows.values = f32_row(layer, kValues, 0);
+      break;
+    case KvType::kF16:
+      rows.keys = f16_row(layer, kKeys, 0);
+      rows.values = f16_row(layer, kValues, 0);
+      break;
+    case KvType::kQ8: {
+      const KvQ8Rows keys = q8_row(layer, kKeys, 0), values = q8_row(layer, kValues, 0);
+      rows.keys = keys.values;
+      rows.key_scales = keys.scales;
+      rows.values = values.values;
+      rows.value_scales = values.scales;
+      break;
+    }
+  }
+  rows.kv_stride = kv_dim;
+  rows.scale_stride = scale_stride;
+  const KvLayer& l = layers[layer];
+  if (l.ring > 0) {  // a sliding layer's ring: windows may wrap around its end
+    rows.ring_end = l.capacity;
+    rows.ring_rows = l.ring;
+  }
+  return rows;
+}
+
 float* KvCache::InPlaceRows(size_t layer, KvSide side, size_t pos0, size_t count) const {
   if (type != KvType::kF32 || count == 0) return nullptr;
   // In one piece unless they wrap around a ring's end (back) or cross from its sink into

@@ -11,9 +11,9 @@
 
 namespace ember {
 
-// The element type of the cache (SessionOptions::kv_type). q8's grouping and encoding:
-// kernels/kernel_table.h (kKvGroup).
-enum class KvType : uint8_t { kF32 = 0, kF16 = 1, kQ8 = 2 };
+// The element type of the cache (SessionOptions::kv_type): kF32, kF16 or kQ8. q8's
+// grouping and encoding: kernels/attention.h (kKvGroup).
+using KvType = kernels::KvType;
 const char* KvTypeName(KvType type);  // "f32", "f16", "q8"
 // "f32", "f16" or "q8"; false for anything else.
 bool ParseKvType(const char* name, KvType* type);
@@ -84,6 +84,9 @@ struct KvCache {
     const size_t row = Row(layer, side, pos);
     return KvQ8Rows{q8 + row * kv_dim, q8_scales + row * scale_stride};
   }
+  // A layer's keys and values as the attention kernels read them (slot 0 at row 0; a
+  // ring layer's ring as the last `ring` of its slots).
+  kernels::KvRows AttentionRows(size_t layer) const;
 
   // Writes positions [pos0, pos0 + count) of a layer from f32 rows (count x kv_dim
   // each), converting each row once to the cache's type.
