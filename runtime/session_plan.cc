@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
+#include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
 #include "runtime/tokenizer.h"
@@ -62,7 +63,9 @@ Status CheckContextShift(const ModelConfig& c, const SessionOptions& o, size_t c
         "past its original %u the moved keys cannot be rotated as a fresh pass would",
         context, c.rope_original_context);
   }
-  if (o.context_keep + size_t{2} > context) {
+  // In size_t, a context_keep near UINT32_MAX plus 2 wraps on a 32-bit target.
+  size_t needed;
+  if (!CheckedAdd(size_t{o.context_keep}, size_t{2}, &needed) || needed > context) {
     return InvalidArgument(
         "context shift keeps %u positions of a context of %zu: at least 2 must be left "
         "to drop from",
