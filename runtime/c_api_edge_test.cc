@@ -247,6 +247,32 @@ TEST_F(CApiEdgeTest, TokenizeLengthsAndCapacities) {
             EMBER_UNIMPLEMENTED);
 }
 
+// Token ids outside the vocabulary, as the token or as the one before it, are refused:
+// -1 is the only id outside it that means something (the start of the text).
+TEST_F(CApiEdgeTest, DetokenizeIds) {
+  const char* bytes = nullptr;
+  size_t length = 0;
+  const int32_t vocab = static_cast<int32_t>(ember_model_vocab_size(model_));
+  for (int32_t token : {INT32_MIN, -1, vocab, INT32_MAX}) {
+    EXPECT_EQ(ember_detokenize(model_, -1, token, &bytes, &length),
+              EMBER_INVALID_ARGUMENT)
+        << token;
+    EXPECT_NE(LastError().find("outside the vocabulary"), std::string::npos);
+  }
+  for (int32_t prev : {INT32_MIN, -2, vocab, INT32_MAX}) {
+    EXPECT_EQ(ember_detokenize(model_, prev, 100, &bytes, &length),
+              EMBER_INVALID_ARGUMENT)
+        << prev;
+    EXPECT_NE(LastError().find("prev_token " + std::to_string(prev) +
+                               " is outside the vocabulary"),
+              std::string::npos)
+        << LastError();
+  }
+  for (int32_t prev : {-1, 0, vocab - 1}) {
+    EXPECT_EQ(ember_detokenize(model_, prev, 100, &bytes, &length), EMBER_OK) << prev;
+  }
+}
+
 // Counts of ids are checked before the ids are read (ASan: no read past `one`), so a
 // count whose byte size wraps (SIZE_MAX / 4 + 1) cannot pass as a small one.
 TEST_F(CApiEdgeTest, PrefillDecodeAndGenerateCounts) {

@@ -200,8 +200,9 @@ ember_status ember_tokenize_with_options(ember_session* session, const char* tex
                                          size_t length,
                                          const ember_tokenize_options* options,
                                          int32_t* ids, size_t capacity, size_t* n_ids);
-/* The bytes `token` adds to the text after `prev_token` (-1 at the start). The pointer
- * stays valid as long as the model. */
+/* The bytes `token` adds to the text after `prev_token` (-1 at the start; any other id
+ * outside the vocabulary is EMBER_INVALID_ARGUMENT, as `token` is). The pointer stays
+ * valid as long as the model. */
 ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,
                               const char** bytes, size_t* length);
 
