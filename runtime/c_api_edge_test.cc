@@ -6,12 +6,14 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "ember/ember.h"
 #include "gtest/gtest.h"
+#include "kernels/isa.h"
 #include "tests/testing.h"
 #include "tools/template/chat_program.h"
 
@@ -448,6 +450,50 @@ TEST_F(CApiEdgeTest, ChatLengths) {
   stats.struct_size = UINT32_MAX;
   EXPECT_EQ(ember_chat_last_stats(chat, &stats), EMBER_UNIMPLEMENTED);
   ember_chat_free(chat);
+}
+
+// An ISA tier ember_session_create refuses (unknown, or one this CPU cannot run; from the
+// options or EMBER_ISA) is refused by ember_arena_bytes too, with the same message: a
+// size for a session that cannot exist would only defer the error.
+TEST_F(CApiEdgeTest, ArenaBytesRefusesTheIsaSessionCreateRefuses) {
+  std::vector<std::string> refused = {"avx1024"};
+  const std::string names = kernels::IsaTierNames();
+  for (size_t begin = 0; begin < names.size();) {
+    size_t end = names.find(' ', begin);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(begin, end - begin);
+    if (!kernels::CpuRunsTier(name.c_str())) refused.push_back(name);
+    begin = end + 1;
+  }
+  const char* saved = getenv("EMBER_ISA");
+  const std::string saved_value = saved ? saved : "";
+  for (const std::string& tier : refused) {
+    for (bool from_env : {false, true}) {
+      ember_session_options options;
+      ember_session_options_default(&options);
+      if (from_env) {
+        setenv("EMBER_ISA", tier.c_str(), 1);
+      } else {
+        options.isa = tier.c_str();
+      }
+      ember_session* session = nullptr;
+      const ember_status created =
+          ember_session_create(model_, &options, nullptr, nullptr, 0, &session);
+      EXPECT_NE(created, EMBER_OK) << tier;
+      const std::string message = LastError();
+      EXPECT_NE(message.find(from_env ? "EMBER_ISA" : "SessionOptions::isa"),
+                std::string::npos)
+          << message;
+      EXPECT_EQ(ember_arena_bytes(model_, &options), 0u) << tier;
+      EXPECT_EQ(LastError(), message);
+      ember_session_free(session);
+    }
+  }
+  if (saved) {
+    setenv("EMBER_ISA", saved_value.c_str(), 1);
+  } else {
+    unsetenv("EMBER_ISA");
+  }
 }
 
 }  // namespace

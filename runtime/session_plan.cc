@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/isa.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
 #include "runtime/checked_math.h"
@@ -86,9 +87,32 @@ bool HasKQuant(const Weights& w) {
   return found;
 }
 
+// The ISA tier of options.isa, else EMBER_ISA, else this CPU's best. Planned with the
+// sizes, so that a session's size is never given for a tier its creation would refuse.
+Status ResolveSessionIsa(const char* tier, kernels::IsaChoice* choice) {
+  const char* from = "SessionOptions::isa";
+  if (tier == nullptr) {
+    tier = kernels::IsaFromEnvironment();
+    from = "EMBER_ISA";
+  }
+  const char* missing;
+  switch (kernels::ResolveIsa(tier, choice, &missing)) {
+    case kernels::IsaError::kOk:
+      return Status::Ok();
+    case kernels::IsaError::kUnknownTier:
+      return InvalidArgument("%s: unknown ISA tier \"%s\" (this build knows: %s, native)",
+                             from, tier, kernels::IsaTierNames());
+    case kernels::IsaError::kUnsupported:
+      break;
+  }
+  return Unimplemented("%s: this CPU cannot run ISA tier \"%s\": it lacks %s", from, tier,
+                       missing);
+}
+
 // Fills the sizes of `plan` from the options.
 Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {
   const ModelConfig& c = model.config();
+  EMBER_RETURN_IF_ERROR(ResolveSessionIsa(o.isa, &plan->isa));
   plan->max_context = o.max_context ? o.max_context : c.max_context;
   if (plan->max_context > c.max_context) {
     return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,
