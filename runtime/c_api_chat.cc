@@ -171,7 +171,8 @@ ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* sta
   if (!stats) return NullArgument("stats");
   const ember::Status status = CheckStructSize<ember_chat_stats>(
       "ember_chat_stats", stats->struct_size,
-      offsetof(ember_chat_stats, generate_seconds) + sizeof(double));
+      offsetof(ember_chat_stats, generate_seconds) + sizeof(double),
+      ember::c_api::StructFill::kSizeOnly);
   if (!status.ok()) return Report(status);
   const ember::ChatTurnStats& s = chat->last;
   stats->prompt_tokens = static_cast<uint32_t>(s.prompt_tokens);

@@ -496,5 +496,38 @@ TEST_F(CApiEdgeTest, ArenaBytesRefusesTheIsaSessionCreateRefuses) {
   }
 }
 
+// A struct_size too small names how to fill the struct: its _default function where
+// ember.h has one, else sizeof (ember_chat_stats has no _default: the message once
+// named an ember_chat_stats_default that does not exist).
+TEST_F(CApiEdgeTest, StructSizeMessagesNameWhatExists) {
+  ember_session_options session_options{};
+  EXPECT_EQ(ember_arena_bytes(model_, &session_options), 0u);
+  EXPECT_NE(LastError().find("fill the struct with ember_session_options_default"),
+            std::string::npos)
+      << LastError();
+  ember_sampler_options sampler{};
+  EXPECT_EQ(ember_session_set_sampler(session_, &sampler), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("fill the struct with ember_sampler_options_default"),
+            std::string::npos)
+      << LastError();
+  ember_chat_options chat_options{};
+  ember_chat* chat = nullptr;
+  EXPECT_EQ(ember_chat_create(session_, &chat_options, &chat), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("fill the struct with ember_chat_options_default"),
+            std::string::npos)
+      << LastError();
+  ASSERT_EQ(ember_chat_create(session_, nullptr, &chat), EMBER_OK) << LastError();
+  for (uint32_t size : {0u, 8u, uint32_t{offsetof(ember_chat_stats, generate_seconds)}}) {
+    ember_chat_stats stats{};
+    stats.struct_size = size;
+    EXPECT_EQ(ember_chat_last_stats(chat, &stats), EMBER_INVALID_ARGUMENT);
+    EXPECT_EQ(LastError().find("_default"), std::string::npos) << LastError();
+    EXPECT_NE(LastError().find("set struct_size = sizeof(ember_chat_stats)"),
+              std::string::npos)
+        << LastError();
+  }
+  ember_chat_free(chat);
+}
+
 }  // namespace
 }  // namespace ember
