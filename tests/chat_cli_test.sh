@@ -157,9 +157,30 @@ expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" --dtype
   -o "$tmp/q8.ember"
 expect 0 "not used: the prompt state was saved from another model" -- "$ember" run \
   -m "$tmp/q8.ember" -p "x" -n 2 --prompt-cache "$tmp/cache.state"
+# A file that is not a prompt state is refused, never replaced: text, the model itself
+# (under its name, a symbolic link or a hard link: the same device and inode). An empty
+# file holds nothing and becomes a cache.
 head -c 300 "$tmp/cached1" >"$tmp/junk.state"
-expect 0 "not used: not an ember prompt state" -- "$ember" run -m "$model" -p "x" -n 2 \
-  --prompt-cache "$tmp/junk.state"
+cp "$tmp/junk.state" "$tmp/junk.copy"
+expect 1 "refusing to replace '$tmp/junk.state' with a prompt cache: it is not an ember prompt state" \
+  -- "$ember" run -m "$model" -p "x" -n 2 --prompt-cache "$tmp/junk.state"
+cmp -s "$tmp/junk.state" "$tmp/junk.copy" || fail "--prompt-cache replaced a text file"
+cp "$model" "$tmp/model.copy"
+ln -s "$model" "$tmp/model.link"
+ln "$model" "$tmp/model.hard"
+for cache in "$model" "$tmp/model.link" "$tmp/model.hard"; do
+  expect 1 "is the model '$model'" -- "$ember" run -m "$model" -p "x" -n 2 \
+    --prompt-cache "$cache"
+done
+expect 1 "it is not an ember prompt state" -- "$ember" run -m "$model" -p "x" -n 2 \
+  --prompt-cache "$tmp/plain.ember"
+cmp -s "$model" "$tmp/model.copy" || fail "--prompt-cache replaced the model it ran"
+expect 1 "not a regular file" -- "$ember" run -m "$model" -p "x" -n 2 --prompt-cache "$tmp"
+: >"$tmp/empty.state"
+expect 0 "prompt cache: 0 of" -- "$ember" run -m "$model" -p "$prompt" -n 2 \
+  --prompt-cache "$tmp/empty.state"
+expect 0 "prompt cache: 21 of 22 prompt tokens reused" -- "$ember" run -m "$model" \
+  -p "$prompt" -n 2 --prompt-cache "$tmp/empty.state"
 
 # A baked prompt: the same greedy text as a prefilled one, with no prefill.
 expect 0 "baked a prompt of 16 tokens" -- "$ember" bake -m "$model" -p "${prompt% She liked to play.}" \
