@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kernels/isa.h"
+#include "runtime/atomic_file.h"
 
 namespace ember::tools {
 
@@ -34,6 +35,15 @@ int RunSubcommand(const char* name, const char* usage, ArgParser parser, int arg
     return 1;
   }
   return 0;
+}
+
+Status CheckNotAnInput(const std::string& output, const std::vector<std::string>& inputs,
+                       const char* what) {
+  if (output == "-") return Status::Ok();
+  for (const std::string& input : inputs) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(output, input, what));
+  }
+  return Status::Ok();
 }
 
 Status ParseBackend(const std::string& name, Backend* backend) {
