@@ -134,6 +134,14 @@ echo >>"$tmp/wide_turn.txt"
 expect 1 "does not fit the context of 64" -- \
   sh -c "\"$ember\" chat -m \"$model\" -c 64 < \"$tmp/wide_turn.txt\""
 
+# A template's text (a raise_exception message here) reaches the terminal escaped: no
+# escape sequence from a model file is obeyed (retitle, clear the screen).
+printf '{{ raise_exception("\033]0;pwned\007\033[2J") }}' >"$tmp/evil.jinja"
+expect 0 "chat template compiled" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$tmp/evil.jinja" -o "$tmp/evil.ember"
+expect 1 '\x1B]0;pwned\x07\x1B[2J' -- "$ember" template -m "$tmp/evil.ember" \
+  --messages "$tmp/conv.json"
+
 # ember run: a stop string ends the text before it (greedy: "... there was a little girl").
 expect 0 "generated" -- "$ember" run -m "$model" -p "Once upon a time" --temp 0 -n 40 \
   --stop "little"

@@ -163,6 +163,28 @@ if [ "$status" != 1 ] || ! grep -qF 'EMBER_ISA: unknown ISA tier "avx1024"' <<<"
 else
   echo "ok: EMBER_ISA=avx1024 ember run -> 1: $(head -c 140 <<<"$out" | tr '\n' ' ')"
 fi
+# Text from a model file reaches the terminal escaped: a GGUF whose general.name is an
+# escape sequence (the same length as "llama", patched in place) converts, and inspect
+# prints the name with \x1B, not the byte a terminal obeys.
+gguf="$models/gguf/stories260K.gguf"
+if [ -f "$gguf" ]; then
+  python3 - "$gguf" "$tmp/evil.gguf" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+key = b"general.name" + bytes([8, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]) + b"llama"
+assert data.count(key) == 1
+open(sys.argv[2], "wb").write(data.replace(key, key[:-5] + b"\x1b[31m"))
+PY
+  "$ember" convert --gguf "$tmp/evil.gguf" -o "$tmp/evil.ember" >"$tmp/evil.out" 2>&1
+  "$ember" inspect -m "$tmp/evil.ember" >>"$tmp/evil.out" 2>&1
+  if ! grep -qF 'description  GGUF evil.gguf (\x1B[31m)' "$tmp/evil.out" ||
+    grep -q $'\x1b' "$tmp/evil.out"; then
+    echo "FAIL: a GGUF's general.name reached the terminal raw: $(grep -a description "$tmp/evil.out" | od -c | head -3)"
+    failures=$((failures + 1))
+  else
+    echo "ok: inspect escapes a GGUF's general.name: $(grep -a description "$tmp/evil.out")"
+  fi
+fi
 # --temp below 1e-4 is greedy (1e-39 overflowed 1/T and sampled garbage): the same
 # story as --temp 0.
 greedy=$("$ember" run -m "$m" -n 40 --temp 0 2>/dev/null)

@@ -9,6 +9,7 @@
 
 #include "kernels/isa.h"
 #include "runtime/atomic_file.h"
+#include "tools/util/quote.h"
 
 namespace ember::tools {
 
@@ -31,7 +32,8 @@ int RunSubcommand(const char* name, const char* usage, ArgParser parser, int arg
     }
   }
   if (!s.ok()) {
-    fprintf(stderr, "ember %s: %s\n", name, s.message());
+    // Messages quote what files hold (tensor names, a template's raise_exception text).
+    fprintf(stderr, "ember %s: %s\n", name, Printable(s.message()).c_str());
     return 1;
   }
   return 0;
