@@ -231,7 +231,16 @@ int ChatCommand(int argc, char** argv) {
       "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
       "Reads user turns from standard input, one a line. A line the chat cannot take\n"
       "(not UTF-8, longer than the text it keeps or than the context) is refused with a\n"
-      "message and the conversation goes on without it; the exit status is then 1.\n",
+      "message and the conversation goes on without it; the exit status is then 1.\n\n"
+      "A full context: each turn renders the whole conversation again and reuses the\n"
+      "cache only as far as its tokens still match. When the conversation no longer "
+      "fits\n"
+      "with room for the reply (-n, at most a quarter of the context), the oldest turns\n"
+      "are dropped (the system text stays); that changes the text right after the\n"
+      "system text, so from then on every turn prefills nearly the whole context again\n"
+      "(stories260K, context 512: about 455 tokens a turn). --context-shift does not\n"
+      "change this: it only lets one reply run past a full context. A longer -c delays\n"
+      "it; /reset starts the turns again (the system text stays cached).\n",
       MakeParser(), argc, argv, &Chat);
 }
 
