@@ -283,8 +283,12 @@ ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int3
     return Report(ember::InvalidArgument("token %d is outside the vocabulary [0, %u)",
                                          token, tok.vocab_size()));
   }
+  // -1 is the start of the text; any other id outside the vocabulary is a caller's
+  // mistake, which would otherwise pass silently as the start.
   if (prev_token < -1 || prev_token >= static_cast<int64_t>(tok.vocab_size())) {
-    prev_token = -1;
+    return Report(ember::InvalidArgument(
+        "prev_token %d is outside the vocabulary [0, %u) (-1: the start of the text)",
+        prev_token, tok.vocab_size()));
   }
   const std::string_view text = tok.Decode(prev_token, token);
   *bytes = text.data();

@@ -6,6 +6,7 @@
 
 #include "runtime/c_api_internal.h"
 #include "runtime/chat.h"
+#include "runtime/checked_math.h"
 
 using ember::c_api::CheckStructSize;
 using ember::c_api::NullArgument;
@@ -77,11 +78,20 @@ ember_status ember_chat_template_render(const ember_model* model,
   ember::ChatOptions chat_options;
   const ember::Status status = ToChatOptions(options, &chat_options);
   if (!status.ok()) return Report(status);
-  // The messages as the renderer reads them, at the buffer's end (no heap).
-  const uintptr_t end = reinterpret_cast<uintptr_t>(buffer) + capacity;
-  const size_t bytes = n * sizeof(ember::ChatMessage);
-  const uintptr_t at = (end - (bytes < capacity ? bytes : capacity)) & ~uintptr_t{15};
-  if (bytes > capacity || at < reinterpret_cast<uintptr_t>(buffer)) {
+  // The messages as the renderer reads them, at the buffer's end (no heap). Both sizes
+  // are the caller's: a sum or product that wraps would pass for a small one.
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(buffer);
+  uintptr_t end;
+  if (!ember::CheckedAdd(begin, uintptr_t{capacity}, &end)) {
+    return Report(ember::InvalidArgument(
+        "a buffer of %zu bytes at %p runs past the end of the address space", capacity,
+        static_cast<void*>(buffer)));
+  }
+  size_t bytes = 0;
+  const bool fits =
+      ember::CheckedMul(n, sizeof(ember::ChatMessage), &bytes) && bytes <= capacity;
+  const uintptr_t at = (end - (fits ? bytes : 0)) & ~uintptr_t{15};
+  if (!fits || at < begin) {
     return Report(
         ember::ResourceExhausted("a buffer of %zu bytes is too small for %zu "
                                  "messages",
@@ -96,9 +106,8 @@ ember_status ember_chat_template_render(const ember_model* model,
     converted[i].content = std::string_view(
         messages[i].content ? messages[i].content : "", messages[i].content_length);
   }
-  return Report(model->model->chat_template().Render(
-      converted, n, chat_options.render, buffer, at - reinterpret_cast<uintptr_t>(buffer),
-      length));
+  return Report(model->model->chat_template().Render(converted, n, chat_options.render,
+                                                     buffer, at - begin, length));
 }
 
 ember_status ember_chat_create(ember_session* session, const ember_chat_options* options,
@@ -162,7 +171,8 @@ ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* sta
   if (!stats) return NullArgument("stats");
   const ember::Status status = CheckStructSize<ember_chat_stats>(
       "ember_chat_stats", stats->struct_size,
-      offsetof(ember_chat_stats, generate_seconds) + sizeof(double));
+      offsetof(ember_chat_stats, generate_seconds) + sizeof(double),
+      ember::c_api::StructFill::kSizeOnly);
   if (!status.ok()) return Report(status);
   const ember::ChatTurnStats& s = chat->last;
   stats->prompt_tokens = static_cast<uint32_t>(s.prompt_tokens);

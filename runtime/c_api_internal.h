@@ -42,10 +42,20 @@ namespace ember::c_api {
 ember_status Report(const ember::Status& status);
 ember_status NullArgument(const char* what);
 
+// How a caller fills a struct before a call: with its `what`_default function, or (a
+// struct that only receives values: ember_chat_stats) by setting struct_size itself.
+enum class StructFill { kDefaultFunction, kSizeOnly };
+
 // Checks an option struct's struct_size: at least the first version's size (v1_size),
 // at most what this library knows.
 template <class T>
-ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size) {
+ember::Status CheckStructSize(const char* what, uint32_t struct_size, size_t v1_size,
+                              StructFill fill = StructFill::kDefaultFunction) {
+  if (struct_size < v1_size && fill == StructFill::kSizeOnly) {
+    return ember::InvalidArgument(
+        "%s: struct_size %u is not a valid size (set struct_size = sizeof(%s) first)",
+        what, struct_size, what);
+  }
   if (struct_size < v1_size) {
     return ember::InvalidArgument(
         "%s: struct_size %u is not a valid size (fill the struct with %s_default first)",

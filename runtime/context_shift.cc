@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/rope.h"
+#include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/session.h"
 
@@ -15,7 +16,8 @@ Status Session::ShiftContext(size_t keep, size_t discard) {
         "context shift needs rotary (RoPE) positions or none; this model's positions "
         "are learned (added to its input), so its cache cannot be moved");
   }
-  if (discard == 0 || keep + discard > position_) {
+  size_t end;  // keep + discard, which a caller's values may wrap past SIZE_MAX
+  if (discard == 0 || !CheckedAdd(keep, discard, &end) || end > position_) {
     return InvalidArgument(
         "context shift: cannot drop %zu positions after the first %zu of %zu", discard,
         keep, position_);

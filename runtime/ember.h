@@ -64,7 +64,8 @@ typedef struct ember_session_options {
                       to run a slower CPU's kernels ("avx2", "avx-vnni", "avx512",
                       "avx512-vnni", "sse4"; "neon", "dotprod", "i8mm"); NULL: the
                       EMBER_ISA environment variable, else "native". EMBER_UNIMPLEMENTED
-                      when the CPU cannot run it; read only during session create */
+                      when the CPU cannot run it (ember_arena_bytes refuses it too);
+                      read only during the call */
   /* Appended in 0.3 (long contexts in small memory): */
   uint32_t kv_type;      /* EMBER_KV_F32 (default), EMBER_KV_F16 or EMBER_KV_Q8 */
   int context_shift;     /* nonzero: a full context is shifted, not an error
@@ -171,7 +172,8 @@ ember_status ember_threadpool_create_with_options(const ember_threadpool_options
                                                   ember_threadpool** pool);
 void ember_threadpool_free(ember_threadpool* pool);
 
-/* Exact arena bytes a session with these options needs (0: invalid options; see
+/* Exact arena bytes a session with these options needs (0: invalid options, an ISA
+ * tier this CPU cannot run among them, with ember_session_create's message in
  * ember_last_error). `options` may be NULL for the defaults. */
 size_t ember_arena_bytes(const ember_model* model, const ember_session_options* options);
 
@@ -200,8 +202,9 @@ ember_status ember_tokenize_with_options(ember_session* session, const char* tex
                                          size_t length,
                                          const ember_tokenize_options* options,
                                          int32_t* ids, size_t capacity, size_t* n_ids);
-/* The bytes `token` adds to the text after `prev_token` (-1 at the start). The pointer
- * stays valid as long as the model. */
+/* The bytes `token` adds to the text after `prev_token` (-1 at the start; any other id
+ * outside the vocabulary is EMBER_INVALID_ARGUMENT, as `token` is). The pointer stays
+ * valid as long as the model. */
 ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int32_t token,
                               const char** bytes, size_t* length);
 

@@ -11,33 +11,6 @@
 
 namespace ember {
 
-namespace {
-
-// The kernels for options.isa, else EMBER_ISA, else this CPU's best.
-Status ChooseSessionKernels(const char* tier, kernels::KernelTable* table) {
-  const char* from = "SessionOptions::isa";
-  if (tier == nullptr) {
-    tier = kernels::IsaFromEnvironment();
-    from = "EMBER_ISA";
-  }
-  kernels::IsaChoice choice;
-  const char* missing;
-  switch (kernels::ResolveIsa(tier, &choice, &missing)) {
-    case kernels::IsaError::kOk:
-      *table = kernels::ChooseKernels(choice);
-      return Status::Ok();
-    case kernels::IsaError::kUnknownTier:
-      return InvalidArgument("%s: unknown ISA tier \"%s\" (this build knows: %s, native)",
-                             from, tier, kernels::IsaTierNames());
-    case kernels::IsaError::kUnsupported:
-      break;
-  }
-  return Unimplemented("%s: this CPU cannot run ISA tier \"%s\": it lacks %s", from, tier,
-                       missing);
-}
-
-}  // namespace
-
 Session::Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan,
                  const kernels::KernelTable& kernels)
     : model_(&model), pool_(pool), kernels_(kernels), plan_(plan) {}
@@ -46,10 +19,8 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
                                 const ThreadPool* pool, void* arena, size_t arena_bytes) {
   Result<SessionPlan> plan = PlanSession(model, options);
   if (!plan.ok()) return plan.status();
-  kernels::KernelTable table;
-  EMBER_RETURN_IF_ERROR(ChooseSessionKernels(options.isa, &table));
   const size_t needed = plan->arena_bytes();
-  Session s(model, pool, *plan, table);
+  Session s(model, pool, *plan, kernels::ChooseKernels(plan->isa));
   if (arena == nullptr) {
     s.owned_arena_.reset(new (std::nothrow) uint8_t[needed]);
     if (!s.owned_arena_) {

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/isa.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
+#include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
 #include "runtime/tokenizer.h"
@@ -62,7 +64,9 @@ Status CheckContextShift(const ModelConfig& c, const SessionOptions& o, size_t c
         "past its original %u the moved keys cannot be rotated as a fresh pass would",
         context, c.rope_original_context);
   }
-  if (o.context_keep + size_t{2} > context) {
+  // In size_t, a context_keep near UINT32_MAX plus 2 wraps on a 32-bit target.
+  size_t needed;
+  if (!CheckedAdd(size_t{o.context_keep}, size_t{2}, &needed) || needed > context) {
     return InvalidArgument(
         "context shift keeps %u positions of a context of %zu: at least 2 must be left "
         "to drop from",
@@ -83,9 +87,32 @@ bool HasKQuant(const Weights& w) {
   return found;
 }
 
+// The ISA tier of options.isa, else EMBER_ISA, else this CPU's best. Planned with the
+// sizes, so that a session's size is never given for a tier its creation would refuse.
+Status ResolveSessionIsa(const char* tier, kernels::IsaChoice* choice) {
+  const char* from = "SessionOptions::isa";
+  if (tier == nullptr) {
+    tier = kernels::IsaFromEnvironment();
+    from = "EMBER_ISA";
+  }
+  const char* missing;
+  switch (kernels::ResolveIsa(tier, choice, &missing)) {
+    case kernels::IsaError::kOk:
+      return Status::Ok();
+    case kernels::IsaError::kUnknownTier:
+      return InvalidArgument("%s: unknown ISA tier \"%s\" (this build knows: %s, native)",
+                             from, tier, kernels::IsaTierNames());
+    case kernels::IsaError::kUnsupported:
+      break;
+  }
+  return Unimplemented("%s: this CPU cannot run ISA tier \"%s\": it lacks %s", from, tier,
+                       missing);
+}
+
 // Fills the sizes of `plan` from the options.
 Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {
   const ModelConfig& c = model.config();
+  EMBER_RETURN_IF_ERROR(ResolveSessionIsa(o.isa, &plan->isa));
   plan->max_context = o.max_context ? o.max_context : c.max_context;
   if (plan->max_context > c.max_context) {
     return InvalidArgument("context %u exceeds the model's %u positions", o.max_context,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "runtime/activations.h"
 #include "runtime/arena.h"
 #include "runtime/attention_record.h"
@@ -104,6 +105,7 @@ struct SessionPlan {
   bool context_shift = false;
   size_t context_keep = 0;
   size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
+  kernels::IsaChoice isa;    // SessionOptions::isa (or EMBER_ISA) resolved on this CPU
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
 
@@ -136,7 +138,8 @@ struct SessionPlan {
   SessionBuffers Bind(const ModelConfig& config, uint8_t* base) const;
 };
 
-// Checks the options against the model and plans the arena.
+// Checks the options against the model (and the ISA tier against this CPU: an error
+// here is Session::Create's) and plans the arena.
 Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options);
 
 // SessionPlan::arena_bytes() for these options (0 when they are invalid: PlanSession

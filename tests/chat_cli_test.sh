@@ -125,14 +125,46 @@ expect 1 "--keep is for --context-shift" -- "$ember" chat -m "$model" --keep 4
 expect 1 "--kv-type q4: not f32, f16 or q8" -- "$ember" chat -m "$model" --kv-type q4
 expect 1 "has no compiled chat template" -- "$ember" chat -m "$tmp/plain.ember"
 expect 1 "--min-p: 2 is outside" -- "$ember" chat -m "$model" --min-p 2
-head -c 2000 /dev/zero | tr '\0' 'a' >"$tmp/long_turn.txt"
-echo >>"$tmp/long_turn.txt"
-expect 1 "keeps 256 messages and 512 bytes of text: this one does not fit" -- \
-  sh -c "\"$ember\" chat -m \"$model\" -c 64 < \"$tmp/long_turn.txt\""
-for i in $(seq 1 60); do printf 'a b '; done >"$tmp/wide_turn.txt"
-echo >>"$tmp/wide_turn.txt"
-expect 1 "does not fit the context of 64" -- \
-  sh -c "\"$ember\" chat -m \"$model\" -c 64 < \"$tmp/wide_turn.txt\""
+# A line the chat cannot take (longer than the text it keeps, not UTF-8, wider than the
+# context) is refused with a message and the session goes on with the turns before it
+# (the last turn finds them in the cache); the exit status says turns were refused.
+{
+  echo "Hello there"
+  head -c 2000 /dev/zero | tr '\0' 'a'
+  echo
+  printf 'bad \xff line\n'
+  for i in $(seq 1 60); do printf 'a b '; done
+  echo
+  echo "Tell me about the dog"
+} | "$ember" chat -m "$model" -c 64 -n 8 --temp 0 >"$tmp/refused.out" 2>"$tmp/refused.err"
+status=$?
+[ "$status" = 1 ] || fail "chat with refused turns exited $status"
+for fragment in "keeps 256 messages and 512 bytes of text: this one does not fit" \
+  "the line is not valid UTF-8 (byte 4 of 10)" "does not fit the context of 64" \
+  "3 of 5 turns were refused"; do
+  grep -qF "$fragment" "$tmp/refused.err" || fail "chat: no '$fragment': $(cat "$tmp/refused.err")"
+done
+[ "$(grep -c '^ember chat: turn refused (the conversation goes on without it)' "$tmp/refused.err")" = 3 ] ||
+  fail "chat: want 3 refused turns: $(cat "$tmp/refused.err")"
+[ "$(grep -c '^ember chat: prefill' "$tmp/refused.err")" = 2 ] ||
+  fail "chat: want 2 replies: $(cat "$tmp/refused.err")"
+tail -2 "$tmp/refused.err" | grep -qE '^ember chat: prefill [0-9]+ of [0-9]+ tokens \([1-9][0-9]* cached\)' ||
+  fail "chat: the turn after the refused ones lost the conversation: $(cat "$tmp/refused.err")"
+grep -q "dropped" "$tmp/refused.err" && fail "chat: a refused turn dropped the older ones"
+
+# A template's text (a raise_exception message here) reaches the terminal escaped: no
+# escape sequence from a model file is obeyed (retitle, clear the screen).
+printf '{{ raise_exception("\033]0;pwned\007\033[2J") }}' >"$tmp/evil.jinja"
+expect 0 "chat template compiled" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$tmp/evil.jinja" -o "$tmp/evil.ember"
+expect 1 '\x1B]0;pwned\x07\x1B[2J' -- "$ember" template -m "$tmp/evil.ember" \
+  --messages "$tmp/conv.json"
+echo "Hello" | "$ember" chat -m "$tmp/evil.ember" >/dev/null 2>"$tmp/evil.err"
+grep -qF 'turn refused (the conversation goes on without it): chat template: \x1B]0;pwned\x07\x1B[2J' "$tmp/evil.err" ||
+  fail "chat: the template's refusal: $(od -c "$tmp/evil.err" | head -5)"
+for f in "$tmp/evil.err" "$tmp/refused.err"; do
+  grep -q $'[\x07\x1b]' "$f" && fail "$f holds a raw control character: $(od -c "$f" | head -5)"
+done
 
 # ember run: a stop string ends the text before it (greedy: "... there was a little girl").
 expect 0 "generated" -- "$ember" run -m "$model" -p "Once upon a time" --temp 0 -n 40 \
@@ -157,9 +189,30 @@ expect 0 "wrote" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" --dtype
   -o "$tmp/q8.ember"
 expect 0 "not used: the prompt state was saved from another model" -- "$ember" run \
   -m "$tmp/q8.ember" -p "x" -n 2 --prompt-cache "$tmp/cache.state"
+# A file that is not a prompt state is refused, never replaced: text, the model itself
+# (under its name, a symbolic link or a hard link: the same device and inode). An empty
+# file holds nothing and becomes a cache.
 head -c 300 "$tmp/cached1" >"$tmp/junk.state"
-expect 0 "not used: not an ember prompt state" -- "$ember" run -m "$model" -p "x" -n 2 \
-  --prompt-cache "$tmp/junk.state"
+cp "$tmp/junk.state" "$tmp/junk.copy"
+expect 1 "refusing to replace '$tmp/junk.state' with a prompt cache: it is not an ember prompt state" \
+  -- "$ember" run -m "$model" -p "x" -n 2 --prompt-cache "$tmp/junk.state"
+cmp -s "$tmp/junk.state" "$tmp/junk.copy" || fail "--prompt-cache replaced a text file"
+cp "$model" "$tmp/model.copy"
+ln -s "$model" "$tmp/model.link"
+ln "$model" "$tmp/model.hard"
+for cache in "$model" "$tmp/model.link" "$tmp/model.hard"; do
+  expect 1 "is the model '$model'" -- "$ember" run -m "$model" -p "x" -n 2 \
+    --prompt-cache "$cache"
+done
+expect 1 "it is not an ember prompt state" -- "$ember" run -m "$model" -p "x" -n 2 \
+  --prompt-cache "$tmp/plain.ember"
+cmp -s "$model" "$tmp/model.copy" || fail "--prompt-cache replaced the model it ran"
+expect 1 "not a regular file" -- "$ember" run -m "$model" -p "x" -n 2 --prompt-cache "$tmp"
+: >"$tmp/empty.state"
+expect 0 "prompt cache: 0 of" -- "$ember" run -m "$model" -p "$prompt" -n 2 \
+  --prompt-cache "$tmp/empty.state"
+expect 0 "prompt cache: 21 of 22 prompt tokens reused" -- "$ember" run -m "$model" \
+  -p "$prompt" -n 2 --prompt-cache "$tmp/empty.state"
 
 # A baked prompt: the same greedy text as a prefilled one, with no prefill.
 expect 0 "baked a prompt of 16 tokens" -- "$ember" bake -m "$model" -p "${prompt% She liked to play.}" \

@@ -25,6 +25,17 @@ S=$'\x1f'
 long_prompt=$(printf 'Once upon a time %.0s' {1..5})  # 85 bytes, over 16 tokens
 o="$tmp/out.npy"
 mkdir "$tmp/dir"
+# Inputs that an output option might name: the model (also through links) and a bench
+# file, with copies to check them against after the table.
+ln -s "$m" "$tmp/model.link"
+ln "$m" "$tmp/model.hard"
+cp "$m" "$tmp/model.copy"
+if ! "$ember" bench -m "$m" -p 4 -n 2 -r 1 -o jsonl >"$tmp/bench.jsonl" 2>/dev/null; then
+  echo "FAIL: cannot bench $m"; exit 1
+fi
+ln -s "$tmp/bench.jsonl" "$tmp/bench.link"
+cp "$tmp/bench.jsonl" "$tmp/bench.copy"
+bench="bench${S}-m${S}$m${S}-p${S}4${S}-n${S}2${S}-r${S}1"
 
 # STATUS | MESSAGE FRAGMENT | ARGUMENTS separated by \x1f ("${S}"), so that prompts may
 # hold spaces and any byte but that one
@@ -101,6 +112,18 @@ rows=(
   "1|cannot create '$tmp/dir': Is a directory|convert${S}--llama2c${S}$bin${S}--tokenizer${S}$tok${S}-o${S}$tmp/dir"
   "1|cannot create|logits${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/dir"
   "1|cannot create|attn${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/missing/a.json"
+  # an output that is an input of the same command (the same device and inode, under any
+  # name): refused before anything is written
+  "1|refusing to write '$m': it is the model '$m'|$bench${S}--history${S}$m"
+  "1|it is the model '$m' (the same file under another name)|$bench${S}--chart${S}$tmp/model.link"
+  "1|it is the --history file|$bench${S}--history${S}$tmp/h.jsonl${S}--chart${S}$tmp/h.jsonl"
+  "1|it is the input '$tmp/bench.jsonl'|bench-compare${S}$tmp/bench.jsonl${S}$tmp/bench.copy${S}--chart${S}$tmp/bench.jsonl"
+  "1|it is the input '$tmp/bench.jsonl'|bench-chart${S}$tmp/bench.jsonl${S}-o${S}$tmp/bench.jsonl"
+  "1|(the same file under another name)|bench-chart${S}$tmp/bench.jsonl${S}--format${S}md${S}-o${S}$tmp/bench.link"
+  "1|it is the model '$m' (the same file under another name)|logits${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/model.hard"
+  "1|it is the model '$m' (the same file under another name)|attn${S}-m${S}$m${S}--tokens${S}1${S}-o${S}$tmp/model.link"
+  "1|it is the model '$m' (the same file under another name)|bake${S}-m${S}$m${S}-p${S}x${S}-o${S}$tmp/model.hard"
+  "1|it is the model '$m' (the same file under another name)|run${S}-m${S}$m${S}-n${S}1${S}--prompt-cache${S}$tmp/model.link"
 )
 
 failures=0
@@ -124,6 +147,13 @@ for row in "${rows[@]}"; do
     echo "ok: $shown -> $status: $(head -c 140 <<<"$out" | tr '\n' ' ')"
   fi
 done
+for kept in model bench; do
+  case $kept in model) file="$m" ;; bench) file="$tmp/bench.jsonl" ;; esac
+  if ! cmp -s "$file" "$tmp/$kept.copy"; then
+    echo "FAIL: an output option changed its command's input $file"
+    failures=$((failures + 1))
+  fi
+done
 # EMBER_ISA, when --isa is not given: an unknown tier is an error naming the variable.
 out=$(EMBER_ISA=avx1024 "$ember" run -m "$m" -n 1 2>&1)
 status=$?
@@ -132,6 +162,28 @@ if [ "$status" != 1 ] || ! grep -qF 'EMBER_ISA: unknown ISA tier "avx1024"' <<<"
   failures=$((failures + 1))
 else
   echo "ok: EMBER_ISA=avx1024 ember run -> 1: $(head -c 140 <<<"$out" | tr '\n' ' ')"
+fi
+# Text from a model file reaches the terminal escaped: a GGUF whose general.name is an
+# escape sequence (the same length as "llama", patched in place) converts, and inspect
+# prints the name with \x1B, not the byte a terminal obeys.
+gguf="$models/gguf/stories260K.gguf"
+if [ -f "$gguf" ]; then
+  python3 - "$gguf" "$tmp/evil.gguf" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+key = b"general.name" + bytes([8, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]) + b"llama"
+assert data.count(key) == 1
+open(sys.argv[2], "wb").write(data.replace(key, key[:-5] + b"\x1b[31m"))
+PY
+  "$ember" convert --gguf "$tmp/evil.gguf" -o "$tmp/evil.ember" >"$tmp/evil.out" 2>&1
+  "$ember" inspect -m "$tmp/evil.ember" >>"$tmp/evil.out" 2>&1
+  if ! grep -qF 'description  GGUF evil.gguf (\x1B[31m)' "$tmp/evil.out" ||
+    grep -q $'\x1b' "$tmp/evil.out"; then
+    echo "FAIL: a GGUF's general.name reached the terminal raw: $(grep -a description "$tmp/evil.out" | od -c | head -3)"
+    failures=$((failures + 1))
+  else
+    echo "ok: inspect escapes a GGUF's general.name: $(grep -a description "$tmp/evil.out")"
+  fi
 fi
 # --temp below 1e-4 is greedy (1e-39 overflowed 1/T and sampled garbage): the same
 # story as --temp 0.

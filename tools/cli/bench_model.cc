@@ -9,6 +9,7 @@
 
 #include "runtime/kv_cache.h"
 #include "tools/cli/model_summary.h"
+#include "tools/util/quote.h"
 #include "tools/util/sha256.h"
 
 namespace ember::tools {
@@ -61,7 +62,8 @@ std::string ModelType(const Model& model) {
   } else {
     snprintf(size, sizeof(size), "%.0fK", n / 1e3);
   }
-  return std::string(model.config().architecture) + " " + size + " " +
+  // The architecture is the file's text: a label in a terminal's table.
+  return Printable(model.config().architecture) + " " + size + " " +
          MainWeightType(model);
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "kernels/isa.h"
+#include "runtime/atomic_file.h"
+#include "tools/util/quote.h"
 
 namespace ember::tools {
 
@@ -30,10 +32,20 @@ int RunSubcommand(const char* name, const char* usage, ArgParser parser, int arg
     }
   }
   if (!s.ok()) {
-    fprintf(stderr, "ember %s: %s\n", name, s.message());
+    // Messages quote what files hold (tensor names, a template's raise_exception text).
+    fprintf(stderr, "ember %s: %s\n", name, Printable(s.message()).c_str());
     return 1;
   }
   return 0;
+}
+
+Status CheckNotAnInput(const std::string& output, const std::vector<std::string>& inputs,
+                       const char* what) {
+  if (output == "-") return Status::Ok();
+  for (const std::string& input : inputs) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(output, input, what));
+  }
+  return Status::Ok();
 }
 
 Status ParseBackend(const std::string& name, Backend* backend) {

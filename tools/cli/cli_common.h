@@ -23,6 +23,12 @@ using CommandBody = Status (*)(const ArgParser& args);
 int RunSubcommand(const char* name, const char* usage, ArgParser parser, int argc,
                   char** argv, CommandBody body);
 
+// Fails when the existing file `output` is one of `inputs` (by device and inode: under
+// another name or a link too), naming it as `what` ("model", "input"): a command must
+// never replace, append to or draw over a file it reads. "-" (stdout) never is one.
+Status CheckNotAnInput(const std::string& output, const std::vector<std::string>& inputs,
+                       const char* what);
+
 // The --backend option: "highway" (the default) or "xnnpack".
 inline constexpr const char* kBackendHelp =
     "what runs the f32 weight matrices: highway (default) or xnnpack (XNNPACK's "

@@ -281,6 +281,12 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
 Status RunBench(const ArgParser& args) {
   BenchOptions o;
   EMBER_RETURN_IF_ERROR(ParseBenchOptions(args, &o));
+  // No output may be a model (results appended to it, a chart drawn over it): checked
+  // before anything reads them.
+  for (const std::string& output : {o.history_path, o.chart_path}) {
+    if (!output.empty())
+      EMBER_RETURN_IF_ERROR(CheckNotAnInput(output, o.models, "model"));
+  }
   // Every model must open before anything runs: a typo fails now, not after minutes.
   std::vector<std::string> hashes;
   for (const std::string& path : o.models) {
@@ -288,9 +294,14 @@ Status RunBench(const ArgParser& args) {
     if (!model.ok()) return model.status();
     hashes.push_back(o.hash ? HashModelFile(**model, path) : "");
   }
-  // Outputs that cannot be written fail now, not after the benchmark.
+  // Outputs that cannot be written fail now, not after the benchmark; the chart must not
+  // be drawn over the history (made by now, so a new one is found too).
   if (!o.history_path.empty()) EMBER_RETURN_IF_ERROR(AppendLines(o.history_path, ""));
-  if (!o.chart_path.empty()) EMBER_RETURN_IF_ERROR(CheckWritable(o.chart_path));
+  if (!o.chart_path.empty()) {
+    EMBER_RETURN_IF_ERROR(
+        CheckNotAnInput(o.chart_path, {o.history_path}, "--history file"));
+    EMBER_RETURN_IF_ERROR(CheckWritable(o.chart_path));
+  }
   if (!AllocCounterActive()) {
     fprintf(stderr,
             "ember bench: warning: the allocation counter is not active (another "

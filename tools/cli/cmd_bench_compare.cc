@@ -45,6 +45,9 @@ Status RunCompare(const ArgParser& args) {
   if (files.size() != 2) {
     return InvalidArgument("want two files, OLD and NEW (got %zu)", files.size());
   }
+  if (args.Has("--chart")) {
+    EMBER_RETURN_IF_ERROR(CheckNotAnInput(args.Get("--chart"), files, "input"));
+  }
   CompareFormat format;
   EMBER_RETURN_IF_ERROR(ParseCompareFormat(args.Get("-o", "md"), &format));
   CompareOptions options;
@@ -74,6 +77,7 @@ Status RunChart(const ArgParser& args) {
   if (files.empty()) return InvalidArgument("no bench file to draw");
   // --format, else the output's extension, else svg.
   const std::string output = args.Get("-o", "-");
+  EMBER_RETURN_IF_ERROR(CheckNotAnInput(output, files, "input"));
   const bool md_name =
       output.size() > 3 && output.compare(output.size() - 3, 3, ".md") == 0;
   const std::string format = args.Get("--format", md_name ? "md" : "svg");

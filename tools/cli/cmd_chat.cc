@@ -13,11 +13,13 @@
 #include "runtime/chat.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
+#include "runtime/utf8.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/cli/template_flags.h"
+#include "tools/util/quote.h"
 
 namespace ember::tools {
 namespace {
@@ -51,6 +53,37 @@ bool PrintPiece(void*, int32_t, std::string_view text) {
   fwrite(text.data(), 1, text.size(), stdout);
   fflush(stdout);
   return true;
+}
+
+// Whether a failed Reply refused only the turn: longer than the context holds or the
+// session's max_prompt_bytes, or refused by the template (raise_exception), all found
+// before anything was prefilled (the cache is as it was).
+bool RefusedTurn(const Status& s, const ChatTurnStats& stats) {
+  const StatusCode code = s.code();
+  return stats.prompt_tokens == 0 &&
+         (code == StatusCode::kInvalidArgument || code == StatusCode::kOutOfRange ||
+          code == StatusCode::kResourceExhausted);
+}
+
+// The conversation's turns (the system text aside), copied: a refused Reply may have
+// dropped older turns to make room before finding that the last cannot fit at all, and
+// it leaves the refused turn last, where a template that wants roles to alternate would
+// refuse every turn after it.
+using Turns = std::vector<std::pair<std::string, std::string>>;
+Turns SaveTurns(const ember::Chat& chat) {
+  Turns turns;
+  for (size_t i = 0; i < chat.num_messages(); ++i) {
+    const ChatMessage& m = chat.message(i);
+    if (m.role != "system") turns.emplace_back(m.role, m.content);
+  }
+  return turns;
+}
+
+// Puts the saved turns back (they fitted before: Add cannot refuse them).
+Status RestoreTurns(const Turns& turns, ember::Chat* chat) {
+  chat->Reset();
+  for (const auto& [role, text] : turns) EMBER_RETURN_IF_ERROR(chat->Add(role, text));
+  return Status::Ok();
 }
 
 Status Chat(const ArgParser& args) {
@@ -100,6 +133,15 @@ Status Chat(const ArgParser& args) {
             static_cast<unsigned long long>(sampling.seed));
   }
   std::string line;
+  size_t turns = 0, refused = 0;
+  // One line the chat cannot take is refused with a message and the session goes on,
+  // as an embedder goes on after ember_chat_add or ember_chat_generate refuse a turn.
+  const auto refuse = [&](const Status& s) {
+    ++refused;
+    fprintf(stderr,
+            "ember chat: turn refused (the conversation goes on without it): %s\n",
+            Printable(s.message()).c_str());
+  };
   while (true) {
     if (terminal) {
       printf("> ");
@@ -114,9 +156,25 @@ Status Chat(const ArgParser& args) {
       continue;
     }
     if (line.empty()) continue;
-    EMBER_RETURN_IF_ERROR(chat.Add("user", line));
+    ++turns;
+    size_t bad = 0;
+    if (!ValidUtf8(line, &bad)) {
+      refuse(InvalidArgument("the line is not valid UTF-8 (byte %zu of %zu)", bad,
+                             line.size()));
+      continue;
+    }
+    const Turns before = SaveTurns(chat);
+    if (const Status added = chat.Add("user", line); !added.ok()) {
+      refuse(added);  // Add changes nothing when it refuses
+      continue;
+    }
     ChatTurnStats stats;
     const Status s = chat.Reply(max_new, &stop_strings, &PrintPiece, nullptr, &stats);
+    if (!s.ok() && RefusedTurn(s, stats)) {
+      refuse(s);
+      EMBER_RETURN_IF_ERROR(RestoreTurns(before, &chat));
+      continue;
+    }
     printf("\n");
     fflush(stdout);
     if (!s.ok()) return s;
@@ -157,6 +215,10 @@ Status Chat(const ArgParser& args) {
         stats.generated,
         stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0, ending);
   }
+  if (refused > 0) {
+    return InvalidArgument("%zu of %zu turn%s refused", refused, turns,
+                           turns == 1 ? " was" : "s were");
+  }
   return Status::Ok();
 }
 
@@ -167,7 +229,18 @@ int ChatCommand(int argc, char** argv) {
       "chat",
       "usage: ember chat -m MODEL [--system TEXT] [-n N] [-c N] [--kv-type T] "
       "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
-      "Reads user turns from standard input, one a line.\n",
+      "Reads user turns from standard input, one a line. A line the chat cannot take\n"
+      "(not UTF-8, longer than the text it keeps or than the context) is refused with a\n"
+      "message and the conversation goes on without it; the exit status is then 1.\n\n"
+      "A full context: each turn renders the whole conversation again and reuses the\n"
+      "cache only as far as its tokens still match. When the conversation no longer "
+      "fits\n"
+      "with room for the reply (-n, at most a quarter of the context), the oldest turns\n"
+      "are dropped (the system text stays); that changes the text right after the\n"
+      "system text, so from then on every turn prefills nearly the whole context again\n"
+      "(stories260K, context 512: about 455 tokens a turn). --context-shift does not\n"
+      "change this: it only lets one reply run past a full context. A longer -c delays\n"
+      "it; /reset starts the turns again (the system text stays cached).\n",
       MakeParser(), argc, argv, &Chat);
 }
 

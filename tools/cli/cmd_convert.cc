@@ -23,6 +23,7 @@
 #include "tools/convert/synthetic.h"
 #include "tools/template/chat_program.h"
 #include "tools/util/files.h"
+#include "tools/util/quote.h"
 
 namespace ember::tools {
 namespace {
@@ -237,7 +238,7 @@ Status Convert(const ArgParser& args) {
         spec.tokenizer.chat_program.end_of_turn_ids.size());
   }
   for (const std::string& note : notes)
-    fprintf(stderr, "ember convert: %s\n", note.c_str());
+    fprintf(stderr, "ember convert: %s\n", Printable(note).c_str());
   uint64_t params = 0;
   for (const TensorSpec& t : spec.tensors) {
     uint64_t elements = 1;
@@ -247,8 +248,8 @@ Status Convert(const ArgParser& args) {
   fprintf(stderr,
           "ember convert: %s: %u layers, d_model %u, vocab %u, %zu tensors, %llu "
           "parameters\n",
-          spec.config.architecture, spec.config.n_layers, spec.config.d_model,
-          spec.config.vocab_size, spec.tensors.size(),
+          Printable(spec.config.architecture).c_str(), spec.config.n_layers,
+          spec.config.d_model, spec.config.vocab_size, spec.tensors.size(),
           static_cast<unsigned long long>(params));
   for (size_t i = 0; i < spec.tensors.size(); ++i) {
     const TensorSpec& t = spec.tensors[i];
@@ -259,9 +260,10 @@ Status Convert(const ArgParser& args) {
                                       static_cast<uint32_t>(t.shape.size()),
                                       StoredGroupSize(t.dtype), &bytes));
     fprintf(stderr, "ember convert: [%3zu/%zu] %-28s %-4s %-14s %11llu bytes%s%s\n",
-            i + 1, spec.tensors.size(), t.name.c_str(), DTypeName(t.dtype), shape.c_str(),
-            static_cast<unsigned long long>(bytes), i < sources.size() ? "  " : "",
-            i < sources.size() ? sources[i].c_str() : "");
+            i + 1, spec.tensors.size(), Printable(t.name).c_str(), DTypeName(t.dtype),
+            shape.c_str(), static_cast<unsigned long long>(bytes),
+            i < sources.size() ? "  " : "",
+            i < sources.size() ? Printable(sources[i]).c_str() : "");
   }
   if (args.Has("--bake-prompt") || args.Has("--bake-chat-system")) {
     BakeRequest bake;

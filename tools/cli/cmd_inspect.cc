@@ -12,6 +12,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
 #include "tools/util/parse.h"
+#include "tools/util/quote.h"
 
 namespace ember::tools {
 namespace {
@@ -134,12 +135,15 @@ void PrintModel(const std::string& path, const Model& model) {
   printf("model        %s (%s, %llu bytes)\n", path.c_str(),
          Bytes(model.file_bytes()).c_str(),
          static_cast<unsigned long long>(model.file_bytes()));
-  if (*model.description()) printf("description  %s\n", model.description());
+  // Names from the file (a GGUF's general.name is in the description) are escaped.
+  if (*model.description()) {
+    printf("description  %s\n", Printable(model.description()).c_str());
+  }
   printf(
       "architecture %s: %u layers, d_model %u, %u heads (%u kv heads, head_dim %u), "
       "ffn %u, vocab %u, context %u\n",
-      c.architecture, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim,
-      c.ffn_dim, c.vocab_size, c.max_context);
+      Printable(c.architecture).c_str(), c.n_layers, c.d_model, c.n_heads, c.n_kv_heads,
+      c.head_dim, c.ffn_dim, c.vocab_size, c.max_context);
   printf("block        %s-%s (eps %g), %s %s FFN, positions %s", NormKindName(c.norm),
          c.norm_placement == NormPlacement::kPre ? "pre" : "post", c.norm_eps,
          c.ffn == FfnKind::kGated ? "gated" : "plain", ActivationName(c.activation),
@@ -300,8 +304,9 @@ Status Inspect(const ArgParser& args) {
   }
   printf("%zu with NaN or infinite values\n", bad.size());
   for (const NonFiniteTensor& t : bad) {
-    printf("  %-28s %llu NaN, %llu inf (the first at index %llu)\n", t.name.c_str(),
-           static_cast<unsigned long long>(t.nan), static_cast<unsigned long long>(t.inf),
+    printf("  %-28s %llu NaN, %llu inf (the first at index %llu)\n",
+           Printable(t.name).c_str(), static_cast<unsigned long long>(t.nan),
+           static_cast<unsigned long long>(t.inf),
            static_cast<unsigned long long>(t.first));
   }
   return InvalidModel("%zu tensors hold NaN or infinite values", bad.size());

@@ -115,6 +115,11 @@ Status Run(const ArgParser& args) {
   StopStrings stop_strings;
   EMBER_RETURN_IF_ERROR(ReadSamplingFlags(args, &sampling, &stop_strings));
 
+  if (args.Has("--prompt-cache")) {
+    EMBER_RETURN_IF_ERROR(
+        CheckPromptCacheFile(args.Get("--prompt-cache"), args.Get("-m")));
+  }
+
   auto model = Model::Open(args.Get("-m").c_str());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config();
@@ -244,7 +249,8 @@ Status Run(const ArgParser& args) {
       n_ids, prefill_s * 1e3, n_ids / prefill_s, first_s * 1e3, result.generated,
       decoded > 0 ? decoded / decode_s : 0.0, s.kernel_target(), s.kernel_int8_dot(),
       s.kernel_isa(), s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
-      static_cast<long long>(threads), threads == 1 ? "" : "s", KvTypeName(options.kv_type));
+      static_cast<long long>(threads), threads == 1 ? "" : "s",
+      KvTypeName(options.kv_type));
   if (s.shifts() > 0) {
     fprintf(stderr, "ember run: %zu context shift%s (context %zu, keeping %u)\n",
             s.shifts(), s.shifts() == 1 ? "" : "s", s.max_context(),
