@@ -101,6 +101,36 @@ BenchSpeed FromSamples(std::vector<double> samples) {
 
 }  // namespace
 
+void BenchSpeedPool::Add(const BenchSpeed& speed) {
+  if (empty_) {
+    speed_ = speed;
+    empty_ = false;
+  } else if (!speed_.samples.empty() && !speed.samples.empty()) {
+    // Pool would take the mean and spread of all the samples: once, in Take().
+    speed_.samples.insert(speed_.samples.end(), speed.samples.begin(),
+                          speed.samples.end());
+    unsettled_ = true;
+  } else {
+    Settle();
+    speed_ = BenchSpeed::Pool(speed_, speed);
+  }
+}
+
+void BenchSpeedPool::Settle() {
+  if (!unsettled_) return;
+  speed_.mean = MeanOf(speed_.samples);
+  speed_.stddev = SampleStdDev(speed_.samples);
+  unsettled_ = false;
+}
+
+BenchSpeed BenchSpeedPool::Take() {
+  Settle();
+  BenchSpeed speed = std::move(speed_);
+  speed_ = BenchSpeed();
+  empty_ = true;
+  return speed;
+}
+
 double MeanOf(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
 }
@@ -294,9 +324,44 @@ std::string TestLabel(const BenchJson& record) {
 
 std::string FieldText(const BenchJson& record, const std::string& name) {
   const auto it = record.find(name);
-  if (it == record.end() || it->is_null()) return "-";
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
+  return it == record.end() ? "-" : ValueText(*it);
+}
+
+std::string ValueText(const BenchJson& value) {
+  if (value.is_null()) return "-";
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+FieldValues CollectFieldValues(const std::vector<BenchRecord>& records) {
+  FieldValues f;
+  std::map<std::string, size_t> holders;  // records with the field
+  for (const BenchRecord& r : records) {
+    for (const auto& item : r.fields.items()) {
+      if (ClassifyBenchField(item.key()) == BenchField::kMeasurement) continue;
+      const auto added = f.texts.emplace(item.key(), std::set<std::string>());
+      if (added.second) f.names.push_back(item.key());
+      added.first->second.insert(ValueText(item.value()));
+      ++holders[item.key()];
+    }
+  }
+  for (auto& [name, texts] : f.texts) {
+    if (holders[name] < records.size()) texts.insert("-");
+  }
+  return f;
+}
+
+FieldPicker::FieldPicker(const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i) positions_.emplace(names[i], i);
+}
+
+std::vector<std::string> FieldPicker::Pick(const BenchJson& record) const {
+  std::vector<std::string> texts(positions_.size(), "-");
+  for (const auto& item : record.items()) {
+    const auto it = positions_.find(item.key());
+    if (it != positions_.end()) texts[it->second] = ValueText(item.value());
+  }
+  return texts;
 }
 
 std::string DescribeField(const std::string& name, const std::string& value) {

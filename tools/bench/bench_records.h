@@ -5,6 +5,8 @@
 #ifndef EMBER_TOOLS_BENCH_BENCH_RECORDS_H_
 #define EMBER_TOOLS_BENCH_BENCH_RECORDS_H_
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,21 @@ struct BenchSpeed {
   double Median() const;  // the mean without samples
   // Samples of both when both have them; otherwise the pooled mean and spread.
   static BenchSpeed Pool(const BenchSpeed& a, const BenchSpeed& b);
+};
+
+// Folds BenchSpeed::Pool over the results of one configuration, in order, with the same
+// figures, in time linear in their samples (Pool on each result would copy every sample
+// gathered so far: quadratic in the results).
+class BenchSpeedPool {
+ public:
+  void Add(const BenchSpeed& speed);
+  BenchSpeed Take();  // what Pool would have given; the pool is empty again
+
+ private:
+  void Settle();  // the mean and spread of the samples appended since
+
+  BenchSpeed speed_;
+  bool empty_ = true, unsettled_ = false;
 };
 
 struct BenchRecord {
@@ -67,6 +84,29 @@ std::string TestLabel(const BenchJson& record);
 // A field's value as short text: strings as they are, numbers as JSON writes them, "-"
 // when missing or null.
 std::string FieldText(const BenchJson& record, const std::string& name);
+
+// A field's value as FieldText shows it.
+std::string ValueText(const BenchJson& value);
+
+// The fields of `records` that are not measurements, in the order they first appear, each
+// with the texts it takes (FieldText: "-" where a record lacks it), in one pass over the
+// records' fields rather than a search of every record per name.
+struct FieldValues {
+  std::vector<std::string> names;
+  std::map<std::string, std::set<std::string>> texts;
+};
+FieldValues CollectFieldValues(const std::vector<BenchRecord>& records);
+
+// FieldText of each of `names` in a record, in one pass over its fields (a search per
+// name is linear in the record's fields: ordered_json keeps them in a list).
+class FieldPicker {
+ public:
+  explicit FieldPicker(const std::vector<std::string>& names);
+  std::vector<std::string> Pick(const BenchJson& record) const;
+
+ private:
+  std::map<std::string, size_t> positions_;
+};
 
 // A value with what it is, for legends and labels: "2 threads", "KV f16", "depth 512",
 // "build 1a2b3c4", "XNNPACK"; a field it does not know as "name value".

@@ -1,8 +1,10 @@
 // Reading bench files back: JSON Lines, a JSON array, one object; llama-bench's fields
 // and older ember files (samples_ns only, means only); every malformed input refused with
-// the file and line it is on; which fields configure and which measure.
+// the file and line it is on; which fields configure and which measure; pooling many
+// results as pooling them one by one does.
 #include "tools/bench/bench_records.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -170,6 +172,35 @@ TEST(BenchRecordsTest, PooledSpeeds) {
   EXPECT_TRUE(ac.samples.empty());
   EXPECT_DOUBLE_EQ(ac.mean, 6);
   EXPECT_DOUBLE_EQ(ac.stddev, 4);
+}
+
+TEST(BenchRecordsTest, PoolOfManyIsPoolOneByOne) {
+  // Runs of results with samples, a mean only among them at times: the pool's figures
+  // are Pool's, folded in order, to the bit.
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> ts(50, 150);
+  for (int trial = 0; trial < 300; ++trial) {
+    BenchSpeedPool pool;
+    BenchSpeed folded;
+    const int results = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < results; ++i) {
+      BenchSpeed s;
+      if (rng() % 5 == 0) {
+        s.mean = ts(rng);
+        s.stddev = ts(rng) / 50;
+      } else {
+        for (size_t k = 1 + rng() % 6; k > 0; --k) s.samples.push_back(ts(rng));
+        s.mean = MeanOf(s.samples);
+        s.stddev = SampleStdDev(s.samples);
+      }
+      pool.Add(s);
+      folded = i == 0 ? s : BenchSpeed::Pool(folded, s);
+    }
+    const BenchSpeed got = pool.Take();
+    ASSERT_EQ(got.samples, folded.samples) << trial;
+    ASSERT_EQ(got.mean, folded.mean) << trial;
+    ASSERT_EQ(got.stddev, folded.stddev) << trial;
+  }
 }
 
 }  // namespace
