@@ -14,6 +14,17 @@ bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+std::string Join(const std::vector<std::string>& names, size_t max_names) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < max_names; ++i) {
+    text += (i ? ", " : "") + names[i];
+  }
+  if (names.size() > max_names) {
+    text += " and " + std::to_string(names.size() - max_names) + " more";
+  }
+  return text;
+}
+
 // Each configuration of a file (its values of the paired fields) with its results pooled,
 // in the order they first appear.
 struct Grouped {
@@ -24,10 +35,10 @@ struct Grouped {
   std::vector<std::vector<std::string>> shown;  // the columns' values
 };
 
-Grouped Group(const std::vector<BenchRecord>& records,
-              const std::vector<std::string>& paired_on,
-              const std::vector<std::string>& columns) {
-  Grouped g;
+Status Group(const std::vector<BenchRecord>& records,
+             const std::vector<std::string>& paired_on,
+             const std::vector<std::string>& columns, Grouped* out) {
+  Grouped& g = *out;
   std::vector<BenchSpeedPool> pools;
   const FieldPicker pick_key(paired_on), pick_shown(columns);
   for (const BenchRecord& r : records) {
@@ -35,6 +46,13 @@ Grouped Group(const std::vector<BenchRecord>& records,
     key.push_back(TestLabel(r.fields));  // llama-bench files have no test field
     const auto found = g.index.emplace(key, g.keys.size());
     if (found.second) {
+      if (g.keys.size() == kMaxCompareConfigurations) {
+        return ResourceExhausted(
+            "%s: more than %zu configurations (of the test%s%s), the most bench-compare "
+            "pairs in a file: --ignore FIELD pools results that differ only in FIELD",
+            r.where.c_str(), kMaxCompareConfigurations, columns.empty() ? "" : " and ",
+            Join(columns, 4).c_str());
+      }
       g.keys.push_back(key);
       g.tests.push_back(key.back());
       g.sides.push_back({{}, 0});
@@ -45,18 +63,7 @@ Grouped Group(const std::vector<BenchRecord>& records,
     ++g.sides[found.first->second].results;
   }
   for (size_t i = 0; i < pools.size(); ++i) g.sides[i].speed = pools[i].Take();
-  return g;
-}
-
-std::string Join(const std::vector<std::string>& names, size_t max_names) {
-  std::string text;
-  for (size_t i = 0; i < names.size() && i < max_names; ++i) {
-    text += (i ? ", " : "") + names[i];
-  }
-  if (names.size() > max_names) {
-    text += " and " + std::to_string(names.size() - max_names) + " more";
-  }
-  return text;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -106,8 +113,9 @@ Status CompareBenchRecords(const std::vector<BenchRecord>& old_records,
     }
   }
 
-  const Grouped a = Group(old_records, c.paired_on, c.columns);
-  const Grouped b = Group(new_records, c.paired_on, c.columns);
+  Grouped a, b;
+  EMBER_RETURN_IF_ERROR(Group(old_records, c.paired_on, c.columns, &a));
+  EMBER_RETURN_IF_ERROR(Group(new_records, c.paired_on, c.columns, &b));
   std::vector<bool> matched(b.keys.size(), false);
   for (size_t i = 0; i < a.keys.size(); ++i) {
     const auto it = b.index.find(a.keys[i]);

@@ -177,6 +177,35 @@ TEST(BenchCompareTest, ThousandsPoolAndPair) {
   }
 }
 
+TEST(BenchCompareTest, ConfigurationsAreBounded) {
+  // 10,000 thread counts pair; one more is refused, naming the limit and --ignore, which
+  // pools them into one configuration again.
+  std::vector<BenchRecord> many, one = {Result("m.ember", 1, "tg8", 100, "b")};
+  for (int threads = 1; threads <= 10001; ++threads) {
+    many.push_back(Result("m.ember", threads, "tg8", 100, "a"));
+  }
+  Comparison c;
+  const Status s =
+      CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", CompareOptions(), &c);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(
+      std::string(s.message())
+          .find("m.ember tg8: more than 10000 configurations (of the test and "
+                "n_threads), the most bench-compare pairs in a file: --ignore FIELD"),
+      std::string::npos)
+      << s.message();
+  many.pop_back();
+  EXPECT_TRUE(
+      CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", CompareOptions(), &c).ok());
+  EXPECT_EQ(c.only_old.size(), 9999u);
+  many.push_back(Result("m.ember", 10001, "tg8", 100, "a"));
+  CompareOptions ignore;
+  ignore.ignore = {"n_threads"};
+  ASSERT_TRUE(CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", ignore, &c).ok());
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_EQ(c.pairs[0].old_side.results, 10001);
+}
+
 TEST(BenchCompareTest, OutputsCarryTheFigures) {
   const std::vector<BenchRecord> a = {Result("m.ember", 1, "tg8", 100, "a")};
   const std::vector<BenchRecord> b = {Result("m.ember", 1, "tg8", 120, "b")};

@@ -70,9 +70,25 @@ BenchField ClassifyBenchField(const std::string& name);
 // in errors.
 Status MakeBenchRecord(BenchJson fields, std::string where, BenchRecord* out);
 
+// What one bench file may hold. Readers refuse more, naming the limit, and AppendLines
+// does not grow a history past them, so that reading, charting and comparing a file takes
+// seconds and at most a few hundred MB whatever it holds. ember bench writes about 1.3 KB
+// per result (5 repetitions): 64 MiB is some 50,000 results, a year of nightly runs of
+// 130 configurations.
+inline constexpr size_t kMaxBenchFileBytes = size_t{64} << 20;
+inline constexpr size_t kMaxBenchLineBytes = size_t{1} << 20;  // a line of JSON Lines
+inline constexpr size_t kMaxBenchResults = 100000;
+// Repetitions in all, so also in the pool of any configuration bench-compare tests.
+inline constexpr size_t kMaxBenchSamples = 2000000;
+// Field names (ember bench writes 46, llama-bench about 35).
+inline constexpr size_t kMaxBenchFields = 256;
+// Arrays and objects within arrays and objects (results nest 2 deep; copying and printing
+// JSON recurses once per level).
+inline constexpr size_t kMaxBenchNesting = 32;
+
 // Reads a JSON array of results, a single result object, or JSON Lines (one result per
 // line; blank lines skipped). A malformed line is an error naming the file and the line;
-// so is a file without results.
+// so is a file without results, and one beyond the limits above.
 Status ReadBenchRecords(const std::string& path, std::vector<BenchRecord>* out);
 Status ParseBenchRecords(const std::string& text, const std::string& name,
                          std::vector<BenchRecord>* out);
