@@ -42,31 +42,32 @@ std::string TableRate(double ts) {
 }
 
 // The value a field has in every record, or "" when it varies or is missing.
-std::string Common(const std::vector<BenchRecord>& records, const std::string& name) {
-  std::set<std::string> values;
-  for (const BenchRecord& r : records) values.insert(FieldText(r.fields, name));
-  return values.size() == 1 && *values.begin() != "-" ? *values.begin() : "";
+std::string Common(const FieldValues& fields, const std::string& name) {
+  const auto it = fields.texts.find(name);
+  return it != fields.texts.end() && it->second.size() == 1 && *it->second.begin() != "-"
+             ? *it->second.begin()
+             : "";
 }
 
 std::string TitleAndNotes(const std::vector<BenchRecord>& records,
-                          std::vector<std::string>* notes) {
-  const std::string cpu = Common(records, "cpu_info");
+                          const FieldValues& fields, std::vector<std::string>* notes) {
+  const std::string cpu = Common(fields, "cpu_info");
   std::string build;
-  const std::string version = Common(records, "ember_version");
-  const std::string commit = Common(records, "build_commit");
+  const std::string version = Common(fields, "ember_version");
+  const std::string commit = Common(fields, "build_commit");
   if (!version.empty()) build = "ember " + version;
   if (!commit.empty()) {
     build += (build.empty() ? "build " : " (") + commit + (version.empty() ? "" : ")");
   }
   std::string kernels;
-  const std::string target = Common(records, "hwy_target");
-  const std::string int8 = Common(records, "int8_dot");
-  const std::string tier = Common(records, "isa");
+  const std::string target = Common(fields, "hwy_target");
+  const std::string int8 = Common(fields, "int8_dot");
+  const std::string tier = Common(fields, "isa");
   if (!target.empty()) kernels = "kernels " + target;
   if (!int8.empty()) kernels += (kernels.empty() ? "int8 " : ", int8 ") + int8;
   if (!tier.empty()) kernels += (kernels.empty() ? "tier " : ", tier ") + tier;
-  const std::string kv = Common(records, "type_k");
-  const std::string backend = Common(records, "backends");
+  const std::string kv = Common(fields, "type_k");
+  const std::string backend = Common(fields, "backends");
   std::string line;
   for (const std::string& part :
        {build, kernels, kv.empty() ? "" : "KV cache " + kv,
@@ -103,56 +104,49 @@ double RooflineTokensPerSecond(const BenchJson& record) {
 
 BenchGrid MakeBenchGrid(const std::vector<BenchRecord>& records) {
   BenchGrid grid;
-  grid.title = TitleAndNotes(records, &grid.notes);
+  const FieldValues fields = CollectFieldValues(records);
+  grid.title = TitleAndNotes(records, fields, &grid.notes);
   // The configuration fields that vary make the series.
-  std::vector<std::string> fields;
-  std::set<std::string> seen;
-  for (const BenchRecord& r : records) {
-    for (const auto& item : r.fields.items()) {
-      if (ClassifyBenchField(item.key()) == BenchField::kConfig &&
-          seen.insert(item.key()).second) {
-        fields.push_back(item.key());
-      }
+  std::vector<std::string> varying;
+  for (const std::string& name : fields.names) {
+    if (ClassifyBenchField(name) == BenchField::kConfig &&
+        fields.texts.at(name).size() > 1) {
+      varying.push_back(name);
     }
   }
-  std::vector<std::string> varying;
-  for (const std::string& name : fields) {
-    std::set<std::string> values;
-    for (const BenchRecord& r : records) values.insert(FieldText(r.fields, name));
-    if (values.size() > 1) varying.push_back(name);
-  }
-  if (varying.empty() && seen.count("n_threads")) varying.push_back("n_threads");
+  if (varying.empty() && fields.texts.count("n_threads")) varying.push_back("n_threads");
 
   Index tests, groups, series;
   std::map<std::vector<size_t>, size_t> cell_of;  // (test, group, series) -> cell
+  std::vector<BenchSpeedPool> pools;              // per cell
   std::vector<int> rooflines;                     // per cell: results with a roofline
+  const FieldPicker pick(varying);
   for (const BenchRecord& r : records) {
     std::string label;
-    for (const std::string& name : varying) {
-      label +=
-          (label.empty() ? "" : " · ") + DescribeField(name, FieldText(r.fields, name));
+    const std::vector<std::string> values = pick.Pick(r.fields);
+    for (size_t i = 0; i < varying.size(); ++i) {
+      label += (label.empty() ? "" : " · ") + DescribeField(varying[i], values[i]);
     }
     const std::string type = FieldText(r.fields, "model_type");
     std::string group = FieldText(r.fields, "model_filename");
     if (type != "-") group += "\n" + type;
     const std::vector<size_t> at = {tests.Of(TestLabel(r.fields)), groups.Of(group),
                                     series.Of(label.empty() ? "tokens/s" : label)};
-    const auto found = cell_of.find(at);
-    if (found == cell_of.end()) {
-      cell_of.emplace(at, grid.cells.size());
-      grid.cells.push_back({at[0], at[1], at[2], r.speed, 0, 1});
+    const auto found = cell_of.emplace(at, grid.cells.size());
+    if (found.second) {
+      grid.cells.push_back({at[0], at[1], at[2], {}, 0, 0});
+      pools.emplace_back();
       rooflines.push_back(0);
-    } else {
-      BenchGrid::Cell& cell = grid.cells[found->second];
-      cell.speed = BenchSpeed::Pool(cell.speed, r.speed);
-      ++cell.results;
     }
-    const size_t c = cell_of[at];
+    const size_t c = found.first->second;
+    pools[c].Add(r.speed);
+    ++grid.cells[c].results;
     const double roofline = RooflineTokensPerSecond(r.fields);
     if (roofline > 0) grid.cells[c].roofline += roofline, ++rooflines[c];
     grid.repetitions.insert(r.speed.samples.size());
   }
   for (size_t c = 0; c < grid.cells.size(); ++c) {
+    grid.cells[c].speed = pools[c].Take();
     grid.cells[c].roofline = rooflines[c] ? grid.cells[c].roofline / rooflines[c] : -1;
   }
   grid.tests = tests.keys();
@@ -227,17 +221,20 @@ void WriteBenchTable(const std::vector<BenchRecord>& records, FILE* out) {
   fprintf(out, "%s\n", grid.title.c_str());
   for (const std::string& note : grid.notes) fprintf(out, "%s\n", note.c_str());
   fprintf(out, "\n");
-  // A column per (test, series) that has a result, in order.
+  // A column per (test, series) that has a result, in order; the cell of each (group,
+  // column) found by lookup, not by a walk over every cell per table cell.
+  std::map<std::pair<size_t, size_t>, size_t> column_of;
+  std::map<std::pair<size_t, size_t>, const BenchGrid::Cell*> cell_at;  // (group, column)
+  for (const BenchGrid::Cell& cell : grid.cells) {
+    column_of.emplace(std::make_pair(cell.test, cell.series), 0);
+  }
   std::vector<std::pair<size_t, size_t>> columns;
-  for (size_t t = 0; t < grid.tests.size(); ++t) {
-    for (size_t s = 0; s < grid.series.size(); ++s) {
-      for (const BenchGrid::Cell& cell : grid.cells) {
-        if (cell.test == t && cell.series == s) {
-          columns.push_back({t, s});
-          break;
-        }
-      }
-    }
+  for (auto& [column, index] : column_of) {
+    index = columns.size();
+    columns.push_back(column);
+  }
+  for (const BenchGrid::Cell& cell : grid.cells) {
+    cell_at[{cell.group, column_of.at({cell.test, cell.series})}] = &cell;
   }
   std::vector<std::string> header = {"model", "type"};
   std::vector<bool> right = {false, false};
@@ -253,13 +250,11 @@ void WriteBenchTable(const std::vector<BenchRecord>& records, FILE* out) {
     std::vector<std::string> row = {
         grid.groups[g].substr(0, nl),
         nl == std::string::npos ? "" : grid.groups[g].substr(nl + 1)};
-    for (const auto& column : columns) {
+    for (size_t k = 0; k < columns.size(); ++k) {
       std::string text = "-";
-      for (const BenchGrid::Cell& cell : grid.cells) {
-        if (cell.test != column.first || cell.series != column.second ||
-            cell.group != g) {
-          continue;
-        }
+      const auto found = cell_at.find({g, k});
+      if (found != cell_at.end()) {
+        const BenchGrid::Cell& cell = *found->second;
         const double median = cell.speed.Median();
         text = TableRate(median);
         if (cell.roofline > 0) {

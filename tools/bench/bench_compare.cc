@@ -10,63 +10,8 @@
 namespace ember::tools {
 namespace {
 
-// Field names of a file's results, in the order they first appear.
-std::vector<std::string> FieldNames(const std::vector<BenchRecord>& records) {
-  std::vector<std::string> names;
-  std::set<std::string> seen;
-  for (const BenchRecord& r : records) {
-    for (const auto& item : r.fields.items()) {
-      if (seen.insert(item.key()).second) names.push_back(item.key());
-    }
-  }
-  return names;
-}
-
-std::set<std::string> Values(const std::vector<BenchRecord>& records,
-                             const std::string& name) {
-  std::set<std::string> values;
-  for (const BenchRecord& r : records) values.insert(FieldText(r.fields, name));
-  return values;
-}
-
 bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// Each configuration of a file (its values of the paired fields) with its results pooled,
-// in the order they first appear.
-struct Grouped {
-  std::vector<std::vector<std::string>> keys;
-  std::vector<std::string> tests;
-  std::vector<CompareSide> sides;
-  std::vector<std::vector<std::string>> shown;  // the columns' values
-};
-
-Grouped Group(const std::vector<BenchRecord>& records,
-              const std::vector<std::string>& paired_on,
-              const std::vector<std::string>& columns) {
-  Grouped g;
-  std::map<std::vector<std::string>, size_t> index;
-  for (const BenchRecord& r : records) {
-    std::vector<std::string> key;
-    for (const std::string& name : paired_on) key.push_back(FieldText(r.fields, name));
-    key.push_back(TestLabel(r.fields));  // llama-bench files have no test field
-    const auto found = index.find(key);
-    if (found == index.end()) {
-      index.emplace(key, g.keys.size());
-      g.keys.push_back(key);
-      g.tests.push_back(TestLabel(r.fields));
-      g.sides.push_back({r.speed, 1});
-      std::vector<std::string> shown;
-      for (const std::string& name : columns) shown.push_back(FieldText(r.fields, name));
-      g.shown.push_back(shown);
-    } else {
-      CompareSide& side = g.sides[found->second];
-      side.speed = BenchSpeed::Pool(side.speed, r.speed);
-      ++side.results;
-    }
-  }
-  return g;
 }
 
 std::string Join(const std::vector<std::string>& names, size_t max_names) {
@@ -78,6 +23,47 @@ std::string Join(const std::vector<std::string>& names, size_t max_names) {
     text += " and " + std::to_string(names.size() - max_names) + " more";
   }
   return text;
+}
+
+// Each configuration of a file (its values of the paired fields) with its results pooled,
+// in the order they first appear.
+struct Grouped {
+  std::vector<std::vector<std::string>> keys;
+  std::map<std::vector<std::string>, size_t> index;  // of keys
+  std::vector<std::string> tests;
+  std::vector<CompareSide> sides;
+  std::vector<std::vector<std::string>> shown;  // the columns' values
+};
+
+Status Group(const std::vector<BenchRecord>& records,
+             const std::vector<std::string>& paired_on,
+             const std::vector<std::string>& columns, Grouped* out) {
+  Grouped& g = *out;
+  std::vector<BenchSpeedPool> pools;
+  const FieldPicker pick_key(paired_on), pick_shown(columns);
+  for (const BenchRecord& r : records) {
+    std::vector<std::string> key = pick_key.Pick(r.fields);
+    key.push_back(TestLabel(r.fields));  // llama-bench files have no test field
+    const auto found = g.index.emplace(key, g.keys.size());
+    if (found.second) {
+      if (g.keys.size() == kMaxCompareConfigurations) {
+        return ResourceExhausted(
+            "%s: more than %zu configurations (of the test%s%s), the most bench-compare "
+            "pairs in a file: --ignore FIELD pools results that differ only in FIELD",
+            r.where.c_str(), kMaxCompareConfigurations, columns.empty() ? "" : " and ",
+            Join(columns, 4).c_str());
+      }
+      g.keys.push_back(key);
+      g.tests.push_back(key.back());
+      g.sides.push_back({{}, 0});
+      pools.emplace_back();
+      g.shown.push_back(pick_shown.Pick(r.fields));
+    }
+    pools[found.first->second].Add(r.speed);
+    ++g.sides[found.first->second].results;
+  }
+  for (size_t i = 0; i < pools.size(); ++i) g.sides[i].speed = pools[i].Take();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -93,20 +79,20 @@ Status CompareBenchRecords(const std::vector<BenchRecord>& old_records,
   c.old_results = old_records.size();
   c.new_results = new_records.size();
   c.options = options;
-  const std::vector<std::string> old_fields = FieldNames(old_records);
-  const std::vector<std::string> new_fields = FieldNames(new_records);
+  const FieldValues old_fields = CollectFieldValues(old_records);
+  const FieldValues new_fields = CollectFieldValues(new_records);
   bool model_column = false;
-  for (const std::string& name : old_fields) {
-    if (ClassifyBenchField(name) == BenchField::kMeasurement) continue;
+  for (const std::string& name : old_fields.names) {
     if (Contains(options.ignore, name)) continue;
-    if (!Contains(new_fields, name)) {
+    const auto in_new = new_fields.texts.find(name);
+    if (in_new == new_fields.texts.end()) {
       // The test pairs by its label, from whichever test fields a file has.
       if (ClassifyBenchField(name) != BenchField::kTest)
         c.only_old_fields.push_back(name);
       continue;
     }
-    const std::set<std::string> a = Values(old_records, name),
-                                b = Values(new_records, name);
+    const std::set<std::string>& a = old_fields.texts.at(name);
+    const std::set<std::string>& b = in_new->second;
     if (a.size() == 1 && b.size() == 1 && *a.begin() != *b.begin()) {
       c.differences.push_back({name, *a.begin(), *b.begin()});
       continue;
@@ -120,24 +106,24 @@ Status CompareBenchRecords(const std::vector<BenchRecord>& old_records,
       model_column |= kind == BenchField::kModel;
     }
   }
-  for (const std::string& name : new_fields) {
-    const BenchField kind = ClassifyBenchField(name);
-    if (kind != BenchField::kMeasurement && kind != BenchField::kTest &&
-        !Contains(options.ignore, name) && !Contains(old_fields, name)) {
+  for (const std::string& name : new_fields.names) {
+    if (ClassifyBenchField(name) != BenchField::kTest &&
+        !Contains(options.ignore, name) && old_fields.texts.count(name) == 0) {
       c.only_new_fields.push_back(name);
     }
   }
 
-  const Grouped a = Group(old_records, c.paired_on, c.columns);
-  const Grouped b = Group(new_records, c.paired_on, c.columns);
+  Grouped a, b;
+  EMBER_RETURN_IF_ERROR(Group(old_records, c.paired_on, c.columns, &a));
+  EMBER_RETURN_IF_ERROR(Group(new_records, c.paired_on, c.columns, &b));
   std::vector<bool> matched(b.keys.size(), false);
   for (size_t i = 0; i < a.keys.size(); ++i) {
-    const auto it = std::find(b.keys.begin(), b.keys.end(), a.keys[i]);
-    if (it == b.keys.end()) {
+    const auto it = b.index.find(a.keys[i]);
+    if (it == b.index.end()) {
       c.only_old.push_back({a.shown[i], a.tests[i], a.sides[i]});
       continue;
     }
-    const size_t j = it - b.keys.begin();
+    const size_t j = it->second;
     matched[j] = true;
     ComparedPair pair;
     pair.key = a.shown[i];

@@ -62,7 +62,13 @@ struct Comparison {
   std::vector<UnpairedResult> only_old, only_new;
 };
 
-// Pairs and compares. No pair at all is an error that says what the files differ in.
+// Configurations (values of the fields paired on) one file may hold: each keeps its
+// values of every paired field (10,000 of up to 256 fields are some 160 MB). Not a limit
+// of reading: a history of many builds holds more until --ignore build_commit pools them.
+inline constexpr size_t kMaxCompareConfigurations = 10000;
+
+// Pairs and compares. No pair at all is an error that says what the files differ in; so
+// is a file of more than kMaxCompareConfigurations.
 Status CompareBenchRecords(const std::vector<BenchRecord>& old_records,
                            const std::vector<BenchRecord>& new_records,
                            const std::string& old_name, const std::string& new_name,

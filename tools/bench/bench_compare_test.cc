@@ -1,7 +1,8 @@
 // bench-compare's pairing: what two files differ in is held apart, what varies pairs;
 // results without a partner are listed; repeated configurations pool; files with other
 // field sets (llama-bench's, an older ember's) still pair; --ignore; no pair at all is an
-// error; and the outputs carry the figures.
+// error; the outputs carry the figures; and thousands of results and configurations pool
+// and pair as a few do.
 #include "tools/bench/bench_compare.h"
 
 #include <cstdio>
@@ -136,6 +137,73 @@ TEST(BenchCompareTest, NoPairIsAnError) {
   ASSERT_TRUE(CompareBenchRecords(a, b, "a.jsonl", "b.jsonl", ignore, &c).ok());
   EXPECT_EQ(c.pairs.size(), 1u);
   EXPECT_EQ(c.pairs[0].old_side.results, 2);
+}
+
+TEST(BenchCompareTest, ThousandsPoolAndPair) {
+  // 3,000 configurations (thread counts) in each file, NEW's in reverse order, and one
+  // configuration repeated 20,000 times (a history of single repetitions).
+  std::vector<BenchRecord> old_run, new_run;
+  BenchSpeed pooled;  // what Pool gives results that all have samples
+  for (int i = 0; i < 20000; ++i) {
+    BenchJson j = Result("m.ember", 0, "tg8", 100, "a").fields;
+    j["samples_ts"] = {100 + i % 7};
+    BenchRecord r;
+    ASSERT_TRUE(MakeBenchRecord(j, "old", &r).ok());
+    pooled.samples.push_back(r.speed.samples[0]);
+    old_run.push_back(r);
+  }
+  for (int threads = 1; threads <= 3000; ++threads) {
+    old_run.push_back(Result("m.ember", threads, "tg8", 100 * threads, "a"));
+    new_run.push_back(
+        Result("m.ember", 3001 - threads, "tg8", 110 * (3001 - threads), "b"));
+  }
+  new_run.push_back(Result("m.ember", 0, "tg8", 100, "b"));
+  Comparison c;
+  ASSERT_TRUE(
+      CompareBenchRecords(old_run, new_run, "old", "new", CompareOptions(), &c).ok());
+  ASSERT_EQ(c.pairs.size(), 3001u);
+  EXPECT_TRUE(c.only_old.empty());
+  EXPECT_TRUE(c.only_new.empty());
+  const ComparedPair& history = c.pairs[0];
+  EXPECT_EQ(history.key, (std::vector<std::string>{"0"}));
+  EXPECT_EQ(history.old_side.results, 20000);
+  EXPECT_EQ(history.old_side.speed.samples, pooled.samples);
+  EXPECT_EQ(history.old_side.speed.mean, MeanOf(pooled.samples));
+  EXPECT_EQ(history.old_side.speed.stddev, SampleStdDev(pooled.samples));
+  for (size_t i = 1; i < c.pairs.size(); ++i) {
+    ASSERT_EQ(c.pairs[i].key, (std::vector<std::string>{std::to_string(i)}));
+    EXPECT_NEAR(c.pairs[i].estimate.ratio, 1.1, 1e-12) << i;
+    EXPECT_EQ(c.pairs[i].new_side.results, 1);
+  }
+}
+
+TEST(BenchCompareTest, ConfigurationsAreBounded) {
+  // 10,000 thread counts pair; one more is refused, naming the limit and --ignore, which
+  // pools them into one configuration again.
+  std::vector<BenchRecord> many, one = {Result("m.ember", 1, "tg8", 100, "b")};
+  for (int threads = 1; threads <= 10001; ++threads) {
+    many.push_back(Result("m.ember", threads, "tg8", 100, "a"));
+  }
+  Comparison c;
+  const Status s =
+      CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", CompareOptions(), &c);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(
+      std::string(s.message())
+          .find("m.ember tg8: more than 10000 configurations (of the test and "
+                "n_threads), the most bench-compare pairs in a file: --ignore FIELD"),
+      std::string::npos)
+      << s.message();
+  many.pop_back();
+  EXPECT_TRUE(
+      CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", CompareOptions(), &c).ok());
+  EXPECT_EQ(c.only_old.size(), 9999u);
+  many.push_back(Result("m.ember", 10001, "tg8", 100, "a"));
+  CompareOptions ignore;
+  ignore.ignore = {"n_threads"};
+  ASSERT_TRUE(CompareBenchRecords(many, one, "a.jsonl", "b.jsonl", ignore, &c).ok());
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_EQ(c.pairs[0].old_side.results, 10001);
 }
 
 TEST(BenchCompareTest, OutputsCarryTheFigures) {

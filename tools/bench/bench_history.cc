@@ -6,8 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+
+#include "tools/bench/bench_records.h"
 
 namespace ember::tools {
 namespace {
@@ -38,6 +42,15 @@ class Fd {
 Status AppendLines(const std::string& path, const std::string& lines) {
   if (!lines.empty() && lines.back() != '\n')
     return InvalidArgument("history: a line without its newline");
+  for (size_t begin = 0, end; begin < lines.size(); begin = end + 1) {
+    end = lines.find('\n', begin);
+    if (end - begin > kMaxBenchLineBytes) {
+      return ResourceExhausted(
+          "history: a line of %zu bytes, more than %zu, the most a line of a bench file "
+          "may hold",
+          end - begin, kMaxBenchLineBytes);
+    }
+  }
   const bool existed = access(path.c_str(), F_OK) == 0;
   // Read access too: the last byte tells whether the file ends in a whole line.
   Fd fd(open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
@@ -49,6 +62,19 @@ Status AppendLines(const std::string& path, const std::string& lines) {
     return IoError("cannot stat '%s': %s", path.c_str(), strerror(errno));
   }
   const bool regular = S_ISREG(st.st_mode);
+  // A history stays readable: never past what readers accept (checked again under the
+  // lock), and a bench whose history is already full fails before it starts.
+  const auto too_large = [&](size_t adding) {
+    return ResourceExhausted(
+        "'%s' holds %lld bytes: %zu more would take it past %zu (%zu MiB), the most a "
+        "bench file may hold; start a new history file",
+        path.c_str(), static_cast<long long>(st.st_size), adding, kMaxBenchFileBytes,
+        kMaxBenchFileBytes >> 20);
+  };
+  if (regular && static_cast<uint64_t>(st.st_size) + std::max<size_t>(lines.size(), 1) >
+                     kMaxBenchFileBytes) {
+    return too_large(lines.size());
+  }
   if (lines.empty()) return Status::Ok();
   // One writer at a time: the check of the last byte and the write belong together.
   while (regular && flock(fd.get(), LOCK_EX) != 0) {
@@ -63,6 +89,9 @@ Status AppendLines(const std::string& path, const std::string& lines) {
     char last = '\n';
     if (pread(fd.get(), &last, 1, st.st_size - 1) == 1 && last != '\n')
       text.insert(0, "\n");
+    if (static_cast<uint64_t>(st.st_size) + text.size() > kMaxBenchFileBytes) {
+      return too_large(text.size());
+    }
   }
   // Regular files take the whole buffer in one write(); the loop covers short writes
   // (a full disk, a signal) by appending the rest right after, still under the lock.

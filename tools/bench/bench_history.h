@@ -18,7 +18,9 @@ namespace ember::tools {
 
 // Appends `lines` (complete lines, each ending in '\n') to `path`, creating it (mode
 // 0644 less the umask) when missing. Empty `lines` only checks that the file can be
-// opened for appending (creating it), as a bench does before it starts.
+// opened for appending (creating it) and is not full, as a bench does before it starts.
+// A line longer than kMaxBenchLineBytes, or a file that would grow past
+// kMaxBenchFileBytes (bench_records.h), is refused: readers would refuse it.
 Status AppendLines(const std::string& path, const std::string& lines);
 
 }  // namespace ember::tools

@@ -2,11 +2,13 @@
 // failed write (a file-size limit makes write() stop halfway: fault injection through the
 // real code path) leaves every earlier line intact, and the next append starts a fresh
 // line; writers killed with SIGKILL at random moments never damage lines already there;
-// concurrent writers never interleave their lines.
+// concurrent writers never interleave their lines; a history never grows past what
+// readers accept (bench_records.h), and a full one fails the bench before it starts.
 #include "tools/bench/bench_history.h"
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,44 @@ TEST(BenchHistoryTest, RoundTrip) {
   const Status bad = AppendLines(dir.path() + "/missing/history.jsonl", Line(4, 1));
   EXPECT_EQ(bad.code(), StatusCode::kIoError);
   EXPECT_NE(std::string(bad.message()).find("cannot open"), std::string::npos);
+}
+
+TEST(BenchHistoryTest, NeverGrowsPastWhatReadersAccept) {
+  testing::ScratchDir dir("ember_history_");
+  const std::string path = dir.path() + "/history.jsonl";
+  // A line longer than a reader takes: refused, nothing written.
+  const Status long_line = AppendLines(path, Line(1, kMaxBenchLineBytes));
+  EXPECT_EQ(long_line.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(long_line.message()).find("more than 1048576"), std::string::npos)
+      << long_line.message();
+  EXPECT_NE(access(path.c_str(), F_OK), 0);  // not even created
+  ASSERT_TRUE(AppendLines(path, "").ok());
+  // 60 bytes short of the limit (a sparse file: its content does not matter here).
+  ASSERT_EQ(truncate(path.c_str(), kMaxBenchFileBytes - 60), 0);
+  const Status full = AppendLines(path, Line(2, 100));
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(full.message())
+                .find("would take it past 67108864 (64 MiB), the most a bench file may "
+                      "hold; start a new history file"),
+            std::string::npos)
+      << full.message();
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), kMaxBenchFileBytes - 60);
+  // 60 bytes would fit but for the newline that first ends the last line (here a zero
+  // byte); 59 fit, up to the limit.
+  EXPECT_EQ(AppendLines(path, Line(3, 60 - Line(3, 0).size())).code(),
+            StatusCode::kResourceExhausted);
+  const std::string fits = Line(3, 60 - 1 - Line(3, 0).size());
+  ASSERT_TRUE(AppendLines(path, fits).ok());
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), kMaxBenchFileBytes);
+  // Full: a bench checking its history before it starts is told so.
+  const Status probe = AppendLines(path, "");
+  EXPECT_EQ(probe.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(probe.message()).find("start a new history file"),
+            std::string::npos)
+      << probe.message();
 }
 
 // A child process appends `line` with the file size limited to `limit` bytes: write()

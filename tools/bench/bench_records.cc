@@ -2,10 +2,12 @@
 #include "tools/bench/bench_records.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <numeric>
-
-#include "tools/util/files.h"
+#include <set>
 
 namespace ember::tools {
 namespace {
@@ -99,7 +101,101 @@ BenchSpeed FromSamples(std::vector<double> samples) {
   return s;
 }
 
+// "64 MiB", "1 MiB": a limit in bytes as people say it.
+std::string Mebibytes(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// Where the arrays and objects in `text` first nest deeper than kMaxBenchNesting
+// (brackets in strings do not count), or npos.
+size_t TooDeep(const std::string& text) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxBenchNesting) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+Status TooDeepError(const std::string& where) {
+  return ResourceExhausted(
+      "%s: arrays and objects nested more than %zu deep, the most a bench result may "
+      "nest",
+      where.c_str(), kMaxBenchNesting);
+}
+
+// The limits on what a whole file holds (the results' count is checked as they are read).
+Status CheckFileTotals(const std::vector<BenchRecord>& records, const std::string& name) {
+  size_t samples = 0;
+  std::set<std::string> fields;
+  for (const BenchRecord& r : records) {
+    for (const auto& item : r.fields.items()) {
+      if (fields.insert(item.key()).second && fields.size() > kMaxBenchFields) {
+        return ResourceExhausted(
+            "%s: more than %zu field names in all, the most a bench file may hold",
+            r.where.c_str(), kMaxBenchFields);
+      }
+    }
+    samples += r.speed.samples.size();
+    if (samples > kMaxBenchSamples) {
+      return ResourceExhausted(
+          "%s: more than %zu repetitions (samples) in all, the most a bench file may "
+          "hold: split it",
+          r.where.c_str(), kMaxBenchSamples);
+    }
+  }
+  if (records.empty()) return InvalidArgument("%s: no results", name.c_str());
+  return Status::Ok();
+}
+
+Status TooManyResults(const std::string& where) {
+  return ResourceExhausted(
+      "%s: more than %zu results, the most a bench file may hold: split it",
+      where.c_str(), kMaxBenchResults);
+}
+
 }  // namespace
+
+void BenchSpeedPool::Add(const BenchSpeed& speed) {
+  if (empty_) {
+    speed_ = speed;
+    empty_ = false;
+  } else if (!speed_.samples.empty() && !speed.samples.empty()) {
+    // Pool would take the mean and spread of all the samples: once, in Take().
+    speed_.samples.insert(speed_.samples.end(), speed.samples.begin(),
+                          speed.samples.end());
+    unsettled_ = true;
+  } else {
+    Settle();
+    speed_ = BenchSpeed::Pool(speed_, speed);
+  }
+}
+
+void BenchSpeedPool::Settle() {
+  if (!unsettled_) return;
+  speed_.mean = MeanOf(speed_.samples);
+  speed_.stddev = SampleStdDev(speed_.samples);
+  unsettled_ = false;
+}
+
+BenchSpeed BenchSpeedPool::Take() {
+  Settle();
+  BenchSpeed speed = std::move(speed_);
+  speed_ = BenchSpeed();
+  empty_ = true;
+  return speed;
+}
 
 double MeanOf(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
@@ -228,12 +324,25 @@ Status MakeBenchRecord(BenchJson fields, std::string where, BenchRecord* out) {
 Status ParseBenchRecords(const std::string& text, const std::string& name,
                          std::vector<BenchRecord>* out) {
   out->clear();
+  if (text.size() > kMaxBenchFileBytes) {
+    return ResourceExhausted(
+        "%s: more than %zu bytes (%s), the most a bench file may hold: split it",
+        name.c_str(), kMaxBenchFileBytes, Mebibytes(kMaxBenchFileBytes).c_str());
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return InvalidArgument("%s: no results", name.c_str());
   // A JSON array, or one (possibly pretty-printed) object.
   if (text[first] == '[' || text[first] == '{') {
+    const size_t deep = TooDeep(text);
+    if (deep != std::string::npos && text[first] == '[') {
+      const long line = 1 + std::count(text.begin(), text.begin() + deep, '\n');
+      return TooDeepError(name + ":" + std::to_string(line));
+    }
+    // An object too deep to parse may be the first line of JSON Lines: each line is
+    // checked below.
     BenchJson all;
-    const Status parsed = ParseJson(text, name, 0, &all);
+    const Status parsed =
+        deep == std::string::npos ? ParseJson(text, name, 0, &all) : TooDeepError(name);
     if (!parsed.ok() && text[first] == '[') return parsed;
     if (parsed.ok() && all.is_object()) {
       // One object: named by the line it starts on, as a line of JSON Lines is.
@@ -242,17 +351,19 @@ Status ParseBenchRecords(const std::string& text, const std::string& name,
       EMBER_RETURN_IF_ERROR(
           MakeBenchRecord(std::move(all), name + ":" + std::to_string(line), &r));
       out->push_back(std::move(r));
-      return Status::Ok();
+      return CheckFileTotals(*out, name);
     }
     if (parsed.ok()) {
+      if (all.size() > kMaxBenchResults) {
+        return TooManyResults(name + ": result " + std::to_string(kMaxBenchResults + 1));
+      }
       for (size_t i = 0; i < all.size(); ++i) {
         BenchRecord r;
         EMBER_RETURN_IF_ERROR(MakeBenchRecord(
             std::move(all[i]), name + ": result " + std::to_string(i + 1), &r));
         out->push_back(std::move(r));
       }
-      if (out->empty()) return InvalidArgument("%s: no results", name.c_str());
-      return Status::Ok();
+      return CheckFileTotals(*out, name);
     }
   }
   // JSON Lines.
@@ -260,25 +371,46 @@ Status ParseBenchRecords(const std::string& text, const std::string& name,
   for (size_t begin = 0; begin < text.size();) {
     size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(begin, end - begin);
+    const size_t line_begin = begin;
     begin = end + 1;
     ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = name + ":" + std::to_string(line_number);
+    if (end - line_begin > kMaxBenchLineBytes) {
+      return ResourceExhausted(
+          "%s: a line of %zu bytes, more than %zu (%s), the most a line of a bench file "
+          "may hold",
+          where.c_str(), end - line_begin, kMaxBenchLineBytes,
+          Mebibytes(kMaxBenchLineBytes).c_str());
+    }
+    const std::string line = text.substr(line_begin, end - line_begin);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (out->size() == kMaxBenchResults) return TooManyResults(where);
+    if (TooDeep(line) != std::string::npos) return TooDeepError(where);
     BenchJson fields;
     EMBER_RETURN_IF_ERROR(ParseJson(line, name, line_number, &fields));
     BenchRecord r;
     EMBER_RETURN_IF_ERROR(MakeBenchRecord(std::move(fields), where, &r));
     out->push_back(std::move(r));
   }
-  if (out->empty()) return InvalidArgument("%s: no results", name.c_str());
-  return Status::Ok();
+  return CheckFileTotals(*out, name);
 }
 
 Status ReadBenchRecords(const std::string& path, std::vector<BenchRecord>* out) {
-  std::vector<uint8_t> bytes;
-  EMBER_RETURN_IF_ERROR(ReadFile(path, &bytes));
-  return ParseBenchRecords(std::string(bytes.begin(), bytes.end()), path, out);
+  // Stops within a buffer past the limit, so a larger file (or an endless pipe) is
+  // refused without being read whole.
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return IoError("cannot open '%s': %s", path.c_str(), strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t n;
+  while (text.size() <= kMaxBenchFileBytes && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+    text.append(buf, n);
+  }
+  const bool failed = ferror(f);
+  const int read_errno = errno;  // e.g. EISDIR: fopen succeeds on a directory
+  fclose(f);
+  if (failed) return IoError("cannot read '%s': %s", path.c_str(), strerror(read_errno));
+  return ParseBenchRecords(text, path, out);
 }
 
 std::string TestLabel(const BenchJson& record) {
@@ -294,9 +426,44 @@ std::string TestLabel(const BenchJson& record) {
 
 std::string FieldText(const BenchJson& record, const std::string& name) {
   const auto it = record.find(name);
-  if (it == record.end() || it->is_null()) return "-";
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
+  return it == record.end() ? "-" : ValueText(*it);
+}
+
+std::string ValueText(const BenchJson& value) {
+  if (value.is_null()) return "-";
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+FieldValues CollectFieldValues(const std::vector<BenchRecord>& records) {
+  FieldValues f;
+  std::map<std::string, size_t> holders;  // records with the field
+  for (const BenchRecord& r : records) {
+    for (const auto& item : r.fields.items()) {
+      if (ClassifyBenchField(item.key()) == BenchField::kMeasurement) continue;
+      const auto added = f.texts.emplace(item.key(), std::set<std::string>());
+      if (added.second) f.names.push_back(item.key());
+      added.first->second.insert(ValueText(item.value()));
+      ++holders[item.key()];
+    }
+  }
+  for (auto& [name, texts] : f.texts) {
+    if (holders[name] < records.size()) texts.insert("-");
+  }
+  return f;
+}
+
+FieldPicker::FieldPicker(const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i) positions_.emplace(names[i], i);
+}
+
+std::vector<std::string> FieldPicker::Pick(const BenchJson& record) const {
+  std::vector<std::string> texts(positions_.size(), "-");
+  for (const auto& item : record.items()) {
+    const auto it = positions_.find(item.key());
+    if (it != positions_.end()) texts[it->second] = ValueText(item.value());
+  }
+  return texts;
 }
 
 std::string DescribeField(const std::string& name, const std::string& value) {

@@ -1,12 +1,19 @@
 // Reading bench files back: JSON Lines, a JSON array, one object; llama-bench's fields
 // and older ember files (samples_ns only, means only); every malformed input refused with
-// the file and line it is on; which fields configure and which measure.
+// the file and line it is on; files beyond each limit refused, naming it (a file larger
+// than the limit without reading it whole); which fields configure and which measure;
+// pooling many results as pooling them one by one does.
 #include "tools/bench/bench_records.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing.h"
 #include "tools/bench/bench_report.h"
 
 namespace ember::tools {
@@ -113,6 +120,91 @@ TEST(BenchRecordsTest, BadInputNamesFileAndLine) {
       << Message(missing);
 }
 
+// `count` lines of one result each: {"test":"pp8","n_threads":T,"samples_ts":[1,...]},
+// T the line's index when `distinct` (a configuration each), else 1.
+std::string Lines(size_t count, bool distinct, size_t samples_per_line = 1) {
+  std::string samples = "1";
+  for (size_t i = 1; i < samples_per_line; ++i) samples += ",1";
+  std::string text;
+  for (size_t i = 0; i < count; ++i) {
+    text += "{\"test\":\"pp8\",\"n_threads\":" + std::to_string(distinct ? i : 1) +
+            ",\"samples_ts\":[" + samples + "]}\n";
+  }
+  return text;
+}
+
+TEST(BenchRecordsTest, LimitsAreRefusedNamingThem) {
+  std::vector<BenchRecord> r;
+  const auto refused = [&](const std::string& text, const std::string& want) {
+    const Status s = ParseBenchRecords(text, "x.jsonl", &r);
+    EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << Message(s);
+    EXPECT_NE(Message(s).find(want), std::string::npos)
+        << "message: " << Message(s) << "\nwant: " << want;
+  };
+  const std::string good = "{\"test\":\"pp8\",\"samples_ts\":[5]}\n";
+  // Bytes: one past the limit.
+  std::string big = good;
+  big.resize(kMaxBenchFileBytes + 1, '\n');
+  refused(big, "x.jsonl: more than 67108864 bytes (64 MiB), the most a bench file may");
+  big.clear();
+  big.shrink_to_fit();
+  // A line: at the limit it is read, one byte more is refused.
+  std::string line = "{\"test\":\"pp8\",\"samples_ts\":[5],\"pad\":\"\"}";
+  line.insert(line.size() - 2, kMaxBenchLineBytes - line.size(), 'a');
+  ASSERT_EQ(line.size(), kMaxBenchLineBytes);
+  EXPECT_TRUE(ParseBenchRecords(good + line + "\n", "x.jsonl", &r).ok());
+  line.insert(line.size() - 2, "a");
+  refused(good + line + "\n", "x.jsonl:2: a line of 1048577 bytes, more than 1048576");
+  // Results: 100,000 are read; the next is refused, here or in an array.
+  EXPECT_TRUE(ParseBenchRecords(Lines(kMaxBenchResults, false), "x.jsonl", &r).ok());
+  EXPECT_EQ(r.size(), kMaxBenchResults);
+  refused(Lines(kMaxBenchResults, false) + good,
+          "x.jsonl:100001: more than 100000 results, the most a bench file may hold");
+  std::string array = "[";
+  for (size_t i = 0; i <= kMaxBenchResults; ++i) array += (i ? "," : "") + good;
+  refused(array + "]", "x.jsonl: result 100001: more than 100000 results");
+  // Samples in all: 2,000,000 in lines of 400,000.
+  EXPECT_TRUE(ParseBenchRecords(Lines(5, false, 400000), "x.jsonl", &r).ok());
+  refused(Lines(5, false, 400000) + good,
+          "x.jsonl:6: more than 2000000 repetitions (samples) in all");
+  // Field names: 256 in all (here 2 and 254 of a line's own), not 257.
+  std::string fields;
+  for (size_t i = 0; i < kMaxBenchFields - 2; ++i) {
+    fields += "{\"test\":\"pp8\",\"samples_ts\":[5],\"f" + std::to_string(i) + "\":1}\n";
+  }
+  EXPECT_TRUE(ParseBenchRecords(fields, "x.jsonl", &r).ok());
+  refused(fields + "{\"test\":\"pp8\",\"samples_ts\":[5],\"g\":1}\n",
+          "x.jsonl:255: more than 256 field names in all");
+  // Nesting: 32 deep is read; 33, or 500,000 (which overflowed the stack when the
+  // record was copied), is refused, in JSON Lines or an array, brackets in strings aside.
+  const auto nested = [](size_t depth) {
+    return "{\"test\":\"pp8\",\"samples_ts\":[5],\"x\":" + std::string(depth - 1, '[') +
+           "\"[[[\\\"[[\"" + std::string(depth - 1, ']') + "}";
+  };
+  EXPECT_TRUE(ParseBenchRecords(nested(kMaxBenchNesting) + "\n", "x.jsonl", &r).ok());
+  refused(good + nested(kMaxBenchNesting + 1) + "\n",
+          "x.jsonl:2: arrays and objects nested more than 32 deep");
+  refused(good + nested(500000) + "\n", "x.jsonl:2: arrays and objects nested more");
+  refused("[\n" + good + ",\n" + nested(kMaxBenchNesting) + "]",
+          "x.jsonl:4: arrays and objects nested more than 32 deep");
+}
+
+TEST(BenchRecordsTest, LargerFilesAreNotReadWhole) {
+  // A sparse file of 1 TiB: refused after reading one byte past the limit.
+  testing::ScratchDir dir("ember_records_");
+  const std::string path = dir.path() + "/huge.jsonl";
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, off_t{1} << 40), 0);
+  close(fd);
+  std::vector<BenchRecord> r;
+  const Status s = ReadBenchRecords(path, &r);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(Message(s).find("huge.jsonl: more than 67108864 bytes (64 MiB)"),
+            std::string::npos)
+      << Message(s);
+}
+
 TEST(BenchRecordsTest, FieldRoles) {
   EXPECT_EQ(ClassifyBenchField("test"), BenchField::kTest);
   EXPECT_EQ(ClassifyBenchField("n_gen"), BenchField::kTest);
@@ -170,6 +262,35 @@ TEST(BenchRecordsTest, PooledSpeeds) {
   EXPECT_TRUE(ac.samples.empty());
   EXPECT_DOUBLE_EQ(ac.mean, 6);
   EXPECT_DOUBLE_EQ(ac.stddev, 4);
+}
+
+TEST(BenchRecordsTest, PoolOfManyIsPoolOneByOne) {
+  // Runs of results with samples, a mean only among them at times: the pool's figures
+  // are Pool's, folded in order, to the bit.
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> ts(50, 150);
+  for (int trial = 0; trial < 300; ++trial) {
+    BenchSpeedPool pool;
+    BenchSpeed folded;
+    const int results = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < results; ++i) {
+      BenchSpeed s;
+      if (rng() % 5 == 0) {
+        s.mean = ts(rng);
+        s.stddev = ts(rng) / 50;
+      } else {
+        for (size_t k = 1 + rng() % 6; k > 0; --k) s.samples.push_back(ts(rng));
+        s.mean = MeanOf(s.samples);
+        s.stddev = SampleStdDev(s.samples);
+      }
+      pool.Add(s);
+      folded = i == 0 ? s : BenchSpeed::Pool(folded, s);
+    }
+    const BenchSpeed got = pool.Take();
+    ASSERT_EQ(got.samples, folded.samples) << trial;
+    ASSERT_EQ(got.mean, folded.mean) << trial;
+    ASSERT_EQ(got.stddev, folded.stddev) << trial;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #define EMBER_TOOLS_BENCH_BENCH_STATS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ember::tools {
@@ -33,9 +34,21 @@ inline constexpr size_t kExactPairs = 2500;
 // is [d(C), d(nm + 1 - C)] of the sorted pairwise ratios new_j / old_i, C the largest
 // count with P(U <= C - 1) <= alpha / 2; with too few repetitions for that, the widest
 // one (C = 1) and its lower coverage. change is the sign of U - nm/2 when p < alpha.
+// O((n + m) log(n + m)) time and O(n + m) memory: the n * m ratios are never formed
+// (MannWhitneyU, KthSmallestDifference on the logarithms).
 RatioEstimate CompareSamples(const std::vector<double>& old_ts,
                              const std::vector<double>& new_ts, double alpha,
                              size_t exact_pairs = kExactPairs);
+
+// U = #{(i, j): y_j > x_i} + #{(i, j): y_j = x_i} / 2 for x and y sorted ascending, by
+// one merge: O(n + m).
+double MannWhitneyU(const std::vector<double>& x, const std::vector<double>& y);
+
+// The k-th smallest (k = 1 .. n * m) of the n * m differences y_j - x_i as doubles
+// compute them, for x and y sorted ascending and not empty, without forming them: at
+// most 64 O(n + m) counts (a bisection over the doubles' bit patterns).
+double KthSmallestDifference(const std::vector<double>& x, const std::vector<double>& y,
+                             uint64_t k);
 
 // Without samples: the ratio of the means; the log-ratio's spread from the two relative
 // standard deviations (of single repetitions, so the test is conservative); p from the

@@ -2,11 +2,13 @@
 // count of every ordering and the textbook value for 5 against 5; p-values, intervals
 // and verdicts of separated, overlapping and too-small samples; the interval's coverage
 // over many simulated runs with a known ratio; the normal approximation beside the exact
-// distribution; the rule for files with means only.
+// distribution; the rule for files with means only; U and the k-th pairwise difference
+// without the n * m pairs, against brute force and at 200,000 against 200,000.
 #include "tools/bench/bench_stats.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -162,6 +164,82 @@ TEST(BenchStatsTest, NormalApproximationAgreesWithExactCounts) {
       CompareSamples(std::vector<double>(60, 5.0), std::vector<double>(60, 5.0), 0.05);
   EXPECT_EQ(ties.change, 0);
   EXPECT_DOUBLE_EQ(ties.ratio, 1);
+}
+
+// Samples of `n` values drawn from `levels` integers around zero (many ties, negatives,
+// zeros) or, for levels 0, spread reals.
+std::vector<double> Draw(std::mt19937* rng, size_t n, int levels) {
+  std::vector<double> v(n);
+  std::normal_distribution<double> spread(4, 3);
+  for (double& x : v) {
+    x = levels ? static_cast<double>(static_cast<int>((*rng)() % levels) - levels / 3)
+               : spread(*rng);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(BenchStatsTest, SelectionAndUAgreeWithEveryPair) {
+  // The reference forms and sorts all n * m differences; every rank must come out as the
+  // very same double, and U as the count over every pair.
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 400; ++trial) {
+    const bool large = trial % 40 == 0;
+    const size_t n = 1 + rng() % (large ? 400 : 30), m = 1 + rng() % (large ? 300 : 30);
+    const int levels = trial % 4 == 0 ? 0 : 1 + static_cast<int>(rng() % 12);
+    const std::vector<double> x = Draw(&rng, n, levels), y = Draw(&rng, m, levels);
+    std::vector<double> d;
+    double u = 0;
+    for (double xi : x) {
+      for (double yj : y) {
+        d.push_back(yj - xi);
+        u += yj > xi ? 1 : yj == xi ? 0.5 : 0;
+      }
+    }
+    std::sort(d.begin(), d.end());
+    ASSERT_EQ(MannWhitneyU(x, y), u) << n << " x " << m << ", levels " << levels;
+    const uint64_t step = large ? 997 : 1;  // every rank of the small ones
+    for (uint64_t k = 1; k <= d.size(); k += step) {
+      ASSERT_EQ(KthSmallestDifference(x, y, k), d[k - 1])
+          << n << " x " << m << ", levels " << levels << ", k " << k;
+    }
+    ASSERT_EQ(KthSmallestDifference(x, y, d.size()), d.back());
+  }
+}
+
+TEST(BenchStatsTest, TwoHundredThousandAgainstTwoHundredThousand) {
+  // All-pairs would take 4e10 differences (320 GB). x = 0 .. N-1 and y = x: the
+  // differences j - i take the value v in N - |v| pairs, so #{D <= v} = (N + v)(N + v +
+  // 1) / 2 for v <= 0, the median is 0, and U = N^2 / 2 (the N ties count one half).
+  const size_t kN = 200000;
+  std::vector<double> x(kN);
+  for (size_t i = 0; i < kN; ++i) x[i] = static_cast<double>(i);
+  const std::vector<double>& y = x;
+  const double n = kN;
+  EXPECT_EQ(MannWhitneyU(x, y), n * n / 2);
+  const uint64_t pairs = uint64_t{kN} * kN;
+  EXPECT_EQ(KthSmallestDifference(x, y, pairs / 2), 0.0);  // the median
+  EXPECT_EQ(KthSmallestDifference(x, y, 1), -(n - 1));
+  EXPECT_EQ(KthSmallestDifference(x, y, pairs), n - 1);
+  for (int64_t v : {-199999, -150000, -1000, -1, 0}) {
+    const uint64_t at_most = (kN + v) * (kN + v + 1) / 2;  // #{D <= v}
+    EXPECT_EQ(KthSmallestDifference(x, y, at_most), v) << v;
+    EXPECT_EQ(KthSmallestDifference(x, y, at_most + 1), v + 1) << v;
+  }
+  // The whole comparison: NEW twice as fast as OLD at every repetition.
+  std::vector<double> old_ts(kN), new_ts(kN);
+  for (size_t i = 0; i < kN; ++i) {
+    old_ts[i] = 100 + static_cast<double>((i * 7919) % kN) * 1e-4;  // 100 .. 120
+    new_ts[i] = 2 * old_ts[i];
+  }
+  const RatioEstimate e = CompareSamples(old_ts, new_ts, 0.05);
+  EXPECT_EQ(e.ratio, 2);
+  EXPECT_LT(e.low, 2);
+  EXPECT_GT(e.high, 2);
+  EXPECT_GT(e.low, 1.99);
+  EXPECT_LT(e.high, 2.01);
+  EXPECT_EQ(e.p_value, 0);
+  EXPECT_EQ(e.change, 1);
 }
 
 TEST(BenchStatsTest, MeansOnly) {
