@@ -228,7 +228,8 @@ TEST_F(CApiEdgeTest, CallerArenaSizes) {
 TEST_F(CApiEdgeTest, TokenizeLengthsAndCapacities) {
   int32_t ids[16];
   size_t n = 99;
-  for (size_t length : {SIZE_MAX, kHalfPlusOne, size_t{UINT32_MAX} + 1}) {
+  // 513: one past max_prompt_bytes (8 a position), past the 4 bytes of "abc" too.
+  for (size_t length : {SIZE_MAX, kHalfPlusOne, size_t{UINT32_MAX}, size_t{513}}) {
     EXPECT_EQ(ember_tokenize(session_, "abc", length, 1, ids, 16, &n),
               EMBER_INVALID_ARGUMENT);
     EXPECT_NE(LastError().find("exceeds the session's max_prompt_bytes"),
