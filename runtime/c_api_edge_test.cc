@@ -22,6 +22,21 @@ namespace {
 
 constexpr size_t kHalfPlusOne = SIZE_MAX / 2 + 1;
 
+// AddressSanitizer ends the process when an allocation of absurd size fails (unless
+// allocator_may_return_null), where the library would return a status: such rows are
+// left out under it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 std::string LastError() { return ember_last_error(); }
 
 // The tiny model with a chat template, loaded through the C API.
@@ -213,7 +228,8 @@ TEST_F(CApiEdgeTest, CallerArenaSizes) {
 TEST_F(CApiEdgeTest, TokenizeLengthsAndCapacities) {
   int32_t ids[16];
   size_t n = 99;
-  for (size_t length : {SIZE_MAX, kHalfPlusOne, size_t{UINT32_MAX} + 1}) {
+  // 513: one past max_prompt_bytes (8 a position), past the 4 bytes of "abc" too.
+  for (size_t length : {SIZE_MAX, kHalfPlusOne, size_t{UINT32_MAX}, size_t{513}}) {
     EXPECT_EQ(ember_tokenize(session_, "abc", length, 1, ids, 16, &n),
               EMBER_INVALID_ARGUMENT);
     EXPECT_NE(LastError().find("exceeds the session's max_prompt_bytes"),
@@ -439,10 +455,12 @@ TEST_F(CApiEdgeTest, ChatLengths) {
   ember_chat_options options;
   ember_chat_options_default(&options);
   options.max_messages = UINT32_MAX - 1;  // each a pointer and sizes: past any memory
-  const ember_status big = ember_chat_create(session_, &options, &chat);
-  EXPECT_TRUE(big == EMBER_RESOURCE_EXHAUSTED || big == EMBER_OK) << LastError();
-  ember_chat_free(chat);
-  chat = nullptr;
+  if (!kAddressSanitizer) {
+    const ember_status big = ember_chat_create(session_, &options, &chat);
+    EXPECT_TRUE(big == EMBER_RESOURCE_EXHAUSTED || big == EMBER_OK) << LastError();
+    ember_chat_free(chat);
+    chat = nullptr;
+  }
   ASSERT_EQ(ember_chat_create(session_, nullptr, &chat), EMBER_OK) << LastError();
   for (size_t length : {SIZE_MAX, kHalfPlusOne}) {
     EXPECT_EQ(ember_chat_add(chat, "user", "Hi", length), EMBER_RESOURCE_EXHAUSTED);
