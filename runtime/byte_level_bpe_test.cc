@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/pretokenizer.h"
 #include "runtime/tokenizer.h"
 #include "runtime/utf8.h"

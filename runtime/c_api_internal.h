@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "runtime/ember.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/stop_strings.h"

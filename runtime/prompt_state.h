@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/status.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/utf8.h"
 #include "tests/testing.h"
 #include "tools/convert/llama2c_import.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/half.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember::testing {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "runtime/session.h"
-#include "runtime/tensor.h"
 #include "tests/accuracy_util.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"

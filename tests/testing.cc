@@ -14,10 +14,10 @@
 
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor_names.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/tensor_names.h"
 #include "runtime/utf8.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"

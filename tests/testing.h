@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/config.h"
-#include "runtime/model.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/config.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/session_plan.h"
 #include "runtime/tokenizer.h"
 

@@ -6,9 +6,9 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
-#include "runtime/tensor_names.h"
 #include "tests/testing.h"
 #include "tools/convert/synthetic.h"
 

@@ -19,7 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"

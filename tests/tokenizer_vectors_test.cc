@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/testing.h"
 #include "tools/convert/gguf_tokenizer.h"
 #include "tools/convert/hf_tokenizer.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"
 #include "tests/testing.h"

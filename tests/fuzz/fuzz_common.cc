@@ -6,7 +6,7 @@
 #include <map>
 
 #include "nlohmann/json.hpp"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tools/convert/gguf_blocks.h"
 #include "tools/convert/gguf_import.h"

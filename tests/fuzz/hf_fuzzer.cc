@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tools/convert/hf_import.h"
 

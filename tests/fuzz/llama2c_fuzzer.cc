@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/llama2c_import.h"

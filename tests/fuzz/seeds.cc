@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/normalizer.h"
 #include "runtime/utf8.h"
 #include "tests/fuzz/fuzz_common.h"

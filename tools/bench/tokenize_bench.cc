@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/pretokenizer.h"
 #include "runtime/tokenizer.h"
 #include "runtime/utf8.h"

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
 #include "runtime/ember.h"
-#include "runtime/model.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"

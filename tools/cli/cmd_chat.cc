@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/chat.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"

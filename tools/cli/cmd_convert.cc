@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
-#include "runtime/model_writer.h"
-#include "runtime/tensor.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/model/tensor.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 #include "runtime/prompt_state.h"
 #include "tools/util/files.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tools/convert/gguf_family.h"
 
 namespace ember::tools {

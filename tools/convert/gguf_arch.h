@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 #include "tools/convert/gguf_reader.h"
 
@@ -29,7 +29,7 @@ namespace ember::tools {
 // shape[0]) of `source` (for a vector, elements), i.e. all of it unless a fused tensor
 // is split.
 struct GgufTensorSource {
-  std::string name;             // ember's (runtime/tensor_names.h)
+  std::string name;             // ember's (runtime/model/tensor_names.h)
   std::vector<uint64_t> shape;  // PyTorch order: (rows, cols) or (n)
   const GgufTensorInfo* source = nullptr;
   uint64_t first_row = 0;

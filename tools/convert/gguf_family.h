@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 #include "tools/convert/gguf_reader.h"
 

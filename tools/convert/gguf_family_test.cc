@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
 #include "tools/convert/gguf_test_util.h"

@@ -8,7 +8,7 @@
 
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
-#include "runtime/tensor.h"
+#include "runtime/model/tensor.h"
 #include "tools/convert/gguf_arch.h"
 #include "tools/convert/gguf_blocks.h"
 #include "tools/convert/gguf_tokenizer.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/gguf_reader.h"

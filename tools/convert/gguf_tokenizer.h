@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/gguf_reader.h"
 

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
-#include "runtime/tensor_names.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
 #include "tools/convert/gguf_import.h"

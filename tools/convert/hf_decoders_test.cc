@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/hf_test_util.h"

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/tensor_names.h"
-#include "runtime/weights.h"
+#include "runtime/model/tensor_names.h"
+#include "runtime/model/weights.h"
 #include "tools/convert/hf_models.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/hf_weights.h"

@@ -9,15 +9,15 @@
 //                    (hf_models.h, hf_decoders.cc): RMSNorm, gated FFN, GQA,
 //                    rotate_half RoPE with scaling, sliding layers, qk-norm, Gemma's
 //                    norms and scales, Phi-3's fused projections.
-// model_type "ember" ember's own config fields and tensor names (runtime/tensor_names.h),
-//                    for any architecture the config can express (e.g. the post-LN
-//                    encoder); see README.
+// model_type "ember" ember's own config fields and tensor names
+//                    (runtime/model/tensor_names.h), for any architecture the config
+//                    can express (e.g. the post-LN encoder); see README.
 #ifndef EMBER_TOOLS_CONVERT_HF_IMPORT_H_
 #define EMBER_TOOLS_CONVERT_HF_IMPORT_H_
 
 #include <string>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
 namespace ember::tools {

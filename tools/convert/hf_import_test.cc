@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_test_util.h"
 #include "tools/convert/hf_tokenizer.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/hf_weights.h"
 

@@ -2,7 +2,7 @@
 // and tensor names; Hugging Face's activation names.
 #include "tools/convert/hf_models.h"
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tools/convert/hf_mapper.h"
 
 namespace ember::tools {

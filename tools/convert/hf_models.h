@@ -1,10 +1,10 @@
 // The architectures `ember convert --hf` knows: each reads its config.json fields into
-// spec->config and its tensors, under ember's names (runtime/tensor_names.h) and in
+// spec->config and its tensors, under ember's names (runtime/model/tensor_names.h) and in
 // PyTorch's (out, in) layout, into spec->tensors.
 #ifndef EMBER_TOOLS_CONVERT_HF_MODELS_H_
 #define EMBER_TOOLS_CONVERT_HF_MODELS_H_
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/hf_weights.h"
 #include "tools/util/json_util.h"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 #include "tools/util/json_util.h"
 

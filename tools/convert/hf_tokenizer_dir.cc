@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/hf_tokenizer_internal.h"
 #include "tools/template/hf_chat_config.h"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/util/json_util.h"

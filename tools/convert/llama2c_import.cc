@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 #include "tools/util/files.h"
 
 namespace ember::tools {

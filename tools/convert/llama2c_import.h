@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 
 namespace ember::tools {
 

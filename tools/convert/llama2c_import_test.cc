@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 
 namespace ember::tools {

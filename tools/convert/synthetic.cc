@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember::tools {
 namespace {

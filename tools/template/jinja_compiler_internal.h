@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/chat_template_format.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/template/jinja_ast.h"
 

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/chat_template.h"
 #include "runtime/chat_template_format.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/testing.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"

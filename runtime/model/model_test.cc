@@ -1,7 +1,7 @@
 // Model loading: a valid file loads from memory and from disk, its segments are in
 // forward order, and missing, unaligned or truncated files are refused with a message
 // that names what is wrong. Corrupted fields: model_corruption_test.cc.
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 #include <unistd.h>
 
@@ -14,9 +14,9 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
-#include "runtime/model_test_util.h"
-#include "runtime/model_writer.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/model_test_util.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 
 namespace ember {

@@ -1,5 +1,5 @@
 // Tensor sizes per dtype and layout, with overflow checks (see tensor.h).
-#include "runtime/tensor.h"
+#include "runtime/model/tensor.h"
 
 #include "kernels/quant_layout.h"
 

@@ -1,7 +1,7 @@
 // WriteModel: what it writes is what SerializeModel makes and loads back; a model the
 // loader would refuse is never written (the loader's own message says why, and an
 // older file at the path stays as it was).
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,8 +17,8 @@
 #include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "runtime/linear.h"
-#include "runtime/model.h"
-#include "runtime/tensor.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "tests/testing.h"
 #include "tools/util/files.h"
 

@@ -1,13 +1,13 @@
 // Tensor: a view of one weight tensor inside the mapped model file (never copied), and
 // the one function that says how many bytes a tensor of a given type and shape occupies.
-#ifndef EMBER_RUNTIME_TENSOR_H_
-#define EMBER_RUNTIME_TENSOR_H_
+#ifndef EMBER_RUNTIME_MODEL_TENSOR_H_
+#define EMBER_RUNTIME_MODEL_TENSOR_H_
 
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/kquant_layout.h"
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 
 namespace ember {
@@ -60,4 +60,4 @@ uint32_t StoredGroupSize(DType dtype);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_TENSOR_H_
+#endif  // EMBER_RUNTIME_MODEL_TENSOR_H_

@@ -1,11 +1,11 @@
 // Reading the model file's Config fields of current families (RoPE scaling and its
 // frequency factors, sliding layers, qk-norm, post-norms, scales, soft-caps) into
 // ModelConfig, with the loader's checks and messages.
-#ifndef EMBER_RUNTIME_FAMILY_CONFIG_H_
-#define EMBER_RUNTIME_FAMILY_CONFIG_H_
+#ifndef EMBER_RUNTIME_MODEL_FAMILY_CONFIG_H_
+#define EMBER_RUNTIME_MODEL_FAMILY_CONFIG_H_
 
 #include "model_generated.h"
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 
 namespace ember {
@@ -18,4 +18,4 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_FAMILY_CONFIG_H_
+#endif  // EMBER_RUNTIME_MODEL_FAMILY_CONFIG_H_

@@ -1,7 +1,7 @@
 // Model::Open in builds without a file system (EMBER_WITH_FILES=OFF, e.g. bare metal):
 // models come from memory (Model::FromMemory, ember_model_from_memory), so nothing is
 // ever mapped and Open says why it cannot read a path.
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 namespace ember {
 

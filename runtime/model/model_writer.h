@@ -1,14 +1,14 @@
 // ModelWriter: builds a .ember file from a config, a tokenizer and f32 tensors,
 // converting each tensor to the dtype asked for. Every importer and `convert --synthetic`
 // ends here.
-#ifndef EMBER_RUNTIME_MODEL_WRITER_H_
-#define EMBER_RUNTIME_MODEL_WRITER_H_
+#ifndef EMBER_RUNTIME_MODEL_MODEL_WRITER_H_
+#define EMBER_RUNTIME_MODEL_MODEL_WRITER_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 #include "runtime/tokenizer.h"
 
@@ -89,7 +89,7 @@ struct ModelSpec {
 // Serializes the model into `out` (the exact bytes of a .ember file).
 Status SerializeModel(const ModelSpec& spec, std::vector<uint8_t>* out);
 // Serializes, checks the bytes as the loader does (Model::FromMemory) and writes them to
-// `path` atomically (runtime/atomic_file.h). A model the loader would refuse fails
+// `path` atomically (runtime/model/atomic_file.h). A model the loader would refuse fails
 // with the loader's message and nothing is written. *bytes_written (if given) receives
 // the file size.
 Status WriteModel(const ModelSpec& spec, const std::string& path,
@@ -100,4 +100,4 @@ std::vector<uint32_t> SortedPieceIds(const TokenizerSpec& tokenizer);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_MODEL_WRITER_H_
+#endif  // EMBER_RUNTIME_MODEL_MODEL_WRITER_H_

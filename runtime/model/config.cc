@@ -1,5 +1,5 @@
 // Names of the config enums, for messages and `ember inspect`.
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 
 namespace ember {
 

@@ -1,15 +1,15 @@
 // Model loading: borrow the bytes, verify the FlatBuffer, check every field the runtime
 // trusts, then bind tokenizer and weights. Nothing here aborts on bad input. Mapping a
 // file (Model::Open) is model_file.cc's, or model_file_none.cc's in builds without files.
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 
 #include "model_generated.h"
-#include "runtime/family_config.h"
-#include "runtime/model_sections.h"
+#include "runtime/model/family_config.h"
+#include "runtime/model/model_sections.h"
 
 namespace ember {
 

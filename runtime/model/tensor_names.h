@@ -1,7 +1,7 @@
 // The names of the tensors a model file holds (GGUF-style, so llama.cpp users recognize
 // them). The converters write these names and the loader binds them.
-#ifndef EMBER_RUNTIME_TENSOR_NAMES_H_
-#define EMBER_RUNTIME_TENSOR_NAMES_H_
+#ifndef EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
+#define EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
 
 #include <cstdio>
 #include <string>
@@ -54,4 +54,4 @@ inline std::string LayerName(const char* format, unsigned layer) {
 
 }  // namespace ember::names
 
-#endif  // EMBER_RUNTIME_TENSOR_NAMES_H_
+#endif  // EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_

@@ -1,6 +1,6 @@
 // ModelWriter: FlatBuffer directory first (size-prefixed), then 64-byte aligned tensor
 // segments (see schema/model.fbs).
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,12 +15,12 @@
 #include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
-#include "runtime/atomic_file.h"
 #include "runtime/chat_template_format.h"
-#include "runtime/model.h"
-#include "runtime/segment_order.h"
-#include "runtime/tensor.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model.h"
+#include "runtime/model/segment_order.h"
+#include "runtime/model/tensor.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember {
 namespace {

@@ -1,6 +1,6 @@
 // The optional sections of a model file: the compiled chat template and the baked
 // prompt (see model_sections.h).
-#include "runtime/model_sections.h"
+#include "runtime/model/model_sections.h"
 
 #include <cstring>
 #include <string_view>

@@ -1,17 +1,17 @@
 // The optional sections of a model file the loader reads besides the core: the compiled
 // chat template and the baked prompt (model.cc calls these at load).
-#ifndef EMBER_RUNTIME_MODEL_SECTIONS_H_
-#define EMBER_RUNTIME_MODEL_SECTIONS_H_
+#ifndef EMBER_RUNTIME_MODEL_MODEL_SECTIONS_H_
+#define EMBER_RUNTIME_MODEL_MODEL_SECTIONS_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "model_generated.h"
 #include "runtime/chat_template.h"
-#include "runtime/config.h"
-#include "runtime/model.h"
+#include "runtime/model/config.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "runtime/status.h"
-#include "runtime/tensor.h"
 
 namespace ember {
 
@@ -28,4 +28,4 @@ Status ReadBakedPrompt(const fb::Model& model, const uint8_t* data, uint64_t fil
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_MODEL_SECTIONS_H_
+#endif  // EMBER_RUNTIME_MODEL_MODEL_SECTIONS_H_

@@ -2,8 +2,8 @@
 // file beside the output, which is synced and renamed over the output only once it is
 // complete; an error, an early return or SIGINT/SIGTERM/SIGHUP removes the temporary
 // file and leaves the old output as it was. Every file the tools write goes through it.
-#ifndef EMBER_RUNTIME_ATOMIC_FILE_H_
-#define EMBER_RUNTIME_ATOMIC_FILE_H_
+#ifndef EMBER_RUNTIME_MODEL_ATOMIC_FILE_H_
+#define EMBER_RUNTIME_MODEL_ATOMIC_FILE_H_
 
 #include <cstddef>
 #include <cstdio>
@@ -55,4 +55,4 @@ Status CheckNotSameFile(const std::string& output, const std::string& input,
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_ATOMIC_FILE_H_
+#endif  // EMBER_RUNTIME_MODEL_ATOMIC_FILE_H_

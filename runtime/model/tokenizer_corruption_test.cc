@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
-#include "runtime/model_test_util.h"
+#include "runtime/model/model_test_util.h"
 
 namespace ember::testing {
 namespace {

@@ -1,7 +1,7 @@
 // Model: a verified, read-only view of a .ember file (mmapped or in caller memory) with
 // its config, tokenizer and weights bound. Shared by any number of sessions.
-#ifndef EMBER_RUNTIME_MODEL_H_
-#define EMBER_RUNTIME_MODEL_H_
+#ifndef EMBER_RUNTIME_MODEL_MODEL_H_
+#define EMBER_RUNTIME_MODEL_MODEL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "runtime/chat_template.h"
-#include "runtime/config.h"
+#include "runtime/model/config.h"
+#include "runtime/model/tensor.h"
+#include "runtime/model/weights.h"
 #include "runtime/status.h"
-#include "runtime/tensor.h"
 #include "runtime/tokenizer.h"
-#include "runtime/weights.h"
 
 namespace ember {
 
@@ -78,4 +78,4 @@ Status ReadTokenizerOnly(const void* data, size_t size, Tokenizer* tokenizer);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_MODEL_H_
+#endif  // EMBER_RUNTIME_MODEL_MODEL_H_

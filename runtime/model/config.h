@@ -1,7 +1,7 @@
 // ModelConfig: the architecture of a model as plain data, mirrored from the file's
 // Config table so the public API does not expose FlatBuffers types.
-#ifndef EMBER_RUNTIME_CONFIG_H_
-#define EMBER_RUNTIME_CONFIG_H_
+#ifndef EMBER_RUNTIME_MODEL_CONFIG_H_
+#define EMBER_RUNTIME_MODEL_CONFIG_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -127,4 +127,4 @@ struct ModelConfig {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_CONFIG_H_
+#endif  // EMBER_RUNTIME_MODEL_CONFIG_H_

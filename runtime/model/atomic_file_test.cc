@@ -1,7 +1,7 @@
 // AtomicFile: an output is replaced whole or not at all. A writer that fails midway, or
 // a process killed by SIGINT/SIGTERM midway, leaves the old file intact and no temporary
 // file behind; devices are written in place; outputs that are inputs are refused.
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 // BindWeights: maps tensor names to roles and checks every shape against the config.
-#include "runtime/weights.h"
+#include "runtime/model/weights.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "runtime/linear.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember {
 namespace {

@@ -9,10 +9,10 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
-#include "runtime/model.h"
-#include "runtime/model_test_util.h"
-#include "runtime/model_writer.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_test_util.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/model/tensor_names.h"
 #include "tests/testing.h"
 
 namespace ember {

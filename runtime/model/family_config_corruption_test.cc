@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
-#include "runtime/model_test_util.h"
+#include "runtime/model/model_test_util.h"
 #include "tests/testing.h"
 
 namespace ember::testing {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <new>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "runtime/segment_order.h"
+#include "runtime/model/segment_order.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember {
 namespace {

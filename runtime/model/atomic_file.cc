@@ -1,7 +1,7 @@
 // AtomicFile (see atomic_file.h). While a temporary file exists its path is in a fixed
 // table that a signal handler can read without allocating or locking, so an interrupt
 // removes it (unlink is async-signal-safe) before the signal takes its usual course.
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -1,13 +1,13 @@
 // Weights: the model's tensors bound to their roles, checked against the config.
-#ifndef EMBER_RUNTIME_WEIGHTS_H_
-#define EMBER_RUNTIME_WEIGHTS_H_
+#ifndef EMBER_RUNTIME_MODEL_WEIGHTS_H_
+#define EMBER_RUNTIME_MODEL_WEIGHTS_H_
 
 #include <cstddef>
 #include <vector>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
+#include "runtime/model/tensor.h"
 #include "runtime/status.h"
-#include "runtime/tensor.h"
 
 namespace ember {
 
@@ -67,4 +67,4 @@ Status BindWeights(const ModelConfig& config, const std::vector<Tensor>& tensors
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_WEIGHTS_H_
+#endif  // EMBER_RUNTIME_MODEL_WEIGHTS_H_

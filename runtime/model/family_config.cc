@@ -1,6 +1,6 @@
 // The loader's reading and checking of the Config fields of current families (see
 // family_config.h).
-#include "runtime/family_config.h"
+#include "runtime/model/family_config.h"
 
 namespace ember {
 

@@ -2,8 +2,8 @@
 // message its load fails with, and the table-driven corruption test
 // (model_corruption_test.cc, tokenizer_corruption_test.cc,
 // family_config_corruption_test.cc).
-#ifndef EMBER_RUNTIME_MODEL_TEST_UTIL_H_
-#define EMBER_RUNTIME_MODEL_TEST_UTIL_H_
+#ifndef EMBER_RUNTIME_MODEL_MODEL_TEST_UTIL_H_
+#define EMBER_RUNTIME_MODEL_MODEL_TEST_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -14,8 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "model_generated.h"
-#include "runtime/model.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_writer.h"
 
 namespace ember::testing {
 
@@ -86,4 +86,4 @@ void SetLength(const V* vector, uint32_t length) {
 
 }  // namespace ember::testing
 
-#endif  // EMBER_RUNTIME_MODEL_TEST_UTIL_H_
+#endif  // EMBER_RUNTIME_MODEL_MODEL_TEST_UTIL_H_
