@@ -8,7 +8,7 @@
 #include "runtime/session.h"
 #include "runtime/status.h"
 #include "runtime/stop_strings.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace ember::c_api {
 

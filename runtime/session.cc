@@ -6,7 +6,7 @@
 
 #include "runtime/forward.h"
 #include "runtime/prompt_state.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
 namespace ember {

@@ -8,7 +8,7 @@
 #include "kernels/quant_layout.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
 namespace ember {

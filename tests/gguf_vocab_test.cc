@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "tests/gguf_builder.h"
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/testing.h"

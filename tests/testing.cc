@@ -18,7 +18,7 @@
 #include "runtime/model/tensor_names.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/convert/synthetic.h"
 #include "tools/util/files.h"

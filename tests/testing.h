@@ -13,7 +13,7 @@
 #include "runtime/model/model.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/session_plan.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace ember {
 class ThreadPool;

@@ -14,7 +14,7 @@
 #include "runtime/model/tensor.h"
 #include "runtime/model/weights.h"
 #include "runtime/status.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace ember {
 

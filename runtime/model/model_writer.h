@@ -10,7 +10,7 @@
 
 #include "runtime/model/config.h"
 #include "runtime/status.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace ember {
 

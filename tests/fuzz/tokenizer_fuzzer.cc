@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "runtime/model/model.h"
-#include "runtime/normalizer.h"
-#include "runtime/utf8.h"
+#include "runtime/text/normalizer.h"
+#include "runtime/text/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "runtime/model/model_writer.h"
-#include "runtime/pretokenizer.h"
-#include "runtime/tokenizer.h"
-#include "runtime/utf8.h"
+#include "runtime/text/pretokenizer.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/utf8.h"
 #include "tools/convert/hf_tokenizer.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/util/files.h"

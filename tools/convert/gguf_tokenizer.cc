@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/tokenizer_internal.h"
-#include "runtime/utf8.h"
+#include "runtime/text/tokenizer_internal.h"
+#include "runtime/text/utf8.h"
 #include "tools/convert/hf_tokenizer_internal.h"
 #include "tools/convert/pretokenizer_names.h"
 

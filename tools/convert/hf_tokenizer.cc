@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 #include "tools/convert/hf_tokenizer_internal.h"
 #include "tools/util/files.h"
 #include "tools/util/json_util.h"

@@ -37,9 +37,9 @@ Status ReadVocabAndMerges(const std::string& vocab_json_path,
                           TokenizerSpec* tokenizer);
 
 // A tokenizer.json with a BPE model: byte-level (a pre-tokenizer of
-// runtime/pretokenizer.h, recognised by its exact pattern) or SentencePiece-style ("▁"
-// for spaces, byte fallback, the dummy prefix of Prepend or Metaspace). Steps it does
-// not run exactly are refused with a message that names them.
+// runtime/text/pretokenizer.h, recognised by its exact pattern) or SentencePiece-style
+// ("▁" for spaces, byte fallback, the dummy prefix of Prepend or Metaspace). Steps it
+// does not run exactly are refused with a message that names them.
 Status ReadTokenizerJson(const std::string& path, const SpecialTokens& specials,
                          TokenizerSpec* tokenizer);
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "runtime/chat_template_format.h"
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 #include "tools/template/jinja_compiler.h"
 #include "tools/template/jinja_parser.h"
 

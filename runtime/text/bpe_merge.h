@@ -1,7 +1,7 @@
 // The work structures of BPE merging, laid over int32 arrays the caller provides (the
 // tokenizer allocates nothing): a linked list of symbols and a heap of pairs to merge.
-#ifndef EMBER_RUNTIME_BPE_MERGE_H_
-#define EMBER_RUNTIME_BPE_MERGE_H_
+#ifndef EMBER_RUNTIME_TEXT_BPE_MERGE_H_
+#define EMBER_RUNTIME_TEXT_BPE_MERGE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -172,4 +172,4 @@ size_t MergeSymbols(int32_t* sym, int32_t m, Pair pair, Before before, Result re
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_BPE_MERGE_H_
+#endif  // EMBER_RUNTIME_TEXT_BPE_MERGE_H_

@@ -1,13 +1,13 @@
 // Shared by the tokenizer's files (tokenizer.cc, tokenizer_encode.cc,
 // tokenizer_added.cc): byte comparison and limits.
-#ifndef EMBER_RUNTIME_TOKENIZER_INTERNAL_H_
-#define EMBER_RUNTIME_TOKENIZER_INTERNAL_H_
+#ifndef EMBER_RUNTIME_TEXT_TOKENIZER_INTERNAL_H_
+#define EMBER_RUNTIME_TEXT_TOKENIZER_INTERNAL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace ember::tokenizer_internal {
 
@@ -36,4 +36,4 @@ inline bool IsSpecial(TokenType type) {
 
 }  // namespace ember::tokenizer_internal
 
-#endif  // EMBER_RUNTIME_TOKENIZER_INTERNAL_H_
+#endif  // EMBER_RUNTIME_TEXT_TOKENIZER_INTERNAL_H_

@@ -1,11 +1,11 @@
 // NFC: a quick-check scan copies the spans already normalized; each span that is not
 // (from the last boundary before the first failing code point to the next boundary) is
 // decomposed, reordered and composed as UAX #15 specifies.
-#include "runtime/normalizer.h"
+#include "runtime/text/normalizer.h"
 
 #include <cstring>
 
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 
 namespace ember {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 // kNfcFirstNontrivial, kNfcPropertyRuns, kNfcDecomposed, kNfcDecompositionRefs,
 // kNfcDecompositionPool, kNfcCompositionPairs, kNfcCompositions: generated at build
 // time (runtime/CMakeLists.txt).
-#include "runtime/unicode_nfc.inc"
+#include "runtime/text/unicode_nfc.inc"
 
 struct Props {
   uint32_t quick_check;  // 0 yes, 1 maybe, 2 no

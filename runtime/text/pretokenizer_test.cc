@@ -1,12 +1,12 @@
 // Pre-tokenizers (GPT-2's, Llama 3's, Qwen2's, SmolLM's) and Unicode classes: chunks
 // worked out by hand from each pattern.
-#include "runtime/pretokenizer.h"
+#include "runtime/text/pretokenizer.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/unicode.h"
+#include "runtime/text/unicode.h"
 
 namespace ember {
 namespace {

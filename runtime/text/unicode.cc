@@ -1,6 +1,6 @@
 // ClassifyCodePoint: ASCII from a 128-entry table, the rest by binary search over the
 // generated runs (about 1,600 entries, 6 KB of read-only data).
-#include "runtime/unicode.h"
+#include "runtime/text/unicode.h"
 
 #include <cstddef>
 
@@ -8,7 +8,7 @@ namespace ember {
 namespace {
 
 // kUnicodeClassRuns and kUnicodeTableVersion, generated at build time (CMakeLists.txt).
-#include "runtime/unicode_classes.inc"
+#include "runtime/text/unicode_classes.inc"
 
 constexpr CharClass AsciiClass(uint32_t c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ? CharClass::kLetter

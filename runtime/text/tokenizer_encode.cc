@@ -3,12 +3,12 @@
 // as Hugging Face) or byte-level BPE, all in the caller's buffer (bpe_merge.h).
 #include <cstring>
 
-#include "runtime/bpe_merge.h"
-#include "runtime/normalizer.h"
-#include "runtime/pretokenizer.h"
-#include "runtime/tokenizer.h"
-#include "runtime/tokenizer_internal.h"
-#include "runtime/utf8.h"
+#include "runtime/text/bpe_merge.h"
+#include "runtime/text/normalizer.h"
+#include "runtime/text/pretokenizer.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/tokenizer_internal.h"
+#include "runtime/text/utf8.h"
 
 namespace ember {
 namespace {

@@ -1,13 +1,13 @@
 // Tokenizer: table checks, piece lookup and decoding (encoding: tokenizer_encode.cc,
 // added tokens: tokenizer_added.cc).
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/tokenizer_internal.h"
-#include "runtime/utf8.h"
+#include "runtime/text/tokenizer_internal.h"
+#include "runtime/text/utf8.h"
 
 namespace ember {
 namespace {

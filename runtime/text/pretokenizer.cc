@@ -1,10 +1,10 @@
 // The pre-tokenizer patterns, one branch per alternative (see pretokenizer.h).
-#include "runtime/pretokenizer.h"
+#include "runtime/text/pretokenizer.h"
 
 #include <cstdint>
 
-#include "runtime/unicode.h"
-#include "runtime/utf8.h"
+#include "runtime/text/unicode.h"
+#include "runtime/text/utf8.h"
 
 namespace ember {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "tools/convert/hf_tokenizer.h"
 
 namespace ember {

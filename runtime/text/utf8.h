@@ -1,7 +1,7 @@
 // UTF-8 validation and decoding of one code point (RFC 3629: no overlongs, no
 // surrogates, nothing above U+10FFFF).
-#ifndef EMBER_RUNTIME_UTF8_H_
-#define EMBER_RUNTIME_UTF8_H_
+#ifndef EMBER_RUNTIME_TEXT_UTF8_H_
+#define EMBER_RUNTIME_TEXT_UTF8_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -56,4 +56,4 @@ inline bool ValidUtf8(std::string_view text, size_t* bad_offset) {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_UTF8_H_
+#endif  // EMBER_RUNTIME_TEXT_UTF8_H_

@@ -13,9 +13,9 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
-#include "runtime/pretokenizer.h"
-#include "runtime/tokenizer.h"
-#include "runtime/utf8.h"
+#include "runtime/text/pretokenizer.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/utf8.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"
 

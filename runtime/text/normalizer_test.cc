@@ -2,7 +2,7 @@
 // Debian's unicode-data, decompressed at build time): every line's NFC columns, and every
 // code point Part 1 does not list unchanged; the quick check never says yes wrongly; the
 // work buffer is exactly enough for the worst cases; long runs of marks stay fast.
-#include "runtime/normalizer.h"
+#include "runtime/text/normalizer.h"
 
 #include <cstdint>
 #include <fstream>

@@ -1,9 +1,9 @@
 // Added tokens: the checks of their table, and finding them in text (leftmost, then
 // longest) by binary search over their sorted texts, without a trie or an allocation.
-#include "runtime/tokenizer.h"
-#include "runtime/tokenizer_internal.h"
-#include "runtime/unicode.h"
-#include "runtime/utf8.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/tokenizer_internal.h"
+#include "runtime/text/unicode.h"
+#include "runtime/text/utf8.h"
 
 namespace ember {
 namespace {

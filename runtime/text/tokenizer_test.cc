@@ -1,7 +1,7 @@
 // Tokenizer: SentencePiece-style encoding on stories260K's vocabulary, decoding back to
 // the same text, byte fallback, refusal of bad input, and the O(n log n) merge against
 // llama2.c's quadratic one on random and long texts.
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 #include "tests/testing.h"
 #include "tools/convert/llama2c_import.h"
 #include "tools/util/files.h"

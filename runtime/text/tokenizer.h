@@ -1,14 +1,14 @@
 // Tokenizer: encodes text to token ids and decodes ids to bytes, reading its tables in
 // place from the model file (no hash tables, no copies, no allocation).
-#ifndef EMBER_RUNTIME_TOKENIZER_H_
-#define EMBER_RUNTIME_TOKENIZER_H_
+#ifndef EMBER_RUNTIME_TEXT_TOKENIZER_H_
+#define EMBER_RUNTIME_TEXT_TOKENIZER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/pretokenizer.h"
 #include "runtime/status.h"
+#include "runtime/text/pretokenizer.h"
 
 namespace ember {
 
@@ -189,4 +189,4 @@ class Tokenizer {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_TOKENIZER_H_
+#endif  // EMBER_RUNTIME_TEXT_TOKENIZER_H_

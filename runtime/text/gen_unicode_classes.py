@@ -95,7 +95,7 @@ def main():
     runs = [r for i, r in enumerate(runs) if i == 0 or r[1] != runs[i - 1][1]]
 
     lines = [
-        "// Generated at build time by tools/gen_unicode_classes.py from "
+        "// Generated at build time by runtime/text/gen_unicode_classes.py from "
         f"{version} and UnicodeData.txt. Do not edit.",
         "// Entry = (first code point << 2) | class (0 other, 1 letter, 2 number, "
         "3 white space);",
@@ -211,7 +211,7 @@ def nfc_table(unicode_data, props_path):
         raise ValueError("decomposition references overflow")
     pairs = sorted(composites.items())
     lines = [
-        "// Generated at build time by tools/scripts/gen_unicode_classes.py from "
+        "// Generated at build time by runtime/text/gen_unicode_classes.py from "
         "UnicodeData.txt and",
         "// DerivedNormalizationProps.txt. Do not edit.",
         f"constexpr uint32_t kNfcFirstNontrivial = 0x{first_nontrivial:x};",

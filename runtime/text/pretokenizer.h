@@ -28,8 +28,8 @@
 // White_Space property (as Oniguruma, which Hugging Face tokenizers uses, and llama.cpp
 // have it; JavaScript's \s differs on U+0085 and U+FEFF), from unicode.h. "(?i:'s|...)"
 // is case-insensitive in ASCII only (transformers.js and llama.cpp rewrite it so).
-#ifndef EMBER_RUNTIME_PRETOKENIZER_H_
-#define EMBER_RUNTIME_PRETOKENIZER_H_
+#ifndef EMBER_RUNTIME_TEXT_PRETOKENIZER_H_
+#define EMBER_RUNTIME_TEXT_PRETOKENIZER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -70,4 +70,4 @@ size_t Gpt2ChunkEnd(std::string_view text, size_t pos);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_PRETOKENIZER_H_
+#endif  // EMBER_RUNTIME_TEXT_PRETOKENIZER_H_

@@ -1,7 +1,7 @@
 // Unicode normalization form C (UAX #15) of UTF-8 text, in the caller's memory: the
 // tables are generated at build time from Debian's unicode-data, nothing is allocated.
-#ifndef EMBER_RUNTIME_NORMALIZER_H_
-#define EMBER_RUNTIME_NORMALIZER_H_
+#ifndef EMBER_RUNTIME_TEXT_NORMALIZER_H_
+#define EMBER_RUNTIME_TEXT_NORMALIZER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -31,4 +31,4 @@ size_t ToNfc(std::string_view text, char* work);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_NORMALIZER_H_
+#endif  // EMBER_RUNTIME_TEXT_NORMALIZER_H_

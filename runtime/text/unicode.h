@@ -1,7 +1,7 @@
 // Unicode character classes for the byte-level BPE pre-tokenizer: letter (\p{L}), number
 // (\p{N}), white space (\s) or other, from a compact table generated at build time.
-#ifndef EMBER_RUNTIME_UNICODE_H_
-#define EMBER_RUNTIME_UNICODE_H_
+#ifndef EMBER_RUNTIME_TEXT_UNICODE_H_
+#define EMBER_RUNTIME_TEXT_UNICODE_H_
 
 #include <cstdint>
 
@@ -19,4 +19,4 @@ const char* UnicodeTableVersion();
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_UNICODE_H_
+#endif  // EMBER_RUNTIME_TEXT_UNICODE_H_
