@@ -3,11 +3,11 @@
 #ifndef EMBER_RUNTIME_C_API_OPTIONS_H_
 #define EMBER_RUNTIME_C_API_OPTIONS_H_
 
+#include "runtime/chat/stop_strings.h"
 #include "runtime/ember.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/status.h"
-#include "runtime/stop_strings.h"
 #include "runtime/text/tokenizer.h"
 
 namespace ember::c_api {

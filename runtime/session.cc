@@ -4,8 +4,8 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/chat/prompt_state.h"
 #include "runtime/forward.h"
-#include "runtime/prompt_state.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 

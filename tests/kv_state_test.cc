@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/ember.h"
-#include "runtime/prompt_state.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
 #include "tools/convert/bake.h"

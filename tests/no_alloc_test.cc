@@ -12,11 +12,11 @@
 
 #include "ember/ember.h"
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/generate.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
-#include "runtime/prompt_state.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 #include "runtime/model/config.h"
 #include "runtime/model/tensor.h"
 #include "runtime/model/weights.h"
@@ -19,7 +19,8 @@
 namespace ember {
 
 // A prompt baked into the file (schema/model.fbs, BakedPrompt): its text, tokens and
-// saved state (runtime/prompt_state.h). num_tokens 0 and state null when there is none.
+// saved state (runtime/chat/prompt_state.h). num_tokens 0 and state null when there is
+// none.
 struct BakedPromptView {
   std::string_view text;
   const int32_t* tokens = nullptr;

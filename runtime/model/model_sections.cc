@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "runtime/prompt_state.h"
+#include "runtime/chat/prompt_state.h"
 
 namespace ember {
 

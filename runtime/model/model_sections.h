@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model_generated.h"
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 #include "runtime/model/config.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"

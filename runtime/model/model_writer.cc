@@ -15,7 +15,7 @@
 #include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
 #include "model_generated.h"
-#include "runtime/chat_template_format.h"
+#include "runtime/chat/chat_template_format.h"
 #include "runtime/model/atomic_file.h"
 #include "runtime/model/model.h"
 #include "runtime/model/segment_order.h"

@@ -14,7 +14,7 @@
 
 namespace ember {
 
-// A chat template compiled to bytecode (runtime/chat_template_format.h) by
+// A chat template compiled to bytecode (runtime/chat/chat_template_format.h) by
 // tools/template, with what rendering and chatting need from the tokenizer.
 struct ChatProgramSpec {
   std::vector<uint8_t> code;
@@ -70,7 +70,8 @@ struct TensorSpec {
   std::vector<uint8_t> encoded;
 };
 
-// A baked prompt: a session's saved state after a fixed prefix (runtime/prompt_state.h).
+// A baked prompt: a session's saved state after a fixed prefix
+// (runtime/chat/prompt_state.h).
 struct BakedPromptSpec {
   std::string text;
   std::vector<int32_t> tokens;

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"

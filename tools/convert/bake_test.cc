@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
 #include "tools/convert/hf_tokenizer.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <set>
 
-#include "runtime/chat_template_format.h"
+#include "runtime/chat/chat_template_format.h"
 #include "runtime/text/utf8.h"
 #include "tools/template/jinja_compiler.h"
 #include "tools/template/jinja_parser.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 

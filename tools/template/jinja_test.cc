@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat_template.h"
-#include "runtime/chat_template_format.h"
+#include "runtime/chat/chat_template.h"
+#include "runtime/chat/chat_template_format.h"
 #include "runtime/model/model.h"
 #include "tests/testing.h"
 #include "tools/template/chat_program.h"

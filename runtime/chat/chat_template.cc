@@ -1,12 +1,12 @@
 // ChatTemplate: the program's checks at load, and the render's inputs.
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "runtime/chat_template_format.h"
-#include "runtime/template_ops.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/chat/template_ops.h"
 
 namespace ember {
 

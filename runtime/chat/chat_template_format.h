@@ -1,14 +1,14 @@
 // The compiled chat template's bytecode: what tools/template writes into the model file
-// and runtime/chat_template.h renders. Ids below are part of the file format: values are
-// only appended.
+// and runtime/chat/chat_template.h renders. Ids below are part of the file format: values
+// are only appended.
 //
 // A program is a sequence of instructions, each an opcode byte followed by the operand
 // count kOperandCount gives of little-endian uint32 operands. It runs on a stack of
 // values (max_stack deep), with num_slots variables and a stack of loop frames
 // (max_loops deep). Slots 0 to kNumInputSlots - 1 hold the inputs below; the others
 // start undefined.
-#ifndef EMBER_RUNTIME_CHAT_TEMPLATE_FORMAT_H_
-#define EMBER_RUNTIME_CHAT_TEMPLATE_FORMAT_H_
+#ifndef EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_FORMAT_H_
+#define EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_FORMAT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -297,4 +297,4 @@ inline constexpr uint32_t kMaxSlots = 1024;
 
 }  // namespace ember::tmpl
 
-#endif  // EMBER_RUNTIME_CHAT_TEMPLATE_FORMAT_H_
+#endif  // EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_FORMAT_H_

@@ -12,8 +12,8 @@
 // names the model (a fingerprint), the cache's shape and type, the sizes, and checksums
 // of both parts: a state for another model, another cache type or ring geometry, or a
 // damaged copy is refused before anything is written, never half-restored.
-#ifndef EMBER_RUNTIME_PROMPT_STATE_H_
-#define EMBER_RUNTIME_PROMPT_STATE_H_
+#ifndef EMBER_RUNTIME_CHAT_PROMPT_STATE_H_
+#define EMBER_RUNTIME_CHAT_PROMPT_STATE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -74,4 +74,4 @@ Status RestorePromptState(Session* session, Sampler* sampler, const void* data,
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_PROMPT_STATE_H_
+#endif  // EMBER_RUNTIME_CHAT_PROMPT_STATE_H_

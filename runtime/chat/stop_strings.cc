@@ -1,7 +1,7 @@
 // StopStrings: see stop_strings.h. The held-back text is the longest tail of the text
 // that is a proper prefix of a stop string: a stop string can only begin there, since
 // every earlier position was found unable to begin one when it was released.
-#include "runtime/stop_strings.h"
+#include "runtime/chat/stop_strings.h"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // Chat template operators, attributes, subscripts and slices (see template_ops.h).
-#include "runtime/template_ops.h"
+#include "runtime/chat/template_ops.h"
 
 #include <cmath>
 #include <cstring>

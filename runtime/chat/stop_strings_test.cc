@@ -1,7 +1,7 @@
 // StopStrings: the text before a stop string is released exactly once, in order, and
 // nothing from the stop string on, wherever the token boundaries fall; text that only
 // looked like a stop string's beginning comes out later; limits are enforced.
-#include "runtime/stop_strings.h"
+#include "runtime/chat/stop_strings.h"
 
 #include <random>
 #include <string>

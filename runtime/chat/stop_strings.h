@@ -1,7 +1,7 @@
 // StopStrings: ends generation when the text contains one of a few strings, releasing the
 // text before it and never the string or what follows, in fixed storage (no heap).
-#ifndef EMBER_RUNTIME_STOP_STRINGS_H_
-#define EMBER_RUNTIME_STOP_STRINGS_H_
+#ifndef EMBER_RUNTIME_CHAT_STOP_STRINGS_H_
+#define EMBER_RUNTIME_CHAT_STOP_STRINGS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -51,4 +51,4 @@ class StopStrings {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_STOP_STRINGS_H_
+#endif  // EMBER_RUNTIME_CHAT_STOP_STRINGS_H_

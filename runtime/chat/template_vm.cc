@@ -3,9 +3,9 @@
 // Every step is bounded: loops walk finite lists, and a step budget stops anything else.
 #include <cstring>
 
-#include "runtime/chat_template.h"
-#include "runtime/chat_template_format.h"
-#include "runtime/template_ops.h"
+#include "runtime/chat/chat_template.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/chat/template_ops.h"
 
 namespace ember::tmpl {
 namespace {

@@ -4,14 +4,14 @@
 // only the rest, then generates the reply until the template's end of turn. A context
 // too full for the next turn drops the oldest turns (the system text stays). Its memory
 // is one block sized at creation (RequiredBytes); no turn allocates.
-#ifndef EMBER_RUNTIME_CHAT_H_
-#define EMBER_RUNTIME_CHAT_H_
+#ifndef EMBER_RUNTIME_CHAT_CHAT_H_
+#define EMBER_RUNTIME_CHAT_CHAT_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -91,4 +91,4 @@ class Chat {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_CHAT_H_
+#endif  // EMBER_RUNTIME_CHAT_CHAT_H_

@@ -1,15 +1,15 @@
 // ChatTemplate: renders a conversation with the model's chat template, compiled at
 // conversion (tools/template) into bytecode that runs here with no heap: one caller
 // buffer holds the text and the render's scratch, and every loop and output is bounded.
-#ifndef EMBER_RUNTIME_CHAT_TEMPLATE_H_
-#define EMBER_RUNTIME_CHAT_TEMPLATE_H_
+#ifndef EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_H_
+#define EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/chat/template_value.h"
 #include "runtime/status.h"
-#include "runtime/template_value.h"
 
 namespace ember {
 
@@ -75,4 +75,4 @@ Status Run(const ChatProgramTables& program, const Value* inputs, uint64_t max_s
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_CHAT_TEMPLATE_H_
+#endif  // EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_H_

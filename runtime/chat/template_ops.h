@@ -2,14 +2,14 @@
 // slices, and the builtin filters, tests, methods and functions, with Python's rules.
 // Each returns an error for what Jinja would refuse (adding a string to a number, a
 // subscript out of range) and ResourceExhausted when the heap is full.
-#ifndef EMBER_RUNTIME_TEMPLATE_OPS_H_
-#define EMBER_RUNTIME_TEMPLATE_OPS_H_
+#ifndef EMBER_RUNTIME_CHAT_TEMPLATE_OPS_H_
+#define EMBER_RUNTIME_CHAT_TEMPLATE_OPS_H_
 
 #include <cstdint>
 
-#include "runtime/chat_template_format.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/chat/template_value.h"
 #include "runtime/status.h"
-#include "runtime/template_value.h"
 
 namespace ember::tmpl {
 
@@ -52,4 +52,4 @@ Status HeapFull(const Heap& heap);
 
 }  // namespace ember::tmpl
 
-#endif  // EMBER_RUNTIME_TEMPLATE_OPS_H_
+#endif  // EMBER_RUNTIME_CHAT_TEMPLATE_OPS_H_

@@ -1,5 +1,5 @@
 // Prompt state: save and restore (see prompt_state.h).
-#include "runtime/prompt_state.h"
+#include "runtime/chat/prompt_state.h"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // Text helpers of the chat template builtins (see template_text.h).
-#include "runtime/template_text.h"
+#include "runtime/chat/template_text.h"
 
 #include <cstdio>
 

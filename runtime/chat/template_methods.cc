@@ -1,7 +1,7 @@
 // Chat template methods (Python's str and dict ones) and functions (range,
 // strftime_now), see template_ops.h.
-#include "runtime/template_ops.h"
-#include "runtime/template_text.h"
+#include "runtime/chat/template_ops.h"
+#include "runtime/chat/template_text.h"
 
 namespace ember::tmpl {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/template_value.h"
+#include "runtime/chat/template_value.h"
 
 namespace ember::tmpl {
 namespace {

@@ -1,14 +1,14 @@
 // Text helpers the chat template builtins share (template_builtins.cc,
 // template_methods.cc): Python's whitespace, stripping, case, replace, split and
 // strftime over UTF-8, in the render's heap.
-#ifndef EMBER_RUNTIME_TEMPLATE_TEXT_H_
-#define EMBER_RUNTIME_TEMPLATE_TEXT_H_
+#ifndef EMBER_RUNTIME_CHAT_TEMPLATE_TEXT_H_
+#define EMBER_RUNTIME_CHAT_TEMPLATE_TEXT_H_
 
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/template_ops.h"
-#include "runtime/template_value.h"
+#include "runtime/chat/template_ops.h"
+#include "runtime/chat/template_value.h"
 
 namespace ember::tmpl {
 
@@ -41,4 +41,4 @@ inline Status Done(const Heap& heap) {
 
 }  // namespace ember::tmpl
 
-#endif  // EMBER_RUNTIME_TEMPLATE_TEXT_H_
+#endif  // EMBER_RUNTIME_CHAT_TEMPLATE_TEXT_H_

@@ -2,8 +2,8 @@
 // None, bools, ints, floats, strings, lists, dicts, namespaces, and the caller's
 // messages), and the scratch memory they live in: one caller buffer, the rendered text
 // growing from its front and everything else from its back. No heap.
-#ifndef EMBER_RUNTIME_TEMPLATE_VALUE_H_
-#define EMBER_RUNTIME_TEMPLATE_VALUE_H_
+#ifndef EMBER_RUNTIME_CHAT_TEMPLATE_VALUE_H_
+#define EMBER_RUNTIME_CHAT_TEMPLATE_VALUE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -178,4 +178,4 @@ size_t CodePointOffset(std::string_view s, size_t index);
 }  // namespace tmpl
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_TEMPLATE_VALUE_H_
+#endif  // EMBER_RUNTIME_CHAT_TEMPLATE_VALUE_H_

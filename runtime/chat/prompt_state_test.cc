@@ -2,7 +2,7 @@
 // bitwise, sampled tokens with the generator's state), a prefix of it too; a state for
 // another model, another shape, a damaged, truncated or too-long one is refused and
 // leaves the session as it was; the C API saves and restores the same way.
-#include "runtime/prompt_state.h"
+#include "runtime/chat/prompt_state.h"
 
 #include <cstring>
 #include <vector>

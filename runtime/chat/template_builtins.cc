@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/template_ops.h"
-#include "runtime/template_text.h"
+#include "runtime/chat/template_ops.h"
+#include "runtime/chat/template_text.h"
 
 namespace ember::tmpl {
 namespace {

@@ -1,5 +1,5 @@
 // Chat: see chat.h.
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
 
 #include <chrono>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Template values: the heap, truth, equality, str(), repr() and JSON (see
 // template_value.h), as Python writes them.
-#include "runtime/template_value.h"
+#include "runtime/chat/template_value.h"
 
 #include <cmath>
 #include <cstdio>
