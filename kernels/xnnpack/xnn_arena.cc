@@ -1,6 +1,6 @@
 // The routing xnn_allocator behind XnnArenaScope, and the start-up calibration of
 // XNNPACK's fully-connected allocations that XnnFullyConnectedArenaBytes computes from.
-#include "kernels/xnn_arena.h"
+#include "kernels/xnnpack/xnn_arena.h"
 
 #include <xnnpack.h>
 

@@ -1,5 +1,5 @@
 // The x86 int8 kernels (quant_x86.h) in a build for another architecture: none.
-#include "kernels/quant_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ember::kernels {
 

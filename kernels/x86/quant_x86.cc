@@ -5,7 +5,7 @@
 // Why intrinsics: Highway 1.0.3 has no op for vpdpbusd (u8 x s8 4-way dot products into
 // int32 lanes) nor for vpmaddubsw, and its AVX2 target cannot name AVX-VNNI. Which path
 // runs is the ISA tier's choice (isa.h), checked against CPUID, not Highway's target.
-#include "kernels/quant_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 #include <cpuid.h>
 #include <immintrin.h>
@@ -16,7 +16,7 @@
 
 #include "hwy/detect_targets.h"
 #include "kernels/quant_layout.h"
-#include "kernels/quant_x86_ops.h"
+#include "kernels/x86/quant_x86_ops.h"
 
 namespace ember::kernels {
 namespace {
@@ -31,28 +31,28 @@ using x86::AvxVnniOps;
 namespace avx2 {
 using Ops = Avx2Ops;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX2)))
-#include "kernels/quant_x86-inl.h"
+#include "kernels/x86/quant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx2
 
 namespace avx_vnni {
 using Ops = AvxVnniOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX_VNNI)))
-#include "kernels/quant_x86-inl.h"
+#include "kernels/x86/quant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx_vnni
 
 namespace avx512bw {
 using Ops = Avx512BwOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX512BW)))
-#include "kernels/quant_x86-inl.h"
+#include "kernels/x86/quant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx512bw
 
 namespace avx512_vnni {
 using Ops = Avx512VnniOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX512_VNNI)))
-#include "kernels/quant_x86-inl.h"
+#include "kernels/x86/quant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx512_vnni
 

@@ -1,8 +1,8 @@
 // The x86 int8 q8/q4 kernels beyond Highway (quant_x86.cc): vpmaddubsw on AVX2 and
 // AVX-512BW, vpdpbusd on AVX-VNNI (VEX, 256-bit) and AVX-512 VNNI. Compiled only for
 // x86-64 (quant_x86_none.cc elsewhere) and chosen at run time by ISA tier (isa.h).
-#ifndef EMBER_KERNELS_QUANT_X86_H_
-#define EMBER_KERNELS_QUANT_X86_H_
+#ifndef EMBER_KERNELS_X86_QUANT_X86_H_
+#define EMBER_KERNELS_X86_QUANT_X86_H_
 
 #include <cstdint>
 
@@ -26,4 +26,4 @@ bool FillX86Int8Kernels(KernelTable* table, uint32_t int8);
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_QUANT_X86_H_
+#endif  // EMBER_KERNELS_X86_QUANT_X86_H_

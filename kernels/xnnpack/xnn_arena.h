@@ -1,8 +1,8 @@
 // XNNPACK over caller-owned memory: a process-wide xnn_allocator that bump-allocates from
 // the calling thread's current region (XnnArenaScope), and the exact region size one f32
 // fully-connected operator needs (XnnFullyConnectedArenaBytes), calibrated at start-up.
-#ifndef EMBER_KERNELS_XNN_ARENA_H_
-#define EMBER_KERNELS_XNN_ARENA_H_
+#ifndef EMBER_KERNELS_XNNPACK_XNN_ARENA_H_
+#define EMBER_KERNELS_XNNPACK_XNN_ARENA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -108,4 +108,4 @@ size_t XnnFullyConnectedArenaBytes(size_t rows, size_t cols);
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_XNN_ARENA_H_
+#endif  // EMBER_KERNELS_XNNPACK_XNN_ARENA_H_

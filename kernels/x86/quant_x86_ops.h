@@ -20,8 +20,8 @@
 //         in magnitude, exact.
 //     DotSmall (K-quants: unsigned values <= 63): a pair at most 2 x 63 x 127 = 16002,
 //         widened to int32 at once.
-#ifndef EMBER_KERNELS_QUANT_X86_OPS_H_
-#define EMBER_KERNELS_QUANT_X86_OPS_H_
+#ifndef EMBER_KERNELS_X86_QUANT_X86_OPS_H_
+#define EMBER_KERNELS_X86_QUANT_X86_OPS_H_
 
 #include <immintrin.h>
 
@@ -303,4 +303,4 @@ struct Avx512VnniOps : Base512 {
 
 }  // namespace ember::kernels::x86
 
-#endif  // EMBER_KERNELS_QUANT_X86_OPS_H_
+#endif  // EMBER_KERNELS_X86_QUANT_X86_OPS_H_

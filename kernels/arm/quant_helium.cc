@@ -13,7 +13,7 @@
 // The float part is quant-inl.h's, per group in order and four rows to a vector: acc =
 // fma(float(dot), wscale * xscale, acc). matvec and matmul are one function, each token
 // on its own, so their rows are bitwise identical.
-#include "kernels/quant_helium.h"
+#include "kernels/arm/quant_helium.h"
 
 #include <arm_mve.h>
 

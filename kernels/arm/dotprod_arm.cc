@@ -10,7 +10,7 @@
 //   q4: nibbles q + 8 are 0..15, valid signed bytes: subtract 8 * sum(xq) per group.
 // The float part is that of quant-inl.h: acc = fma(float(dot), wscale * xscale, acc) per
 // group in order, so decode and prefill rows are bitwise identical.
-#include "kernels/dotprod_arm.h"
+#include "kernels/arm/dotprod_arm.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <arm_neon.h>
@@ -19,7 +19,7 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "kernels/dotprod_arm_util.h"
+#include "kernels/arm/dotprod_arm_util.h"
 #include "kernels/quant_layout.h"
 #endif
 

@@ -5,7 +5,7 @@
 // q4_k/q5_k values (0..15, 0..31) are valid signed bytes; q6_k's become q - 32 by a
 // byte subtraction, so no activation sums are needed for the products. The float steps
 // are MatMulKQuantFn's (fused), so decode and prefill rows are bitwise identical.
-#include "kernels/dotprod_arm.h"
+#include "kernels/arm/dotprod_arm.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <arm_neon.h>
@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "kernels/dotprod_arm_util.h"
+#include "kernels/arm/dotprod_arm_util.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #endif

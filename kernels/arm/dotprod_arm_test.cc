@@ -4,7 +4,7 @@
 // has neither (cortex-a72), the x86 path of the tier. Each must equal the reference.
 // tools/scripts/test.sh says per emulated CPU whether it has dotprod
 // (EMBER_EXPECT_DOTPROD).
-#include "kernels/dotprod_arm.h"
+#include "kernels/arm/dotprod_arm.h"
 
 #include <cstdio>
 #include <cstdlib>

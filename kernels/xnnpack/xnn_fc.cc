@@ -1,5 +1,5 @@
 // XnnFullyConnected (see xnn_fc.h).
-#include "kernels/xnn_fc.h"
+#include "kernels/xnnpack/xnn_fc.h"
 
 #include <xnnpack.h>
 

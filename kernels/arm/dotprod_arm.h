@@ -1,8 +1,8 @@
 // The Arm int8 q8/q4 kernels: sdot (dotprod) for decode and prefill, smmla (i8mm) for
 // prefill. Compiled only for aarch64 and chosen at run time by ISA tier (isa.h) where the
 // CPU has the extension (Highway 1.0.3 uses neither).
-#ifndef EMBER_KERNELS_DOTPROD_ARM_H_
-#define EMBER_KERNELS_DOTPROD_ARM_H_
+#ifndef EMBER_KERNELS_ARM_DOTPROD_ARM_H_
+#define EMBER_KERNELS_ARM_DOTPROD_ARM_H_
 
 #include <cstdint>
 
@@ -31,4 +31,4 @@ bool DotProdKQuantKernels(Int8Kernels* k);
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_DOTPROD_ARM_H_
+#endif  // EMBER_KERNELS_ARM_DOTPROD_ARM_H_

@@ -2,8 +2,8 @@
 // builds whose compiler targets MVE (EMBER_WITH_HELIUM, e.g.
 // toolchains/cortex-m55.cmake), where Highway, which has no Helium target, would run its
 // portable scalar code.
-#ifndef EMBER_KERNELS_QUANT_HELIUM_H_
-#define EMBER_KERNELS_QUANT_HELIUM_H_
+#ifndef EMBER_KERNELS_ARM_QUANT_HELIUM_H_
+#define EMBER_KERNELS_ARM_QUANT_HELIUM_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,4 +28,4 @@ bool FillHeliumKernels(KernelTable* table);
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_QUANT_HELIUM_H_
+#endif  // EMBER_KERNELS_ARM_QUANT_HELIUM_H_

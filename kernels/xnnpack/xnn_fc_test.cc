@@ -1,7 +1,7 @@
 // Tests XnnFullyConnected (f32, created in arena regions) against the scalar reference
 // over odd shapes and strides, its bitwise behaviour across threads and batch positions,
 // its errors on bad input, and that running it allocates nothing.
-#include "kernels/xnn_fc.h"
+#include "kernels/xnnpack/xnn_fc.h"
 
 #include <pthreadpool.h>
 #include <xnnpack.h>

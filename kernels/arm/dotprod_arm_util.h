@@ -1,8 +1,8 @@
 // What the aarch64 sdot kernels share (dotprod_arm.cc for q8/q4, kquant_arm.cc for the
 // K-quants): the target attribute they are compiled with and the 16-row dot product by
 // element. Included on aarch64 Linux only, after <arm_neon.h>.
-#ifndef EMBER_KERNELS_DOTPROD_ARM_UTIL_H_
-#define EMBER_KERNELS_DOTPROD_ARM_UTIL_H_
+#ifndef EMBER_KERNELS_ARM_DOTPROD_ARM_UTIL_H_
+#define EMBER_KERNELS_ARM_DOTPROD_ARM_UTIL_H_
 
 #include <arm_neon.h>
 
@@ -24,4 +24,4 @@ EMBER_DOTPROD inline void DotChunk(int32x4_t (&acc)[kB][4], const int8x16_t (&w)
 
 }  // namespace ember::kernels::dotprod
 
-#endif  // EMBER_KERNELS_DOTPROD_ARM_UTIL_H_
+#endif  // EMBER_KERNELS_ARM_DOTPROD_ARM_UTIL_H_

@@ -6,7 +6,7 @@
 // random ones within tolerance, misaligned activations, padded output strides that must
 // stay untouched, decode against prefill rows, a thread's share from row 16), plus
 // scales that are subnormal halves, and that ChooseKernels() picks these kernels.
-#include "kernels/quant_helium.h"
+#include "kernels/arm/quant_helium.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Tests the XNNPACK arena machinery: calibration, XnnFullyConnectedArenaBytes against the
 // bytes creation really takes, clean failure in too-small regions, scope nesting and
 // threads, operators' lifetime versus their region's, results, and no heap use.
-#include "kernels/xnn_arena.h"
+#include "kernels/xnnpack/xnn_arena.h"
 
 #include <pthreadpool.h>
 #include <xnnpack.h>
@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
-#include "kernels/xnn_fc.h"
+#include "kernels/xnnpack/xnn_fc.h"
 #if EMBER_HAVE_ALLOC_COUNT
 #include "tools/bench/alloc_count.h"
 #endif

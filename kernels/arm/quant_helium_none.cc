@@ -1,6 +1,6 @@
 // FillHeliumKernels in builds whose compiler does not target Helium (MVE): nothing to
 // replace. quant_helium.cc takes its place where it does (kernels/CMakeLists.txt).
-#include "kernels/quant_helium.h"
+#include "kernels/arm/quant_helium.h"
 
 namespace ember::kernels {
 

@@ -1,14 +1,14 @@
 // XnnFullyConnected: XNNPACK's f32 fully-connected operator (Debian's 2022-02 snapshot:
 // create with the weights at load, then setup + run per call), created in an arena
-// region (kernels/xnn_arena.h) so that nothing is heap-allocated after load.
-#ifndef EMBER_KERNELS_XNN_FC_H_
-#define EMBER_KERNELS_XNN_FC_H_
+// region (kernels/xnnpack/xnn_arena.h) so that nothing is heap-allocated after load.
+#ifndef EMBER_KERNELS_XNNPACK_XNN_FC_H_
+#define EMBER_KERNELS_XNNPACK_XNN_FC_H_
 
 #include <pthreadpool.h>
 
 #include <cstddef>
 
-#include "kernels/xnn_arena.h"
+#include "kernels/xnnpack/xnn_arena.h"
 
 struct xnn_operator;
 
@@ -63,4 +63,4 @@ class XnnFullyConnected {
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_XNN_FC_H_
+#endif  // EMBER_KERNELS_XNNPACK_XNN_FC_H_

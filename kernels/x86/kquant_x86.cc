@@ -10,8 +10,8 @@
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
-#include "kernels/quant_x86.h"
-#include "kernels/quant_x86_ops.h"
+#include "kernels/x86/quant_x86.h"
+#include "kernels/x86/quant_x86_ops.h"
 
 namespace ember::kernels {
 namespace {
@@ -19,28 +19,28 @@ namespace {
 namespace avx2 {
 using Ops = x86::Avx2Ops;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX2)))
-#include "kernels/kquant_x86-inl.h"
+#include "kernels/x86/kquant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx2
 
 namespace avx_vnni {
 using Ops = x86::AvxVnniOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX_VNNI)))
-#include "kernels/kquant_x86-inl.h"
+#include "kernels/x86/kquant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx_vnni
 
 namespace avx512bw {
 using Ops = x86::Avx512BwOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX512BW)))
-#include "kernels/kquant_x86-inl.h"
+#include "kernels/x86/kquant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx512bw
 
 namespace avx512_vnni {
 using Ops = x86::Avx512VnniOps;
 #define EMBER_X86 __attribute__((target(EMBER_X86_AVX512_VNNI)))
-#include "kernels/kquant_x86-inl.h"
+#include "kernels/x86/kquant_x86-inl.h"
 #undef EMBER_X86
 }  // namespace avx512_vnni
 
