@@ -19,7 +19,7 @@
 #include "runtime/session.h"
 #include "tests/gguf_builder.h"
 #include "tests/testing.h"
-#include "tools/convert/gguf_import.h"
+#include "tools/convert/gguf/gguf_import.h"
 
 namespace ember {
 namespace {

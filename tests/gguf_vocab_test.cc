@@ -15,9 +15,9 @@
 #include "tests/gguf_builder.h"
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/testing.h"
-#include "tools/convert/gguf_reader.h"
-#include "tools/convert/gguf_tokenizer.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/gguf/gguf_reader.h"
+#include "tools/convert/gguf/gguf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember {

@@ -19,7 +19,7 @@
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/hf_tokenizer_files.h"
 #include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember {

@@ -23,7 +23,7 @@
 #include "tests/testing.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 
 namespace ember {

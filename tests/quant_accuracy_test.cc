@@ -15,7 +15,7 @@
 #include "tests/accuracy_util.h"
 #include "tests/testing.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 
 namespace ember {
 namespace {

@@ -19,7 +19,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/text/utf8.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/convert/synthetic.h"
 #include "tools/util/files.h"
 

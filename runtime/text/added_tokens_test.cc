@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
 #include "runtime/text/tokenizer.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember {
 namespace {

@@ -17,7 +17,7 @@
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/utf8.h"
 #include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember {
 namespace {

@@ -14,7 +14,7 @@
 #include "runtime/model/model.h"
 #include "runtime/text/utf8.h"
 #include "tests/testing.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace ember {

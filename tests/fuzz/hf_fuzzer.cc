@@ -12,7 +12,7 @@
 
 #include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/hf_import.h"
+#include "tools/convert/hf/hf_import.h"
 
 namespace {
 

@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   files.push_back({"hf/llama_tokenizer_json", JoinParts(hf_json)});
   {
     // The same tensors as Mistral with a sliding window, Llama 3's RoPE scaling and a
-    // list of end ids (tools/convert/hf_rope.cc, hf_decoders.cc).
+    // list of end ids (tools/convert/hf/hf_rope.cc, hf_decoders.cc).
     std::vector<std::string> mistral = hf;
     ember::tools::Json config = ember::tools::Json::parse(mistral[0]);
     config["model_type"] = "mistral";

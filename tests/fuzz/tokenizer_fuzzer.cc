@@ -21,8 +21,8 @@
 #include "runtime/text/normalizer.h"
 #include "runtime/text/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/hf_tokenizer.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/hf/hf_tokenizer.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace {

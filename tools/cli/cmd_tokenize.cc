@@ -10,7 +10,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {

@@ -13,7 +13,7 @@
 #include "runtime/chat/chat.h"
 #include "runtime/session.h"
 #include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 
 namespace ember::tools {
