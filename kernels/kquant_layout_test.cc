@@ -12,8 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/half.h"
-#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_quantize.h"
 #include "kernels/reference.h"
 
 namespace ember::kernels {

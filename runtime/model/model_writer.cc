@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "kernels/half.h"
-#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_quantize.h"
 #include "model_generated.h"
 #include "runtime/chat/chat_template_format.h"
 #include "runtime/model/atomic_file.h"

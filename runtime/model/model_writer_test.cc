@@ -14,8 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/kquant_layout.h"
-#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_quantize.h"
 #include "runtime/linear.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"

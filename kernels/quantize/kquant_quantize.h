@@ -1,8 +1,8 @@
 // Quantizing f32 weights to GGML's K-quants (q4_k, q5_k, q6_k): a search over scales
 // and minimums per sub-block, as llama.cpp's quantize_row_q4_K/q5_K/q6_K do without an
 // importance matrix. Conversion-time code (the converter and tests), scalar.
-#ifndef EMBER_KERNELS_KQUANT_QUANTIZE_H_
-#define EMBER_KERNELS_KQUANT_QUANTIZE_H_
+#ifndef EMBER_KERNELS_QUANTIZE_KQUANT_QUANTIZE_H_
+#define EMBER_KERNELS_QUANTIZE_KQUANT_QUANTIZE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -38,4 +38,4 @@ bool PackKQuant(KQuantKind kind, const float* w, size_t rows, size_t cols, uint8
 
 }  // namespace ember::kernels
 
-#endif  // EMBER_KERNELS_KQUANT_QUANTIZE_H_
+#endif  // EMBER_KERNELS_QUANTIZE_KQUANT_QUANTIZE_H_

@@ -1,6 +1,6 @@
 // The K-quant quantizer (see kquant_quantize.h). Float arithmetic is plain single
 // precision in a fixed order, so a conversion gives the same file on every machine.
-#include "kernels/kquant_quantize.h"
+#include "kernels/quantize/kquant_quantize.h"
 
 #include <cmath>
 #include <cstring>
