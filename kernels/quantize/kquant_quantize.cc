@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/half.h"
+#include "kernels/quantize/kquant_pack.h"
 
 namespace ember::kernels {
 namespace {

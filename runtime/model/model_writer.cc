@@ -14,6 +14,7 @@
 #include "kernels/half.h"
 #include "kernels/quant_layout.h"
 #include "kernels/quantize/kquant_quantize.h"
+#include "kernels/quantize/quant_pack.h"
 #include "model_generated.h"
 #include "runtime/chat/chat_template_format.h"
 #include "runtime/model/atomic_file.h"

@@ -63,6 +63,7 @@ HWY_AFTER_NAMESPACE();
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
 #include "kernels/quantize/kquant_quantize.h"
+#include "kernels/quantize/quant_pack.h"
 
 namespace ember::kernels {
 HWY_EXPORT(SumFloats);

@@ -8,6 +8,8 @@
 
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_pack.h"
+#include "kernels/quantize/quant_pack.h"
 #include "runtime/model/tensor.h"
 #include "tools/convert/gguf/gguf_arch.h"
 #include "tools/convert/gguf/gguf_blocks.h"

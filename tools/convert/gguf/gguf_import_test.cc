@@ -11,6 +11,7 @@
 #include "kernels/half.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/quant_pack.h"
 #include "runtime/model/tensor.h"
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
