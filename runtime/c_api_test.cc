@@ -10,7 +10,7 @@
 
 #include "ember/ember.hpp"
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 extern "C" const char* ember_test_status_string_of(int value);  // c_api_test_shim.c
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 
 namespace ember::testing {
 namespace {

@@ -17,8 +17,8 @@
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "runtime/session.h"
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 #include "tools/convert/gguf/gguf_import.h"
 
 namespace ember {

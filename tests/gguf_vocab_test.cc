@@ -12,9 +12,9 @@
 
 #include "gtest/gtest.h"
 #include "runtime/text/tokenizer.h"
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
 #include "tests/hf_tokenizer_corpus.h"
-#include "tests/testing.h"
 #include "tools/convert/gguf/gguf_reader.h"
 #include "tools/convert/gguf/gguf_tokenizer.h"
 #include "tools/convert/hf/hf_tokenizer.h"

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/testing.h"
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/hf_tokenizer_files.h"
-#include "tests/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 

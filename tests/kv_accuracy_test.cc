@@ -12,7 +12,7 @@
 #include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/synthetic.h"
 
 namespace ember {

@@ -15,7 +15,7 @@
 #include "runtime/model/model.h"
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/util/parse.h"
 
 namespace ember {

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

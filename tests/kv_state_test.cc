@@ -16,7 +16,7 @@
 #include "runtime/chat/prompt_state.h"
 #include "runtime/ember.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/bake.h"
 #include "tools/template/chat_program.h"
 

@@ -12,8 +12,8 @@
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "runtime/session.h"
-#include "tests/accuracy_util.h"
-#include "tests/testing.h"
+#include "testing/accuracy_util.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/llama2c/llama2c_import.h"
 

@@ -18,7 +18,7 @@
 #include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
 #include "runtime/xnn_backend.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

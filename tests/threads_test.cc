@@ -23,7 +23,7 @@
 #include "runtime/profile.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/gguf/gguf_tokenizer.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/convert/llama2c/llama2c_import.h"

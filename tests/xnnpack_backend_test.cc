@@ -10,7 +10,7 @@
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

@@ -21,7 +21,7 @@
 #include "kernels/test_util.h"
 #include "kernels/xnnpack/xnn_fc.h"
 #if EMBER_HAVE_ALLOC_COUNT
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 #endif
 
 namespace ember::kernels {

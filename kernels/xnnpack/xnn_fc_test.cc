@@ -14,7 +14,7 @@
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 #if EMBER_HAVE_ALLOC_COUNT
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 #endif
 
 namespace ember::kernels {

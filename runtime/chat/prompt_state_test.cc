@@ -10,7 +10,7 @@
 #include "ember/ember.h"
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

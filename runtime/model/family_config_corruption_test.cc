@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "model_generated.h"
 #include "runtime/model/model_test_util.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include "runtime/model/model_test_util.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/model/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

@@ -21,7 +21,7 @@
 #include "runtime/linear.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/util/files.h"
 
 namespace ember {

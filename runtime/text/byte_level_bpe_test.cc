@@ -16,7 +16,7 @@
 #include "runtime/text/pretokenizer.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/utf8.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember {

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
 #include "runtime/text/utf8.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 

@@ -7,7 +7,7 @@
 
 #include "nlohmann/json.hpp"
 #include "runtime/model/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember::fuzz {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "runtime/model/tensor_names.h"
+#include "testing/testing.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/template/chat_program.h"

@@ -17,7 +17,7 @@
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 #include "tools/bench/bandwidth_probe.h"
 #include "tools/bench/bench_history.h"
 #include "tools/bench/bench_report.h"

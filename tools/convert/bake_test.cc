@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "runtime/chat/chat.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 

@@ -11,7 +11,7 @@
 #include "runtime/chat/chat_template.h"
 #include "runtime/chat/chat_template_format.h"
 #include "runtime/model/model.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
 #include "tools/template/jinja_compiler.h"

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::tools {
 namespace {

@@ -15,8 +15,8 @@
 #include "runtime/model/tensor.h"
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 #include "tools/convert/gguf/gguf_blocks.h"
 #include "tools/convert/gguf/gguf_test_util.h"
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 
 namespace ember::tools {
 namespace {

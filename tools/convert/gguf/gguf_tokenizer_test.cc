@@ -8,8 +8,8 @@
 #include "gtest/gtest.h"
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
+#include "testing/testing.h"
 #include "tests/gguf_builder.h"
-#include "tests/testing.h"
 #include "tools/convert/gguf/gguf_import.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/hf/hf_import.h"
 #include "tools/convert/hf/hf_test_util.h"
 #include "tools/convert/hf/hf_tokenizer.h"

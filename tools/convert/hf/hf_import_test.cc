@@ -13,7 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/hf/hf_test_util.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"

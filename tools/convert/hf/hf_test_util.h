@@ -1,5 +1,5 @@
 // Test helpers for the Hugging Face importers: write text files and safetensors files of
-// f32 tensors (testing::Utf8, for byte-level pieces, is in tests/testing.h).
+// f32 tensors (testing::Utf8, for byte-level pieces, is in testing/testing.h).
 #ifndef EMBER_TOOLS_CONVERT_HF_HF_TEST_UTIL_H_
 #define EMBER_TOOLS_CONVERT_HF_HF_TEST_UTIL_H_
 

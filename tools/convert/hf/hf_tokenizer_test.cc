@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/pretokenizer_names.h"
 #include "tools/util/json_util.h"
 

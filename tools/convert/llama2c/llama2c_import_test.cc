@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::tools {
 namespace {

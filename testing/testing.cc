@@ -1,5 +1,5 @@
 // Shared test helpers (see testing.h).
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 #include <dirent.h>
 #include <unistd.h>

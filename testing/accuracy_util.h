@@ -1,8 +1,8 @@
 // Shared by the accuracy tests (quant_accuracy_test.cc, kquant_accuracy_test.cc): a fixed
 // text, every position's logits of a prompt, and how far one set of logits is from
 // another (KL divergence of the next-token distributions, top-1 agreement, logit RMS).
-#ifndef EMBER_TESTS_ACCURACY_UTIL_H_
-#define EMBER_TESTS_ACCURACY_UTIL_H_
+#ifndef EMBER_TESTING_ACCURACY_UTIL_H_
+#define EMBER_TESTING_ACCURACY_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -35,4 +35,4 @@ LogitDistance CompareLogits(const std::vector<float>& ref,
 
 }  // namespace ember::testing
 
-#endif  // EMBER_TESTS_ACCURACY_UTIL_H_
+#endif  // EMBER_TESTING_ACCURACY_UTIL_H_

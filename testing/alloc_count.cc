@@ -4,7 +4,7 @@
 // (glibc 2.34 removed the malloc hooks; these entry points remain). A sanitizer build
 // (EMBER_ALLOC_COUNT_OFF) keeps the sanitizer's own allocator: nothing is replaced and
 // AllocCounterActive() says so.
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Shared accuracy-test helpers (see accuracy_util.h).
-#include "tests/accuracy_util.h"
+#include "testing/accuracy_util.h"
 
 #include <algorithm>
 #include <cmath>

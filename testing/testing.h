@@ -1,7 +1,7 @@
 // Shared test helpers: where the real models are ($EMBER_MODELS or ../shared/models),
 // converting stories260K once per test binary, and small random models built in memory.
-#ifndef EMBER_TESTS_TESTING_H_
-#define EMBER_TESTS_TESTING_H_
+#ifndef EMBER_TESTING_TESTING_H_
+#define EMBER_TESTING_TESTING_H_
 
 #include <cstdint>
 #include <memory>
@@ -153,4 +153,4 @@ std::string JoinIds(const std::vector<int32_t>& ids);
 
 }  // namespace ember::testing
 
-#endif  // EMBER_TESTS_TESTING_H_
+#endif  // EMBER_TESTING_TESTING_H_

@@ -1,8 +1,8 @@
 // Heap-allocation counter: an executable that links ember_alloc_count has malloc, calloc,
 // realloc, the aligned allocators and every operator new replaced by versions that count
 // their calls (from any thread) while the counter is armed, then forward to glibc.
-#ifndef EMBER_TOOLS_BENCH_ALLOC_COUNT_H_
-#define EMBER_TOOLS_BENCH_ALLOC_COUNT_H_
+#ifndef EMBER_TESTING_ALLOC_COUNT_H_
+#define EMBER_TESTING_ALLOC_COUNT_H_
 
 #include <cstdint>
 
@@ -21,4 +21,4 @@ bool AllocCounterActive();
 
 }  // namespace ember::tools
 
-#endif  // EMBER_TOOLS_BENCH_ALLOC_COUNT_H_
+#endif  // EMBER_TESTING_ALLOC_COUNT_H_

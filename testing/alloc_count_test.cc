@@ -1,6 +1,6 @@
 // Tests for the heap-allocation counter: each allocation function counts while armed, on
 // any thread, and nothing counts while disarmed.
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 
 #include <gtest/gtest.h>
 
