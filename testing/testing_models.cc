@@ -7,10 +7,10 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model.h"
+#include "runtime/model/synthetic_tokenizer.h"
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
-#include "tools/convert/synthetic.h"
 
 namespace ember::testing {
 
@@ -58,7 +58,7 @@ ModelSpec TinyModelSpec(uint32_t d_model, uint32_t n_layers, uint32_t n_heads,
   }
   add(names::kOutputNorm, {D}, 0.1f, 1.0f);
 
-  spec.tokenizer = tools::SyntheticTokenizer(vocab);  // byte fallback, then filler
+  spec.tokenizer = SyntheticTokenizer(vocab);  // byte fallback, then filler
   spec.description = "tiny random test model";
   return spec;
 }

@@ -112,7 +112,7 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
   tools::Json oracle;
   ASSERT_TRUE(tools::ReadJsonFile(out_path, &oracle).ok());
 
-  tools::LoadedTokenizer loaded;
+  LoadedTokenizer loaded;
   const Status s = tools::LoadHfTokenizer(dir, &loaded);
   ASSERT_TRUE(s.ok()) << s.message();
   const Tokenizer& tok = loaded.tokenizer;

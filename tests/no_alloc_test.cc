@@ -316,7 +316,7 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
     if (!testing::HaveModel(std::string("hf-tokenizers/") + name + "/tokenizer.json")) {
       return;
     }
-    tools::LoadedTokenizer loaded;
+    LoadedTokenizer loaded;
     const Status s =
         tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + name, &loaded);
     ASSERT_TRUE(s.ok()) << s.message();

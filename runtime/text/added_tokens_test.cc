@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/model/loaded_tokenizer.h"
 #include "runtime/model/model.h"
 #include "runtime/text/tokenizer.h"
-#include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember {
 namespace {
@@ -58,7 +58,7 @@ TokenizerSpec SentencePieceSpec() {
 class AddedTokensTest : public ::testing::Test {
  protected:
   void Load(const TokenizerSpec& spec) {
-    const Status s = tools::LoadTokenizerSpec(spec, "test", &loaded_);
+    const Status s = LoadTokenizerSpec(spec, "test", &loaded_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
   // The pieces of the ids (bytes as <0xNN>), with exactly EncodeCapacity of buffer.
@@ -75,7 +75,7 @@ class AddedTokensTest : public ::testing::Test {
     for (size_t i = 0; i < n; ++i) out.emplace_back(tok.piece(ids[i]));
     return out;
   }
-  tools::LoadedTokenizer loaded_;
+  LoadedTokenizer loaded_;
 };
 
 TEST_F(AddedTokensTest, LongestMatchAndControlTokensOnRequest) {
@@ -166,21 +166,21 @@ TEST_F(AddedTokensTest, ByteLevelIgnoreMergesAndNfcPerSection) {
 TEST_F(AddedTokensTest, TheLoaderChecksTheTable) {
   TokenizerSpec spec = SentencePieceSpec();
   spec.added.push_back({1, "<s>", 8});  // an unknown flag
-  Status s = tools::LoadTokenizerSpec(spec, "test", &loaded_);
+  Status s = LoadTokenizerSpec(spec, "test", &loaded_);
   EXPECT_FALSE(s.ok());
   spec = SentencePieceSpec();
   spec.added.push_back({spec.added[0].id, "<|user|>", 0});  // the same text twice
-  s = tools::LoadTokenizerSpec(spec, "test", &loaded_);
+  s = LoadTokenizerSpec(spec, "test", &loaded_);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("added tokens out of order"), std::string::npos)
       << s.message();
   spec = SentencePieceSpec();
   spec.added.push_back({3, "\xC3", 0});  // not UTF-8, and a byte token
-  s = tools::LoadTokenizerSpec(spec, "test", &loaded_);
+  s = LoadTokenizerSpec(spec, "test", &loaded_);
   EXPECT_FALSE(s.ok());
   spec = SentencePieceSpec();
   spec.added.push_back({999999, "<big>", 0});
-  s = tools::LoadTokenizerSpec(spec, "test", &loaded_);
+  s = LoadTokenizerSpec(spec, "test", &loaded_);
   EXPECT_FALSE(s.ok());
 }
 

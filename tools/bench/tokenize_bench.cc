@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/model/loaded_tokenizer.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/text/pretokenizer.h"
 #include "runtime/text/tokenizer.h"
@@ -266,8 +267,8 @@ int Run(const std::string& dir, bool old) {
   std::string marks = "a";
   while (marks.size() < kNewBytes - 4) marks += "\xCC\x81\xCC\xA3";
   for (const Vocab& v : vocabs) {
-    tools::LoadedTokenizer loaded;
-    const Status s = tools::LoadTokenizerSpec(v.spec, v.name, &loaded);
+    LoadedTokenizer loaded;
+    const Status s = LoadTokenizerSpec(v.spec, v.name, &loaded);
     if (!s.ok()) {
       fprintf(stderr, "%s: %s\n", v.name, s.message());
       return 1;

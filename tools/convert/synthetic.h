@@ -41,11 +41,6 @@ Status CheckSyntheticShape(const SyntheticShape& shape);
 Status MakeSyntheticModel(const SyntheticShape& shape, uint64_t seed,
                           const std::string& name, ModelSpec* spec);
 
-// The tokenizer of a synthetic model: <unk>, <s>, </s>, the 256 byte pieces
-// <0x00>..<0xFF>, then filler pieces: single printable ASCII characters, then strings of
-// ' ' and 'a'-'z' of growing length, each distinct, scored so shorter pieces merge first.
-TokenizerSpec SyntheticTokenizer(uint32_t vocab);
-
 }  // namespace ember::tools
 
 #endif  // EMBER_TOOLS_CONVERT_SYNTHETIC_H_

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/model/loaded_tokenizer.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
@@ -52,22 +53,9 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
 
 // A tokenizer directory (tokenizer.json or vocab.json + merges.txt, and
 // tokenizer_config.json) read as ReadHfTokenizer does, written into a model file without
-// tensors and bound as the runtime binds a model's: `ember tokenize --tokenizer DIR`.
-struct LoadedTokenizer {
-  LoadedTokenizer() = default;
-  // A move keeps the bytes where they are; a copy would point into the original.
-  LoadedTokenizer(LoadedTokenizer&&) = default;
-  LoadedTokenizer& operator=(LoadedTokenizer&&) = default;
-  LoadedTokenizer(const LoadedTokenizer&) = delete;
-  LoadedTokenizer& operator=(const LoadedTokenizer&) = delete;
-
-  std::vector<uint8_t> storage;  // the file's bytes (the tokenizer reads them in place)
-  Tokenizer tokenizer;
-};
+// tensors and bound as the runtime binds a model's (runtime/model/loaded_tokenizer.h):
+// `ember tokenize --tokenizer DIR`.
 Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out);
-// Any tokenizer spec, through the writer and the loader.
-Status LoadTokenizerSpec(const TokenizerSpec& tokenizer, const std::string& description,
-                         LoadedTokenizer* out);
 
 }  // namespace ember::tools
 

@@ -1,13 +1,12 @@
 // A Hugging Face tokenizer directory: tokenizer_config.json (BOS and EOS, add_bos_token,
 // added tokens, the chat template) with tokenizer.json or vocab.json + merges.txt; and
-// the same tokenizer bound as the runtime binds it, without a model.
+// the same tokenizer bound as the runtime binds it, without a model
+// (runtime/model/loaded_tokenizer.h).
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
-#include "runtime/model/model.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/convert/hf/hf_tokenizer_internal.h"
 #include "tools/template/hf_chat_config.h"
@@ -142,22 +141,6 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
   tok->types.resize(vocab_size, TokenType::kControl);
   if (!tok->scores.empty()) tok->scores.resize(vocab_size, 0.0f);
   return Status::Ok();
-}
-
-Status LoadTokenizerSpec(const TokenizerSpec& tokenizer, const std::string& description,
-                         LoadedTokenizer* out) {
-  ModelSpec spec;
-  spec.tokenizer = tokenizer;
-  spec.config.vocab_size = static_cast<uint32_t>(tokenizer.pieces.size());
-  spec.description = description;
-  std::vector<uint8_t> bytes;
-  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
-  // The loader wants 16-byte aligned memory: over-allocate and align the copy.
-  out->storage.assign(bytes.size() + 15, 0);
-  const uintptr_t address = reinterpret_cast<uintptr_t>(out->storage.data());
-  uint8_t* aligned = out->storage.data() + (16 - address % 16) % 16;
-  memcpy(aligned, bytes.data(), bytes.size());
-  return ReadTokenizerOnly(aligned, bytes.size(), &out->tokenizer);
 }
 
 Status LoadHfTokenizer(const std::string& dir, LoadedTokenizer* out) {
