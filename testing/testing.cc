@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -19,9 +21,6 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/text/utf8.h"
-#include "tools/convert/llama2c/llama2c_import.h"
-#include "tools/convert/synthetic.h"
-#include "tools/util/files.h"
 
 namespace ember::testing {
 namespace {
@@ -69,26 +68,6 @@ bool HaveModel(const std::string& relative) {
     [&] { GTEST_SKIP_(message.c_str()); }();  // marks the test skipped
   }
   return false;
-}
-
-std::string Stories260KPath() {
-  // Never destroyed: the atexit handler below runs after static destructors would.
-  static const std::string& path = *new std::string([] {
-    const std::string dir = ModelsDir() + "/llama2c/stories260K/";
-    const char* tmp = getenv("TMPDIR");
-    const std::string out = std::string(tmp && *tmp ? tmp : "/tmp") +
-                            "/ember_stories260K_" + std::to_string(getpid()) + ".ember";
-    ModelSpec spec;
-    Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
-    if (s.ok()) s = WriteModel(spec, out);
-    if (!s.ok()) {
-      ADD_FAILURE() << "converting stories260K: " << s.message();
-      return std::string();
-    }
-    atexit([] { unlink(Stories260KPath().c_str()); });
-    return out;
-  }());
-  return path;
 }
 
 const std::vector<int32_t>& Stories260KGolden() {
@@ -214,9 +193,9 @@ std::string Utf8(uint32_t cp) {
 
 std::vector<VocabCase> ReadVocabCases(const std::string& base) {
   std::vector<uint8_t> bytes;
-  EXPECT_TRUE(tools::ReadFile(base + ".inp", &bytes).ok());
+  ReadFileBytes(base + ".inp", &bytes);
   const std::string inp(bytes.begin(), bytes.end());
-  EXPECT_TRUE(tools::ReadFile(base + ".out", &bytes).ok());
+  ReadFileBytes(base + ".out", &bytes);
   const std::string out(bytes.begin(), bytes.end());
 
   const std::string separator = "\n__ggml_vocab_test__\n";
@@ -244,6 +223,13 @@ std::string JoinIds(const std::vector<int32_t>& ids) {
   std::string s;
   for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
   return s;
+}
+
+bool ReadFileBytes(const std::string& path, std::vector<uint8_t>* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  bytes->assign(std::istreambuf_iterator<char>(in), {});
+  if (!in.is_open()) ADD_FAILURE() << "cannot open " << path;
+  return in.is_open();
 }
 
 }  // namespace ember::testing

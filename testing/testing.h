@@ -1,5 +1,7 @@
 // Shared test helpers: where the real models are ($EMBER_MODELS or ../shared/models),
-// converting stories260K once per test binary, and small random models built in memory.
+// small random models built in memory with the writer, and files and texts for tests.
+// Nothing here needs tools/ (stories260K converted by the llama2.c importer is
+// tests/stories260k.h).
 #ifndef EMBER_TESTING_TESTING_H_
 #define EMBER_TESTING_TESTING_H_
 
@@ -29,9 +31,6 @@ std::string ModelsDir();
 // Use: if (!HaveModel("llama2c/tokenizer.bin")) return;  (GTEST_SKIP inside helpers does
 // not return from the caller).
 bool HaveModel(const std::string& relative);
-
-// Path of stories260K converted to .ember (f32), made once per process in the temp dir.
-std::string Stories260KPath();
 
 // Greedy generation of n tokens from BOS (pool may be null): the ids and their text.
 struct Generated {
@@ -150,6 +149,10 @@ std::vector<VocabCase> ReadVocabCases(const std::string& base);
 
 // Token ids as "1 2 3" (for messages that compare two lists).
 std::string JoinIds(const std::vector<int32_t>& ids);
+
+// Reads the whole file at `path` into *bytes: false (and a test failure) if it cannot be
+// opened.
+bool ReadFileBytes(const std::string& path, std::vector<uint8_t>* bytes);
 
 }  // namespace ember::testing
 

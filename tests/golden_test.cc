@@ -9,6 +9,7 @@
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 
 namespace ember {
 namespace {

@@ -13,6 +13,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/convert/synthetic.h"
 
 namespace ember {

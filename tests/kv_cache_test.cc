@@ -16,6 +16,7 @@
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/util/parse.h"
 
 namespace ember {

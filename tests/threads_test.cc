@@ -24,6 +24,7 @@
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 
 namespace ember {
 namespace {

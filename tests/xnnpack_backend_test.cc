@@ -11,6 +11,7 @@
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

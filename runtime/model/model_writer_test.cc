@@ -22,7 +22,6 @@
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "testing/testing.h"
-#include "tools/util/files.h"
 
 namespace ember {
 namespace {
@@ -32,8 +31,7 @@ class ModelWriterTest : public ::testing::Test {
   std::vector<std::string> Entries() const { return scratch_.Entries(); }
   std::vector<uint8_t> Read(const std::string& path) {
     std::vector<uint8_t> bytes;
-    const Status s = tools::ReadFile(path, &bytes);
-    EXPECT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(testing::ReadFileBytes(path, &bytes));
     return bytes;
   }
 

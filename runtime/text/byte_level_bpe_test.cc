@@ -1,26 +1,24 @@
 // Byte-level BPE encoding on hand-made tables: merge order by rank (Hugging Face's: the
 // lowest rank, the leftmost of equals, new pairs competing at once), chunk boundaries,
 // the work-buffer contract, and Init's checks; and the O(m log m) merge against a
-// quadratic one written from that definition (hand-made tables with random ranks, and
-// OpenAI's GPT-2 vocabulary) on random and long texts.
+// quadratic one written from that definition (testing/bpe_reference.h) on hand-made
+// tables with random ranks. OpenAI's GPT-2 vocabulary: tests/gpt2_tokenizer_test.cc.
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model/model.h"
-#include "runtime/text/pretokenizer.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/text/utf8.h"
-#include "testing/testing.h"
-#include "tools/convert/hf/hf_tokenizer.h"
+#include "testing/bpe_reference.h"
 
 namespace ember {
 namespace {
+
+using testing::EncodeExact;
+using testing::ReferenceEncodeByteLevel;
 
 // A byte-level vocabulary: ids 0..255 are the bytes, then `extra` pieces, then merges
 // (left piece, right piece, rank) resolved by piece text.
@@ -156,60 +154,6 @@ TEST(ByteLevelBpeTest, NewPairsCompeteAtOnce) {
   EXPECT_EQ(w.Encode("bcab"), (V{"b", "ca", "b"}));
 }
 
-// The reference: BPE as Hugging Face tokenizers defines it, one merge at a time with a
-// rescan of every pair (O(m^2) per chunk), through the public API only.
-std::vector<int32_t> ReferenceEncodeByteLevel(const Tokenizer& tok,
-                                              const std::string& text) {
-  const TokenizerTables& t = tok.tables();
-  auto find_merge = [&](int32_t l, int32_t r) -> const uint32_t* {
-    for (size_t lo = 0, hi = t.num_merges; lo < hi;) {
-      const size_t mid = lo + (hi - lo) / 2;
-      const uint32_t* m = t.merges + 4 * mid;
-      if (m[0] == uint32_t(l) && m[1] == uint32_t(r)) return m;
-      if (m[0] < uint32_t(l) || (m[0] == uint32_t(l) && m[1] < uint32_t(r))) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return nullptr;
-  };
-  const int64_t kNone = INT64_MAX;
-  auto rank = [&](int32_t l, int32_t r) {
-    const uint32_t* m = find_merge(l, r);
-    return m ? int64_t{m[3]} : kNone;
-  };
-  std::vector<int32_t> out;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t end = Gpt2ChunkEnd(text, pos);
-    std::vector<int32_t> sym;
-    for (size_t i = pos; i < end; ++i) sym.push_back(tok.Find(text.substr(i, 1)));
-    while (sym.size() > 1) {
-      size_t best = 0;
-      for (size_t i = 1; i + 1 < sym.size(); ++i) {
-        if (rank(sym[i], sym[i + 1]) < rank(sym[best], sym[best + 1])) best = i;
-      }
-      if (rank(sym[best], sym[best + 1]) == kNone) break;
-      sym[best] = int32_t(find_merge(sym[best], sym[best + 1])[2]);
-      sym.erase(sym.begin() + best + 1);
-    }
-    out.insert(out.end(), sym.begin(), sym.end());
-    pos = end;
-  }
-  return out;
-}
-
-// Encodes with exactly EncodeCapacity ids of buffer, and a canary after them.
-std::vector<int32_t> EncodeExact(const Tokenizer& tok, const std::string& text) {
-  std::vector<int32_t> ids(tok.EncodeCapacity(text.size()) + 1, -7);
-  size_t n = 0;
-  const Status s = tok.Encode(text, false, ids.data(), ids.size() - 1, &n);
-  EXPECT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(ids.back(), -7) << "wrote past the capacity";
-  ids.resize(n);
-  return ids;
-}
-
 // Random merges over a few letters, built up from shorter pieces, with random ranks
 // (repeats included, and results that take part in lower-ranked merges).
 TEST(ByteLevelBpeTest, MatchesTheQuadraticMergeWithRandomRanks) {
@@ -238,76 +182,9 @@ TEST(ByteLevelBpeTest, MatchesTheQuadraticMergeWithRandomRanks) {
         const char c = "abc \n"[rng() % 5];
         text.append(rng() % 6 == 0 ? 1 + rng() % 40 : 1, c);
       }
-      ASSERT_EQ(EncodeExact(tok, text), ReferenceEncodeByteLevel(tok, text))
+      ASSERT_EQ(EncodeExact(tok, text, false), ReferenceEncodeByteLevel(tok, text))
           << "seed " << seed << ", text '" << text << "'";
     }
-  }
-}
-
-// OpenAI's GPT-2 vocabulary, read once for the tests below (null when it is missing).
-const Tokenizer* Gpt2() {
-  static std::unique_ptr<Model> model = [] {
-    std::unique_ptr<Model> m;
-    if (!testing::HaveModel("gpt2-bpe/encoder.json")) return m;
-    const std::string dir = testing::ModelsDir() + "/gpt2-bpe/";
-    tools::SpecialTokens specials;
-    specials.bos_id = specials.eos_id = 50256;
-    TokenizerSpec spec;
-    const Status s = tools::ReadVocabAndMerges(dir + "encoder.json", dir + "vocab.bpe",
-                                               specials, &spec);
-    EXPECT_TRUE(s.ok()) << s.message();
-    auto opened =
-        Model::Open(testing::WriteModelAroundTokenizer(spec, "gpt2_vocab").c_str());
-    EXPECT_TRUE(opened.ok()) << opened.status().message();
-    if (opened.ok()) m = std::move(*opened);
-    return m;
-  }();
-  return model ? &model->tokenizer() : nullptr;
-}
-
-TEST(ByteLevelBpeGpt2Test, MatchesTheQuadraticMergeOnRandomTexts) {
-  const Tokenizer* tok = Gpt2();
-  if (!tok) return;
-  std::mt19937 rng(5);
-  for (int i = 0; i < 300; ++i) {
-    const size_t bytes =
-        std::uniform_int_distribution<size_t>(0, i < 290 ? 600 : 4000)(rng);
-    const std::string text = testing::RandomText(*tok, bytes, &rng);
-    ASSERT_EQ(EncodeExact(*tok, text), ReferenceEncodeByteLevel(*tok, text))
-        << "text " << i << ": '" << text << "'";
-  }
-  for (const std::string unit : {"a", "ab", " ", "\n", " \n", "\xe4\xb8\xad", "!", "7"}) {
-    std::string text;
-    while (text.size() < 3000) text += unit;
-    EXPECT_EQ(EncodeExact(*tok, text), ReferenceEncodeByteLevel(*tok, text)) << unit;
-  }
-}
-
-// Long prompts, each one chunk or many (the benchmark tools/bench/tokenize_bench
-// measures 1 MiB): they decode back to the text, and the story's words merge (GPT-2 has
-// no merge of two spaces).
-TEST(ByteLevelBpeGpt2Test, EncodesLongTexts) {
-  const Tokenizer* tok = Gpt2();
-  if (!tok) return;
-  const size_t kBytes = 256 * 1024;
-  std::string story;
-  while (story.size() < kBytes) {
-    story +=
-        "Once upon a time, there was a little girl named Lily. She loved to play "
-        "outside in the sunshine. One day, she saw a big, red ball in the park.\n";
-  }
-  for (const std::string& text : {story, std::string(kBytes, 'a'),
-                                  std::string(kBytes, ' '), std::string(kBytes, '\n')}) {
-    const std::vector<int32_t> ids = EncodeExact(*tok, text);
-    ASSERT_GT(ids.size(), 0u);
-    if (text == story) {
-      EXPECT_LT(ids.size(), text.size() / 3) << "merged far too little";
-    }
-    std::string decoded;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      decoded.append(tok->Decode(i ? ids[i - 1] : -1, ids[i]));
-    }
-    EXPECT_EQ(decoded, text) << text.substr(0, 20);
   }
 }
 
