@@ -18,8 +18,8 @@
 #include "runtime/model/tensor.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
 #include "tests/stories260k.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/convert/gguf/gguf_import.h"
 
 namespace ember {

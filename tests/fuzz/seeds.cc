@@ -9,9 +9,9 @@
 #include "runtime/model/tensor_names.h"
 #include "testing/testing.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tests/gguf_builder.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/template/chat_program.h"
 #include "tools/util/json_util.h"
 

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/tensor_names.h"
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/convert/gguf/gguf_test_util.h"
 
 namespace ember::tools {

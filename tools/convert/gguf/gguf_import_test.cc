@@ -16,8 +16,8 @@
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
 #include "tools/convert/gguf/gguf_blocks.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/convert/gguf/gguf_test_util.h"
 
 namespace ember::tools {

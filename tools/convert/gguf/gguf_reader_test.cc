@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 
 namespace ember::tools {
 namespace {

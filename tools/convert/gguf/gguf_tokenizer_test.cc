@@ -9,7 +9,7 @@
 #include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/convert/gguf/gguf_import.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 

@@ -1,5 +1,5 @@
 // GGUF files for tests (see gguf_builder.h).
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 
 #include <cmath>
 #include <cstring>

@@ -2,8 +2,8 @@
 // tensors with their raw bytes, aligned as general.alignment says), with the hooks the
 // broken-file corpus needs (explicit offsets, raw entries, a forced version); and
 // GGML block encoders (Q8_0, Q4_0) written from the format's definition.
-#ifndef EMBER_TESTS_GGUF_BUILDER_H_
-#define EMBER_TESTS_GGUF_BUILDER_H_
+#ifndef EMBER_TOOLS_CONVERT_GGUF_GGUF_BUILDER_H_
+#define EMBER_TOOLS_CONVERT_GGUF_GGUF_BUILDER_H_
 
 #include <cstdint>
 #include <string>
@@ -124,4 +124,4 @@ void AddSentencePieceTokenizer(const TokenizerSpec& tokenizer, GgufBuilder* buil
 
 }  // namespace ember::testing
 
-#endif  // EMBER_TESTS_GGUF_BUILDER_H_
+#endif  // EMBER_TOOLS_CONVERT_GGUF_GGUF_BUILDER_H_

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "testing/testing.h"
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 
 namespace ember::testing {
 namespace {

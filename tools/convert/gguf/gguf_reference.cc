@@ -5,7 +5,7 @@
 #include <random>
 
 #include "kernels/half.h"
-#include "tests/gguf_builder.h"
+#include "tools/convert/gguf/gguf_builder.h"
 
 namespace ember::testing {
 namespace {
