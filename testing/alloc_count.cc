@@ -22,7 +22,7 @@ void* __libc_memalign(size_t alignment, size_t size);
 void __libc_free(void* ptr);
 }
 
-namespace ember::tools {
+namespace ember::testing {
 namespace {
 
 // Constant-initialized: the loader may allocate before any constructor runs.
@@ -90,15 +90,15 @@ bool AllocCounterActive() {
   return g_total.load(std::memory_order_seq_cst) != before;
 }
 
-}  // namespace ember::tools
+}  // namespace ember::testing
 
 #ifndef EMBER_ALLOC_COUNT_OFF
 
-using ember::tools::Count;
-using ember::tools::IsPowerOfTwo;
-using ember::tools::NewOrNull;
-using ember::tools::NewOrThrow;
-using ember::tools::PageBytes;
+using ember::testing::Count;
+using ember::testing::IsPowerOfTwo;
+using ember::testing::NewOrNull;
+using ember::testing::NewOrThrow;
+using ember::testing::PageBytes;
 
 extern "C" {
 

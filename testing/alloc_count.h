@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace ember::tools {
+namespace ember::testing {
 
 // Starts counting from zero. Allocations on every thread count until the next Disarm.
 void AllocCounterArm();
@@ -19,6 +19,6 @@ uint64_t AllocCounterCount();
 // whatever happened.
 bool AllocCounterActive();
 
-}  // namespace ember::tools
+}  // namespace ember::testing
 
 #endif  // EMBER_TESTING_ALLOC_COUNT_H_

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace ember::tools {
+namespace ember::testing {
 namespace {
 
 // Keeps the compiler from proving an allocation unused and removing it.
@@ -137,4 +137,4 @@ TEST(AllocCountTest, FreeDoesNotCount) {
 }
 
 }  // namespace
-}  // namespace ember::tools
+}  // namespace ember::testing

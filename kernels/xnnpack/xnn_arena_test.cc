@@ -20,9 +20,7 @@
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 #include "kernels/xnnpack/xnn_fc.h"
-#if EMBER_HAVE_ALLOC_COUNT
 #include "testing/alloc_count.h"
-#endif
 
 namespace ember::kernels {
 namespace {
@@ -316,8 +314,8 @@ TEST_F(XnnArenaTest, OperatorsInOneArenaMatchReference) {
       for (pthreadpool_t threads : {pthreadpool_t{nullptr}, pool}) {
         std::vector<float> y(batch * rows, -1.0f);
         ASSERT_EQ(ops[i].Run(x.data(), batch, y.data(), threads), XnnStatus::kOk);
-        SCOPED_TRACE(testing::Message() << rows << "x" << cols << " batch " << batch
-                                        << (threads ? " pool" : " caller"));
+        SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " batch " << batch
+                                          << (threads ? " pool" : " caller"));
         test::ExpectClose(y.data(), expected.data(), batch * rows, 1e-5f * cols, 1e-5f,
                           "xnn in arena");
       }
@@ -328,10 +326,10 @@ TEST_F(XnnArenaTest, OperatorsInOneArenaMatchReference) {
 
 // Creating in a scope and running (alone and on a pool) touch no heap at all.
 TEST_F(XnnArenaTest, NoHeapAllocationDuringCreateAndRun) {
-#if !EMBER_HAVE_ALLOC_COUNT || defined(EMBER_ALLOC_COUNT_OFF)
+#if defined(EMBER_ALLOC_COUNT_OFF)
   GTEST_SKIP() << "no allocation counter in this build";
 #else
-  if (!tools::AllocCounterActive()) GTEST_SKIP() << "another allocator interposes";
+  if (!testing::AllocCounterActive()) GTEST_SKIP() << "another allocator interposes";
   const Shape shapes[] = {{7, 3}, {64, 100}, {1000, 17}, {2048, 768}};
   constexpr size_t kCount = sizeof(shapes) / sizeof(shapes[0]);
   size_t bytes[kCount], total = 0;
@@ -349,7 +347,7 @@ TEST_F(XnnArenaTest, NoHeapAllocationDuringCreateAndRun) {
   XnnStatus statuses[kCount * 5];
   size_t num_statuses = 0;
 
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   size_t offset = 0;
   for (size_t i = 0; i < kCount; ++i) {
     XnnArenaScope scope(arena.data() + offset, bytes[i]);
@@ -364,7 +362,7 @@ TEST_F(XnnArenaTest, NoHeapAllocationDuringCreateAndRun) {
       }
     }
   }
-  const uint64_t allocations = tools::AllocCounterDisarm();
+  const uint64_t allocations = testing::AllocCounterDisarm();
 
   EXPECT_EQ(allocations, 0u);
   for (size_t i = 0; i < num_statuses; ++i) {

@@ -13,9 +13,7 @@
 #include "gtest/gtest.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
-#if EMBER_HAVE_ALLOC_COUNT
 #include "testing/alloc_count.h"
-#endif
 
 namespace ember::kernels {
 namespace {
@@ -51,20 +49,20 @@ class RegionFc {
 
 // Whether the allocation counter can see this build's heap calls.
 bool CanCountAllocations() {
-#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
-  return tools::AllocCounterActive();
+#if !defined(EMBER_ALLOC_COUNT_OFF)
+  return testing::AllocCounterActive();
 #else
   return false;
 #endif
 }
 void ArmAllocCounter() {
-#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
-  tools::AllocCounterArm();
+#if !defined(EMBER_ALLOC_COUNT_OFF)
+  testing::AllocCounterArm();
 #endif
 }
 uint64_t DisarmAllocCounter() {
-#if EMBER_HAVE_ALLOC_COUNT && !defined(EMBER_ALLOC_COUNT_OFF)
-  return tools::AllocCounterDisarm();
+#if !defined(EMBER_ALLOC_COUNT_OFF)
+  return testing::AllocCounterDisarm();
 #else
   return 0;
 #endif
