@@ -68,6 +68,15 @@ inline uint16_t FloatToBFloat16(float f) {
   return static_cast<uint16_t>((bits + round) >> 16);
 }
 
+// The 16-bit pattern (an f16's, a bf16's) at p, at any alignment, as the files and
+// packed layouts store it (little-endian, the byte order of every target).
+inline uint16_t LoadBits16(const uint8_t* p) {
+  uint16_t bits;
+  memcpy(&bits, p, 2);
+  return bits;
+}
+inline void StoreBits16(uint8_t* p, uint16_t bits) { memcpy(p, &bits, 2); }
+
 }  // namespace ember::kernels
 
 #endif  // EMBER_KERNELS_HALF_H_

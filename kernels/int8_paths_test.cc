@@ -12,12 +12,12 @@
 
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
-#include "kernels/dotprod_arm.h"
+#include "kernels/arm/dotprod_arm.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_test_util.h"
 #include "kernels/quant_test_util.h"
-#include "kernels/quant_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ember::kernels {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "hwy/highway.h"
 #include "hwy/targets.h"
-#include "kernels/dotprod_arm.h"
+#include "kernels/arm/dotprod_arm.h"
 #include "kernels/kernel_table.h"
-#include "kernels/quant_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ember::kernels {
 namespace {

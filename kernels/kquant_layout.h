@@ -1,6 +1,7 @@
 // The packed byte layout of q4_k, q5_k and q6_k weight matrices (GGML's K-quants in
-// panels), the packer from GGML's own blocks, and scalar decoders (the reference the
-// kernels and the importer test against).
+// panels) and scalar decoders (the reference the kernels and the importer test against).
+// The packers, from GGML's own blocks and from f32 weights, are conversion-time code:
+// kernels/quantize/kquant_pack.h and kquant_quantize.h.
 //
 // Values, exactly as GGML's Q4_K, Q5_K and Q6_K define them. A row is cut into
 // super-blocks of kKQuantBlock = 256 inputs (cols must be a multiple of 256; the loader
@@ -57,6 +58,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/quant_layout.h"
+
 namespace ember::kernels {
 
 enum class KQuantKind : uint8_t { kQ4K, kQ5K, kQ6K };
@@ -91,31 +94,6 @@ inline constexpr uint64_t KQuantPackedBytes(KQuantKind kind, uint64_t rows,
   return (rows + 15) / 16 * KQuantPanelBytes(kind, cols);
 }
 
-// GGML's block of one row's super-block: block_q4_K (d, dmin, scales[12], qs[128]),
-// block_q5_K (d, dmin, scales[12], qh[32], qs[128]), block_q6_K (ql[128], qh[64],
-// scales[16], d), little-endian, unaligned.
-inline constexpr uint64_t GgmlKQuantBlockBytes(KQuantKind kind) {
-  return kind == KQuantKind::kQ4K ? 144 : kind == KQuantKind::kQ5K ? 176 : 210;
-}
-// One row of a GGML tensor of this type: its super-blocks back to back.
-inline constexpr uint64_t GgmlKQuantRowBytes(KQuantKind kind, uint64_t cols) {
-  return KQuantSuperBlocks(cols) * GgmlKQuantBlockBytes(kind);
-}
-
-// Repacks a (rows, cols) GGML tensor of `kind` into the panel layout, keeping every
-// value bit for bit (d, dmin, each scale, minimum and q). ggml_rows: rows *
-// GgmlKQuantRowBytes(kind, cols) bytes, rows one after the other as in a GGUF file (any
-// alignment); out: KQuantPackedBytes(kind, rows, cols) bytes, every one written.
-// Returns false, writing nothing, unless rows >= 1 and cols is a positive multiple of
-// 256. Any bytes are accepted (an f16 d may be NaN or infinite: kept as it is).
-bool PackKQuantFromGgml(KQuantKind kind, const uint8_t* ggml_rows, size_t rows,
-                        size_t cols, uint8_t* out);
-
-// The weights of one row of GGML blocks (cols a multiple of 256), decoded straight from
-// GGML's format definition (not through the panel layout): out[0, cols).
-void DequantizeGgmlKQuantRow(KQuantKind kind, const uint8_t* ggml_row, size_t cols,
-                             float* out);
-
 // One row's super-block, unpacked: what both formats hold.
 struct KQuantBlockValues {
   uint16_t d = 0, dmin = 0;  // f16 bit patterns (dmin unused by q6_k)
@@ -124,16 +102,33 @@ struct KQuantBlockValues {
   uint8_t q[kKQuantBlock] = {};
 };
 
-// Reads / writes super-block `block` of `row` in a packed matrix with `cols` columns.
+// Where row `row`'s parts of super-block `block` lie in a packed matrix with `cols`
+// columns: its d (and dmin 32 bytes on) in the scale table entry, its byte of the
+// sub-block scales, and its first byte (4r) of group 0. What GetKQuantBlock reads and
+// the packers write.
+struct KQuantBlockBytes {
+  uint8_t* table;
+  uint8_t* scales;
+  uint8_t* groups;
+};
+inline KQuantBlockBytes LocateKQuantBlock(KQuantKind kind, const uint8_t* packed,
+                                          size_t cols, size_t row, size_t block) {
+  uint8_t* panel =
+      const_cast<uint8_t*>(packed) + row / kQuantPanelRows * KQuantPanelBytes(kind, cols);
+  const size_t r = row % kQuantPanelRows;
+  uint8_t* super_block =
+      panel + KQuantTableBytes(kind, cols) + block * KQuantSuperBlockBytes(kind);
+  return {panel + block * KQuantTableEntryBytes(kind) + 2 * r, super_block + r,
+          super_block + KQuantScaleBytes(kind) + 4 * r};
+}
+// Input i (0..31) of a group: the byte holding its low 4 bits, counted from the row's
+// first byte of the group, and their shift in it (chunk i / 4 >= 4: the high nibble).
+inline constexpr size_t KQuantNibbleByte(size_t i) { return 64 * (i / 4 % 4) + i % 4; }
+inline constexpr int KQuantNibbleShift(size_t i) { return i / 4 >= 4 ? 4 : 0; }
+
+// Reads super-block `block` of `row` in a packed matrix with `cols` columns.
 void GetKQuantBlock(KQuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                     size_t block, KQuantBlockValues* out);
-void PutKQuantBlock(KQuantKind kind, const KQuantBlockValues& in, size_t cols, size_t row,
-                    size_t block, uint8_t* packed);
-// Reads / writes one GGML block.
-void ReadGgmlKQuantBlock(KQuantKind kind, const uint8_t* ggml_block,
-                         KQuantBlockValues* out);
-void WriteGgmlKQuantBlock(KQuantKind kind, const KQuantBlockValues& in,
-                          uint8_t* ggml_block);
 
 // The weights of a super-block (the format's definition above): out[0, 256).
 void KQuantBlockWeights(KQuantKind kind, const KQuantBlockValues& b, float* out);

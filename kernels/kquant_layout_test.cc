@@ -1,6 +1,7 @@
 // Tests of the K-quant panel layout, the GGML packer and decoders, and the f32
-// quantizer (kquant_layout.h, kquant_quantize.h), against llama.cpp's own decoding and
-// quantization (kernels/testdata/kquant_vectors.bin, tools/scripts/gen_kquant_vectors.c).
+// quantizer (kquant_layout.h, quantize/kquant_pack.h, quantize/kquant_quantize.h),
+// against llama.cpp's own decoding and quantization (kernels/testdata/kquant_vectors.bin,
+// tools/scripts/gen_kquant_vectors.c).
 #include "kernels/kquant_layout.h"
 
 #include <cmath>
@@ -12,8 +13,9 @@
 
 #include "gtest/gtest.h"
 #include "kernels/half.h"
-#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_pack.h"
+#include "kernels/quantize/kquant_quantize.h"
 #include "kernels/reference.h"
 
 namespace ember::kernels {

@@ -15,6 +15,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_test_util.h"
+#include "kernels/quantize/kquant_pack.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 

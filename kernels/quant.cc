@@ -6,12 +6,12 @@
 #define HWY_TARGET_INCLUDE "kernels/quant.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/arm/dotprod_arm.h"
+#include "kernels/arm/quant_helium.h"
 #include "kernels/dispatch.h"
-#include "kernels/dotprod_arm.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant-inl.h"
-#include "kernels/quant_helium.h"
-#include "kernels/quant_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {

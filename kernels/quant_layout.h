@@ -1,5 +1,6 @@
-// The packed byte layout of q8 and q4 weight matrices ("panels"), the packer the
-// converter writes it with, and scalar decoders (the reference the kernels test against).
+// The packed byte layout of q8 and q4 weight matrices ("panels") and scalar decoders (the
+// reference the kernels test against). The packers the converter writes it with are
+// conversion-time code: kernels/quantize/quant_pack.h.
 //
 // A (rows, cols) matrix is quantized in groups of kQuantGroup = 32 consecutive inputs
 // with one f16 scale per row and group: w ~= scale * q, q8 in [-127, 127] (-128 too
@@ -61,19 +62,17 @@ inline constexpr uint64_t QuantPackedBytes(QuantKind kind, uint64_t rows, uint64
   return QuantPanels(rows) * QuantPanelBytes(kind, cols);
 }
 
-// Quantizes the row-major f32 matrix w (rows, cols) into `out` (QuantPackedBytes bytes;
-// every byte is written, padding included). Scales are absmax / 127 (q8) and
-// -(signed value of largest magnitude) / 8 (q4, as GGML's Q4_0), rounded to f16 before
-// the values are rounded to the nearest integer with them.
-void PackQuant(QuantKind kind, const float* w, size_t rows, size_t cols, uint8_t* out);
-
-// Packs integers and scales as they are (an imported file's own, value for value): q is
-// the row-major (rows, cols) matrix of values, scale_bits the (rows, QuantGroups(cols))
-// f16 bit patterns, element (r, c) = scale(r, c / 32) q(r, c). q8 takes q in [-128, 127]
-// (-128, which PackQuant never writes, is stored as byte 0; every kernel's int32 dot is
-// exact for it), q4 in [-8, 7]. Writes every byte of `out` (QuantPackedBytes).
-void PackQuantValues(QuantKind kind, const int8_t* q, const uint16_t* scale_bits,
-                     size_t rows, size_t cols, uint8_t* out);
+// Where input i of row r (of its panel) lies in a group's values: the byte, and for q4
+// whether it is the high nibble. What QuantValue reads and the packers write.
+struct QuantValuePos {
+  size_t byte;
+  bool high;
+};
+inline constexpr QuantValuePos QuantValuePosition(QuantKind kind, size_t r, size_t i) {
+  const size_t chunk = i / 4, lane = r * 4 + i % 4;
+  if (kind == QuantKind::kQ8) return {chunk * kQuantChunkBytes + lane, false};
+  return {(chunk % 4) * kQuantChunkBytes + lane, chunk >= 4};
+}
 
 // The quantized value q (without offset) and the scale of element (row, col).
 int QuantValue(QuantKind kind, const uint8_t* packed, size_t cols, size_t row,

@@ -1,4 +1,5 @@
-// Tests of the f16/bf16 conversions and of the q8/q4 panel packing (quant_layout.h).
+// Tests of the f16/bf16 conversions and of the q8/q4 panel packing (quant_layout.h,
+// quantize/quant_pack.h).
 #include "kernels/quant_layout.h"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/half.h"
+#include "kernels/quantize/quant_pack.h"
 
 namespace ember::kernels {
 namespace {

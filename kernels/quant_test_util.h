@@ -16,6 +16,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
 #include "kernels/quant_test_data.h"
+#include "kernels/quantize/quant_pack.h"
 #include "kernels/reference.h"
 #include "kernels/test_util.h"
 

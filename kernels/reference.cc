@@ -5,6 +5,7 @@
 
 #include "kernels/half.h"
 #include "kernels/kernel_table.h"
+#include "kernels/quantize/kquant_pack.h"
 
 namespace ember::kernels::reference {
 

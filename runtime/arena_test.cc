@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

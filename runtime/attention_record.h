@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/config.h"
+#include "runtime/model/config.h"
 #include "runtime/status.h"
 
 namespace ember {

@@ -11,8 +11,8 @@
 
 #include "runtime/c_api_internal.h"
 #include "runtime/c_api_options.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/generate.h"
-#include "runtime/prompt_state.h"
 
 #define EMBER_SAME_CODE(c_name, cpp_name) \
   static_assert(static_cast<int>(c_name) == static_cast<int>(ember::StatusCode::cpp_name))

@@ -1,11 +1,11 @@
 // The C API's chat calls (ember.h): rendering a model's chat template into a caller
-// buffer, and conversations in turns over a session (runtime/chat.h).
+// buffer, and conversations in turns over a session (runtime/chat/chat.h).
 #include <cstring>
 #include <memory>
 #include <new>
 
 #include "runtime/c_api_internal.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
 #include "runtime/checked_math.h"
 
 using ember::c_api::CheckStructSize;

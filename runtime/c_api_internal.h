@@ -9,11 +9,11 @@
 #include <memory>
 #include <optional>
 
+#include "runtime/chat/stop_strings.h"
 #include "runtime/ember.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/stop_strings.h"
 #include "runtime/thread_pool.h"
 
 // Freed when its handle and every session over it are: one reference each.

@@ -7,9 +7,9 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/status.h"
-#include "runtime/stop_strings.h"
+#include "runtime/chat/stop_strings.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/thread_pool.h"
-#include "runtime/tokenizer.h"
 
 namespace ember::c_api {
 

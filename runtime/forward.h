@@ -10,7 +10,7 @@
 #include "runtime/activations.h"
 #include "runtime/attention_record.h"
 #include "runtime/linear.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 namespace ember {
 

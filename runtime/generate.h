@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/chat/stop_strings.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/stop_strings.h"
 
 namespace ember {
 

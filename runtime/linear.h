@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "kernels/kernel_table.h"
+#include "runtime/model/tensor.h"
 #include "runtime/profile.h"
-#include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
 namespace ember {

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/chat/prompt_state.h"
 #include "runtime/forward.h"
-#include "runtime/prompt_state.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
 namespace ember {

@@ -11,7 +11,7 @@
 
 #include "kernels/kernel_table.h"
 #include "runtime/attention_record.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"

@@ -10,7 +10,7 @@
 #include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
 namespace ember {

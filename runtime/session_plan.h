@@ -12,7 +12,7 @@
 #include "runtime/activations.h"
 #include "runtime/arena.h"
 #include "runtime/attention_record.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/status.h"
 
 namespace ember {

@@ -4,8 +4,8 @@
 #include <new>
 
 #include "kernels/dcheck.h"
-#include "kernels/xnn_arena.h"
-#include "kernels/xnn_fc.h"
+#include "kernels/xnnpack/xnn_arena.h"
+#include "kernels/xnnpack/xnn_fc.h"
 
 namespace ember {
 

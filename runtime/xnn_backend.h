@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "runtime/status.h"
-#include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
 namespace ember {

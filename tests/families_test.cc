@@ -12,7 +12,7 @@
 #include "kernels/rope.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

@@ -14,12 +14,13 @@
 #include "kernels/half.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "runtime/session.h"
-#include "runtime/tensor.h"
-#include "tests/gguf_builder.h"
-#include "tests/testing.h"
-#include "tools/convert/gguf_import.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
+#include "tools/convert/gguf/gguf_builder.h"
+#include "tools/convert/gguf/gguf_import.h"
 
 namespace ember {
 namespace {

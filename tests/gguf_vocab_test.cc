@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/tokenizer.h"
-#include "tests/gguf_builder.h"
+#include "runtime/model/loaded_tokenizer.h"
+#include "runtime/text/tokenizer.h"
+#include "testing/testing.h"
 #include "tests/hf_tokenizer_corpus.h"
-#include "tests/testing.h"
-#include "tools/convert/gguf_reader.h"
-#include "tools/convert/gguf_tokenizer.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/gguf/gguf_builder.h"
+#include "tools/convert/gguf/gguf_reader.h"
+#include "tools/convert/gguf/gguf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember {
@@ -67,7 +68,7 @@ TEST(GgufVocabTest, Llama3AndQwen3EncodeAsTheirTokenizerJson) {
     const std::string dir = "hf-tokenizers/" + std::string(m.dir);
     if (!testing::HaveModel(dir + "/tokenizer.json")) return;
     SCOPED_TRACE(m.dir);
-    tools::LoadedTokenizer hf, gguf;
+    LoadedTokenizer hf, gguf;
     ASSERT_TRUE(tools::LoadHfTokenizer(testing::ModelsDir() + "/" + dir, &hf).ok());
     const std::string bytes =
         GgufOfTokenizerJson(testing::ModelsDir() + "/" + dir + "/tokenizer.json", m.pre);
@@ -77,7 +78,7 @@ TEST(GgufVocabTest, Llama3AndQwen3EncodeAsTheirTokenizerJson) {
     TokenizerSpec spec;
     const Status s = tools::ReadGgufTokenizer(**file, 0, &spec);
     ASSERT_TRUE(s.ok()) << s.message();
-    ASSERT_TRUE(tools::LoadTokenizerSpec(spec, "gguf", &gguf).ok());
+    ASSERT_TRUE(LoadTokenizerSpec(spec, "gguf", &gguf).ok());
     // The Hugging Face oracle's corpus (every general category, NFC, digits, white
     // space, code, special-token text, random UTF-8), the special tokens written in
     // text, and llama.cpp's 47 cases.

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
 
 namespace ember {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 #include <sstream>
 
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::testing {
 namespace {

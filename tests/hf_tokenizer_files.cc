@@ -9,7 +9,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 #include "tools/util/json_util.h"
 

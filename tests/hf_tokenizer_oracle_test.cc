@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/testing.h"
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/hf_tokenizer_files.h"
-#include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
 namespace ember {
@@ -112,7 +112,7 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
   tools::Json oracle;
   ASSERT_TRUE(tools::ReadJsonFile(out_path, &oracle).ok());
 
-  tools::LoadedTokenizer loaded;
+  LoadedTokenizer loaded;
   const Status s = tools::LoadHfTokenizer(dir, &loaded);
   ASSERT_TRUE(s.ok()) << s.message();
   const Tokenizer& tok = loaded.tokenizer;

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
-#include "tests/accuracy_util.h"
-#include "tests/testing.h"
+#include "testing/accuracy_util.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 
 namespace ember {
 namespace {

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/convert/synthetic.h"
 
 namespace ember {

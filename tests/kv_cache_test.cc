@@ -12,10 +12,11 @@
 #include "ember/ember.h"
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor_names.h"
 #include "runtime/session.h"
-#include "runtime/tensor_names.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/util/parse.h"
 
 namespace ember {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember {
 namespace {

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/ember.h"
-#include "runtime/prompt_state.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/bake.h"
 #include "tools/template/chat_program.h"
 

@@ -12,18 +12,18 @@
 
 #include "ember/ember.h"
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
-#include "runtime/prompt_state.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
-#include "tests/testing.h"
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 
 namespace ember {
@@ -87,7 +87,7 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
 
   // Run: nothing may.
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   const char prompt[] = "Once upon a time, in a quiet town by the sea, lived a cat.";
   const int32_t* ids = nullptr;
   size_t n = 0;
@@ -103,7 +103,7 @@ uint64_t AllocationsWhileRunning(ModelSpec spec, DType dtype, int threads,
     generate.max_new = 20;
     s = Generate(*session, sampler, ids, n, generate, &Append, text, &result);
   }
-  const uint64_t allocations = tools::AllocCounterDisarm();
+  const uint64_t allocations = testing::AllocCounterDisarm();
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_GT(text->tokens, 0u);
   // The prompt is about 60 tokens: 40 more overflow 64 positions (unless the text ended).
@@ -120,7 +120,7 @@ TEST_P(NoAllocTest, RunMakesNoHeapAllocations) {
 #ifdef EMBER_ALLOC_COUNT_OFF
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
 #endif
-  ASSERT_TRUE(tools::AllocCounterActive());
+  ASSERT_TRUE(testing::AllocCounterActive());
   const DType dtype = std::get<0>(GetParam());
   const int threads = std::get<1>(GetParam());
   const Backend backend = std::get<2>(GetParam());
@@ -187,15 +187,15 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
   ember_session_options c_options;
   ember_session_options_default(&c_options);
 
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   Result<SessionPlan> plan = PlanSession(**model, options);
   const size_t required = RequiredArenaBytes(**model, options);
-  const uint64_t planning = tools::AllocCounterDisarm();
+  const uint64_t planning = testing::AllocCounterDisarm();
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(required, arena_bytes);
   EXPECT_EQ(planning, 0u) << "planning allocated";
 
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   {
     Result<Session> session =
         Session::Create(**model, options, nullptr, arena.data(), arena.size());
@@ -203,7 +203,7 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
     const int32_t tokens[] = {1, 5, 7};
     ASSERT_TRUE(session->Prefill(tokens, 3).ok());
   }
-  const uint64_t creating = tools::AllocCounterDisarm();
+  const uint64_t creating = testing::AllocCounterDisarm();
   EXPECT_EQ(creating, 0u) << "Session::Create with a caller arena allocated";
 
   // The XNNPACK backend: once XNNPACK is initialised (the first plan in the process),
@@ -219,7 +219,7 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
     xnn.backend = Backend::kXnnpack;
     std::vector<uint8_t> xnn_arena(RequiredArenaBytes(**f32_model, xnn));
     ASSERT_GT(xnn_arena.size(), 0u);
-    tools::AllocCounterArm();
+    testing::AllocCounterArm();
     {
       Result<Session> session =
           Session::Create(**f32_model, xnn, nullptr, xnn_arena.data(), xnn_arena.size());
@@ -227,16 +227,16 @@ TEST(NoAllocTest, SessionCreationWithACallerArena) {
       const int32_t tokens[] = {1, 5, 7};
       ASSERT_TRUE(session->Prefill(tokens, 3).ok());
     }
-    EXPECT_EQ(tools::AllocCounterDisarm(), 0u) << "XNNPACK session creation allocated";
+    EXPECT_EQ(testing::AllocCounterDisarm(), 0u) << "XNNPACK session creation allocated";
   }
 
   std::vector<uint8_t> c_arena(ember_arena_bytes(c_model, &c_options));
   ember_session* c_session = nullptr;
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   const size_t c_bytes = ember_arena_bytes(c_model, &c_options);
   const ember_status status = ember_session_create(
       c_model, &c_options, nullptr, c_arena.data(), c_arena.size(), &c_session);
-  const uint64_t c_creating = tools::AllocCounterDisarm();
+  const uint64_t c_creating = testing::AllocCounterDisarm();
   EXPECT_EQ(c_bytes, c_arena.size());
   ASSERT_EQ(status, EMBER_OK) << ember_last_error();
   EXPECT_EQ(c_creating, 1u) << "ember_session_create: the session object only";
@@ -275,7 +275,7 @@ TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
   std::vector<char> rendered(65536);
   FixedText text;
 
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   Status s = chat.SetSystem("You are terse.");
   ChatTurnStats stats;
   if (s.ok()) s = chat.Add("user", "Hello there, how are you?");
@@ -292,7 +292,7 @@ TEST(NoAllocTest, ChatTemplatesAndSavedStateMakeNoHeapAllocations) {
   if (s.ok()) s = SavePromptState(*session, &sampler, state.data(), state.size(), &bytes);
   session->Reset();
   if (s.ok()) s = RestorePromptState(&*session, &sampler, state.data(), bytes);
-  const uint64_t allocations = tools::AllocCounterDisarm();
+  const uint64_t allocations = testing::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GT(reused, 0u) << "the second turn reused no cache";
   EXPECT_GT(length, 0u);
@@ -316,7 +316,7 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
     if (!testing::HaveModel(std::string("hf-tokenizers/") + name + "/tokenizer.json")) {
       return;
     }
-    tools::LoadedTokenizer loaded;
+    LoadedTokenizer loaded;
     const Status s =
         tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + name, &loaded);
     ASSERT_TRUE(s.ok()) << s.message();
@@ -324,7 +324,7 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
     std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
     size_t total = 0, decoded = 0;
     bool ok = true;
-    tools::AllocCounterArm();
+    testing::AllocCounterArm();
     for (bool parse_special : {false, true}) {
       EncodeOptions options;
       options.parse_special = parse_special;
@@ -335,7 +335,7 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
         decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
       total += n;
     }
-    const uint64_t allocations = tools::AllocCounterDisarm();
+    const uint64_t allocations = testing::AllocCounterDisarm();
     EXPECT_TRUE(ok) << name;
     EXPECT_GT(total, 0u);
     EXPECT_GT(decoded, 0u);
@@ -348,9 +348,9 @@ TEST(NoAllocTest, TheCounterCounts) {
   GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
 #endif
   // The zero above means something only if an allocation here is seen.
-  tools::AllocCounterArm();
+  testing::AllocCounterArm();
   std::unique_ptr<std::string> s(new std::string(100, 'x'));
-  const uint64_t count = tools::AllocCounterDisarm();
+  const uint64_t count = testing::AllocCounterDisarm();
   EXPECT_GE(count, 1u);
 }
 

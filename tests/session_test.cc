@@ -15,10 +15,10 @@
 #include "gtest/gtest.h"
 #include "kernels/isa.h"
 #include "runtime/generate.h"
+#include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
-#include "runtime/tensor.h"
 #include "runtime/xnn_backend.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

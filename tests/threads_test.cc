@@ -14,11 +14,12 @@
 
 #include "gtest/gtest.h"
 #include "runtime/generate.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
 
 namespace ember {
 namespace {

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
-#include "tests/testing.h"
-#include "tools/convert/gguf_tokenizer.h"
-#include "tools/convert/hf_tokenizer.h"
-#include "tools/convert/llama2c_import.h"
+#include "runtime/model/model.h"
+#include "testing/testing.h"
+#include "tools/convert/gguf/gguf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace ember {

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "runtime/xnn_backend.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/convert/dtype_policy.h"
 
 namespace ember {

@@ -1,5 +1,6 @@
-# Test registration for cross builds, whose test binaries run under an emulator (qemu-user
-# through CMAKE_CROSSCOMPILING_EMULATOR; see toolchains/).
+# Test registration: GoogleTest binaries (ember_gtests, at the end), and cross builds,
+# whose test binaries run under an emulator (qemu-user through
+# CMAKE_CROSSCOMPILING_EMULATOR; see toolchains/).
 
 # Label for tests that need the build machine itself (the package test builds with the
 # host compiler): ember_native_only() below labels them and disables them in a cross
@@ -62,4 +63,21 @@ function(ember_native_only)
   if(CMAKE_CROSSCOMPILING)
     set_tests_properties(${ARGN} PROPERTIES DISABLED TRUE)
   endif()
+endfunction()
+
+# ember_gtests(NAMES a b ... LIBS lib ... [PROPERTIES prop value ...]): a GoogleTest
+# binary <name>_test from <name>_test.cc for each name, linked with LIBS and gtest_main,
+# its cases registered with CTest (with PROPERTIES, such as LABELS kernel).
+function(ember_gtests)
+  cmake_parse_arguments(arg "" "" "NAMES;LIBS;PROPERTIES" ${ARGN})
+  foreach(name ${arg_NAMES})
+    add_executable(${name}_test ${name}_test.cc)
+    target_link_libraries(${name}_test PRIVATE ${arg_LIBS} GTest::gtest_main)
+    if(arg_PROPERTIES)
+      gtest_discover_tests(${name}_test DISCOVERY_TIMEOUT 120
+                           PROPERTIES ${arg_PROPERTIES})
+    else()
+      gtest_discover_tests(${name}_test DISCOVERY_TIMEOUT 120)
+    endif()
+  endforeach()
 endfunction()

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "nlohmann/json.hpp"
-#include "runtime/tensor_names.h"
-#include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "runtime/model/tensor_names.h"
+#include "testing/testing.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 
 namespace ember::fuzz {
 namespace {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 
 namespace ember::fuzz {
 

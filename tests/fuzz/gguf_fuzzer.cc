@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/gguf_blocks.h"
-#include "tools/convert/gguf_import.h"
-#include "tools/convert/gguf_reader.h"
+#include "tools/convert/gguf/gguf_blocks.h"
+#include "tools/convert/gguf/gguf_import.h"
+#include "tools/convert/gguf/gguf_reader.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/hf_import.h"
+#include "tools/convert/hf/hf_import.h"
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/hf_import.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/hf/hf_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto parts = ember::fuzz::SplitParts(data, size, 2);

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "tools/convert/safetensors.h"
+#include "tools/convert/hf/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A copy of exactly `size` bytes, so any read past the input is an ASan report.

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor_names.h"
+#include "testing/testing.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tests/gguf_builder.h"
-#include "tests/testing.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/template/chat_program.h"
 #include "tools/util/json_util.h"
 
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   files.push_back({"hf/llama_tokenizer_json", JoinParts(hf_json)});
   {
     // The same tensors as Mistral with a sliding window, Llama 3's RoPE scaling and a
-    // list of end ids (tools/convert/hf_rope.cc, hf_decoders.cc).
+    // list of end ids (tools/convert/hf/hf_rope.cc, hf_decoders.cc).
     std::vector<std::string> mistral = hf;
     ember::tools::Json config = ember::tools::Json::parse(mistral[0]);
     config["model_type"] = "mistral";

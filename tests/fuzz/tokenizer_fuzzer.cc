@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
-#include "runtime/normalizer.h"
-#include "runtime/utf8.h"
+#include "runtime/model/model.h"
+#include "runtime/text/normalizer.h"
+#include "runtime/text/utf8.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tools/convert/hf_tokenizer.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/hf/hf_tokenizer.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace {
@@ -34,7 +34,7 @@ struct Loaded {
   std::string name;
   std::unique_ptr<ember::fuzz::AlignedCopy> bytes;
   std::unique_ptr<Model> model;
-  std::unique_ptr<ember::tools::LoadedTokenizer> hf;  // a tokenizer.json, without a model
+  std::unique_ptr<ember::LoadedTokenizer> hf;  // a tokenizer.json, without a model
   const Tokenizer* tok = nullptr;
 };
 
@@ -67,7 +67,7 @@ void AddHfTokenizer(const std::string& dir, const std::string& name) {
   if (access((dir + "/tokenizer.json").c_str(), R_OK) != 0) return;
   Loaded l;
   l.name = name;
-  l.hf = std::make_unique<ember::tools::LoadedTokenizer>();
+  l.hf = std::make_unique<ember::LoadedTokenizer>();
   const ember::Status s = ember::tools::LoadHfTokenizer(dir, l.hf.get());
   if (!s.ok()) {
     fprintf(stderr, "tokenizer_fuzzer: %s: %s\n", dir.c_str(), s.message());

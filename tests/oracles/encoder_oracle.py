@@ -49,7 +49,7 @@ def forward(torch, model, tokens):
 
 
 def export(model, np, dtype):
-    """Maps the modules' tensors to ember's names (runtime/tensor_names.h)."""
+    """Maps the modules' tensors to ember's names (runtime/model/tensor_names.h)."""
     sd = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     out = {"token_embd.weight": sd["embedding.weight"], "output.weight": sd["head.weight"],
            "output.bias": sd["head.bias"]}

@@ -9,7 +9,7 @@ and 77 (CTest's skip code) when PyTorch is missing, unless EMBER_REQUIRE_MODELS=
 FOLLOW-UP(q8), once the quant branch's encodings land (this is not a test yet): convert
 the GPT-2 and Llama directories again with `ember convert --hf DIR --dtype q8` and
 compare with a reference computed from the dequantized weights (quantize them here as
-runtime/model_writer.cc does: symmetric int8 per group of group_size inputs, scale =
+runtime/model/model_writer.cc does: symmetric int8 per group of group_size inputs, scale =
 max|w| / 127, round half to even), so weight rounding is not counted as error; what
 remains is ember's on-the-fly int8 activation quantization, whose bound (expected near
 1e-2 of max |logit|) should be set from measured figures and justified there.

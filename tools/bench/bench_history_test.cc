@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/bench/bench_records.h"
 #include "tools/util/files.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 #include "tools/bench/bench_report.h"
 
 namespace ember::tools {

@@ -61,8 +61,9 @@ HWY_AFTER_NAMESPACE();
 #include "kernels/half.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kquant_layout.h"
-#include "kernels/kquant_quantize.h"
 #include "kernels/quant_layout.h"
+#include "kernels/quantize/kquant_quantize.h"
+#include "kernels/quantize/quant_pack.h"
 
 namespace ember::kernels {
 HWY_EXPORT(SumFloats);

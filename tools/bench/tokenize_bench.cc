@@ -17,12 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_writer.h"
-#include "runtime/pretokenizer.h"
-#include "runtime/tokenizer.h"
-#include "runtime/utf8.h"
-#include "tools/convert/hf_tokenizer.h"
-#include "tools/convert/llama2c_import.h"
+#include "runtime/model/loaded_tokenizer.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/text/pretokenizer.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/utf8.h"
+#include "tools/convert/hf/hf_tokenizer.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/util/files.h"
 
 namespace ember {
@@ -266,8 +267,8 @@ int Run(const std::string& dir, bool old) {
   std::string marks = "a";
   while (marks.size() < kNewBytes - 4) marks += "\xCC\x81\xCC\xA3";
   for (const Vocab& v : vocabs) {
-    tools::LoadedTokenizer loaded;
-    const Status s = tools::LoadTokenizerSpec(v.spec, v.name, &loaded);
+    LoadedTokenizer loaded;
+    const Status s = LoadTokenizerSpec(v.spec, v.name, &loaded);
     if (!s.ok()) {
       fprintf(stderr, "%s: %s\n", v.name, s.message());
       return 1;

@@ -22,8 +22,8 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/kernel_table.h"
-#include "kernels/xnn_arena.h"
-#include "kernels/xnn_fc.h"
+#include "kernels/xnnpack/xnn_arena.h"
+#include "kernels/xnnpack/xnn_fc.h"
 
 namespace ember::kernels {
 namespace {

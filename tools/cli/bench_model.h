@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session_plan.h"
 
 namespace ember::tools {

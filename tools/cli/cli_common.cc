@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "kernels/isa.h"
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {

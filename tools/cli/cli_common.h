@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"

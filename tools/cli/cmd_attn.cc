@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
-#include "runtime/model.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"

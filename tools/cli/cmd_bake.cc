@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
-#include "runtime/atomic_file.h"
-#include "runtime/model.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_writer.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"

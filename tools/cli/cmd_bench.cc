@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
 #include "runtime/ember.h"
-#include "runtime/model.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "tools/bench/alloc_count.h"
+#include "testing/alloc_count.h"
 #include "tools/bench/bandwidth_probe.h"
 #include "tools/bench/bench_history.h"
 #include "tools/bench/bench_report.h"
@@ -58,7 +58,7 @@ struct Bench {
   ForwardProfile profile;
   uint64_t sampling_ns = 0;
   Progress* progress;
-  bool counting = true;  // AllocCounterActive(): heap_allocs is -1 when not
+  bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
 };
 
 // Samples the next token, timing it when profiling.
@@ -155,9 +155,9 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
     b.progress->Show("%s, %d thread%s: %s repetition %d of %d", r->model_filename.c_str(),
                      r->n_threads, r->n_threads == 1 ? "" : "s", r->test().c_str(),
                      rep + 1, o.repetitions);
-    AllocCounterArm();
+    testing::AllocCounterArm();
     const Status status = RunOnce(b, depth, n_prompt, n_gen, &ns, &ttft_ns);
-    const uint64_t allocations = AllocCounterDisarm();
+    const uint64_t allocations = testing::AllocCounterDisarm();
     r->heap_allocs = b.counting ? r->heap_allocs + static_cast<int64_t>(allocations) : -1;
     EMBER_RETURN_IF_ERROR(status);
     r->samples_ns.push_back(ns);
@@ -208,7 +208,7 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   b.options = &o;
   b.model = model->get();
   b.progress = progress;
-  b.counting = AllocCounterActive();
+  b.counting = testing::AllocCounterActive();
   ThreadPoolOptions pool_options;
   pool_options.adapt_to_contention = !o.fixed_threads;
   auto pool = ThreadPool::Create(threads, pool_options);
@@ -302,7 +302,7 @@ Status RunBench(const ArgParser& args) {
         CheckNotAnInput(o.chart_path, {o.history_path}, "--history file"));
     EMBER_RETURN_IF_ERROR(CheckWritable(o.chart_path));
   }
-  if (!AllocCounterActive()) {
+  if (!testing::AllocCounterActive()) {
     fprintf(stderr,
             "ember bench: warning: the allocation counter is not active (another "
             "allocator came first); heap_allocs reads -1\n");

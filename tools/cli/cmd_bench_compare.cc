@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 #include "tools/bench/bench_chart.h"
 #include "tools/bench/bench_compare.h"
 #include "tools/bench/bench_records.h"

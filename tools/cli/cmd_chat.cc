@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/chat.h"
-#include "runtime/model.h"
+#include "runtime/chat/chat.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"

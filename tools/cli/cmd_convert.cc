@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "runtime/atomic_file.h"
-#include "runtime/model_writer.h"
-#include "runtime/tensor.h"
+#include "runtime/model/atomic_file.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/model/tensor.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/gguf_import.h"
-#include "tools/convert/hf_import.h"
-#include "tools/convert/llama2c_import.h"
+#include "tools/convert/gguf/gguf_import.h"
+#include "tools/convert/hf/hf_import.h"
+#include "tools/convert/llama2c/llama2c_import.h"
 #include "tools/convert/synthetic.h"
 #include "tools/template/chat_program.h"
 #include "tools/util/files.h"

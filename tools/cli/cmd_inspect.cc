@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"

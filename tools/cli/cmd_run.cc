@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/generate.h"
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"

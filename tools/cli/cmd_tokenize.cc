@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {

@@ -7,7 +7,7 @@
 #include "kernels/half.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
-#include "runtime/tensor.h"
+#include "runtime/model/tensor.h"
 
 namespace ember::tools {
 namespace {
@@ -18,7 +18,7 @@ uint64_t Elements(const Tensor& t) {
   return n;
 }
 
-// The kind of a tensor from its GGUF-style name (runtime/tensor_names.h).
+// The kind of a tensor from its GGUF-style name (runtime/model/tensor_names.h).
 const char* KindOf(const char* name) {
   struct Rule {
     const char* fragment;

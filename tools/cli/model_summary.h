@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 namespace ember::tools {
 

@@ -10,7 +10,7 @@
 #include "kernels/quant_layout.h"
 
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::tools {
 namespace {

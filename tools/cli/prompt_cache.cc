@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/atomic_file.h"
-#include "runtime/prompt_state.h"
+#include "runtime/chat/prompt_state.h"
+#include "runtime/model/atomic_file.h"
 #include "tools/util/files.h"
 
 namespace ember::tools {

@@ -1,5 +1,6 @@
-// `ember run --prompt-cache FILE`: a saved prompt state (runtime/prompt_state.h) reused
-// when the new prompt starts with its tokens, and the new prompt's state saved back.
+// `ember run --prompt-cache FILE`: a saved prompt state (runtime/chat/prompt_state.h)
+// reused when the new prompt starts with its tokens, and the new prompt's state saved
+// back.
 #ifndef EMBER_TOOLS_CLI_PROMPT_CACHE_H_
 #define EMBER_TOOLS_CLI_PROMPT_CACHE_H_
 

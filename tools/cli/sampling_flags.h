@@ -5,9 +5,9 @@
 
 #include <vector>
 
+#include "runtime/chat/stop_strings.h"
 #include "runtime/sampler.h"
 #include "runtime/status.h"
-#include "runtime/stop_strings.h"
 #include "tools/cli/args.h"
 
 namespace ember::tools {

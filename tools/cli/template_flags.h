@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "runtime/chat_template.h"
+#include "runtime/chat/chat_template.h"
 #include "runtime/status.h"
 #include "tools/cli/args.h"
 

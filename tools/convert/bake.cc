@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/chat.h"
-#include "runtime/prompt_state.h"
+#include "runtime/chat/chat.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/session.h"
 #include "runtime/thread_pool.h"
 
@@ -104,7 +104,7 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
     size_t length = 0;
     EMBER_RETURN_IF_ERROR(
         chat.Render(&system, 1, options, buffer.data(), buffer.size(), &length));
-    // As a chat tokenizes it (runtime/chat.h): special tokens parsed, no BOS added.
+    // As a chat tokenizes it (runtime/chat/chat.h): special tokens parsed, no BOS added.
     tokens.resize(tok.EncodeCapacity(length));
     EncodeOptions encode;
     encode.parse_special = true;

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "runtime/model.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
 namespace ember::tools {

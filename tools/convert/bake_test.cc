@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat.h"
+#include "runtime/chat/chat.h"
 #include "runtime/session.h"
-#include "tests/testing.h"
-#include "tools/convert/hf_tokenizer.h"
+#include "testing/testing.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 
 namespace ember::tools {

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "kernels/kquant_layout.h"
-#include "runtime/tensor.h"
-#include "runtime/tensor_names.h"
+#include "runtime/model/tensor.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember::tools {
 namespace {

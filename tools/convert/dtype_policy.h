@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/config.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/config.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
 namespace ember::tools {

@@ -1,12 +1,13 @@
-// The pre-tokenizer kinds of runtime/pretokenizer.h as the files ember imports name them:
-// tokenizer.json's Split patterns and GGUF's `tokenizer.ggml.pre` (llama.cpp's names).
+// The pre-tokenizer kinds of runtime/text/pretokenizer.h as the files ember imports name
+// them: tokenizer.json's Split patterns and GGUF's `tokenizer.ggml.pre` (llama.cpp's
+// names).
 #ifndef EMBER_TOOLS_CONVERT_PRETOKENIZER_NAMES_H_
 #define EMBER_TOOLS_CONVERT_PRETOKENIZER_NAMES_H_
 
 #include <string>
 
-#include "runtime/pretokenizer.h"
 #include "runtime/status.h"
+#include "runtime/text/pretokenizer.h"
 
 namespace ember::tools {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/config.h"
-#include "runtime/model_writer.h"
+#include "runtime/model/config.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
 namespace ember::tools {
@@ -40,11 +40,6 @@ Status CheckSyntheticShape(const SyntheticShape& shape);
 // other input.
 Status MakeSyntheticModel(const SyntheticShape& shape, uint64_t seed,
                           const std::string& name, ModelSpec* spec);
-
-// The tokenizer of a synthetic model: <unk>, <s>, </s>, the 256 byte pieces
-// <0x00>..<0xFF>, then filler pieces: single printable ASCII characters, then strings of
-// ' ' and 'a'-'z' of growing length, each distinct, scored so shorter pieces merge first.
-TokenizerSpec SyntheticTokenizer(uint32_t vocab);
 
 }  // namespace ember::tools
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <set>
 
-#include "runtime/chat_template_format.h"
-#include "runtime/utf8.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/text/utf8.h"
 #include "tools/template/jinja_compiler.h"
 #include "tools/template/jinja_parser.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/chat_template.h"
-#include "runtime/model_writer.h"
+#include "runtime/chat/chat_template.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 
 namespace ember::tools {

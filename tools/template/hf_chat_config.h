@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/util/json_util.h"
 

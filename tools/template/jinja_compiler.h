@@ -1,7 +1,7 @@
 // Jinja compiler: a chat template's syntax tree -> the bytecode the runtime renders
-// (runtime/chat_template_format.h), with every name resolved to a variable slot and every
-// filter, test, method and function to its id. What the runtime cannot run is refused
-// here, with its name and line.
+// (runtime/chat/chat_template_format.h), with every name resolved to a variable slot and
+// every filter, test, method and function to its id. What the runtime cannot run is
+// refused here, with its name and line.
 #ifndef EMBER_TOOLS_TEMPLATE_JINJA_COMPILER_H_
 #define EMBER_TOOLS_TEMPLATE_JINJA_COMPILER_H_
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/model_writer.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/template/jinja_ast.h"
 

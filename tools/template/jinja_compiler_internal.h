@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/chat_template_format.h"
-#include "runtime/model_writer.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/template/jinja_ast.h"
 

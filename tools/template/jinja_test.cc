@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/chat_template.h"
-#include "runtime/chat_template_format.h"
-#include "runtime/model.h"
-#include "tests/testing.h"
+#include "runtime/chat/chat_template.h"
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/model/model.h"
+#include "testing/testing.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
 #include "tools/template/jinja_compiler.h"

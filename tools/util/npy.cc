@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "runtime/atomic_file.h"
+#include "runtime/model/atomic_file.h"
 
 namespace ember::tools {
 

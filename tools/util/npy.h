@@ -15,8 +15,8 @@ namespace ember::tools {
 std::vector<uint8_t> NpyF32Bytes(const std::vector<float>& values,
                                  const std::vector<size_t>& shape);
 
-// Writes them to `path`, atomically (runtime/atomic_file.h): a failure leaves an older
-// file there as it was.
+// Writes them to `path`, atomically (runtime/model/atomic_file.h): a failure leaves an
+// older file there as it was.
 Status WriteNpyF32(const std::string& path, const std::vector<float>& values,
                    const std::vector<size_t>& shape);
 

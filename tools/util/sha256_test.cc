@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/testing.h"
+#include "testing/testing.h"
 
 namespace ember::tools {
 namespace {

@@ -23,7 +23,8 @@ std::string CsvField(std::string_view text);
 std::string AttentionCsv(const AttentionRecord& record, const std::vector<int32_t>& ids,
                          const std::vector<std::string>& labels, bool causal);
 
-// Writes `bytes` to `path` atomically (runtime/atomic_file.h), or to stdout for "-".
+// Writes `bytes` to `path` atomically (runtime/model/atomic_file.h), or to stdout for
+// "-".
 Status WriteOutput(const std::string& path, std::string_view bytes);
 
 }  // namespace ember::tools

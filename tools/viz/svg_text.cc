@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "runtime/utf8.h"  // header-only: the chart library links nothing of runtime/
+#include "runtime/text/utf8.h"  // header-only: the charts link nothing of runtime/
 
 namespace ember::tools {
 

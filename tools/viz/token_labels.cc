@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "runtime/utf8.h"
+#include "runtime/text/utf8.h"
 
 namespace ember::tools {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "tools/viz/svg_text.h"  // DisplayColumns
 
 namespace ember::tools {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/model.h"
-#include "tests/testing.h"
+#include "runtime/model/model.h"
+#include "testing/testing.h"
 
 namespace ember::tools {
 namespace {

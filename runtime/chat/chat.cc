@@ -1,0 +1,268 @@
+// Chat: see chat.h.
+#include "runtime/chat/chat.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace ember {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+struct ChatLayout {
+  size_t messages, text, render, total;
+};
+
+// The rendered conversation is tokenized into the session's token buffer (sized for its
+// max_prompt_bytes by the tokenizer's EncodeCapacity): the chat needs no other.
+ChatLayout Plan(const Session& session, const ChatOptions& o) {
+  ChatLayout l;
+  const size_t text = o.max_text_bytes ? o.max_text_bytes : 8 * session.max_context();
+  l.messages = RoundUp8(sizeof(ChatMessage) * (o.max_messages ? o.max_messages : 1));
+  l.text = RoundUp8(text);
+  // The rendered conversation (the text plus the template's markup) and the render's
+  // scratch (its string concatenations copy each message a few times).
+  l.render = RoundUp8(8 * text + 16384);
+  l.total = l.messages + l.text + l.render;
+  return l;
+}
+
+// Reply's callback: times the first token and keeps the reply's text.
+struct ReplyState {
+  TokenCallback callback;
+  void* user;
+  Clock::time_point first;
+  bool seen = false;
+  char* text;
+  size_t capacity, used = 0;
+  bool truncated = false;
+};
+
+bool OnToken(void* p, int32_t id, std::string_view text) {
+  auto* s = static_cast<ReplyState*>(p);
+  if (!s->seen) {
+    s->seen = true;
+    s->first = Clock::now();
+  }
+  const size_t n =
+      text.size() < s->capacity - s->used ? text.size() : s->capacity - s->used;
+  memcpy(s->text + s->used, text.data(), n);
+  s->used += n;
+  s->truncated |= n < text.size();
+  return s->callback(s->user, id, text);
+}
+
+// How many of the session's cached positions still hold tokens[0, n); at least one token
+// is left to prefill, for its logits.
+size_t CachedPrefix(const Session& s, const int32_t* tokens, size_t n) {
+  size_t keep = 0;
+  const size_t cached = s.position();
+  while (keep < cached && keep < n && s.tokens()[keep] == tokens[keep]) ++keep;
+  return keep == n && keep > 0 ? keep - 1 : keep;
+}
+
+}  // namespace
+
+size_t Chat::RequiredBytes(const Session& session, const ChatOptions& options) {
+  return Plan(session, options).total;
+}
+
+Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options,
+                  void* memory, size_t bytes) {
+  if (session->model().chat_template().empty()) {
+    return NotFound(
+        "the model has no compiled chat template (convert it again, or with "
+        "--chat-template FILE)");
+  }
+  const ChatLayout l = Plan(*session, options);
+  if (bytes < l.total) {
+    return ResourceExhausted("chat memory of %zu bytes is too small: %zu needed", bytes,
+                             l.total);
+  }
+  if (reinterpret_cast<uintptr_t>(memory) % 8 != 0) {
+    return InvalidArgument("chat memory must be 8-byte aligned");
+  }
+  session_ = session;
+  sampler_ = sampler;
+  options_ = options;
+  if (options_.max_messages == 0) options_.max_messages = 1;
+  uint8_t* at = static_cast<uint8_t*>(memory);
+  messages_ = reinterpret_cast<ChatMessage*>(at);
+  text_ = reinterpret_cast<char*>(at + l.messages);
+  text_capacity_ = l.text;
+  render_ = text_ + l.text;
+  render_capacity_ = l.render;
+  num_messages_ = first_turn_ = 0;
+  text_used_ = 0;
+  return Status::Ok();
+}
+
+// Rewrites the contents of the messages kept to the front of the text storage.
+void Chat::CompactText() {
+  size_t at = 0;
+  for (size_t i = 0; i < num_messages_; ++i) {
+    ChatMessage& m = messages_[i];
+    if (m.content.data() != text_ + at)
+      memmove(text_ + at, m.content.data(), m.content.size());
+    m.content = std::string_view(text_ + at, m.content.size());
+    at += m.content.size();
+  }
+  text_used_ = at;
+}
+
+Status Chat::Store(std::string_view role, std::string_view text) {
+  if (num_messages_ == options_.max_messages ||
+      text.size() > text_capacity_ - text_used_) {
+    return ResourceExhausted(
+        "the chat keeps %u messages and %zu bytes of text: this one "
+        "does not fit",
+        options_.max_messages, text_capacity_);
+  }
+  // Roles are the template's words: keep them as static strings when they are the usual.
+  static const char* const kRoles[] = {"system", "user", "assistant", "tool"};
+  std::string_view stored;
+  for (const char* r : kRoles) {
+    if (role == r) stored = r;
+  }
+  if (stored.empty()) {
+    return InvalidArgument("unknown role '%.*s' (system, user, assistant or tool)",
+                           static_cast<int>(role.size()), role.data());
+  }
+  memcpy(text_ + text_used_, text.data(), text.size());
+  messages_[num_messages_++] =
+      ChatMessage{stored, std::string_view(text_ + text_used_, text.size())};
+  text_used_ += text.size();
+  return Status::Ok();
+}
+
+Status Chat::SetSystem(std::string_view text) {
+  // The system text is message 0: drop the old one, insert the new one first.
+  if (first_turn_ == 1) {
+    memmove(messages_, messages_ + 1, (num_messages_ - 1) * sizeof(ChatMessage));
+    --num_messages_;
+    first_turn_ = 0;
+    CompactText();
+  }
+  if (text.empty()) return Status::Ok();
+  EMBER_RETURN_IF_ERROR(Store("system", text));
+  const ChatMessage system = messages_[num_messages_ - 1];
+  memmove(messages_ + 1, messages_, (num_messages_ - 1) * sizeof(ChatMessage));
+  messages_[0] = system;
+  first_turn_ = 1;
+  return Status::Ok();
+}
+
+Status Chat::Add(std::string_view role, std::string_view text) {
+  if (role == "system") return InvalidArgument("use SetSystem for the system text");
+  return Store(role, text);
+}
+
+void Chat::DropOldest() {
+  if (num_messages_ <= first_turn_) return;
+  memmove(messages_ + first_turn_, messages_ + first_turn_ + 1,
+          (num_messages_ - first_turn_ - 1) * sizeof(ChatMessage));
+  --num_messages_;
+  CompactText();
+}
+
+Status Chat::Tokenize(const int32_t** tokens, size_t* n) {
+  Session& s = *session_;
+  const ChatTemplate& t = s.model().chat_template();
+  ChatTemplateOptions render = options_.render;
+  render.add_generation_prompt = true;
+  size_t length = 0;
+  EMBER_RETURN_IF_ERROR(
+      t.Render(messages_, num_messages_, render, render_, render_capacity_, &length));
+  if (length > s.plan().max_prompt_bytes) {
+    return ResourceExhausted(
+        "the rendered conversation of %zu bytes exceeds the session's max_prompt_bytes "
+        "%zu",
+        length, s.plan().max_prompt_bytes);
+  }
+  // As Hugging Face tokenizes apply_chat_template's text: the control tokens the
+  // template wrote become their ids, and no BOS is added (templates write their own).
+  EncodeOptions encode;
+  encode.add_bos = false;
+  encode.parse_special = true;
+  return s.Tokenize(render_, length, encode, tokens, n);
+}
+
+Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
+                   void* user, ChatTurnStats* stats) {
+  *stats = ChatTurnStats();
+  Session& s = *session_;
+  const size_t context = s.max_context();
+  // Room for the reply: the turn must leave some context to answer in.
+  const size_t reserve = max_new < context / 4 ? max_new : context / 4;
+  const int32_t* tokens;
+  size_t n;
+  while (true) {
+    // A conversation too long to render or tokenize is longer than the context too.
+    const Status tokenized = Tokenize(&tokens, &n);
+    if (!tokenized.ok() && tokenized.code() != StatusCode::kResourceExhausted) {
+      return tokenized;
+    }
+    if (tokenized.ok() && n + reserve <= context && n < context) break;
+    if (num_messages_ - first_turn_ <= 1) {
+      if (!tokenized.ok()) return tokenized;
+      return OutOfRange(
+          "the conversation's last turn (%zu tokens with the template's) "
+          "does not fit the context of %zu with room to reply",
+          n, context);
+    }
+    DropOldest();
+    ++stats->dropped_messages;
+  }
+  size_t keep = CachedPrefix(s, tokens, n);
+  Status truncated = s.Truncate(keep);
+  if (truncated.code() == StatusCode::kOutOfRange) {
+    // A sliding layer's ring has wrapped past what a pass from `keep` reads: prefill
+    // again from the start (after the baked prompt, when the conversation begins with
+    // it), or from nothing.
+    s.Reset();
+    keep = CachedPrefix(s, tokens, n);
+    truncated = s.Truncate(keep);
+    if (truncated.code() == StatusCode::kOutOfRange) {
+      keep = 0;
+      truncated = s.Truncate(0);
+    }
+  }
+  EMBER_RETURN_IF_ERROR(truncated);
+  stats->prompt_tokens = n;
+  stats->reused_tokens = keep;
+  stats->prefill_tokens = n - keep;
+
+  // The reply's text goes after the conversation's, then becomes its last turn.
+  if (num_messages_ == options_.max_messages) DropOldest();
+  ReplyState state{
+      callback, user, {}, false, text_ + text_used_, text_capacity_ - text_used_};
+  const ChatProgramTables& p = s.model().chat_template().tables();
+  GenerateOptions generate;
+  generate.max_new = max_new;
+  generate.stop_ids = p.end_of_turn_ids;
+  generate.num_stop_ids = p.num_end_of_turn_ids;
+  generate.stop_strings = stop_strings;
+  GenerateResult result;
+  const size_t shifts = s.shifts();
+  const Clock::time_point start = Clock::now();
+  const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate,
+                                 &OnToken, &state, &result);
+  const Clock::time_point end = Clock::now();
+  stats->generated = result.generated;
+  stats->context_shifts = s.shifts() - shifts;
+  stats->stop = result.stop;
+  stats->stop_token = result.stop_token;
+  stats->prefill_seconds =
+      std::chrono::duration<double>((state.seen ? state.first : end) - start).count();
+  stats->generate_seconds =
+      state.seen ? std::chrono::duration<double>(end - state.first).count() : 0.0;
+  EMBER_RETURN_IF_ERROR(status);
+  messages_[num_messages_++] =
+      ChatMessage{"assistant", std::string_view(text_ + text_used_, state.used)};
+  text_used_ += state.used;
+  return Status::Ok();
+}
+
+}  // namespace ember

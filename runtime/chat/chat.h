@@ -1,0 +1,94 @@
+// Chat: a conversation in turns over a Session, with the model's chat template. Each
+// turn renders the whole conversation, tokenizes it (the template's control tokens
+// parsed as special tokens), keeps the cached prefix that still matches and prefills
+// only the rest, then generates the reply until the template's end of turn. A context
+// too full for the next turn drops the oldest turns (the system text stays). Its memory
+// is one block sized at creation (RequiredBytes); no turn allocates.
+#ifndef EMBER_RUNTIME_CHAT_CHAT_H_
+#define EMBER_RUNTIME_CHAT_CHAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/chat/chat_template.h"
+#include "runtime/generate.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+
+namespace ember {
+
+struct ChatOptions {
+  uint32_t max_text_bytes = 0;  // conversation text kept; 0: 8 bytes a context position
+  uint32_t max_messages = 256;  // turns kept (the oldest go first)
+  ChatTemplateOptions render;   // add_generation_prompt is always on for replies
+};
+
+// What one reply cost.
+struct ChatTurnStats {
+  size_t prompt_tokens = 0;   // the rendered conversation
+  size_t reused_tokens = 0;   // of them, found in the cache
+  size_t prefill_tokens = 0;  // prefilled now
+  size_t generated = 0;
+  size_t dropped_messages = 0;  // the oldest, to make room
+  double prefill_seconds = 0;   // to the first sampled token
+  double generate_seconds = 0;  // after it
+  StopReason stop = StopReason::kMaxTokens;
+  int32_t stop_token = -1;    // with kEndOfText: the end of turn or stop id sampled
+  size_t context_shifts = 0;  // made while replying (SessionOptions::context_shift)
+};
+
+class Chat {
+ public:
+  // Bytes Init needs for a session and these options.
+  static size_t RequiredBytes(const Session& session, const ChatOptions& options);
+
+  // `session` and `sampler` (over the session's logits) must outlive the chat; `memory`
+  // holds RequiredBytes and is 8-byte aligned. The model needs a compiled chat template.
+  Status Init(Session* session, Sampler* sampler, const ChatOptions& options,
+              void* memory, size_t bytes);
+
+  // The system text (empty: none); takes effect from the next reply.
+  Status SetSystem(std::string_view text);
+  // Appends a turn: "user", or "assistant" (a reply given elsewhere), or another role
+  // the template knows. Refused when the text does not fit what the chat keeps.
+  Status Add(std::string_view role, std::string_view text);
+  // Generates the assistant's reply to the conversation (streamed to `callback`) and
+  // appends it as the assistant's turn. Stops at the template's end of turn, the
+  // model's stop ids, a stop string, max_new tokens or a full context.
+  Status Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
+               void* user, ChatTurnStats* stats);
+  // Forgets the turns (the system text stays, and the cache keeps what still matches).
+  void Reset() {
+    num_messages_ = first_turn_;
+    CompactText();
+  }
+
+  size_t num_messages() const { return num_messages_; }
+  const ChatMessage& message(size_t i) const { return messages_[i]; }
+
+  // Renders the conversation with add_generation_prompt and tokenizes it into the
+  // session's token buffer (valid until its next Tokenize), with special-token parsing
+  // and no BOS, as Hugging Face tokenizes apply_chat_template's text.
+  Status Tokenize(const int32_t** tokens, size_t* n);
+
+ private:
+  Status Store(std::string_view role, std::string_view text);
+  void DropOldest();
+  void CompactText();
+
+  Session* session_ = nullptr;
+  Sampler* sampler_ = nullptr;
+  ChatOptions options_;
+  ChatMessage* messages_ = nullptr;  // max_messages
+  size_t num_messages_ = 0;
+  size_t first_turn_ = 0;  // 1 with a system text
+  char* text_ = nullptr;   // message contents, in order
+  size_t text_capacity_ = 0, text_used_ = 0;
+  char* render_ = nullptr;  // the rendered conversation and the render's scratch
+  size_t render_capacity_ = 0;
+};
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_CHAT_CHAT_H_

@@ -1,0 +1,189 @@
+// ChatTemplate: the program's checks at load, and the render's inputs.
+#include "runtime/chat/chat_template.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "runtime/chat/chat_template_format.h"
+#include "runtime/chat/template_ops.h"
+
+namespace ember {
+
+using tmpl::Op;
+
+Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
+  t_ = ChatProgramTables();
+  if (t.code_size == 0) return Status::Ok();  // no template
+  if (t.format_version != tmpl::kFormatVersion) {
+    return InvalidModel(
+        "chat template: bytecode version %u (this build runs version %u): "
+        "convert the model again",
+        t.format_version, tmpl::kFormatVersion);
+  }
+  if (!t.code || !t.string_offsets || (t.num_strings && !t.string_bytes)) {
+    return InvalidModel("chat template: code or constants missing");
+  }
+  if (t.string_offsets[0] != 0 ||
+      t.string_offsets[t.num_strings] != t.string_bytes_size) {
+    return InvalidModel("chat template: string offsets do not span the string bytes");
+  }
+  for (size_t i = 0; i < t.num_strings; ++i) {
+    if (t.string_offsets[i + 1] < t.string_offsets[i]) {
+      return InvalidModel("chat template: string offsets decrease at %zu", i);
+    }
+  }
+  if (t.num_slots < tmpl::kNumInputSlots || t.num_slots > tmpl::kMaxSlots ||
+      t.max_stack > tmpl::kMaxStack || t.max_loops > tmpl::kMaxLoops) {
+    return InvalidModel(
+        "chat template: %u variables, stack %u, %u loops (limits %u-%u, "
+        "%u, %u)",
+        t.num_slots, t.max_stack, t.max_loops, tmpl::kNumInputSlots, tmpl::kMaxSlots,
+        tmpl::kMaxStack, tmpl::kMaxLoops);
+  }
+  for (size_t i = 0; i < t.num_end_of_turn_ids; ++i) {
+    const int32_t id = t.end_of_turn_ids[i];
+    if (id < 0 || static_cast<uint32_t>(id) >= vocab_size) {
+      return InvalidModel("chat template: token %d outside the vocabulary of %u", id,
+                          vocab_size);
+    }
+  }
+  // Every instruction: a known opcode, whole operands, each in range; then every jump
+  // lands on an instruction.
+  std::vector<bool> starts(t.code_size + 1, false);
+  std::vector<std::pair<size_t, uint32_t>> jumps;  // (at, target)
+  size_t pc = 0;
+  while (pc < t.code_size) {
+    starts[pc] = true;
+    const uint8_t byte = t.code[pc];
+    if (byte >= static_cast<uint8_t>(Op::kNumOps)) {
+      return InvalidModel("chat template: unknown instruction %u at %zu", byte, pc);
+    }
+    const Op op = static_cast<Op>(byte);
+    const size_t operands = tmpl::kOperandCount[byte];
+    if (t.code_size - pc - 1 < 4 * operands) {
+      return InvalidModel("chat template: instruction at %zu runs past the code", pc);
+    }
+    uint32_t a = 0, b = 0;
+    if (operands > 0) memcpy(&a, t.code + pc + 1, 4);
+    if (operands > 1) memcpy(&b, t.code + pc + 5, 4);
+    bool ok = true;
+    switch (op) {
+      case Op::kText:
+      case Op::kPushString:
+      case Op::kGetAttr:
+      case Op::kSetAttr:
+        ok = a < t.num_strings;
+        break;
+      case Op::kPushFloat:
+        ok = a < t.num_floats;
+        break;
+      case Op::kPushConstant:
+        ok = a <= static_cast<uint32_t>(tmpl::Constant::kFalse);
+        break;
+      case Op::kLoad:
+      case Op::kStore:
+        ok = a < t.num_slots;
+        break;
+      case Op::kCopy:
+        ok = a < t.num_slots && b < t.num_slots;
+        break;
+      case Op::kSlice:
+        ok = a < 8;
+        break;
+      case Op::kUnary:
+        ok = a <= static_cast<uint32_t>(tmpl::UnaryOp::kPlus);
+        break;
+      case Op::kBinary:
+        ok = a < static_cast<uint32_t>(tmpl::BinaryOp::kNumOps);
+        break;
+      case Op::kLoopAttr:
+        ok = a < static_cast<uint32_t>(tmpl::LoopAttr::kNumAttrs);
+        break;
+      case Op::kFilter:
+        ok = a < static_cast<uint32_t>(tmpl::Filter::kNumFilters) &&
+             b <= tmpl::kFilters[a].max_args;
+        break;
+      case Op::kTest:
+        ok = a < static_cast<uint32_t>(tmpl::Test::kNumTests) &&
+             b <= tmpl::kTests[a].max_args;
+        break;
+      case Op::kMethod:
+        ok = a < static_cast<uint32_t>(tmpl::Method::kNumMethods) &&
+             b <= tmpl::kMethods[a].max_args;
+        break;
+      case Op::kCall:
+        ok = a < static_cast<uint32_t>(tmpl::Function::kNumFunctions) &&
+             b <= tmpl::kFunctions[a].max_args;
+        break;
+      case Op::kUnpack:
+      case Op::kBuildList:
+      case Op::kBuildDict:
+      case Op::kNamespace:
+        ok = a <= tmpl::kMaxStack;
+        break;
+      case Op::kJump:
+      case Op::kJumpIfFalse:
+      case Op::kJumpIfFalseElsePop:
+      case Op::kJumpIfTrueElsePop:
+      case Op::kIterNext:
+      case Op::kIterEndElse:
+        jumps.emplace_back(pc, a);
+        break;
+      default:
+        break;
+    }
+    if (!ok)
+      return InvalidModel("chat template: bad operand of instruction %u at %zu", byte,
+                          pc);
+    pc += 1 + 4 * operands;
+  }
+  starts[t.code_size] = true;  // jumping to the end finishes the render
+  for (const auto& [at, target] : jumps) {
+    if (target > t.code_size || !starts[target]) {
+      return InvalidModel("chat template: the jump at %zu lands mid-instruction", at);
+    }
+  }
+  t_ = t;
+  return Status::Ok();
+}
+
+Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
+                            const ChatTemplateOptions& options, char* buffer,
+                            size_t capacity, size_t* length) const {
+  *length = 0;
+  if (empty()) return NotFound("the model has no compiled chat template");
+  if (n > UINT32_MAX / 2) return InvalidArgument("too many messages");
+  tmpl::Heap heap(buffer, capacity);
+  tmpl::List* list = heap.AllocateArray<tmpl::List>(1);
+  if (!list) return tmpl::HeapFull(heap);
+  *list = tmpl::List();
+  list->messages = messages;
+  list->count = static_cast<uint32_t>(n);
+  static const ChatMessage kNone{};
+  if (n == 0) list->messages = &kNone;
+  tmpl::Value inputs[tmpl::kNumInputSlots];
+  inputs[tmpl::kSlotMessages].kind = tmpl::Kind::kList;
+  inputs[tmpl::kSlotMessages].list = list;
+  inputs[tmpl::kSlotAddGenerationPrompt] =
+      tmpl::Value::Bool(options.add_generation_prompt);
+  const auto text = [](std::string_view s) {
+    return s.empty() ? tmpl::Value::Undefined() : tmpl::Value::String(s);
+  };
+  inputs[tmpl::kSlotBosToken] = text(t_.bos_token);
+  inputs[tmpl::kSlotEosToken] = text(t_.eos_token);
+  inputs[tmpl::kSlotUnkToken] = text(t_.unk_token);
+  inputs[tmpl::kSlotPadToken] = text(t_.pad_token);
+  if (options.now_seconds >= 0) {
+    inputs[tmpl::kSlotStrftimeNow] = tmpl::Value::Int(options.now_seconds);
+  }
+  inputs[tmpl::kSlotRaiseException] = tmpl::Value::Bool(true);
+  if (options.enable_thinking >= 0) {
+    inputs[tmpl::kSlotEnableThinking] = tmpl::Value::Bool(options.enable_thinking != 0);
+  }
+  EMBER_RETURN_IF_ERROR(tmpl::Run(t_, inputs, options.max_steps, &heap));
+  *length = heap.text_bytes();
+  return Status::Ok();
+}
+
+}  // namespace ember

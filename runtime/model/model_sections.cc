@@ -1,0 +1,101 @@
+// The optional sections of a model file: the compiled chat template and the baked
+// prompt (see model_sections.h).
+#include "runtime/model/model_sections.h"
+
+#include <cstring>
+#include <string_view>
+
+#include "runtime/chat/prompt_state.h"
+
+namespace ember {
+
+namespace {
+
+template <typename T>
+const T* VectorData(const flatbuffers::Vector<T>* v) {
+  return v ? v->data() : nullptr;
+}
+
+std::string_view StringOf(const flatbuffers::String* s) {
+  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
+}
+
+}  // namespace
+
+Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplate* out) {
+  const fb::ChatProgram* p = ft.chat_program();
+  ChatProgramTables t;
+  if (p && p->code() && p->code()->size() > 0) {
+    const auto size = [](const auto* v) -> size_t { return v ? v->size() : 0; };
+    if (size(p->string_offsets()) == 0) {
+      return InvalidModel("chat template: no string offsets");
+    }
+    t.format_version = p->format_version();
+    t.code = p->code()->data();
+    t.code_size = p->code()->size();
+    t.string_bytes = VectorData(p->string_bytes());
+    t.string_bytes_size = size(p->string_bytes());
+    t.string_offsets = p->string_offsets()->data();
+    t.num_strings = p->string_offsets()->size() - 1;
+    t.floats = VectorData(p->floats());
+    t.num_floats = size(p->floats());
+    t.num_slots = p->num_slots();
+    t.max_stack = p->max_stack();
+    t.max_loops = p->max_loops();
+    t.bos_token = StringOf(p->bos_token());
+    t.eos_token = StringOf(p->eos_token());
+    t.unk_token = StringOf(p->unk_token());
+    t.pad_token = StringOf(p->pad_token());
+    t.end_of_turn_ids = VectorData(p->end_of_turn_ids());
+    t.num_end_of_turn_ids = size(p->end_of_turn_ids());
+    // The verifier checks a vector's length word, not its 8-byte elements' alignment.
+    if (t.num_floats > 0 &&
+        reinterpret_cast<uintptr_t>(t.floats) % alignof(double) != 0) {
+      return InvalidModel("chat template: float constants are not 8-byte aligned");
+    }
+  }
+  return out->Init(t, vocab_size);
+}
+
+Status ReadBakedPrompt(const fb::Model& fm, const uint8_t* data, uint64_t file_size,
+                       uint64_t directory_end, const ModelConfig& c,
+                       const std::vector<Tensor>& tensors, BakedPromptView* out) {
+  const fb::BakedPrompt* b = fm.baked_prompt();
+  *out = BakedPromptView();
+  if (!b) return Status::Ok();
+  const uint64_t offset = b->state_offset(), size = b->state_size();
+  if (offset % kTensorAlignment != 0 || offset < directory_end || offset > file_size ||
+      size > file_size - offset || size == 0) {
+    return InvalidModel(
+        "baked prompt: state at %llu (%llu bytes) is not inside the file "
+        "after the directory, 64-byte aligned",
+        static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size));
+  }
+  for (const Tensor& t : tensors) {
+    const uint64_t at = static_cast<uint64_t>(t.data - data);
+    if (offset < at + t.size_bytes && at < offset + size) {
+      return InvalidModel("baked prompt: its state overlaps tensor '%s'", t.name);
+    }
+  }
+  PromptStateInfo info;
+  const Status s = PeekPromptState(data + offset, static_cast<size_t>(size), &info);
+  if (!s.ok()) return InvalidModel("baked prompt: %s", s.message());
+  const size_t n = b->tokens() ? b->tokens()->size() : 0;
+  if (info.position != n || info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
+      n > c.max_context ||
+      (n && memcmp(info.tokens, b->tokens()->data(), n * sizeof(int32_t)) != 0)) {
+    return InvalidModel(
+        "baked prompt: its state (%u positions, %u layers of %u) disagrees "
+        "with its %zu tokens or the config",
+        info.position, info.n_layers, info.kv_dim, n);
+  }
+  out->text = StringOf(b->text());
+  out->tokens = n ? b->tokens()->data() : nullptr;
+  out->num_tokens = n;
+  out->state = data + offset;
+  out->state_bytes = static_cast<size_t>(size);
+  return Status::Ok();
+}
+
+
+}  // namespace ember

@@ -1,0 +1,70 @@
+// Weights: the model's tensors bound to their roles, checked against the config.
+#ifndef EMBER_RUNTIME_MODEL_WEIGHTS_H_
+#define EMBER_RUNTIME_MODEL_WEIGHTS_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/model/config.h"
+#include "runtime/model/tensor.h"
+#include "runtime/status.h"
+
+namespace ember {
+
+// Pointers into the model's tensor list; null where the config has no such tensor
+// (biases, LayerNorm shifts, the gate of a plain FFN).
+struct LayerWeights {
+  const Tensor* attn_norm = nullptr;       // (d_model)
+  const Tensor* attn_norm_bias = nullptr;  // (d_model), LayerNorm only
+  const Tensor* wq = nullptr;              // (q_dim, d_model)
+  const Tensor* wk = nullptr;              // (kv_dim, d_model)
+  const Tensor* wv = nullptr;              // (kv_dim, d_model)
+  const Tensor* wo = nullptr;              // (d_model, q_dim)
+  const Tensor* bq = nullptr;              // (q_dim)
+  const Tensor* bk = nullptr;              // (kv_dim)
+  const Tensor* bv = nullptr;              // (kv_dim)
+  const Tensor* bo = nullptr;              // (d_model)
+  const Tensor* ffn_norm = nullptr;        // (d_model)
+  const Tensor* ffn_norm_bias = nullptr;   // (d_model), LayerNorm only
+  const Tensor* ffn_gate = nullptr;        // (ffn_dim, d_model), gated FFN only
+  const Tensor* ffn_up = nullptr;          // (ffn_dim, d_model)
+  const Tensor* ffn_down = nullptr;        // (d_model, ffn_dim)
+  const Tensor* ffn_gate_bias = nullptr;   // (ffn_dim)
+  const Tensor* ffn_up_bias = nullptr;     // (ffn_dim)
+  const Tensor* ffn_down_bias = nullptr;   // (d_model)
+  const Tensor* attn_q_norm = nullptr;     // (head_dim), config.qk_norm
+  const Tensor* attn_k_norm = nullptr;     // (head_dim), config.qk_norm
+  const Tensor* attn_post_norm = nullptr;  // (d_model), config.post_norms
+  const Tensor* ffn_post_norm = nullptr;   // (d_model), config.post_norms
+};
+
+struct Weights {
+  const Tensor* tok_embedding = nullptr;     // (vocab, d_model)
+  const Tensor* pos_embedding = nullptr;     // (max_context, d_model), learned positions
+  const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
+  const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
+  const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied
+  const Tensor* output_bias = nullptr;       // (vocab), when config.output_bias
+  std::vector<LayerWeights> layers;
+};
+
+// Calls f(const Tensor&) for every matrix a forward pass multiplies with (Linear): each
+// layer's projections, then the classifier (the embedding table when tied).
+template <class F>
+void ForEachMatrix(const Weights& w, const F& f) {
+  for (const LayerWeights& l : w.layers) {
+    for (const Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
+      if (t) f(*t);
+    }
+  }
+  if (w.output) f(*w.output);
+}
+
+// Finds every tensor the config needs in `tensors`, checks its shape and dtype, and
+// rejects missing, misshapen or unexpected tensors with a message naming them.
+Status BindWeights(const ModelConfig& config, const std::vector<Tensor>& tensors,
+                   Weights* weights);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_MODEL_WEIGHTS_H_

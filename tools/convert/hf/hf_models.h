@@ -1,0 +1,37 @@
+// The architectures `ember convert --hf` knows: each reads its config.json fields into
+// spec->config and its tensors, under ember's names (runtime/model/tensor_names.h) and in
+// PyTorch's (out, in) layout, into spec->tensors.
+#ifndef EMBER_TOOLS_CONVERT_HF_HF_MODELS_H_
+#define EMBER_TOOLS_CONVERT_HF_HF_MODELS_H_
+
+#include "runtime/model/model_writer.h"
+#include "runtime/status.h"
+#include "tools/convert/hf/hf_weights.h"
+#include "tools/util/json_util.h"
+
+namespace ember::tools {
+
+// model_type "gpt2": GPT2LMHeadModel / GPT2Model names, with or without "transformer.".
+Status ImportGpt2(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
+
+// The decoder families that share Llama's tensor names (model.embed_tokens,
+// model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
+// model_type "llama" (Llama 1-3.x, SmolLM2), "mistral", "qwen2" (Qwen2, Qwen2.5),
+// "qwen3", "gemma2", "gemma3_text" (Gemma3ForCausalLM), "gemma3" (its text_config and
+// language model; the vision tower is left out) and "phi3" (fused qkv_proj and
+// gate_up_proj, split here). rotate_half RoPE (RopePairing::kHalf). `root` is the whole
+// config.json; false when model_type is none of these.
+bool IsDecoderFamily(const std::string& model_type);
+Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights* weights,
+                     ModelSpec* spec);
+
+// An activation name as Hugging Face configs spell it.
+Status ParseHfActivation(const std::string& name, Activation* out);
+
+// model_type "ember": the Config table's fields by name (enums by their lower-case
+// names), every tensor under its ember name.
+Status ImportEmber(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
+
+}  // namespace ember::tools
+
+#endif  // EMBER_TOOLS_CONVERT_HF_HF_MODELS_H_

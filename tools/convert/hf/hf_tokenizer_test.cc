@@ -1,0 +1,230 @@
+// tokenizer.json import: each family's normalizer and pre-tokenizer (with the Sequence
+// around it) is recognised and recorded, anything else is refused with a message that
+// names it (an unknown Split pattern quoted); added-token flags, the template's BOS, and
+// GGUF's pre-tokenizer names.
+#include "tools/convert/hf/hf_tokenizer.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "testing/testing.h"
+#include "tools/convert/pretokenizer_names.h"
+#include "tools/util/json_util.h"
+
+namespace ember::tools {
+namespace {
+
+using testing::Utf8;
+
+// A byte-level tokenizer.json: the 256 bytes in GPT-2's alphabet, "ab", one merge.
+Json ByteLevelJson() {
+  Json vocab = Json::object();
+  for (uint32_t b = 0; b < 256; ++b) vocab[Utf8(ByteToUnicode(b))] = b;
+  vocab["ab"] = 256;
+  return {
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array({"a b"})}}},
+      {"added_tokens",
+       Json::array({{{"id", 257}, {"content", "<|end|>"}, {"special", true}}})},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"use_regex", true}}}};
+}
+
+Json Split(const std::string& regex) {
+  return {{"type", "Split"},
+          {"pattern", {{"Regex", regex}}},
+          {"behavior", "Isolated"},
+          {"invert", false}};
+}
+
+Json Sequence(Json first, Json second) {
+  return {{"type", "Sequence"}, {"pretokenizers", Json::array({first, second})}};
+}
+
+Json ByteLevel(bool use_regex) {
+  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", use_regex}};
+}
+
+class HfTokenizerTest : public ::testing::Test {
+ protected:
+  Status Read(const Json& tokenizer_json, TokenizerSpec* spec) {
+    const std::string text = tokenizer_json.dump();
+    FILE* f = fopen((dir_.path() + "/tokenizer.json").c_str(), "wb");
+    fwrite(text.data(), 1, text.size(), f);
+    fclose(f);
+    return ReadHfTokenizer(dir_.path(), 0, SpecialTokens(), spec);
+  }
+  void ExpectError(const Json& tokenizer_json, const std::string& fragment) {
+    TokenizerSpec spec;
+    const Status s = Read(tokenizer_json, &spec);
+    ASSERT_FALSE(s.ok()) << tokenizer_json.dump();
+    EXPECT_NE(std::string(s.message()).find(fragment), std::string::npos) << s.message();
+  }
+  testing::ScratchDir dir_{"hf_tokenizer"};
+};
+
+TEST_F(HfTokenizerTest, RecognisesEachFamilysPreTokenizer) {
+  TokenizerSpec spec;
+  Json j = ByteLevelJson();
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_EQ(spec.pre_tokenizer, PreTokenizerKind::kGpt2);
+  EXPECT_EQ(spec.normalizer, Normalization::kNone);
+  ASSERT_EQ(spec.added.size(), 1u);
+  EXPECT_EQ(spec.added[0].text, "<|end|>");
+
+  j["pre_tokenizer"] = Sequence(Split(kLlama3Pattern), ByteLevel(false));
+  j["model"]["ignore_merges"] = true;
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_EQ(spec.pre_tokenizer, PreTokenizerKind::kLlama3);
+  EXPECT_TRUE(spec.ignore_merges);
+
+  j["pre_tokenizer"] = Sequence(Split(kQwen2Pattern), ByteLevel(false));
+  j["normalizer"] = {{"type", "NFC"}};
+  j["model"].erase("ignore_merges");
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_EQ(spec.pre_tokenizer, PreTokenizerKind::kQwen2);
+  EXPECT_EQ(spec.normalizer, Normalization::kNfc);
+  EXPECT_FALSE(spec.ignore_merges);
+
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] =
+      Sequence({{"type", "Digits"}, {"individual_digits", true}}, ByteLevel(true));
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_EQ(spec.pre_tokenizer, PreTokenizerKind::kSmolLm);
+}
+
+TEST_F(HfTokenizerTest, RefusesWhatItDoesNotRun) {
+  Json j = ByteLevelJson();
+  const std::string other = "\\p{L}+|\\p{N}{1,4}|\\s+";
+  j["pre_tokenizer"] = Sequence(Split(other), ByteLevel(false));
+  ExpectError(j, "the pre-tokenizer pattern '" + other + "' is not one ember runs");
+  j["pre_tokenizer"] = Sequence(Split(kLlama3Pattern), ByteLevel(true));
+  ExpectError(j, "use_regex true here is not supported");
+  Json removed = Split(kLlama3Pattern);
+  removed["behavior"] = "Removed";
+  j["pre_tokenizer"] = Sequence(removed, ByteLevel(false));
+  ExpectError(j, "other than Isolated");
+  j["pre_tokenizer"] = {{"type", "Whitespace"}};
+  ExpectError(j, "the pre-tokenizer [Whitespace] is not supported");
+  j["pre_tokenizer"] = ByteLevel(true);
+  j["pre_tokenizer"]["add_prefix_space"] = true;
+  ExpectError(j, "add_prefix_space");
+  j = ByteLevelJson();
+  j["normalizer"] = {{"type", "NFKC"}};
+  ExpectError(j, "normalizer step 'NFKC' is not supported");
+  j = ByteLevelJson();
+  j["added_tokens"][0]["single_word"] = true;
+  ExpectError(j, "single_word");
+  j = ByteLevelJson();
+  j["normalizer"] = {{"type", "NFC"}};
+  j["added_tokens"][0]["normalized"] = true;
+  ExpectError(j, "matched after a normalizer");
+  j = ByteLevelJson();
+  j["model"]["dropout"] = 0.1;
+  ExpectError(j, "dropout");
+}
+
+// A SentencePiece-style tokenizer.json: "▁" for spaces, byte pieces, merges.
+Json SentencePieceJson() {
+  Json vocab = {{"<unk>", 0},
+                {"<s>", 1},
+                {"<0x41>", 2},
+                {"\xE2\x96\x81", 3},
+                {"a", 4},
+                {"\xE2\x96\x81"
+                 "a",
+                 5}};
+  return {
+      {"model",
+       {{"type", "BPE"},
+        {"vocab", vocab},
+        {"merges", Json::array({Json::array({"\xE2\x96\x81", "a"})})},
+        {"unk_token", "<unk>"},
+        {"byte_fallback", true}}},
+      {"added_tokens", Json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+                                    {{"id", 1}, {"content", "<s>"}, {"special", true}},
+                                    {{"id", 6},
+                                     {"content", "<|u|>"},
+                                     {"special", true},
+                                     {"rstrip", true},
+                                     {"normalized", false}}})},
+      {"normalizer",
+       {{"type", "Sequence"},
+        {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                     {{"type", "Replace"},
+                                      {"pattern", {{"String", " "}}},
+                                      {"content", "\xE2\x96\x81"}}})}}},
+      {"pre_tokenizer", nullptr},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                                {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
+        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}}}}}}}};
+}
+
+TEST_F(HfTokenizerTest, SentencePieceStyle) {
+  TokenizerSpec spec;
+  Json j = SentencePieceJson();
+  Status s = Read(j, &spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(spec.kind, TokenizerKind::kSentencePieceBpe);
+  EXPECT_TRUE(spec.add_dummy_prefix);
+  EXPECT_EQ(spec.dummy_prefix, DummyPrefix::kEverySection);
+  EXPECT_TRUE(spec.metaspace_is_space);
+  EXPECT_TRUE(spec.scores.empty());  // merged by rank
+  ASSERT_EQ(spec.merges.size(), 1u);
+  EXPECT_EQ(spec.pieces[5], " a");
+  EXPECT_EQ(spec.types[2], TokenType::kByte);
+  EXPECT_TRUE(spec.add_bos);  // the template starts with <s>
+  EXPECT_EQ(spec.bos_id, 1);
+  ASSERT_EQ(spec.added.size(), 3u);
+  EXPECT_EQ(spec.added[2].flags, kAddedRstrip);
+
+  // Gemma 3: spaces replaced, then a Split on " " that finds none; no dummy prefix.
+  j["normalizer"] = {
+      {"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}};
+  j["pre_tokenizer"] = {{"type", "Split"},
+                        {"pattern", {{"String", " "}}},
+                        {"behavior", "MergedWithPrevious"},
+                        {"invert", false}};
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_FALSE(spec.add_dummy_prefix);
+  // Metaspace without splitting, prepend_scheme "first".
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "Metaspace"},
+                        {"replacement", "\xE2\x96\x81"},
+                        {"prepend_scheme", "first"},
+                        {"split", false}};
+  ASSERT_TRUE(Read(j, &spec).ok());
+  EXPECT_TRUE(spec.add_dummy_prefix);
+  EXPECT_EQ(spec.dummy_prefix, DummyPrefix::kFirstUnlessSpace);
+  j["pre_tokenizer"].erase("split");  // Hugging Face's default: split into words
+  ExpectError(j, "Metaspace pre-tokenizer that splits words");
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = nullptr;
+  ExpectError(j, "must map spaces to '\xE2\x96\x81'");
+  j = SentencePieceJson();
+  j["added_tokens"][2]["content"] = "<|\xE2\x96\x81|>";
+  j["added_tokens"][2]["normalized"] = true;
+  ExpectError(j, "matched after a normalizer");
+}
+
+TEST(PreTokenizerNamesTest, GgufNames) {
+  PreTokenizerKind kind;
+  bool ignore_merges = false;
+  ASSERT_TRUE(PreTokenizerForGgufName("llama-bpe", &kind, &ignore_merges).ok());
+  EXPECT_EQ(kind, PreTokenizerKind::kLlama3);
+  EXPECT_TRUE(ignore_merges);
+  ASSERT_TRUE(PreTokenizerForGgufName("qwen2", &kind, &ignore_merges).ok());
+  EXPECT_EQ(kind, PreTokenizerKind::kQwen2);
+  EXPECT_FALSE(ignore_merges);
+  ASSERT_TRUE(PreTokenizerForGgufName("gpt-2", &kind, &ignore_merges).ok());
+  EXPECT_EQ(kind, PreTokenizerKind::kGpt2);
+  ASSERT_TRUE(PreTokenizerForGgufName("smollm", &kind, &ignore_merges).ok());
+  EXPECT_EQ(kind, PreTokenizerKind::kSmolLm);
+  const Status s = PreTokenizerForGgufName("tekken", &kind, &ignore_merges);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("'tekken'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ember::tools
