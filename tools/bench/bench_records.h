@@ -32,6 +32,8 @@ struct BenchSpeed {
   // Samples of both when both have them; otherwise the pooled mean and spread.
   static BenchSpeed Pool(const BenchSpeed& a, const BenchSpeed& b);
 };
+// A speed from its samples: their mean, spread (SampleStdDev) and the samples.
+BenchSpeed FromSamples(std::vector<double> samples);
 
 // Folds BenchSpeed::Pool over the results of one configuration, in order, with the same
 // figures, in time linear in their samples (Pool on each result would copy every sample

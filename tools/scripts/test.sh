@@ -178,7 +178,7 @@ harden_stages() {
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$tsan" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=thread -DEMBER_DCHECKS=ON >/dev/null
   cmake --build "$tsan" -j "$jobs" --target threads_test golden_test c_api_test \
-    c_api_stories_test attention_record_test ember_cli
+    c_api_stories_test c_api_edge_test c_api_chat_edge_test attention_record_test ember_cli
   stage "TSan tests (threads, golden thread counts, C API, attention record)"
   if ! TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir "$tsan" -j "$jobs" --output-on-failure -R "$tsan_tests"; then

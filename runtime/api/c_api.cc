@@ -9,8 +9,8 @@
 #include <optional>
 #include <type_traits>
 
-#include "runtime/c_api_internal.h"
-#include "runtime/c_api_options.h"
+#include "runtime/api/c_api_internal.h"
+#include "runtime/api/c_api_options.h"
 #include "runtime/chat/prompt_state.h"
 #include "runtime/generate.h"
 

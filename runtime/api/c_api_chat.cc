@@ -4,7 +4,7 @@
 #include <memory>
 #include <new>
 
-#include "runtime/c_api_internal.h"
+#include "runtime/api/c_api_internal.h"
 #include "runtime/chat/chat.h"
 #include "runtime/checked_math.h"
 

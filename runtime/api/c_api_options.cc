@@ -1,11 +1,11 @@
 // The C API's option structs and their defaults (see c_api_options.h and ember.h).
-#include "runtime/c_api_options.h"
+#include "runtime/api/c_api_options.h"
 
 #include <cstddef>
 #include <cstring>
 #include <string_view>
 
-#include "runtime/c_api_internal.h"
+#include "runtime/api/c_api_internal.h"
 
 namespace ember::c_api {
 
