@@ -22,19 +22,19 @@ namespace {
 
 constexpr size_t kHalfPlusOne = SIZE_MAX / 2 + 1;
 
-// AddressSanitizer ends the process when an allocation of absurd size fails (unless
-// allocator_may_return_null), where the library would return a status: such rows are
-// left out under it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
+// AddressSanitizer and ThreadSanitizer end the process when an allocation of absurd
+// size fails (unless allocator_may_return_null), where the library would return a
+// status: such rows are left out under them.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizedAllocator = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitizedAllocator = true;
 #else
-constexpr bool kAddressSanitizer = false;
+constexpr bool kSanitizedAllocator = false;
 #endif
 #else
-constexpr bool kAddressSanitizer = false;
+constexpr bool kSanitizedAllocator = false;
 #endif
 
 std::string LastError() { return ember_last_error(); }
@@ -455,7 +455,7 @@ TEST_F(CApiEdgeTest, ChatLengths) {
   ember_chat_options options;
   ember_chat_options_default(&options);
   options.max_messages = UINT32_MAX - 1;  // each a pointer and sizes: past any memory
-  if (!kAddressSanitizer) {
+  if (!kSanitizedAllocator) {
     const ember_status big = ember_chat_create(session_, &options, &chat);
     EXPECT_TRUE(big == EMBER_RESOURCE_EXHAUSTED || big == EMBER_OK) << LastError();
     ember_chat_free(chat);
