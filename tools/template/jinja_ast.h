@@ -46,6 +46,7 @@ struct Expr {
   int64_t int_value = 0;
   double float_value = 0;
   bool negated = false;                                 // kTest: "is not"
+  int depth = 1;  // levels of the tree it roots (the parser bounds it: kMaxExprDepth)
   std::vector<ExprPtr> children;                        // operands, positional arguments
   std::vector<std::pair<std::string, ExprPtr>> kwargs;  // keyword arguments
 };

@@ -11,18 +11,20 @@ Status Parser::Tuple(ExprPtr* out) {
   EMBER_RETURN_IF_ERROR(Expression(out));
   if (!IsOp(",")) return Status::Ok();
   ExprPtr list = Make(ExprKind::kList, start);
-  list->children.push_back(std::move(*out));
+  EMBER_RETURN_IF_ERROR(Adopt(list.get(), std::move(*out)));
   while (SkipOp(",")) {
     if (Peek().kind == TokenKind::kStmtClose) break;
     ExprPtr item;
     EMBER_RETURN_IF_ERROR(Expression(&item));
-    list->children.push_back(std::move(item));
+    EMBER_RETURN_IF_ERROR(Adopt(list.get(), std::move(item)));
   }
   *out = std::move(list);
   return Status::Ok();
 }
 
 Status Parser::Expression(ExprPtr* out) {
+  const Nested nested(this);
+  EMBER_RETURN_IF_ERROR(nested.Check(Peek()));
   EMBER_RETURN_IF_ERROR(Or(out));
   while (IsName("if")) {
     const Token& at = Next();
@@ -30,9 +32,10 @@ Status Parser::Expression(ExprPtr* out) {
     ExprPtr test, otherwise;
     EMBER_RETURN_IF_ERROR(Or(&test));
     if (SkipName("else")) EMBER_RETURN_IF_ERROR(Expression(&otherwise));
-    e->children.push_back(std::move(*out));       // value if true
-    e->children.push_back(std::move(test));       // condition
-    e->children.push_back(std::move(otherwise));  // value if false (or null)
+    // The value if true, the condition, the value if false (or null).
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(test)));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(otherwise)));
     *out = std::move(e);
   }
   return Status::Ok();
@@ -52,19 +55,21 @@ Status Parser::Binary(ExprPtr* out, Level next, std::initializer_list<const char
     ExprPtr e = Make(kind, at, op);
     ExprPtr right;
     EMBER_RETURN_IF_ERROR((this->*next)(&right));
-    e->children.push_back(std::move(*out));
-    e->children.push_back(std::move(right));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(right)));
     *out = std::move(e);
   }
 }
 
 Status Parser::Not(ExprPtr* out) {
   if (!IsName("not")) return Compare(out);
+  const Nested nested(this);
+  EMBER_RETURN_IF_ERROR(nested.Check(Peek()));
   const Token& at = Next();
   ExprPtr e = Make(ExprKind::kUnary, at, "not");
   ExprPtr operand;
   EMBER_RETURN_IF_ERROR(Not(&operand));
-  e->children.push_back(std::move(operand));
+  EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(operand)));
   *out = std::move(e);
   return Status::Ok();
 }
@@ -84,8 +89,8 @@ Status Parser::Compare(ExprPtr* out) {
     ExprPtr e = Make(ExprKind::kBinary, at, op);
     ExprPtr right;
     EMBER_RETURN_IF_ERROR(Math1(&right));
-    e->children.push_back(std::move(*out));
-    e->children.push_back(std::move(right));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(right)));
     *out = std::move(e);
   }
 }
@@ -108,11 +113,13 @@ Status Parser::Pow(ExprPtr* out) {
 
 Status Parser::Unary(ExprPtr* out, bool with_filters) {
   if (IsOp("-") || IsOp("+")) {
+    const Nested nested(this);
+    EMBER_RETURN_IF_ERROR(nested.Check(Peek()));
     const Token& at = Next();
     ExprPtr e = Make(ExprKind::kUnary, at, at.value);
     ExprPtr operand;
     EMBER_RETURN_IF_ERROR(Unary(&operand, false));
-    e->children.push_back(std::move(operand));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(operand)));
     *out = std::move(e);
   } else {
     EMBER_RETURN_IF_ERROR(Primary(out));
@@ -164,11 +171,11 @@ Status Parser::Primary(ExprPtr* out) {
     EMBER_RETURN_IF_ERROR(Expression(out));
     if (IsOp(",")) {
       ExprPtr list = Make(ExprKind::kList, t);
-      list->children.push_back(std::move(*out));
+      EMBER_RETURN_IF_ERROR(Adopt(list.get(), std::move(*out)));
       while (SkipOp(",") && !IsOp(")")) {
         ExprPtr item;
         EMBER_RETURN_IF_ERROR(Expression(&item));
-        list->children.push_back(std::move(item));
+        EMBER_RETURN_IF_ERROR(Adopt(list.get(), std::move(item)));
       }
       *out = std::move(list);
     }
@@ -179,7 +186,7 @@ Status Parser::Primary(ExprPtr* out) {
     while (!IsOp("]")) {
       ExprPtr item;
       EMBER_RETURN_IF_ERROR(Expression(&item));
-      (*out)->children.push_back(std::move(item));
+      EMBER_RETURN_IF_ERROR(Adopt(out->get(), std::move(item)));
       if (!SkipOp(",")) break;
     }
     return Expect("]");
@@ -191,8 +198,8 @@ Status Parser::Primary(ExprPtr* out) {
       EMBER_RETURN_IF_ERROR(Expression(&key));
       EMBER_RETURN_IF_ERROR(Expect(":"));
       EMBER_RETURN_IF_ERROR(Expression(&value));
-      (*out)->children.push_back(std::move(key));
-      (*out)->children.push_back(std::move(value));
+      EMBER_RETURN_IF_ERROR(Adopt(out->get(), std::move(key)));
+      EMBER_RETURN_IF_ERROR(Adopt(out->get(), std::move(value)));
       if (!SkipOp(",")) break;
     }
     return Expect("}");
@@ -208,14 +215,14 @@ Status Parser::Postfix(ExprPtr* out) {
         ExprPtr index = Make(ExprKind::kInt, Peek());
         index->int_value = Next().int_value;
         ExprPtr e = Make(ExprKind::kItem, at);
-        e->children.push_back(std::move(*out));
-        e->children.push_back(std::move(index));
+        EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
+        EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(index)));
         *out = std::move(e);
         continue;
       }
       if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected an attribute");
       ExprPtr e = Make(ExprKind::kAttr, at, Next().value);
-      e->children.push_back(std::move(*out));
+      EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
       *out = std::move(e);
     } else if (SkipOp("[")) {
       EMBER_RETURN_IF_ERROR(Subscript(at, out));
@@ -240,12 +247,12 @@ Status Parser::Subscript(const Token& at, ExprPtr* out) {
   }
   EMBER_RETURN_IF_ERROR(Expect("]"));
   ExprPtr e = Make(colons == 0 ? ExprKind::kItem : ExprKind::kSlice, at);
-  e->children.push_back(std::move(*out));
+  EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
   if (colons == 0) {
     if (!parts[0]) return Error(at, "empty subscript");
-    e->children.push_back(std::move(parts[0]));
+    EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(parts[0])));
   } else {
-    for (ExprPtr& p : parts) e->children.push_back(std::move(p));
+    for (ExprPtr& p : parts) EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(p)));
   }
   *out = std::move(e);
   return Status::Ok();
@@ -261,14 +268,14 @@ Status Parser::Arguments(Expr* call) {
       ++pos_;
       ExprPtr value;
       EMBER_RETURN_IF_ERROR(Expression(&value));
-      call->kwargs.emplace_back(std::move(name), std::move(value));
+      EMBER_RETURN_IF_ERROR(Adopt(call, &name, std::move(value)));
     } else {
       if (!call->kwargs.empty()) {
         return Error(Peek(), "a positional argument after a keyword argument");
       }
       ExprPtr value;
       EMBER_RETURN_IF_ERROR(Expression(&value));
-      call->children.push_back(std::move(value));
+      EMBER_RETURN_IF_ERROR(Adopt(call, std::move(value)));
     }
     if (!SkipOp(",")) break;
   }
@@ -277,7 +284,7 @@ Status Parser::Arguments(Expr* call) {
 
 Status Parser::Call(ExprPtr* out) {
   ExprPtr e = Make(ExprKind::kCall, Peek());
-  e->children.push_back(std::move(*out));
+  EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
   EMBER_RETURN_IF_ERROR(Arguments(e.get()));
   *out = std::move(e);
   return Status::Ok();
@@ -289,7 +296,7 @@ Status Parser::Filters(ExprPtr* out) {
       if (Peek().kind != TokenKind::kName) return Error(Peek(), "expected a filter name");
       const Token& name = Next();
       ExprPtr e = Make(ExprKind::kFilter, name, name.value);
-      e->children.push_back(std::move(*out));
+      EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
       if (IsOp("(")) EMBER_RETURN_IF_ERROR(Arguments(e.get()));
       *out = std::move(e);
     } else if (IsName("is")) {
@@ -299,13 +306,13 @@ Status Parser::Filters(ExprPtr* out) {
       const Token& name = Next();
       ExprPtr e = Make(ExprKind::kTest, name, name.value);
       e->negated = negated;
-      e->children.push_back(std::move(*out));
+      EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(*out)));
       if (IsOp("(")) {
         EMBER_RETURN_IF_ERROR(Arguments(e.get()));
       } else if (StartsTestArgument()) {
         ExprPtr arg;  // "is divisibleby 3", "is equalto 'user'"
         EMBER_RETURN_IF_ERROR(Unary(&arg, false));
-        e->children.push_back(std::move(arg));
+        EMBER_RETURN_IF_ERROR(Adopt(e.get(), std::move(arg)));
       }
       *out = std::move(e);
     } else if (IsOp("(")) {

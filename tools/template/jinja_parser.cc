@@ -21,6 +21,8 @@ Status Parser::Template(Body* body) {
 
 Status Parser::ParseBody(Body* body, std::initializer_list<const char*> ends,
                          std::string* end) {
+  const Nested nested(this);
+  EMBER_RETURN_IF_ERROR(nested.Check(Peek()));
   end->clear();
   while (true) {
     const Token& t = Peek();

@@ -14,12 +14,52 @@
 
 namespace ember::tools::jinja {
 
+// The parser recurses into nested blocks, brackets and unary operators, and the compiler
+// walks the trees it builds recursively: both are bounded, far below what a 1 MB thread's
+// stack holds, so a hostile template gets a message, never a stack overflow.
+// Blocks, brackets and unary operators nested in one another, in levels.
+constexpr int kMaxNesting = 64;
+// Levels of an expression's tree (a chain `a ~ b ~ c` is one level per operator).
+constexpr int kMaxExprDepth = 256;
+
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
   Status Template(Body* body);
 
  private:
+  // One level of recursion for as long as it lives; Check() refuses one too many.
+  class Nested {
+   public:
+    explicit Nested(Parser* p) : p_(p) { ++p_->nesting_; }
+    ~Nested() { --p_->nesting_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+    Status Check(const Token& at) const {
+      if (p_->nesting_ <= kMaxNesting) return Status::Ok();
+      return p_->Error(at, "blocks, brackets and unary operators nest deeper than the "
+                           "64 levels a chat template may have");
+    }
+
+   private:
+    Parser* p_;
+  };
+  // Appends child (may be null) to parent's operands, or as keyword argument `name`;
+  // refuses a tree deeper than kMaxExprDepth.
+  Status Adopt(Expr* parent, ExprPtr child) { return Adopt(parent, nullptr, std::move(child)); }
+  Status Adopt(Expr* parent, std::string* name, ExprPtr child) {
+    if (child && child->depth + 1 > parent->depth) parent->depth = child->depth + 1;
+    if (name) {
+      parent->kwargs.emplace_back(std::move(*name), std::move(child));
+    } else {
+      parent->children.push_back(std::move(child));
+    }
+    if (parent->depth <= kMaxExprDepth) return Status::Ok();
+    return InvalidArgument(
+        "chat template line %d, column %d: an expression deeper than the %d levels a "
+        "chat template may have",
+        parent->where.line, parent->where.column, kMaxExprDepth);
+  }
   const Token& Peek(size_t ahead = 0) const {
     const size_t i = pos_ + ahead;
     return t_[i < t_.size() ? i : t_.size() - 1];
@@ -98,6 +138,7 @@ class Parser {
 
   std::vector<Token> t_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace ember::tools::jinja

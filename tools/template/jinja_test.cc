@@ -68,6 +68,59 @@ TEST(JinjaTest, UnsupportedConstructsAreRefusedByNameAndLine) {
   }
 }
 
+std::string Repeat(const std::string& piece, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += piece;
+  return out;
+}
+
+// Nesting and chains past the limits are refused with a message, whatever builds them
+// (the parser once overflowed an 8 MB stack on 1,760 nested brackets); within the
+// limits they compile. Bounded far below a phone's 1 MB thread stack.
+TEST(JinjaTest, DeepNestingIsRefusedNotAStackOverflow) {
+  const std::string nest = "nest deeper than the 64 levels";
+  const std::string deep = "an expression deeper than the 256 levels";
+  const struct {
+    std::string source;
+    const char* message;  // null: compiles
+  } cases[] = {
+      {"{{ " + Repeat("(", 100000) + "1" + Repeat(")", 100000) + " }}", nest.c_str()},
+      {"{{ " + Repeat("[", 2000) + "1" + Repeat("]", 2000) + " }}", nest.c_str()},
+      {"{{ " + Repeat("{'a': ", 2000) + "1" + Repeat("}", 2000) + " }}", nest.c_str()},
+      {"{{ " + Repeat("not ", 100000) + "x }}", nest.c_str()},
+      {"{{ " + Repeat("- ", 100000) + "1 }}", nest.c_str()},
+      {"{{ " + Repeat("1 if x else ", 100000) + "1 }}", nest.c_str()},
+      {"{{ x" + Repeat("[(", 2000) + "0" + Repeat(")]", 2000) + " }}", nest.c_str()},
+      {"{{ f" + Repeat("(g", 2000) + Repeat(")", 2000) + " }}", nest.c_str()},
+      {Repeat("{% if x %}", 100000) + Repeat("{% endif %}", 100000), nest.c_str()},
+      {Repeat("{% for x in y %}", 2000) + Repeat("{% endfor %}", 2000), nest.c_str()},
+      {"{{ x" + Repeat(" ~ x", 100000) + " }}", deep.c_str()},
+      {"{{ x" + Repeat(" + x", 300) + " }}", deep.c_str()},
+      {"{{ x" + Repeat(" == x", 300) + " }}", deep.c_str()},
+      {"{{ x" + Repeat(".a", 100000) + " }}", deep.c_str()},
+      {"{{ x" + Repeat("[0]", 300) + " }}", deep.c_str()},
+      {"{{ x" + Repeat(" | trim", 100000) + " }}", deep.c_str()},
+      {"{{ x" + Repeat(" is string", 300) + " }}", deep.c_str()},
+      {"{{ " + Repeat("(", 50) + "1" + Repeat(")", 50) + " }}", nullptr},
+      {"{{ " + Repeat("- ", 50) + "1 }}", nullptr},
+      {Repeat("{% if x %}", 50) + Repeat("{% endif %}", 50), nullptr},
+      {"{{ x" + Repeat(" ~ x", 200) + " }}", nullptr},
+      {"{{ x" + Repeat(".a", 200) + " }}", nullptr},
+  };
+  for (const auto& c : cases) {
+    ChatProgramSpec program;
+    const Status s = CompileSource(c.source, &program);
+    const std::string head = c.source.substr(0, 40);
+    if (!c.message) {
+      EXPECT_TRUE(s.ok()) << head << " -> " << s.message();
+      continue;
+    }
+    EXPECT_FALSE(s.ok()) << head;
+    EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos)
+        << head << " -> " << s.message();
+  }
+}
+
 // Qwen3's template (the longest of the ones shipped here), or a stand-in without it.
 std::string BigTemplate() {
   const std::string path = testing::ModelsDir() + "/hf-tokenizers/qwen3";

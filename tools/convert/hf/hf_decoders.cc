@@ -164,10 +164,12 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   // Gemma3ForConditionalGeneration, its config in text_config, its tensors under
   // language_model.model. (transformers < 4.52) or model.language_model.
   const bool multimodal = model_type == "gemma3";
-  const Json& config = multimodal ? root["text_config"] : root;
-  if (multimodal && !config.is_object()) {
+  // find, not operator[]: nlohmann's const operator[] on a missing key reads freed memory.
+  const auto text_config = root.find("text_config");
+  if (multimodal && (text_config == root.end() || !text_config->is_object())) {
     return InvalidArgument("config.json: a gemma3 model needs a text_config object");
   }
+  const Json& config = multimodal ? *text_config : root;
   Family family;
   if (!FindFamily(multimodal ? "gemma3_text" : model_type, &family)) {
     return Unimplemented("config.json: model_type '%.40s' is not a decoder family",

@@ -22,19 +22,29 @@ struct Pipeline {
   std::string prepend_scheme;    // Metaspace's: "always", "first" or "never"
 };
 
-// The steps of a normalizer or pre-tokenizer: a Sequence's, or the step itself.
-std::vector<const Json*> Steps(const Json& node, const char* list_key) {
-  std::vector<const Json*> steps;
-  if (node.is_null()) return steps;
+// Sequences in the files people have nest one or two levels; deeper is refused (100,000
+// levels once overflowed the converter's stack).
+constexpr int kMaxSequenceNesting = 16;
+
+// The steps of a normalizer, pre-tokenizer or post-processor: a Sequence's, flattened, or
+// the step itself.
+Status Steps(const std::string& where, const Json& node, const char* list_key,
+             std::vector<const Json*>* steps, int depth = 0) {
+  if (depth == 0) steps->clear();
+  if (node.is_null()) return Status::Ok();
   if (node.is_object() && node.value("type", "") == "Sequence" &&
       node.contains(list_key) && node[list_key].is_array()) {
+    if (depth == kMaxSequenceNesting) {
+      return InvalidArgument("%s: Sequences of %s nest deeper than %d levels",
+                             where.c_str(), list_key, kMaxSequenceNesting);
+    }
     for (const Json& step : node[list_key]) {
-      for (const Json* inner : Steps(step, list_key)) steps.push_back(inner);
+      EMBER_RETURN_IF_ERROR(Steps(where, step, list_key, steps, depth + 1));
     }
   } else {
-    steps.push_back(&node);
+    steps->push_back(&node);
   }
-  return steps;
+  return Status::Ok();
 }
 
 std::string TypeOf(const Json& step) {
@@ -52,7 +62,9 @@ std::string PatternOf(const Json& step, const char* kind) {
 
 Status ReadNormalizer(const std::string& where, const Json& root, Pipeline* p) {
   if (!root.contains("normalizer")) return Status::Ok();
-  for (const Json* step : Steps(root["normalizer"], "normalizers")) {
+  std::vector<const Json*> steps;
+  EMBER_RETURN_IF_ERROR(Steps(where, root["normalizer"], "normalizers", &steps));
+  for (const Json* step : steps) {
     const std::string type = TypeOf(*step);
     if (type == "NFC") {
       p->normalizer = Normalization::kNfc;
@@ -91,7 +103,8 @@ Status CheckByteLevel(const std::string& where, const Json& step, bool use_regex
 // on " " after a normalizer that left no spaces (Gemma 3), which does nothing.
 Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p) {
   if (!root.contains("pre_tokenizer")) return Status::Ok();
-  const std::vector<const Json*> steps = Steps(root["pre_tokenizer"], "pretokenizers");
+  std::vector<const Json*> steps;
+  EMBER_RETURN_IF_ERROR(Steps(where, root["pre_tokenizer"], "pretokenizers", &steps));
   std::string types;
   for (const Json* step : steps) types += (types.empty() ? "" : ", ") + TypeOf(*step);
   const auto type_at = [&](size_t i) {
@@ -172,7 +185,9 @@ Status ReadPreTokenizer(const std::string& where, const Json& root, Pipeline* p)
 Status ReadPostProcessor(const std::string& where, const Json& root,
                          SpecialTokens* specials) {
   if (!root.contains("post_processor")) return Status::Ok();
-  for (const Json* step : Steps(root["post_processor"], "processors")) {
+  std::vector<const Json*> steps;
+  EMBER_RETURN_IF_ERROR(Steps(where, root["post_processor"], "processors", &steps));
+  for (const Json* step : steps) {
     if (TypeOf(*step) != "TemplateProcessing" || !step->contains("single") ||
         !(*step)["single"].is_array() || (*step)["single"].empty()) {
       continue;

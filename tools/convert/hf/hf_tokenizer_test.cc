@@ -123,6 +123,49 @@ TEST_F(HfTokenizerTest, RefusesWhatItDoesNotRun) {
   ExpectError(j, "dropout");
 }
 
+// Sequences nested past 16 levels are refused with a message, in each of the three places
+// they may appear (100,000 levels once overflowed the converter's stack); a few levels
+// read as the flat list.
+TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
+  const struct {
+    const char* field;
+    const char* list;
+    const char* leaf;
+  } places[] = {
+      {"normalizer", "normalizers", R"({"type":"NFC"})"},
+      {"pre_tokenizer", "pretokenizers", R"({"type":"ByteLevel","add_prefix_space":false})"},
+      {"post_processor", "processors", R"({"type":"ByteLevel"})"},
+  };
+  for (const auto& place : places) {
+    for (int levels : {3, 100000}) {
+      std::string deep;
+      for (int i = 0; i < levels; ++i) {
+        deep += std::string(R"({"type":"Sequence",")") + place.list + "\":[";
+      }
+      deep += place.leaf;
+      for (int i = 0; i < levels; ++i) deep += "]}";
+      Json j = ByteLevelJson();
+      j.erase(place.field);
+      std::string text = j.dump();
+      text = "{\"" + std::string(place.field) + "\":" + deep + "," + text.substr(1);
+      FILE* f = fopen((dir_.path() + "/tokenizer.json").c_str(), "wb");
+      ASSERT_NE(f, nullptr);
+      fwrite(text.data(), 1, text.size(), f);
+      fclose(f);
+      TokenizerSpec spec;
+      const Status s = ReadHfTokenizer(dir_.path(), 0, SpecialTokens(), &spec);
+      if (levels == 3) {
+        EXPECT_TRUE(s.ok()) << place.field << ": " << s.message();
+      } else {
+        ASSERT_FALSE(s.ok()) << place.field;
+        EXPECT_NE(std::string(s.message()).find("nest deeper than 16 levels"),
+                  std::string::npos)
+            << s.message();
+      }
+    }
+  }
+}
+
 // A SentencePiece-style tokenizer.json: "▁" for spaces, byte pieces, merges.
 Json SentencePieceJson() {
   Json vocab = {{"<unk>", 0},
