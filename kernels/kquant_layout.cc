@@ -5,6 +5,8 @@
 
 namespace ember::kernels {
 
+bool KQuantsBuiltIn() { return true; }
+
 void GetKQuantBlock(KQuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                     size_t block, KQuantBlockValues* out) {
   const KQuantBlockBytes at = LocateKQuantBlock(kind, packed, cols, row, block);

@@ -126,6 +126,10 @@ inline KQuantBlockBytes LocateKQuantBlock(KQuantKind kind, const uint8_t* packed
 inline constexpr size_t KQuantNibbleByte(size_t i) { return 64 * (i / 4 % 4) + i % 4; }
 inline constexpr int KQuantNibbleShift(size_t i) { return i / 4 >= 4 ? 4 : 0; }
 
+// False in builds that leave the K-quants out (EMBER_WITH_KQUANTS=OFF, kquant_none.cc):
+// the loader then refuses their weights.
+bool KQuantsBuiltIn();
+
 // Reads super-block `block` of `row` in a packed matrix with `cols` columns.
 void GetKQuantBlock(KQuantKind kind, const uint8_t* packed, size_t cols, size_t row,
                     size_t block, KQuantBlockValues* out);

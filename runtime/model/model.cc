@@ -171,7 +171,7 @@ Status ReadTensors(const fb::Model& fm, const uint8_t* data, uint64_t file_size,
     for (uint32_t d = 0; d < t.n_dims; ++d) t.shape[d] = ft->shape()->Get(d);
     uint64_t expected = 0;
     Status s = TensorBytes(t.dtype, t.layout, t.shape, t.n_dims, t.group_size, &expected);
-    if (!s.ok()) return InvalidModel("tensor '%s': %s", t.name, s.message());
+    if (!s.ok()) return Status(s.code(), "tensor '%s': %s", t.name, s.message());
     if (ft->size() != expected) {
       return InvalidModel(
           "tensor '%s': size %llu bytes disagrees with its %s shape, which "

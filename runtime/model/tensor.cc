@@ -60,6 +60,11 @@ Status TensorBytes(DType dtype, Layout layout, const uint64_t* shape, uint32_t n
     return Status::Ok();
   }
   if (IsKQuant(dtype)) {
+    if (!kernels::KQuantsBuiltIn()) {
+      return Unimplemented("%s weights: the K-quants are left out of this build "
+                           "(EMBER_WITH_KQUANTS=OFF)",
+                           DTypeName(dtype));
+    }
     if (layout != Layout::kKQuantPanels || n_dims != 2) {
       return InvalidModel("%s tensors must be 2-D with the KQuantPanels layout",
                           DTypeName(dtype));

@@ -142,23 +142,7 @@ size_t SplitPattern(std::string_view text, size_t pos, int max_digits) {
 
 }  // namespace
 
-const char* PreTokenizerName(PreTokenizerKind kind) {
-  switch (kind) {
-    case PreTokenizerKind::kDefault:
-      return "default";
-    case PreTokenizerKind::kNone:
-      return "none";
-    case PreTokenizerKind::kGpt2:
-      return "gpt-2";
-    case PreTokenizerKind::kLlama3:
-      return "llama3";
-    case PreTokenizerKind::kQwen2:
-      return "qwen2";
-    case PreTokenizerKind::kSmolLm:
-      return "smollm";
-  }
-  return "unknown";
-}
+bool HfTextBuiltIn() { return true; }
 
 size_t Gpt2ChunkEnd(std::string_view text, size_t pos) {
   return Gpt2Pattern(text, pos, false);

@@ -57,8 +57,14 @@ inline constexpr char kQwen2Pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-// "gpt-2", "llama3", "qwen2", "smollm", "none" ("default" for kDefault).
+// "gpt-2", "llama3", "qwen2", "smollm", "none" ("default" for kDefault). In
+// tokenizer.cc: builds without the pre-tokenizers name them too.
 const char* PreTokenizerName(PreTokenizerKind kind);
+
+// False in builds that leave the Hugging Face text out (EMBER_WITH_HF_TEXT=OFF,
+// hf_text_none.cc: no pre-tokenizers, NFC or Unicode tables): Tokenizer::Init then
+// refuses a tokenizer that needs them.
+bool HfTextBuiltIn();
 
 // The end of the chunk that starts at text[pos]. `text` must be valid UTF-8 and
 // pos < text.size(); the result is > pos and on a code point boundary. kDefault and

@@ -49,6 +49,24 @@ constexpr uint32_t kMaxRank = INT32_MAX;
 
 }  // namespace
 
+const char* PreTokenizerName(PreTokenizerKind kind) {
+  switch (kind) {
+    case PreTokenizerKind::kDefault:
+      return "default";
+    case PreTokenizerKind::kNone:
+      return "none";
+    case PreTokenizerKind::kGpt2:
+      return "gpt-2";
+    case PreTokenizerKind::kLlama3:
+      return "llama3";
+    case PreTokenizerKind::kQwen2:
+      return "qwen2";
+    case PreTokenizerKind::kSmolLm:
+      return "smollm";
+  }
+  return "unknown";
+}
+
 Status Tokenizer::Init(const TokenizerTables& t) {
   const uint32_t n = t.vocab_size;
   if (n == 0) return InvalidModel("tokenizer: empty vocabulary");
@@ -119,6 +137,13 @@ Status Tokenizer::Init(const TokenizerTables& t) {
   if (t_.pre_tokenizer == PreTokenizerKind::kDefault) {  // files older than the field
     t_.pre_tokenizer = t.kind == TokenizerKind::kByteLevelBpe ? PreTokenizerKind::kGpt2
                                                               : PreTokenizerKind::kNone;
+  }
+  const bool pre_tokenizes = t_.pre_tokenizer != PreTokenizerKind::kNone;
+  if (!HfTextBuiltIn() && (pre_tokenizes || t_.normalizer != Normalization::kNone)) {
+    return Unimplemented("tokenizer: the %s %s is left out of this build "
+                         "(EMBER_WITH_HF_TEXT=OFF)",
+                         pre_tokenizes ? PreTokenizerName(t_.pre_tokenizer) : "NFC",
+                         pre_tokenizes ? "pre-tokenizer" : "normalizer");
   }
 
   // sorted_ids: every searchable piece exactly once, strictly increasing.

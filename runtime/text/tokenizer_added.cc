@@ -55,6 +55,12 @@ Status Tokenizer::InitAdded() {
           "unknown flags",
           i, id);
     }
+    if ((t.added_flags[i] & (kAddedLstrip | kAddedRstrip)) && !HfTextBuiltIn()) {
+      return Unimplemented(
+          "tokenizer: added token %u strips white space, which needs the Unicode "
+          "tables this build leaves out (EMBER_WITH_HF_TEXT=OFF)",
+          id);
+    }
     const std::string_view text = added_text(i);
     size_t bad = 0;
     if (!ValidUtf8(text, &bad)) {
