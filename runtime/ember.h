@@ -261,9 +261,10 @@ size_t ember_session_state_size(const ember_session* session);
  * when capacity is too small. No allocation. */
 ember_status ember_session_save_state(const ember_session* session, void* buffer,
                                       size_t capacity, size_t* size);
-/* Restores a saved state (checked first: on an error the session is unchanged). The
- * next ember_prefill/ember_generate continues after it (the logits are stale until
- * then). No allocation. */
+/* Restores a saved state of `size` bytes, exactly the *size that saving it returned
+ * (checked first: on an error, a byte missing or one more too, the session is
+ * unchanged). The next ember_prefill/ember_generate continues after it (the logits are
+ * stale until then). No allocation. */
 ember_status ember_session_restore_state(ember_session* session, const void* data,
                                          size_t size);
 

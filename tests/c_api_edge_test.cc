@@ -298,8 +298,9 @@ TEST_F(CApiEdgeTest, SamplerFieldsAtTheirLimits) {
   EXPECT_EQ(ember_session_set_sampler(session_, &options), EMBER_UNIMPLEMENTED);
 }
 
-// State buffers: a capacity one short is refused with the size needed; sizes past the
-// state's own are bounds (the header says how much there is).
+// State buffers: a capacity one short is refused with the size needed; a state is
+// restored from its exact size (the header says how much there is: a byte short or a
+// byte more is refused).
 TEST_F(CApiEdgeTest, StateSizes) {
   Prefill(5);
   const size_t needed = ember_session_state_size(session_);
@@ -312,7 +313,8 @@ TEST_F(CApiEdgeTest, StateSizes) {
   EXPECT_EQ(ember_session_save_state(session_, nullptr, SIZE_MAX, &size),
             EMBER_INVALID_ARGUMENT);
   ASSERT_EQ(ember_session_save_state(session_, state.data(), needed, &size), EMBER_OK);
-  for (size_t bytes : {size_t{0}, size_t{95}, needed - 1}) {
+  state.push_back(0);
+  for (size_t bytes : {size_t{0}, size_t{95}, needed - 1, needed + 1}) {
     EXPECT_EQ(ember_session_restore_state(session_, state.data(), bytes),
               EMBER_INVALID_ARGUMENT)
         << bytes;

@@ -23,9 +23,10 @@ enum : size_t {
   kAtRng = 48,
   kAtPayloadBytes = 56,
   kAtPayloadHash = 64,
-  kAtHeaderHash = 72,  // of bytes [0, 72)
+  kAtHeaderHash = 72,  // of the whole header with this field zero
   kAtFlags = 80,       // kHasLogits
   kAtVocab = 84,
+  kAtReserved = 88,  // zero
 };
 constexpr uint32_t kHasLogits = 1;
 constexpr uint64_t kLayerEntryBytes = 8;  // sink, ring (uint32 each)
@@ -64,6 +65,15 @@ uint64_t Hash(const void* data, size_t n, uint64_t seed) {
   uint64_t h = Mix(lane[0]) ^ Mix(lane[1] + 1) ^ Mix(lane[2] + 2) ^ Mix(lane[3] + 3);
   for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
   return Mix(h ^ n);
+}
+
+// The header's checksum covers every byte of it but its own 8: a flipped flag, vocabulary
+// size or reserved byte is damage like any other.
+uint64_t HeaderHash(const uint8_t* header) {
+  uint8_t copy[kPromptStateHeaderBytes];
+  memcpy(copy, header, sizeof(copy));
+  memset(copy + kAtHeaderHash, 0, sizeof(uint64_t));
+  return Hash(copy, sizeof(copy), 11);
 }
 
 uint64_t RowBytes(const Session& s) {
@@ -184,7 +194,7 @@ Status SavePromptState(const Session& s, const Sampler* sampler, void* out,
   Put<uint32_t>(h + kAtFlags, s.logits_valid() ? kHasLogits : 0);
   Put<uint32_t>(h + kAtVocab, c.vocab_size);
   Put<uint64_t>(h + kAtPayloadHash, Hash(payload, needed - kPromptStateHeaderBytes, 7));
-  Put<uint64_t>(h + kAtHeaderHash, Hash(h, kAtHeaderHash, 11));
+  Put<uint64_t>(h + kAtHeaderHash, HeaderHash(h));
   return Status::Ok();
 }
 
@@ -200,7 +210,7 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
         "prompt state version %u (this build reads version %u: save or bake it again)",
         Get<uint32_t>(h + kAtVersion), kPromptStateVersion);
   }
-  if (Get<uint64_t>(h + kAtHeaderHash) != Hash(h, kAtHeaderHash, 11)) {
+  if (Get<uint64_t>(h + kAtHeaderHash) != HeaderHash(h)) {
     return InvalidArgument("prompt state header is damaged (checksum mismatch)");
   }
   info->model_fingerprint = Get<uint64_t>(h + kAtFingerprint);
@@ -246,10 +256,19 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
         info->n_layers, info->row_bytes, info->position,
         static_cast<unsigned long long>(info->payload_bytes));
   }
-  if (info->payload_bytes > bytes - kPromptStateHeaderBytes) {
+  const uint64_t state_bytes = kPromptStateHeaderBytes + info->payload_bytes;
+  if (state_bytes > bytes) {
+    return InvalidArgument("prompt state truncated: %zu bytes of %llu", bytes,
+                           static_cast<unsigned long long>(state_bytes));
+  }
+  // A state is exactly what SavePromptState wrote: bytes after its end are another
+  // file's, or damage the checksums do not cover.
+  if (state_bytes < bytes) {
     return InvalidArgument(
-        "prompt state truncated: %zu bytes of %llu", bytes,
-        static_cast<unsigned long long>(kPromptStateHeaderBytes + info->payload_bytes));
+        "prompt state has %llu bytes after its end (%zu bytes where the header says "
+        "%llu)",
+        static_cast<unsigned long long>(bytes - state_bytes), bytes,
+        static_cast<unsigned long long>(state_bytes));
   }
   info->tokens = reinterpret_cast<const int32_t*>(h + kPromptStateHeaderBytes);
   return Status::Ok();

@@ -10,8 +10,9 @@
 // exact; then (when the session had them) the last position's vocab_size logits, so
 // that a restored session samples its next token with no prefill at all. The header
 // names the model (a fingerprint), the cache's shape and type, the sizes, and checksums
-// of both parts: a state for another model, another cache type or ring geometry, or a
-// damaged copy is refused before anything is written, never half-restored.
+// of both parts (the header's covers every header byte but its own): a state for another
+// model, another cache type or ring geometry, a damaged copy, or one with bytes missing
+// or added at its end is refused before anything is written, never half-restored.
 #ifndef EMBER_RUNTIME_CHAT_PROMPT_STATE_H_
 #define EMBER_RUNTIME_CHAT_PROMPT_STATE_H_
 
@@ -26,7 +27,8 @@
 namespace ember {
 
 inline constexpr size_t kPromptStateHeaderBytes = 96;
-inline constexpr uint32_t kPromptStateVersion = 2;
+// 3: the header's checksum covers all of it (but itself), not its first 72 bytes.
+inline constexpr uint32_t kPromptStateVersion = 3;
 
 // What a state's header says (PeekPromptState).
 struct PromptStateInfo {
@@ -55,8 +57,8 @@ size_t PromptStateBytes(const Session& session);
 Status SavePromptState(const Session& session, const Sampler* sampler, void* out,
                        size_t capacity, size_t* bytes);
 
-// Checks a state's header and sizes against `bytes` (not the payload checksum, nor the
-// model) and describes it.
+// Checks a state's header and sizes against `bytes`, which must be the state's size
+// exactly (not the payload checksum, nor the model), and describes it.
 Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info);
 
 // Restores a saved state into the session (and the sampler's generator, when given):

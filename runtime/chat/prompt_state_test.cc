@@ -1,7 +1,8 @@
 // Prompt state: a restored session continues exactly as the saved one would (logits
 // bitwise, sampled tokens with the generator's state), a prefix of it too; a state for
 // another model, another shape, a damaged, truncated or too-long one is refused and
-// leaves the session as it was; the C API saves and restores the same way.
+// leaves the session as it was, every header byte and the exact size are checked; the C
+// API saves and restores the same way.
 #include "runtime/chat/prompt_state.h"
 
 #include <cstring>
@@ -140,6 +141,47 @@ TEST(PromptStateTest, MismatchesAreErrorsAndLeaveTheSessionAlone) {
   EXPECT_EQ(SavePromptState(a, nullptr, small.data(), small.size(), &needed).code(),
             StatusCode::kResourceExhausted);
   EXPECT_EQ(needed, state.size());
+}
+
+// Every header byte is checked: the magic, the version, or the checksum, which covers all
+// the others (flags, vocabulary size and reserved bytes too). A state is its exact bytes:
+// one more at the end is refused like one fewer.
+TEST(PromptStateTest, EveryHeaderByteAndTheExactSizeAreChecked) {
+  Fixture f;
+  ASSERT_TRUE(f.loaded.model);
+  const std::vector<int32_t> prompt = Tokens(7);
+  Session a = f.NewSession();
+  ASSERT_TRUE(a.Prefill(prompt.data(), prompt.size()).ok());
+  const std::vector<uint8_t> state = Save(a, nullptr);
+  Session b = f.NewSession();
+  for (size_t at = 0; at < kPromptStateHeaderBytes; ++at) {
+    for (const uint8_t bit : {0x01, 0x80}) {
+      std::vector<uint8_t> damaged = state;
+      damaged[at] ^= bit;
+      PromptStateInfo info;
+      const Status peeked = PeekPromptState(damaged.data(), damaged.size(), &info);
+      const Status restored =
+          RestorePromptState(&b, nullptr, damaged.data(), damaged.size());
+      const char* want = at < 8    ? "not an ember prompt state"
+                         : at < 16 ? "this build reads version 3"
+                                   : "header is damaged (checksum mismatch)";
+      EXPECT_NE(std::string(peeked.message()).find(want), std::string::npos)
+          << "byte " << at << " ^ " << int{bit} << ": " << peeked.message();
+      EXPECT_STREQ(restored.message(), peeked.message()) << "byte " << at;
+      EXPECT_EQ(b.position(), 0u) << "byte " << at;
+    }
+  }
+  std::vector<uint8_t> longer = state;
+  longer.push_back(0);
+  const Status s = RestorePromptState(&b, nullptr, longer.data(), longer.size());
+  const std::string want =
+      "prompt state has 1 bytes after its end (" + std::to_string(longer.size()) +
+      " bytes where the header says " + std::to_string(state.size()) + ")";
+  EXPECT_EQ(std::string(s.message()), want);
+  EXPECT_EQ(b.position(), 0u);
+  const Status exact = RestorePromptState(&b, nullptr, state.data(), state.size());
+  ASSERT_TRUE(exact.ok()) << exact.message();
+  EXPECT_EQ(b.position(), prompt.size());
 }
 
 TEST(PromptStateTest, TheCApiSavesAndRestores) {

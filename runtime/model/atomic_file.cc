@@ -1,8 +1,13 @@
-// AtomicFile (see atomic_file.h). While a temporary file exists its path is in a fixed
-// table that a signal handler can read without allocating or locking, so an interrupt
-// removes it (unlink is async-signal-safe) before the signal takes its usual course.
+// AtomicFile (see atomic_file.h). Where the file system can (Linux's O_TMPFILE) the
+// bytes go to an unnamed file, which nothing needs to remove: a process killed even by
+// SIGKILL leaves no trace. It gets a name only to be renamed over the output. While a
+// named temporary file exists its path is in a fixed table that a signal handler can read
+// without allocating or locking, so an interrupt removes it (unlink is async-signal-safe)
+// before the signal takes its usual course; one that SIGKILL left behind carries its
+// writer's process id, and the next writer of the same output removes it.
 #include "runtime/model/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -101,19 +106,89 @@ void Unregister(int slot) {
   }
 }
 
-// "OUT.tmp-" and six letters or digits, different on every call.
+constexpr char kTempChars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr int kTempRandomChars = 6;
+
+// Unnamed temporary files unless a test asks for named ones.
+std::atomic<bool> g_unnamed_allowed{true};
+
+// "OUT.tmp-PID-" and six letters or digits, different on every call. The process id
+// tells a later writer whether the file's writer is still alive.
 std::string TempName(const std::string& target) {
-  static const char kChars[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   static std::atomic<uint64_t> counter{0};
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   uint64_t x = (uint64_t{static_cast<uint32_t>(getpid())} << 32) ^
                static_cast<uint64_t>(now.tv_nsec) ^
                (counter.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ull;
-  std::string name = target + ".tmp-";
-  for (int i = 0; i < 6; ++i, x /= 62) name += kChars[x % 62];
+  std::string name = target + ".tmp-" + std::to_string(getpid()) + "-";
+  for (int i = 0; i < kTempRandomChars; ++i, x /= 62) name += kTempChars[x % 62];
   return name;
+}
+
+// The process id in `name` when it is a temporary file of the output `base` (the exact
+// pattern TempName makes), else -1.
+long TempFileWriter(const char* name, const std::string& base) {
+  const size_t prefix = base.size() + 5;  // ".tmp-"
+  if (strncmp(name, base.c_str(), base.size()) != 0 ||
+      strncmp(name + base.size(), ".tmp-", 5) != 0) {
+    return -1;
+  }
+  const char* p = name + prefix;
+  long pid = 0;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 10; ++p, ++digits)
+    pid = pid * 10 + (*p - '0');
+  if (digits == 0 || pid <= 0 || *p++ != '-') return -1;
+  for (int i = 0; i < kTempRandomChars; ++i, ++p) {
+    if (*p == '\0' || !strchr(kTempChars, *p)) return -1;
+  }
+  return *p == '\0' ? pid : -1;
+}
+
+// Removes the temporary files of `target` whose writers are gone (killed by SIGKILL,
+// say, which no handler sees). A writer alive, or one whose id another process now
+// has, keeps its file; so do files of other outputs and names not of our pattern. A
+// process of another machine writing the same output on a shared file system would
+// look dead; such file systems are where the named files are used, so two machines
+// writing one output at once may see one write fail (never a damaged output).
+void RemoveStaleTemps(const std::string& dir, const std::string& target) {
+  const size_t slash = target.find_last_of('/');
+  const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;  // then the write itself reports what is wrong with the directory
+  while (const dirent* e = readdir(d)) {
+    const long pid = TempFileWriter(e->d_name, base);
+    if (pid <= 0 || pid == getpid()) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      unlinkat(dirfd(d), e->d_name, 0);
+    }
+  }
+  closedir(d);
+}
+
+// An unnamed file in `dir` (Linux's O_TMPFILE) that linkat can name later through
+// /proc/self/fd, or -1 where either is missing (another system, a file system without
+// O_TMPFILE, no /proc): then a named temporary file is used.
+int OpenUnnamed(const std::string& dir, mode_t mode) {
+#ifdef O_TMPFILE
+  if (!g_unnamed_allowed.load()) return -1;
+  const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+  if (fd < 0) return -1;
+  char proc[64];
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  struct stat st;
+  if (stat(proc, &st) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+#else
+  (void)dir;
+  (void)mode;
+  return -1;
+#endif
 }
 
 // Names of an already open file (a shell redirection): written in place, as asked,
@@ -129,13 +204,21 @@ std::string Directory(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+Status TooManyFiles(const std::string& path) {
+  return Internal("cannot write '%s': more than %d files are being written at once",
+                  path.c_str(), kMaxTemps);
+}
+
 }  // namespace
+
+void SetUnnamedTempFilesForTesting(bool allowed) { g_unnamed_allowed.store(allowed); }
 
 AtomicFile::~AtomicFile() { Discard(); }
 
 void AtomicFile::Discard() {
   if (file_) fclose(file_);
   file_ = nullptr;
+  unnamed_ = false;
   // Removed before its slot is freed: a signal in between finds nothing to remove.
   if (!temp_.empty()) unlink(temp_.c_str());
   temp_.clear();
@@ -174,8 +257,11 @@ Status AtomicFile::Open(const std::string& path) {
                    path.c_str());
   }
 
-  int fd = -1, error = 0;
-  {
+  const std::string dir = Directory(target_);
+  RemoveStaleTemps(dir, target_);
+  int fd = OpenUnnamed(dir, mode), error = 0;
+  unnamed_ = fd >= 0;
+  if (!unnamed_) {
     // The file and its table entry appear together: no signal sees one without the
     // other.
     SignalsBlocked blocked;
@@ -190,12 +276,11 @@ Status AtomicFile::Open(const std::string& path) {
       return IoError("cannot create '%s': %s", path.c_str(), strerror(error));
     }
     slot_ = Register(temp_);
-  }
-  if (slot_ < 0) {
-    close(fd);
-    Discard();
-    return Internal("cannot write '%s': more than %d files are being written at once",
-                    path.c_str(), kMaxTemps);
+    if (slot_ < 0) {
+      close(fd);
+      Discard();
+      return TooManyFiles(path);
+    }
   }
   if (keep_mode && fchmod(fd, mode) != 0) {
     error = errno;
@@ -214,6 +299,31 @@ Status AtomicFile::Open(const std::string& path) {
   return Status::Ok();
 }
 
+// Gives the complete unnamed file a temporary name beside the output (linkat cannot
+// replace a file; the rename that follows does, atomically), registered like a named
+// temporary file so that an interrupt before the rename removes it. Returns an errno.
+int AtomicFile::NameUnnamed(int fd) {
+  char proc[64];
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  SignalsBlocked blocked;
+  std::string temp;
+  int error = EEXIST;
+  for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
+    temp = TempName(target_);
+    error = linkat(AT_FDCWD, proc, AT_FDCWD, temp.c_str(), AT_SYMLINK_FOLLOW) == 0
+                ? 0
+                : errno;
+  }
+  if (error != 0) return error;
+  slot_ = Register(temp);
+  if (slot_ < 0) {
+    unlink(temp.c_str());
+    return EMFILE;
+  }
+  temp_ = temp;
+  return 0;
+}
+
 Status AtomicFile::Commit() {
   if (!file_) return Internal("'%s' is not open for writing", path_.c_str());
   FILE* f = file_;
@@ -224,9 +334,15 @@ Status AtomicFile::Commit() {
   int error = errno ? errno : EIO;
   // The data must be on disk before the rename makes it the output; a pipe or device
   // written in place cannot be synced and needs not be.
-  if (ok && !temp_.empty() && fsync(fileno(f)) != 0) {
+  const bool in_place = temp_.empty() && !unnamed_;
+  if (ok && !in_place && fsync(fileno(f)) != 0) {
     ok = false;
     error = errno;
+  }
+  bool named = true;
+  if (ok && unnamed_) {
+    error = NameUnnamed(fileno(f));
+    ok = named = error == 0;
   }
   if (fclose(f) != 0 && ok) {
     ok = false;
@@ -234,9 +350,11 @@ Status AtomicFile::Commit() {
   }
   if (!ok) {
     Discard();
-    return IoError("cannot write '%s': %s", path_.c_str(), strerror(error));
+    if (!named && error == EMFILE) return TooManyFiles(path_);
+    return IoError("cannot %s '%s': %s", named ? "write" : "replace", path_.c_str(),
+                   strerror(error));
   }
-  if (temp_.empty()) return Status::Ok();
+  if (in_place) return Status::Ok();
   if (rename(temp_.c_str(), target_.c_str()) != 0) {
     error = errno;
     Discard();

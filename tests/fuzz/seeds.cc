@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "runtime/chat/prompt_state.h"
 #include "runtime/model/tensor_names.h"
 #include "testing/testing.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/prompt_state_sessions.h"
 #include "tools/convert/bake.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/gguf/gguf_builder.h"
@@ -39,6 +41,39 @@ std::string Serialized(const ember::ModelSpec& spec) {
     exit(1);
   }
   return Str(bytes);
+}
+
+// prompt_state: states saved from each of the fuzzer's sessions after a few tokens (a
+// ring wrapped after 15), each restored whole and in part into its own session, and
+// session 0's f32 states into the others (converted to q8 and f16 rows, or refused).
+void AddPromptStates(std::vector<std::pair<std::string, std::string>>* files) {
+  const ember::testing::LoadedModel loaded =
+      ember::testing::LoadSpec(ember::fuzz::PromptStateModelSpec());
+  if (!loaded.model) exit(1);
+  for (int i = 0; i < ember::fuzz::kNumStateSessions; ++i) {
+    for (const size_t n : {size_t{3}, size_t{9}, size_t{15}}) {
+      auto s = ember::Session::Create(*loaded.model,
+                                      ember::fuzz::PromptStateSessionOptions(i));
+      if (!s.ok()) exit(1);
+      const std::vector<int32_t> tokens = ember::testing::SpreadTokens(n, 41 + i);
+      if (!s->Prefill(tokens.data(), n).ok()) exit(1);
+      std::string state(ember::PromptStateBytes(*s), '\0');
+      size_t bytes = 0;
+      if (!ember::SavePromptState(*s, nullptr, state.data(), state.size(), &bytes).ok()) {
+        exit(1);
+      }
+      const std::string name =
+          "prompt_state/session" + std::to_string(i) + "_" + std::to_string(n);
+      files->push_back({name, static_cast<char>(i) + state});
+      files->push_back({name + "_first2", static_cast<char>(i | 2 << 2) + state});
+      if (i == 0) {
+        for (int into = 1; into < ember::fuzz::kNumStateSessions; ++into) {
+          files->push_back(
+              {name + "_into" + std::to_string(into), static_cast<char>(into) + state});
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -212,8 +247,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  for (const char* dir :
-       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf", "/gguf"}) {
+  AddPromptStates(&files);
+
+  for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf",
+                          "/gguf", "/prompt_state"}) {
     mkdir((out + dir).c_str(), 0755);
   }
   for (const auto& [path, bytes] : files) {

@@ -162,7 +162,7 @@ harden_stages() {
   fi
 
   stage "fuzzers, ${fuzz_seconds}s each, two at a time"
-  local fuzzers=(model tokenizer llama2c safetensors hf gguf) pids=() names=() i
+  local fuzzers=(model tokenizer llama2c safetensors hf gguf prompt_state) pids=() names=() i
   for i in "${!fuzzers[@]}"; do
     run_fuzzer "$asan" "${fuzzers[$i]}" &
     pids+=($!)
