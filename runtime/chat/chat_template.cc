@@ -21,7 +21,8 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
         "convert the model again",
         t.format_version, tmpl::kFormatVersion);
   }
-  if (!t.code || !t.string_offsets || (t.num_strings && !t.string_bytes)) {
+  // No string bytes is fine when every string is empty ({{ '' }}): null then.
+  if (!t.code || !t.string_offsets || (t.string_bytes_size && !t.string_bytes)) {
     return InvalidModel("chat template: code or constants missing");
   }
   if (t.string_offsets[0] != 0 ||

@@ -1,8 +1,5 @@
 // Chat template filters and tests (see template_ops.h), as Jinja2 has them.
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
-
+#include "runtime/chat/template_numbers.h"
 #include "runtime/chat/template_ops.h"
 #include "runtime/chat/template_text.h"
 
@@ -60,7 +57,14 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       if (Given(a2) || (Given(a1) && Truthy(a1)) || Truthy(Arg(args, argc, 3))) {
         return InvalidArgument("chat template: tojson supports indent only");
       }
-      const int indent = IsInteger(a0) ? static_cast<int>(IntOf(a0)) : -1;
+      // json.dumps indents by ' ' * indent: a negative one is no spaces, still one item
+      // a line. An indent past the buffer fills it (AppendJson stops there).
+      const int64_t limit = static_cast<int64_t>(
+          heap->capacity() < (1u << 30) ? heap->capacity() + 1 : (1u << 30));
+      const int64_t wanted = IsInteger(a0) ? IntOf(a0) : -1;
+      const int indent = !IsInteger(a0) ? -1
+                         : wanted < 0   ? 0
+                                      : static_cast<int>(wanted < limit ? wanted : limit);
       heap->Begin();
       const bool ok = AppendJson(value, indent, 0, heap);
       *out = heap->End();
@@ -153,44 +157,13 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
           Replace(value.str(), a0.str(), a1.str(), IsInteger(a2) ? IntOf(a2) : -1, heap);
       return Done(*heap);
     case Filter::kInt:
-    case Filter::kFloat: {
-      double v = 0;
-      bool ok = true;
-      if (value.kind == Kind::kFloat) {
-        v = value.f;
-      } else if (IsInteger(value)) {
-        v = static_cast<double>(IntOf(value));
-      } else if (value.is_string()) {
-        char buf[64];
-        const std::string_view s = Strip(value.str(), Value(), true, true);
-        ok = !s.empty() && s.size() < sizeof(buf);
-        if (ok) {
-          memcpy(buf, s.data(), s.size());
-          buf[s.size()] = '\0';
-          char* end = nullptr;
-          v = strtod(buf, &end);
-          ok = *end == '\0';
-        }
-      } else {
-        ok = false;
-      }
-      if (id == Filter::kInt) {
-        *out =
-            ok ? Value::Int(static_cast<int64_t>(v)) : (Given(a0) ? a0 : Value::Int(0));
-      } else {
-        *out = ok ? Value::Float(v) : (Given(a0) ? a0 : Value::Float(0));
-      }
-      return Status::Ok();
-    }
+      return IntFilter(value, a0, out);
+    case Filter::kFloat:
+      return FloatFilter(value, a0, out);
     case Filter::kAbs:
-      if (value.kind == Kind::kFloat) {
-        *out = Value::Float(std::fabs(value.f));
-      } else if (IsInteger(value)) {
-        *out = Value::Int(IntOf(value) < 0 ? -IntOf(value) : IntOf(value));
-      } else {
+      if (!value.is_number())
         return InvalidArgument("chat template: abs of a non-number");
-      }
-      return Status::Ok();
+      return Abs(value, out);
     case Filter::kItems:
       return CallMethod(Method::kItems, value, nullptr, 0, heap, out);
     case Filter::kNumFilters:
@@ -270,7 +243,7 @@ Status ApplyTest(Test id, const Value& v, const Value* args, uint32_t argc, bool
         return InvalidArgument("chat template: odd/even/divisibleby of a non-integer");
       const int64_t d = id == Test::kDivisibleBy ? (IsInteger(a0) ? IntOf(a0) : 0) : 2;
       if (d == 0) return InvalidArgument("chat template: divisibleby 0");
-      const bool divisible = IntOf(v) % d == 0;
+      const bool divisible = d == -1 || IntOf(v) % d == 0;  // INT64_MIN % -1 traps
       *out = id == Test::kOdd ? !divisible : divisible;
       break;
     }

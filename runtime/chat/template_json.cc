@@ -49,7 +49,8 @@ void AppendJsonString(std::string_view s, Heap* heap) {
 
 void NewLine(int indent, int depth, Heap* heap) {
   heap->AppendChar('\n');
-  for (int i = 0; i < indent * depth; ++i) heap->AppendChar(' ');
+  const int64_t spaces = int64_t{indent} * depth;  // stops once the buffer is full
+  for (int64_t i = 0; i < spaces && !heap->full(); ++i) heap->AppendChar(' ');
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Chat template methods (Python's str and dict ones) and functions (range,
 // strftime_now), see template_ops.h.
+#include <limits>
+
 #include "runtime/chat/template_ops.h"
 #include "runtime/chat/template_text.h"
 
@@ -122,7 +124,8 @@ Status CallMethod(Method id, const Value& object, const Value* args, uint32_t ar
 Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap,
                     Value* out) {
   if (id == Function::kStrftimeNow) {
-    if (argc != 2 || args[0].kind != Kind::kInt) {
+    // A clock before 1970 is none (ChatTemplateOptions), whatever a program stored.
+    if (argc != 2 || args[0].kind != Kind::kInt || args[0].i < 0) {
       return InvalidArgument(
           "chat template: 'strftime_now' is undefined (no clock given)");
     }
@@ -143,14 +146,30 @@ Status CallFunction(Function id, const Value* args, uint32_t argc, Heap* heap,
   if (argc == 3) step = IntOf(args[2]);
   if (argc == 0 || step == 0)
     return InvalidArgument("chat template: range needs a stop and a step != 0");
-  const int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                                 : (start > stop ? (start - stop - step - 1) / -step : 0);
+  // In unsigned arithmetic: stop - start overflows for range(-2**63, 2**62), and
+  // so may start + i * step though every item fits.
+  const uint64_t span =
+      step > 0
+          ? (stop > start ? static_cast<uint64_t>(stop) - static_cast<uint64_t>(start)
+                          : 0)
+          : (start > stop ? static_cast<uint64_t>(start) - static_cast<uint64_t>(stop)
+                          : 0);
+  const uint64_t stride =
+      step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const uint64_t count = span == 0 ? 0 : (span - 1) / stride + 1;
   if (count > (1 << 20))
-    return InvalidArgument("chat template: range of %lld items",
-                           static_cast<long long>(count));
+    return InvalidArgument("chat template: range of %llu items",
+                           static_cast<unsigned long long>(count));
   Value* items;
   *out = NewList(static_cast<uint32_t>(count), &items, heap);
-  for (int64_t i = 0; i < count && items; ++i) items[i] = Value::Int(start + i * step);
+  for (uint64_t i = 0; i < count && items; ++i) {
+    // Modulo 2^64, then back to signed: the item lies between start and stop.
+    const uint64_t offset = i * stride, from = static_cast<uint64_t>(start);
+    const uint64_t u = step > 0 ? from + offset : from - offset;
+    items[i] = Value::Int(u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                              ? static_cast<int64_t>(u)
+                              : -static_cast<int64_t>(~u) - 1);
+  }
   return Done(*heap);
 }
 

@@ -1,8 +1,9 @@
 // Chat template operators, attributes, subscripts and slices (see template_ops.h).
 #include "runtime/chat/template_ops.h"
 
-#include <cmath>
 #include <cstring>
+
+#include "runtime/chat/template_numbers.h"
 
 namespace ember::tmpl {
 namespace {
@@ -45,9 +46,16 @@ Status SliceBounds(int64_t n, const Value& start, const Value& stop, const Value
   };
   const int64_t a = bound(start, s > 0 ? lower : upper);
   const int64_t b = bound(stop, s > 0 ? upper : lower);
-  *first = a;
-  *stride = s;
-  *count = s > 0 ? (b > a ? (b - a + s - 1) / s : 0) : (a > b ? (a - b - s - 1) / -s : 0);
+  // In unsigned arithmetic: b - a + s - 1 and -s overflow for steps near the limits.
+  const uint64_t span = s > 0 ? (b > a ? static_cast<uint64_t>(b - a) : 0)
+                              : (a > b ? static_cast<uint64_t>(a - b) : 0);
+  const uint64_t magnitude =
+      s > 0 ? static_cast<uint64_t>(s) : 0 - static_cast<uint64_t>(s);
+  *count = span == 0 ? 0 : static_cast<int64_t>((span - 1) / magnitude + 1);
+  // One item or none: the step no longer matters (and a view's steps multiply), nor
+  // does the start of none (-1 for a negative step).
+  *first = *count > 0 ? a : 0;
+  *stride = *count > 1 ? s : 1;
   return Status::Ok();
 }
 
@@ -127,13 +135,11 @@ Status ApplyUnary(UnaryOp op, const Value& v, Value* out) {
     *out = Value::Bool(!Truthy(v));
     return Status::Ok();
   }
-  if (v.kind == Kind::kFloat) {
-    *out = Value::Float(op == UnaryOp::kNegate ? -v.f : v.f);
-  } else if (IsInt(v)) {
-    *out = Value::Int(op == UnaryOp::kNegate ? -IntOf(v) : IntOf(v));
-  } else {
+  if (!v.is_number()) {
     return InvalidArgument("chat template: unary minus or plus of %s", KindName(v));
   }
+  if (op == UnaryOp::kNegate) return Negate(v, out);
+  *out = v.kind == Kind::kFloat ? v : Value::Int(IntOf(v));
   return Status::Ok();
 }
 
@@ -159,19 +165,16 @@ Status ApplyBinary(BinaryOp op, const Value& a, const Value& b, Heap* heap, Valu
         return Status::Ok();
       }
       if (!numbers) return TypeError("+", a, b);
-      *out =
-          ints ? Value::Int(IntOf(a) + IntOf(b)) : Value::Float(FloatOf(a) + FloatOf(b));
-      return Status::Ok();
+      return NumberBinary(op, a, b, out);
     case BinaryOp::kSubtract:
       if (!numbers) return TypeError("-", a, b);
-      *out =
-          ints ? Value::Int(IntOf(a) - IntOf(b)) : Value::Float(FloatOf(a) - FloatOf(b));
-      return Status::Ok();
+      return NumberBinary(op, a, b, out);
     case BinaryOp::kMultiply:
       if ((a.is_string() && IsInt(b)) || (IsInt(a) && b.is_string())) {
         const Value& s = a.is_string() ? a : b;
-        const int64_t n = IsInt(a) ? IntOf(a) : IntOf(b);
-        if (n > 0 && s.size > 0 && static_cast<uint64_t>(n) > heap->capacity() / s.size) {
+        int64_t n = IsInt(a) ? IntOf(a) : IntOf(b);
+        if (s.size == 0) n = 0;  // '' * 10**18 is '', at once
+        if (n > 0 && static_cast<uint64_t>(n) > heap->capacity() / s.size) {
           return HeapFull(*heap);
         }
         heap->Begin();
@@ -180,41 +183,15 @@ Status ApplyBinary(BinaryOp op, const Value& a, const Value& b, Heap* heap, Valu
         return heap->full() ? HeapFull(*heap) : Status::Ok();
       }
       if (!numbers) return TypeError("*", a, b);
-      *out =
-          ints ? Value::Int(IntOf(a) * IntOf(b)) : Value::Float(FloatOf(a) * FloatOf(b));
-      return Status::Ok();
+      return NumberBinary(op, a, b, out);
     case BinaryOp::kDivide:
     case BinaryOp::kFloorDivide:
-    case BinaryOp::kModulo: {
+    case BinaryOp::kModulo:
       if (!numbers) return TypeError(op == BinaryOp::kModulo ? "%" : "/", a, b);
-      if (FloatOf(b) == 0.0) return InvalidArgument("chat template: division by zero");
-      if (op == BinaryOp::kDivide) {
-        *out = Value::Float(FloatOf(a) / FloatOf(b));
-      } else if (ints) {
-        const int64_t x = IntOf(a), y = IntOf(b);
-        int64_t q = x / y, r = x % y;
-        if (r != 0 && ((r < 0) != (y < 0))) {  // Python floors toward -infinity
-          --q;
-          r += y;
-        }
-        *out = Value::Int(op == BinaryOp::kFloorDivide ? q : r);
-      } else {
-        const double x = FloatOf(a), y = FloatOf(b);
-        const double q = std::floor(x / y);
-        *out = Value::Float(op == BinaryOp::kFloorDivide ? q : x - q * y);
-      }
-      return Status::Ok();
-    }
+      return NumberBinary(op, a, b, out);
     case BinaryOp::kPower:
       if (!numbers) return TypeError("**", a, b);
-      if (ints && IntOf(b) >= 0) {
-        int64_t r = 1;
-        for (int64_t i = 0; i < IntOf(b) && i < 64; ++i) r *= IntOf(a);
-        *out = Value::Int(r);
-      } else {
-        *out = Value::Float(std::pow(FloatOf(a), FloatOf(b)));
-      }
-      return Status::Ok();
+      return NumberBinary(op, a, b, out);
     case BinaryOp::kConcat:
       heap->Begin();
       AppendStr(a, heap);
