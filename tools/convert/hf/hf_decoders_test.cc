@@ -314,7 +314,7 @@ TEST_F(HfDecodersTest, Gemma3MultimodalTakesTheLanguageModel) {
   EXPECT_EQ(spec.tokenizer.stop_ids, (std::vector<int32_t>{257, 256}));
   config_.erase("text_config");
   ExpectError("a gemma3 model needs a text_config object");
-  config_["text_config"] = {text};  // a list
+  config_["text_config"] = Json::array({text});
   ExpectError("a gemma3 model needs a text_config object");
 }
 

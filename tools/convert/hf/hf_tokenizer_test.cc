@@ -261,9 +261,9 @@ TEST_F(HfTokenizerTest, WrongTypesAreErrorsNamingTheKey) {
     const char* message;
   } cases[] = {
       {"/model/merges", "a b", "tokenizer.json: model.merges is string, not a list"},
-      {"/model/merges", {{"a", "b"}}, "model.merges is object, not a list"},
+      {"/model/merges", Json::object({{"a", "b"}}), "model.merges is object, not a list"},
       {"/model/merges/0", 7, "tokenizer.json model.merges: merge 0 is not"},
-      {"/model/merges/0", {"a"}, "model.merges: merge 0 is not"},
+      {"/model/merges/0", Json::array({"a"}), "model.merges: merge 0 is not"},
       {"/model/vocab", Json::array(),
        "tokenizer.json model.vocab: the vocabulary is not"},
       {"/model/type", 5, "tokenizer.json model: 'type' must be a string"},
@@ -290,7 +290,7 @@ TEST_F(HfTokenizerTest, WrongTypesAreErrorsNamingTheKey) {
        {{"type", "TemplateProcessing"}, {"single", "$A"}},
        "TemplateProcessing 'single' is not a list"},
       {"/post_processor",
-       {{"type", "TemplateProcessing"}, {"single", {5}}},
+       {{"type", "TemplateProcessing"}, {"single", Json::array({5})}},
        "TemplateProcessing 'single' holds number, not an object"},
       {"/post_processor",
        {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", 5}}}}}}},
@@ -311,8 +311,7 @@ TEST_F(HfTokenizerTest, WrongTypesAreErrorsNamingTheKey) {
     const char* message;
   } sentencepiece[] = {
       {"/model/byte_fallback", "true", "model: 'byte_fallback' must be true or false"},
-      {"/post_processor/special_tokens/<s>/ids",
-       {uint64_t{1} << 63},
+      {"/post_processor/special_tokens/<s>/ids", Json::array({uint64_t{1} << 63}),
        "the post-processor's first token '<s>' is not one id"},
   };
   for (const auto& c : sentencepiece) {
