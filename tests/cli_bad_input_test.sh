@@ -24,7 +24,9 @@ fi
 S=$'\x1f'
 long_prompt=$(printf 'Once upon a time %.0s' {1..5})  # 85 bytes, over 16 tokens
 o="$tmp/out.npy"
-mkdir "$tmp/dir"
+mkdir "$tmp/dir" "$tmp/hf"
+# A Hugging Face tokenizer whose merges are a string, not a list (once read as no merges).
+printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": "a b"}}' >"$tmp/hf/tokenizer.json"
 # Inputs that an output option might name: the model (also through links) and a bench
 # file, with copies to check them against after the table.
 ln -s "$m" "$tmp/model.link"
@@ -105,6 +107,7 @@ rows=(
   "1|cannot read '$tmp/dir': Is a directory|convert${S}--llama2c${S}$tmp/dir${S}--tokenizer${S}$tok${S}-o${S}$tmp/x.ember"
   "1|cannot read '$tmp/dir': Is a directory|convert${S}--llama2c${S}$bin${S}--tokenizer${S}$tmp/dir${S}-o${S}$tmp/x.ember"
   "1|config.json': Not a directory|convert${S}--hf${S}$m${S}-o${S}$tmp/x.ember"
+  "1|model.merges is string, not a list|tokenize${S}--tokenizer${S}$tmp/hf${S}-p${S}a"
   "1|'$tmp/dir' is not a readable regular file|convert${S}--gguf${S}$tmp/dir${S}-o${S}$tmp/x.ember"
   "1|GGUF: not a GGUF file (it starts with \"|convert${S}--gguf${S}$m${S}-o${S}$tmp/x.ember"
   "1|--ctx: 0 is outside|convert${S}--gguf${S}$models/gguf/stories260K.gguf${S}--ctx${S}0${S}-o${S}$tmp/x.ember"

@@ -2,16 +2,24 @@
 #include "tools/template/hf_chat_config.h"
 
 namespace ember::tools {
+namespace {
 
-Status ReadChatTemplateField(const Json& root, const std::string& where,
+// chat_template: a string, or a list of {"name", "template"} of which "default" is the
+// one a chat uses; absent or null leaves *source as it is.
+Status ReadChatTemplateField(const Json& config, const std::string& where,
                              std::string* source) {
-  if (!root.is_object() || !root.contains("chat_template")) return Status::Ok();
-  const Json& t = root["chat_template"];
-  if (t.is_string()) {
-    *source = t.get<std::string>();
-  } else if (t.is_array()) {
+  const auto t = config.find("chat_template");
+  if (t == config.end() || t->is_null()) return Status::Ok();
+  if (t->is_string()) {
+    *source = t->get<std::string>();
+  } else if (t->is_array()) {
     std::string chosen;
-    for (const Json& named : t) {
+    for (const Json& named : *t) {
+      if (!named.is_object()) {
+        return InvalidArgument(
+            "%s: chat_template lists %s, not a {name, template} object", where.c_str(),
+            named.type_name());
+      }
       const JsonFields n(named, where + " chat_template");
       std::string name, text;
       EMBER_RETURN_IF_ERROR(n.String("name", true, "", &name));
@@ -23,21 +31,46 @@ Status ReadChatTemplateField(const Json& root, const std::string& where,
                              where.c_str());
     }
     *source = chosen;
-  } else if (!t.is_null()) {
+  } else {
     return InvalidArgument("%s: chat_template is neither a string nor a list",
                            where.c_str());
   }
   return Status::Ok();
 }
 
-std::string SpecialTokenText(const Json& root, const char* key) {
-  if (!root.is_object() || !root.contains(key)) return "";
-  const Json& token = root[key];
-  if (token.is_string()) return token.get<std::string>();
-  if (token.is_object() && token.contains("content") && token["content"].is_string()) {
-    return token["content"].get<std::string>();
+// A special token entry: "<s>" or {"content": "<s>", ...}; absent or null is "".
+Status ReadSpecialTokenText(const Json& config, const std::string& where, const char* key,
+                            std::string* text) {
+  text->clear();
+  const auto token = config.find(key);
+  if (token == config.end() || token->is_null()) return Status::Ok();
+  if (token->is_string()) {
+    *text = token->get<std::string>();
+    return Status::Ok();
   }
-  return "";
+  const auto content = token->is_object() ? token->find("content") : token->end();
+  if (!token->is_object() || content == token->end() || !content->is_string()) {
+    return InvalidArgument("%s: '%s' must be a string or {\"content\": string}",
+                           where.c_str(), key);
+  }
+  *text = content->get<std::string>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadChatConfigFields(const Json& config, const std::string& where,
+                            std::string* source, ChatProgramSpec* program) {
+  if (!config.is_object()) return InvalidArgument("%s: not a JSON object", where.c_str());
+  EMBER_RETURN_IF_ERROR(ReadChatTemplateField(config, where, source));
+  for (const auto& [key, text] :
+       {std::pair<const char*, std::string*>{"bos_token", &program->bos_token},
+        {"eos_token", &program->eos_token},
+        {"unk_token", &program->unk_token},
+        {"pad_token", &program->pad_token}}) {
+    EMBER_RETURN_IF_ERROR(ReadSpecialTokenText(config, where, key, text));
+  }
+  return Status::Ok();
 }
 
 Status ReadHfChatConfig(const std::string& dir, std::string* source,
@@ -45,14 +78,8 @@ Status ReadHfChatConfig(const std::string& dir, std::string* source,
   const std::string path = dir + "/tokenizer_config.json";
   Json root;
   EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
-  return CatchJsonErrors(path, [&] {
-    EMBER_RETURN_IF_ERROR(ReadChatTemplateField(root, path, source));
-    program->bos_token = SpecialTokenText(root, "bos_token");
-    program->eos_token = SpecialTokenText(root, "eos_token");
-    program->unk_token = SpecialTokenText(root, "unk_token");
-    program->pad_token = SpecialTokenText(root, "pad_token");
-    return Status::Ok();
-  });
+  return CatchJsonErrors(
+      path, [&] { return ReadChatConfigFields(root, path, source, program); });
 }
 
 }  // namespace ember::tools

@@ -11,14 +11,12 @@
 
 namespace ember::tools {
 
-// tokenizer_config.json's chat_template into *source (left as is when absent); `where`
-// names the file in messages.
-Status ReadChatTemplateField(const Json& config, const std::string& where,
-                             std::string* source);
-// The text of a special token entry ("bos_token": "<s>" or {"content": "<s>", ...}),
-// empty when absent.
-std::string SpecialTokenText(const Json& config, const char* key);
-// Both, from DIR/tokenizer_config.json, the texts into program's bos/eos/unk/pad_token.
+// tokenizer_config.json's chat fields: chat_template into *source (left as is when
+// absent), the bos/eos/unk/pad_token texts into program's. A root that is not an object,
+// or a field of the wrong type, is an error naming `where` (the file) and the key.
+Status ReadChatConfigFields(const Json& config, const std::string& where,
+                            std::string* source, ChatProgramSpec* program);
+// The same, from DIR/tokenizer_config.json.
 Status ReadHfChatConfig(const std::string& dir, std::string* source,
                         ChatProgramSpec* program);
 

@@ -251,5 +251,37 @@ TEST(JinjaTest, TheLoaderRefusesABadProgram) {
       << model.status().message();
 }
 
+// tokenizer_config.json's chat fields (ember template --tokenizer, convert --hf): a field
+// of the wrong type is an error naming it, never an empty template or token text.
+TEST(HfChatConfigTest, WrongTypesAreErrorsNamingTheKey) {
+  const struct {
+    const char* json;
+    const char* message;  // null: read
+  } cases[] = {
+      {"7", "cfg: not a JSON object"},
+      {R"(["{{ x }}"])", "cfg: not a JSON object"},
+      {R"({"chat_template": {"default": "x"}})", "chat_template is neither"},
+      {R"({"chat_template": ["x"]})", "chat_template lists string"},
+      {R"({"chat_template": [{"name": 1, "template": "x"}]})",
+       "cfg chat_template: 'name' must be a string"},
+      {R"({"bos_token": true})", "cfg: 'bos_token' must be a string"},
+      {R"({"unk_token": {"text": "<unk>"}})", "cfg: 'unk_token' must be a string"},
+      {R"({"chat_template": null, "bos_token": {"content": "<s>"}, "pad_token": null})",
+       nullptr},
+  };
+  for (const auto& c : cases) {
+    std::string source;
+    ChatProgramSpec program;
+    const Status s = ReadChatConfigFields(Json::parse(c.json), "cfg", &source, &program);
+    if (!c.message) {
+      EXPECT_TRUE(s.ok()) << c.json << ": " << s.message();
+      EXPECT_EQ(program.bos_token, "<s>");
+      continue;
+    }
+    EXPECT_FALSE(s.ok()) << c.json;
+    EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace ember::tools

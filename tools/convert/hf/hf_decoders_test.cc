@@ -228,6 +228,8 @@ TEST_F(HfDecodersTest, WhichLayersSlide) {
   ExpectError("layer type 'chunked_attention' (layer 1) is not supported");
   config_["layer_types"] = {"sliding_attention"};
   ExpectError("layer_types must list 2 layer types");
+  config_["layer_types"] = {"sliding_attention", 2};
+  ExpectError("config.json: layer_types[1] is number, not a string");
 
   // Gemma 3's older configs: every sliding_window_pattern-th layer is global (6 by
   // default), the others slide and rotate with rope_local_base_freq.
@@ -311,6 +313,8 @@ TEST_F(HfDecodersTest, Gemma3MultimodalTakesTheLanguageModel) {
   EXPECT_TRUE(spec.config.qk_norm && spec.config.post_norms);
   EXPECT_EQ(spec.tokenizer.stop_ids, (std::vector<int32_t>{257, 256}));
   config_.erase("text_config");
+  ExpectError("a gemma3 model needs a text_config object");
+  config_["text_config"] = Json::array({text});
   ExpectError("a gemma3 model needs a text_config object");
 }
 

@@ -187,8 +187,9 @@ Status SpecialIds(const JsonFields& f, const Json& root, SpecialTokens* specials
        {std::pair<const char*, int64_t*>{"bos_token_id", &specials->bos_id},
         {"eos_token_id", &specials->eos_id}}) {
     // Newer configs may list several end ids; the first is the end of text.
-    if (root.contains(key) && root[key].is_array() && !root[key].empty()) {
-      const Json& first = root[key][0];
+    const auto list = root.find(key);
+    if (list != root.end() && list->is_array() && !list->empty()) {
+      const Json& first = list->front();
       if (!first.is_number_unsigned() || first.get<uint64_t>() >= (1u << 24)) {
         return InvalidArgument("config.json: '%s' must list token ids", key);
       }
@@ -207,33 +208,41 @@ Status SpecialIds(const JsonFields& f, const Json& root, SpecialTokens* specials
 // the tokenizer says (ending generation on a token does not change how text splits).
 Status StopIds(const std::string& dir, const Json& root, TokenizerSpec* tok) {
   std::vector<int32_t> ids;
+  // A number or a list of numbers. Neither is copied nor printed whole: a list nested a
+  // million deep would take as many stack frames to copy or print.
   const auto add = [&](const Json& value, const std::string& where) -> Status {
     if (value.is_null()) return Status::Ok();
-    const Json list = value.is_array() ? value : Json::array({value});
-    for (const Json& id : list) {
+    const auto add_id = [&](const Json& id) -> Status {
       if (!id.is_number_unsigned() || id.get<uint64_t>() >= tok->pieces.size()) {
-        return InvalidArgument("%s: eos_token_id %.40s is not a token id below %zu",
-                               where.c_str(), id.dump().c_str(), tok->pieces.size());
+        return InvalidArgument(
+            "%s: eos_token_id %.40s is not a token id below %zu", where.c_str(),
+            id.is_number() ? id.dump().c_str() : id.type_name(), tok->pieces.size());
       }
       const int32_t v = static_cast<int32_t>(id.get<uint64_t>());
       if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
-    }
+      return Status::Ok();
+    };
+    if (!value.is_array()) return add_id(value);
+    for (const Json& id : value) EMBER_RETURN_IF_ERROR(add_id(id));
     return Status::Ok();
   };
   if (tok->eos_id >= 0) ids.push_back(tok->eos_id);
+  const auto text_config = root.find("text_config");
   for (const Json* config :
-       {&root, root.contains("text_config") ? &root["text_config"] : nullptr}) {
-    if (config && config->is_object() && config->contains("eos_token_id")) {
-      EMBER_RETURN_IF_ERROR(add((*config)["eos_token_id"], "config.json"));
-    }
+       {&root, text_config != root.end() ? &*text_config : nullptr}) {
+    if (!config || !config->is_object()) continue;
+    const auto eos = config->find("eos_token_id");
+    if (eos != config->end()) EMBER_RETURN_IF_ERROR(add(*eos, "config.json"));
   }
   const std::string generation_path = dir + "/generation_config.json";
   if (access(generation_path.c_str(), R_OK) == 0) {
     Json generation;
     EMBER_RETURN_IF_ERROR(ReadJsonFile(generation_path, &generation));
-    if (generation.is_object() && generation.contains("eos_token_id")) {
-      EMBER_RETURN_IF_ERROR(add(generation["eos_token_id"], generation_path));
+    if (!generation.is_object()) {
+      return InvalidArgument("%s: not a JSON object", generation_path.c_str());
     }
+    const auto eos = generation.find("eos_token_id");
+    if (eos != generation.end()) EMBER_RETURN_IF_ERROR(add(*eos, generation_path));
   }
   tok->stop_ids = ids;
   return Status::Ok();

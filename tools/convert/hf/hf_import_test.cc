@@ -75,9 +75,10 @@ class HfImportTest : public ::testing::Test {
     WriteText(dir_ + "/merges.txt", "#version: 0.2\na b\n");
   }
   void TearDown() override {
-    for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt",
-                          "tokenizer.json", "tokenizer_config.json", "pytorch_model.bin",
-                          "model.safetensors.index.json", "out.ember"}) {
+    for (const char* f :
+         {"config.json", "model.safetensors", "vocab.json", "merges.txt",
+          "tokenizer.json", "tokenizer_config.json", "pytorch_model.bin",
+          "model.safetensors.index.json", "generation_config.json", "out.ember"}) {
       unlink((dir_ + "/" + f).c_str());
     }
     rmdir(dir_.c_str());
@@ -185,6 +186,57 @@ TEST_F(HfImportTest, ChatTemplateComesFromTokenizerConfig) {
   ExpectError("chat_template lists no template named \"default\"");
   WriteText(dir_ + "/tokenizer_config.json", R"({"chat_template": 7})");
   ExpectError("chat_template is neither a string nor a list");
+}
+
+// tokenizer_config.json and generation_config.json fields of the wrong type (a root that
+// is a number or a list once read as an empty config) are errors naming the key.
+TEST_F(HfImportTest, ConfigFilesOfTheWrongTypeAreErrors) {
+  const struct {
+    const char* file;
+    const char* text;
+    const char* message;  // null: imports
+  } cases[] = {
+      {"tokenizer_config.json", "7", "tokenizer_config.json: not a JSON object"},
+      {"tokenizer_config.json", "[]", "tokenizer_config.json: not a JSON object"},
+      {"tokenizer_config.json", R"({"chat_template": [7]})",
+       "chat_template lists number, not a {name, template} object"},
+      {"tokenizer_config.json", R"({"chat_template": [{"name": "default"}]})",
+       "tokenizer_config.json chat_template: 'template' is missing"},
+      {"tokenizer_config.json", R"({"bos_token": 5})",
+       "tokenizer_config.json: 'bos_token' must be a string or {\"content\": string}"},
+      {"tokenizer_config.json", R"({"eos_token": {"content": 5}})",
+       "'eos_token' must be a string or {\"content\": string}"},
+      {"tokenizer_config.json", R"({"pad_token": ["<pad>"]})", "'pad_token' must be"},
+      {"tokenizer_config.json", R"({"pad_token": null, "bos_token": {"content": "x"}})",
+       nullptr},
+      {"tokenizer_config.json", R"({"add_bos_token": "yes"})",
+       "tokenizer_config.json: 'add_bos_token' must be true or false"},
+      {"tokenizer_config.json", R"({"added_tokens_decoder": []})",
+       "added_tokens_decoder is not an object"},
+      {"tokenizer_config.json", R"({"added_tokens_decoder": {"257": "<|endoftext|>"}})",
+       "added_tokens_decoder: an added token is string, not an object"},
+      {"generation_config.json", "[257]", "generation_config.json: not a JSON object"},
+      {"generation_config.json", R"({"eos_token_id": "257"})",
+       "generation_config.json: eos_token_id string is not a token id"},
+      {"generation_config.json", R"({"eos_token_id": [257, [1]]})",
+       "eos_token_id array is not a token id"},
+  };
+  for (const auto& c : cases) {
+    WriteText(dir_ + "/" + c.file, c.text);
+    ModelSpec spec;
+    const Status s = Import(&spec);
+    unlink((dir_ + "/" + c.file).c_str());
+    if (!c.message) {
+      EXPECT_TRUE(s.ok()) << c.text << ": " << s.message();
+      continue;
+    }
+    EXPECT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos) << s.message();
+  }
+  // An end id nested a million lists deep is refused, not copied or printed whole.
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  WriteText(dir_ + "/generation_config.json", "{\"eos_token_id\": " + deep + "}");
+  ExpectError("eos_token_id array is not a token id");
 }
 
 TEST_F(HfImportTest, UnknownModelType) {

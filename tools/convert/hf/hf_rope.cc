@@ -209,7 +209,11 @@ Status ReadSlidingLayers(const Json& config, const SlidingLayout& layout,
                              c->n_layers);
     }
     for (size_t i = 0; i < types.size(); ++i) {
-      const std::string type = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (!types[i].is_string()) {
+        return InvalidArgument("config.json: layer_types[%zu] is %s, not a string", i,
+                               types[i].type_name());
+      }
+      const std::string type = types[i].get<std::string>();
       if (type == "sliding_attention") {
         kinds[i] = LayerAttention::kSliding;
       } else if (type != "full_attention") {

@@ -107,6 +107,10 @@ Status AddMerge(const std::string& where, size_t rank, const Json* pair,
 }
 
 Status ReadAddedToken(const std::string& where, const Json& token, AddedToken* added) {
+  if (!token.is_object()) {
+    return InvalidArgument("%s: an added token is %s, not an object", where.c_str(),
+                           token.type_name());
+  }
   const JsonFields f(token, where);
   EMBER_RETURN_IF_ERROR(f.String("content", true, "", &added->content));
   EMBER_RETURN_IF_ERROR(f.Bool("special", false, true, &added->special));
@@ -129,8 +133,8 @@ Status ReadAddedTokens(const std::string& where, const Json& list, RawVocab* v) 
     const JsonFields f(token, where + " added_tokens");
     int64_t id;
     AddedToken added;
-    EMBER_RETURN_IF_ERROR(f.Int("id", true, 0, 0, kMaxVocab - 1, &id));
     EMBER_RETURN_IF_ERROR(ReadAddedToken(where + " added_tokens", token, &added));
+    EMBER_RETURN_IF_ERROR(f.Int("id", true, 0, 0, kMaxVocab - 1, &id));
     v->added[static_cast<uint32_t>(id)] = added;
   }
   return Status::Ok();

@@ -18,38 +18,36 @@ namespace {
 
 bool FileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
-// tokenizer_config.json: add_bos_token, bos/eos token text, added_tokens_decoder and
-// the chat template (a string, or a list of named templates of which "default" is the
-// one a chat uses).
+// tokenizer_config.json: add_bos_token, added_tokens_decoder, and the chat fields: the
+// template (a string, or a list of named templates of which "default" is the one a chat
+// uses) and the special token texts it reads (bos_token and eos_token also name BOS and
+// EOS when the tokenizer does not).
 Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
-                           std::map<uint32_t, AddedToken>* added, std::string* bos_text,
-                           std::string* eos_text, std::string* chat_template,
-                           ChatProgramSpec* chat) {
+                           std::map<uint32_t, AddedToken>* added,
+                           std::string* chat_template, ChatProgramSpec* chat) {
   Json root;
   EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
+  EMBER_RETURN_IF_ERROR(ReadChatConfigFields(root, path, chat_template, chat));
   const JsonFields f(root, path);
-  if (specials->add_bos < 0 && f.Has("add_bos_token")) {
+  if (f.Has("add_bos_token")) {
     bool add_bos;
     EMBER_RETURN_IF_ERROR(f.Bool("add_bos_token", false, false, &add_bos));
-    specials->add_bos = add_bos;
+    if (specials->add_bos < 0) specials->add_bos = add_bos;
   }
-  *bos_text = SpecialTokenText(root, "bos_token");
-  *eos_text = SpecialTokenText(root, "eos_token");
-  chat->unk_token = SpecialTokenText(root, "unk_token");
-  chat->pad_token = SpecialTokenText(root, "pad_token");
-  EMBER_RETURN_IF_ERROR(ReadChatTemplateField(root, path, chat_template));
-  if (root.is_object() && root.contains("added_tokens_decoder") &&
-      root["added_tokens_decoder"].is_object()) {
-    for (auto it = root["added_tokens_decoder"].begin();
-         it != root["added_tokens_decoder"].end(); ++it) {
-      int64_t id;
-      EMBER_RETURN_IF_ERROR(
-          ParseInt(it.key(), "added_tokens_decoder id", 0, kMaxVocab - 1, &id));
-      AddedToken token;
-      EMBER_RETURN_IF_ERROR(
-          ReadAddedToken(path + " added_tokens_decoder", it.value(), &token));
-      added->emplace(static_cast<uint32_t>(id), token);
-    }
+  const auto decoder = root.find("added_tokens_decoder");
+  if (decoder == root.end() || decoder->is_null()) return Status::Ok();
+  if (!decoder->is_object()) {
+    return InvalidArgument("%s: added_tokens_decoder is not an object of id: token",
+                           path.c_str());
+  }
+  for (auto it = decoder->begin(); it != decoder->end(); ++it) {
+    int64_t id;
+    EMBER_RETURN_IF_ERROR(
+        ParseInt(it.key(), "added_tokens_decoder id", 0, kMaxVocab - 1, &id));
+    AddedToken token;
+    EMBER_RETURN_IF_ERROR(
+        ReadAddedToken(path + " added_tokens_decoder", it.value(), &token));
+    added->emplace(static_cast<uint32_t>(id), token);
   }
   return Status::Ok();
 }
@@ -59,15 +57,17 @@ Status ReadTokenizerConfig(const std::string& path, SpecialTokens* specials,
 Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
                        SpecialTokens specials, TokenizerSpec* tok) {
   std::map<uint32_t, AddedToken> config_added;
-  std::string bos_text, eos_text, chat_template;
+  std::string chat_template;
   ChatProgramSpec chat;  // the special token texts the chat template reads
   const std::string config_path = dir + "/tokenizer_config.json";
   if (FileExists(config_path)) {
     EMBER_RETURN_IF_ERROR(CatchJsonErrors(config_path, [&] {
-      return ReadTokenizerConfig(config_path, &specials, &config_added, &bos_text,
-                                 &eos_text, &chat_template, &chat);
+      return ReadTokenizerConfig(config_path, &specials, &config_added, &chat_template,
+                                 &chat);
     }));
   }
+  const std::string& bos_text = chat.bos_token;
+  const std::string& eos_text = chat.eos_token;
   const std::string json_path = dir + "/tokenizer.json";
   const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
   std::string where;
@@ -113,8 +113,6 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
   tok->chat_template = chat_template;
   // What the template reads (CompileChatTemplate compiles it when the model is written).
   tok->chat_program = chat;
-  tok->chat_program.bos_token = bos_text;
-  tok->chat_program.eos_token = eos_text;
   if (vocab_size == 0) return Status::Ok();  // the tokenizer alone
   // Special added tokens past the model's embedding rows are left out: the model cannot
   // embed them (Gemma 3's <image_soft_token>, id 262144, beside a 262144-row text model).

@@ -133,7 +133,8 @@ TEST_F(HfTokenizerTest, DeeplyNestedSequencesAreRefused) {
     const char* leaf;
   } places[] = {
       {"normalizer", "normalizers", R"({"type":"NFC"})"},
-      {"pre_tokenizer", "pretokenizers", R"({"type":"ByteLevel","add_prefix_space":false})"},
+      {"pre_tokenizer", "pretokenizers",
+       R"({"type":"ByteLevel","add_prefix_space":false})"},
       {"post_processor", "processors", R"({"type":"ByteLevel"})"},
   };
   for (const auto& place : places) {
@@ -249,6 +250,91 @@ TEST_F(HfTokenizerTest, SentencePieceStyle) {
   j["added_tokens"][2]["content"] = "<|\xE2\x96\x81|>";
   j["added_tokens"][2]["normalized"] = true;
   ExpectError(j, "matched after a normalizer");
+}
+
+// A field of the wrong type is an error naming the file and the key, never ignored (a
+// merges string once gave a tokenizer without merges) nor an uncaught exception.
+TEST_F(HfTokenizerTest, WrongTypesAreErrorsNamingTheKey) {
+  const struct {
+    const char* pointer;  // JSON pointer into ByteLevelJson()
+    Json value;
+    const char* message;
+  } cases[] = {
+      {"/model/merges", "a b", "tokenizer.json: model.merges is string, not a list"},
+      {"/model/merges", Json::object({{"a", "b"}}), "model.merges is object, not a list"},
+      {"/model/merges/0", 7, "tokenizer.json model.merges: merge 0 is not"},
+      {"/model/merges/0", Json::array({"a"}), "model.merges: merge 0 is not"},
+      {"/model/vocab", Json::array(),
+       "tokenizer.json model.vocab: the vocabulary is not"},
+      {"/model/type", 5, "tokenizer.json model: 'type' must be a string"},
+      {"/model/ignore_merges", "yes", "model: 'ignore_merges' must be true or false"},
+      {"/model/unk_token", 0, "model: 'unk_token' must be a string"},
+      {"/added_tokens", Json::object(), "added_tokens is not a list"},
+      {"/added_tokens/0", 5, "added_tokens: an added token is number, not an object"},
+      {"/pre_tokenizer/use_regex", "yes",
+       "pre_tokenizer ByteLevel: 'use_regex' must be true or false"},
+      {"/pre_tokenizer/add_prefix_space", 1, "'add_prefix_space' must be true or false"},
+      {"/pre_tokenizer", 5, "pre_tokenizer is number, not an object"},
+      {"/pre_tokenizer/type", 5, "tokenizer.json: pre_tokenizer has no string 'type'"},
+      {"/pre_tokenizer",
+       {{"type", "Sequence"}, {"pretokenizers", "x"}},
+       "a Sequence of pre_tokenizer has no 'pretokenizers' list"},
+      {"/pre_tokenizer", Sequence(5, ByteLevel(true)),
+       "a step of pre_tokenizer is number"},
+      {"/normalizer", Json::array(), "normalizer is array, not an object"},
+      {"/normalizer",
+       {{"type", "Prepend"}, {"prepend", 5}},
+       "normalizer Prepend: 'prepend' must be a string"},
+      {"/post_processor", "x", "post_processor is string, not an object"},
+      {"/post_processor",
+       {{"type", "TemplateProcessing"}, {"single", "$A"}},
+       "TemplateProcessing 'single' is not a list"},
+      {"/post_processor",
+       {{"type", "TemplateProcessing"}, {"single", Json::array({5})}},
+       "TemplateProcessing 'single' holds number, not an object"},
+      {"/post_processor",
+       {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", 5}}}}}}},
+       "post_processor SpecialToken: 'id' must be a string"},
+  };
+  for (const auto& c : cases) {
+    Json j = ByteLevelJson();
+    j[Json::json_pointer(c.pointer)] = c.value;
+    ExpectError(j, c.message);
+  }
+  ExpectError(Json::array(), "tokenizer.json: not a JSON object");
+
+  // SentencePiece-style: the model's and Metaspace's fields; a special token id past any
+  // vocabulary (it once wrapped to a negative id: no BOS).
+  const struct {
+    const char* pointer;  // into SentencePieceJson()
+    Json value;
+    const char* message;
+  } sentencepiece[] = {
+      {"/model/byte_fallback", "true", "model: 'byte_fallback' must be true or false"},
+      {"/post_processor/special_tokens/<s>/ids", Json::array({uint64_t{1} << 63}),
+       "the post-processor's first token '<s>' is not one id"},
+  };
+  for (const auto& c : sentencepiece) {
+    Json j = SentencePieceJson();
+    j[Json::json_pointer(c.pointer)] = c.value;
+    ExpectError(j, c.message);
+  }
+  Json j = SentencePieceJson();
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "Metaspace"},
+                        {"replacement", "\xE2\x96\x81"},
+                        {"prepend_scheme", "first"},
+                        {"split", "no"}};
+  ExpectError(j, "pre_tokenizer Metaspace: 'split' must be true or false");
+  j["pre_tokenizer"]["split"] = false;
+  j["pre_tokenizer"]["prepend_scheme"] = 1;
+  ExpectError(j, "pre_tokenizer Metaspace: 'prepend_scheme' must be a string");
+  // JSON null is an absent key, as Hugging Face writes it ("unk_token": null).
+  j = SentencePieceJson();
+  j["model"]["unk_token"] = nullptr;
+  TokenizerSpec spec;
+  const Status s = Read(j, &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(PreTokenizerNamesTest, GgufNames) {
