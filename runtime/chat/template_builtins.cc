@@ -60,7 +60,11 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
       if (Given(a2) || (Given(a1) && Truthy(a1)) || Truthy(Arg(args, argc, 3))) {
         return InvalidArgument("chat template: tojson supports indent only");
       }
-      const int indent = IsInteger(a0) ? static_cast<int>(IntOf(a0)) : -1;
+      // No buffer holds a line indented 2^40 (a terabyte), so wider ones are clamped
+      // there, where indent * depth (depth <= 64) cannot overflow.
+      constexpr int64_t kWidest = int64_t{1} << 40;
+      int64_t indent = IsInteger(a0) ? IntOf(a0) : -1;
+      if (indent > kWidest) indent = kWidest;
       heap->Begin();
       const bool ok = AppendJson(value, indent, 0, heap);
       *out = heap->End();

@@ -175,7 +175,8 @@ Status ApplyBinary(BinaryOp op, const Value& a, const Value& b, Heap* heap, Valu
           return HeapFull(*heap);
         }
         heap->Begin();
-        for (int64_t i = 0; i < n; ++i) heap->Append(s.str());
+        // An empty string is empty however many times (and "" * 2**62 is one step).
+        for (int64_t i = 0; i < n && s.size > 0; ++i) heap->Append(s.str());
         *out = heap->End();
         return heap->full() ? HeapFull(*heap) : Status::Ok();
       }

@@ -33,6 +33,8 @@ TEST(ChatBudgetTest, TemplatesThatOutgrowTheBudgetAreRefusedAtConversion) {
       "{% set s.t = s.t.replace('x', 'xx') %}{% endfor %}{{ s.t }}",
       // One indent of a billion spaces per line.
       "{{ messages | tojson(indent=1000000000) }}",
+      // 2^32 + 2, once cut to an int's 2.
+      "{{ messages | tojson(indent=65536 * 65536 + 2) }}",
       "{{ 'x' * 1000000000 }}",
       // The same concatenated: one step each, so the step budget never sees them.
       "{% set s = namespace(t='x') %}{% for i in range(31) %}"
@@ -51,13 +53,15 @@ TEST(ChatBudgetTest, TemplatesThatOutgrowTheBudgetAreRefusedAtConversion) {
 }
 
 // The budget refuses only what outgrows it: a template that raises on every conversation
-// (which a chat reports turn by turn) and one that refuses a system message convert.
+// (which a chat reports turn by turn), one that refuses a system message, and an empty
+// string repeated 2^62 times (one step: once 4.6e18 empty appends) all convert.
 TEST(ChatBudgetTest, TemplatesWithinTheBudgetConvert) {
   TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
   for (const char* source : {
            "{{ raise_exception('no') }}",
            "{% if messages[0].role == 'system' %}{{ raise_exception('no system') }}"
            "{% endif %}{% for m in messages %}{{ m.content }}{% endfor %}",
+           "{{ '' * (2147483647 * 2147483647) }}x",
            "{{ messages | tojson(indent=2) }}",
        }) {
     const Status s = Convert(source, &tok);
@@ -68,6 +72,10 @@ TEST(ChatBudgetTest, TemplatesWithinTheBudgetConvert) {
       RenderProgram(tok.chat_program, 300, {{"user", "a"}}, ChatTemplateOptions(), &text)
           .ok());
   EXPECT_EQ(text, "[\n  {\n    \"role\": \"user\",\n    \"content\": \"a\"\n  }\n]");
+  ASSERT_TRUE(Convert("{{ '' * (2147483647 * 2147483647) }}x", &tok).ok());
+  ASSERT_TRUE(
+      RenderProgram(tok.chat_program, 300, {}, ChatTemplateOptions(), &text).ok());
+  EXPECT_EQ(text, "x");
 }
 
 // `ember template` renders within the same budget: a conversation's text and 16 KiB of
