@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The chat command lines on stories260K: `ember convert --chat-template` (and templates
-# it refuses, naming the construct and line), `ember template` printing the rendered
-# conversation exactly, `ember chat` through a pipe (replies, the cache reused, per-turn
-# speeds, /reset, /exit, a full context, --kv-type, --context-shift), and `ember run`'s
-# stop strings and penalties.
+# it refuses, naming the construct and line or the budget), `ember template` printing
+# the rendered conversation exactly, `ember chat` through a pipe (replies, the cache
+# reused, per-turn speeds, /reset, /exit, a full context, --kv-type, --context-shift),
+# and `ember run`'s stop strings and penalties.
 # usage: chat_cli_test.sh EMBER_BINARY MODELS_DIR SOURCE_DIR
 set -uo pipefail
 ember="$1"
@@ -33,6 +33,11 @@ expect 1 "line 3, column 4: {% macro %} is not supported" -- "$ember" convert \
 printf '{{ messages | length' >"$tmp/bad3.jinja"
 expect 1 "unclosed tag" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
   --chat-template "$tmp/bad3.jinja" -o "$tmp/x.ember"
+# So is one that outgrows the buffer a chat gives even a short conversation (it once took
+# a minute and gigabytes, then stored a template no chat could render).
+printf '{{ messages | tojson(indent=1000000000) }}' >"$tmp/huge.jinja"
+expect 1 "needs more than the 17000 bytes a chat renders it in" -- "$ember" convert \
+  --llama2c "$bin" --tokenizer "$tok" --chat-template "$tmp/huge.jinja" -o "$tmp/x.ember"
 [ -e "$tmp/x.ember" ] && fail "a refused template still wrote a model"
 
 # ember template prints the conversation exactly (no newline added).

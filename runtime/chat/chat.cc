@@ -22,9 +22,7 @@ ChatLayout Plan(const Session& session, const ChatOptions& o) {
   const size_t text = o.max_text_bytes ? o.max_text_bytes : 8 * session.max_context();
   l.messages = RoundUp8(sizeof(ChatMessage) * (o.max_messages ? o.max_messages : 1));
   l.text = RoundUp8(text);
-  // The rendered conversation (the text plus the template's markup) and the render's
-  // scratch (its string concatenations copy each message a few times).
-  l.render = RoundUp8(8 * text + 16384);
+  l.render = ChatRenderBytes(text);
   l.total = l.messages + l.text + l.render;
   return l;
 }

@@ -149,6 +149,13 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
   return Status::Ok();
 }
 
+size_t ChatRenderBytes(size_t text_bytes) {
+  constexpr size_t kMarkup = 16384;
+  constexpr size_t kMaxText = (SIZE_MAX - kMarkup - 7) / 8;  // saturates, never wraps
+  if (text_bytes > kMaxText) text_bytes = kMaxText;
+  return (8 * text_bytes + kMarkup + 7) & ~size_t{7};
+}
+
 Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
                             const ChatTemplateOptions& options, char* buffer,
                             size_t capacity, size_t* length) const {

@@ -41,6 +41,13 @@ struct ChatTemplateOptions {
   uint64_t max_steps = 0;
 };
 
+// The buffer a chat renders a conversation of `text_bytes` bytes of message text in:
+// the rendered text (the messages and the template's markup) and the render's scratch
+// (its string concatenations copy each message a few times). A chat gives at least this
+// to every conversation it holds (runtime/chat/chat.h), and the tools render within it
+// too, so that a template that cannot render there is refused at conversion.
+size_t ChatRenderBytes(size_t text_bytes);
+
 class ChatTemplate {
  public:
   // Checks the program (version, constants, every instruction's operands and jump

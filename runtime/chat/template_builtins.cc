@@ -58,13 +58,14 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
         return InvalidArgument("chat template: tojson supports indent only");
       }
       // json.dumps indents by ' ' * indent: a negative one is no spaces, still one item
-      // a line. An indent past the buffer fills it (AppendJson stops there).
-      const int64_t limit = static_cast<int64_t>(
-          heap->capacity() < (1u << 30) ? heap->capacity() + 1 : (1u << 30));
+      // a line. No buffer holds a line indented 2^40 (a terabyte), so wider ones are
+      // clamped there, where indent * depth (depth <= 64) cannot overflow; AppendJson
+      // stops at a full buffer.
+      constexpr int64_t kWidest = int64_t{1} << 40;
       const int64_t wanted = IsInteger(a0) ? IntOf(a0) : -1;
-      const int indent = !IsInteger(a0) ? -1
-                         : wanted < 0   ? 0
-                                      : static_cast<int>(wanted < limit ? wanted : limit);
+      const int64_t indent = !IsInteger(a0) ? -1
+                             : wanted < 0   ? 0
+                                            : (wanted < kWidest ? wanted : kWidest);
       heap->Begin();
       const bool ok = AppendJson(value, indent, 0, heap);
       *out = heap->End();

@@ -47,15 +47,15 @@ void AppendJsonString(std::string_view s, Heap* heap) {
   heap->AppendChar('"');
 }
 
-void NewLine(int indent, int depth, Heap* heap) {
+// Stops at a full buffer: indent=10**9 fails at once, not after 10**9 appends.
+void NewLine(int64_t indent, int depth, Heap* heap) {
   heap->AppendChar('\n');
-  const int64_t spaces = int64_t{indent} * depth;  // stops once the buffer is full
-  for (int64_t i = 0; i < spaces && !heap->full(); ++i) heap->AppendChar(' ');
+  for (int64_t i = 0; i < indent * depth && !heap->full(); ++i) heap->AppendChar(' ');
 }
 
 }  // namespace
 
-bool AppendJson(const Value& v, int indent, int depth, Heap* heap) {
+bool AppendJson(const Value& v, int64_t indent, int depth, Heap* heap) {
   if (depth > 64) return false;
   switch (v.kind) {
     case Kind::kUndefined:

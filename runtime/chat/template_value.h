@@ -160,7 +160,7 @@ bool Equal(const Value& a, const Value& b);
 void AppendStr(const Value& v, Heap* heap);
 // Appends json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: none), as
 // Hugging Face's tojson filter writes it; false for a value JSON cannot hold.
-bool AppendJson(const Value& v, int indent, int depth, Heap* heap);
+bool AppendJson(const Value& v, int64_t indent, int depth, Heap* heap);
 // Python's repr of a float ("0.30000000000000004", "1e+16", "2.0") into buf (32 bytes).
 size_t FormatFloat(double f, char* buf);
 // A mapping's value for a key (undefined when absent).

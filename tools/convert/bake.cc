@@ -100,7 +100,7 @@ Status BakePrompt(const Model& model, const BakeRequest& request,
     const ChatMessage system{"system", request.text};
     ChatTemplateOptions options;
     options.add_generation_prompt = false;
-    std::vector<char> buffer(4 * request.text.size() + 65536);
+    std::vector<char> buffer(ChatRenderBytes(request.text.size()));  // as a chat's
     size_t length = 0;
     EMBER_RETURN_IF_ERROR(
         chat.Render(&system, 1, options, buffer.data(), buffer.size(), &length));

@@ -2,6 +2,7 @@
 #include "tools/template/chat_program.h"
 
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "runtime/chat/chat_template_format.h"
@@ -78,6 +79,34 @@ std::vector<int32_t> EndOfTurn(const TokenizerSpec& tok, const ChatProgramSpec& 
   return {};
 }
 
+// A template whose output or scratch outgrows the buffer a chat gives even a short
+// conversation ("x" * 10**9, a string doubled in a loop) can never render in one: it is
+// refused now rather than stored. Templates may refuse a system message or want roles to
+// alternate (raise_exception, which the runtime reports on each turn): the conversation
+// is tried without its system message too, and only running out of buffer refuses.
+Status CheckRendersWithinBudget(const TokenizerSpec& tok, const ChatProgramSpec& p) {
+  static const ChatMessage kProbe[] = {{"system", "You are brief."},
+                                       {"user", "Hello"},
+                                       {"assistant", "Hi. How can I help?"},
+                                       {"user", "Tell me a story."}};
+  for (size_t first : {0, 1}) {
+    const std::vector<ChatMessage> probe(std::begin(kProbe) + first, std::end(kProbe));
+    std::string text;
+    const Status s = RenderProgram(p, static_cast<uint32_t>(tok.pieces.size()), probe,
+                                   ChatTemplateOptions(), &text);
+    if (s.ok()) return s;
+    if (s.code() == StatusCode::kResourceExhausted) {
+      size_t bytes = 0;
+      for (const ChatMessage& m : probe) bytes += m.role.size() + m.content.size();
+      return InvalidArgument(
+          "chat template: a %zu-message conversation of %zu bytes needs more than the "
+          "%zu bytes a chat renders it in",
+          probe.size(), bytes, ChatRenderBytes(bytes));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 ChatProgramTables TablesOf(const ChatProgramSpec& p, ProgramStorage* storage) {
@@ -121,19 +150,15 @@ Status RenderProgram(const ChatProgramSpec& program, uint32_t vocab_size,
 
 Status RenderToString(const ChatTemplate& t, const std::vector<ChatMessage>& messages,
                       const ChatTemplateOptions& options, std::string* text) {
-  size_t bytes = 4096;
-  for (const ChatMessage& m : messages) bytes += 4 * (m.role.size() + m.content.size());
-  for (;; bytes *= 2) {
-    std::vector<char> buffer(bytes);
-    size_t length = 0;
-    const Status s = t.Render(messages.data(), messages.size(), options, buffer.data(),
-                              bytes, &length);
-    if (s.ok()) {
-      text->assign(buffer.data(), length);
-      return s;
-    }
-    if (s.code() != StatusCode::kResourceExhausted || bytes > (size_t{1} << 30)) return s;
-  }
+  // The roles count too: a messages file may hold any, where a chat keeps its four.
+  size_t bytes = 0;
+  for (const ChatMessage& m : messages) bytes += m.role.size() + m.content.size();
+  std::vector<char> buffer(ChatRenderBytes(bytes));
+  size_t length = 0;
+  const Status s = t.Render(messages.data(), messages.size(), options, buffer.data(),
+                            buffer.size(), &length);
+  if (s.ok()) text->assign(buffer.data(), length);
+  return s;
 }
 
 Status CompileChatTemplate(TokenizerSpec* tok) {
@@ -151,6 +176,7 @@ Status CompileChatTemplate(TokenizerSpec* tok) {
   jinja::Body body;
   EMBER_RETURN_IF_ERROR(jinja::Parse(tok->chat_template, &body));
   EMBER_RETURN_IF_ERROR(jinja::Compile(body, &p));
+  EMBER_RETURN_IF_ERROR(CheckRendersWithinBudget(*tok, p));
   AddTemplateSpecials(p, tok);
   p.end_of_turn_ids = EndOfTurn(*tok, p);
   return Status::Ok();

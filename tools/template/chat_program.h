@@ -16,7 +16,8 @@ namespace ember::tools {
 // Compiles tokenizer->chat_template (when not empty) into tokenizer->chat_program. The
 // special token texts already in chat_program (tokenizer_config.json's) stay; missing
 // ones are the pieces of the tokenizer's BOS and EOS. A construct the runtime cannot run
-// is an error naming it and its line.
+// is an error naming it and its line; so is a template that cannot render a short
+// conversation within the buffer a chat gives it (ChatRenderBytes).
 Status CompileChatTemplate(TokenizerSpec* tokenizer);
 
 // A view of a compiled program for the runtime's ChatTemplate (its strings laid out in
@@ -27,7 +28,8 @@ struct ProgramStorage {
 };
 ChatProgramTables TablesOf(const ChatProgramSpec& program, ProgramStorage* storage);
 
-// Renders messages into a string (a buffer that grows until it fits).
+// Renders messages into a string, within the buffer a chat would give them
+// (ChatRenderBytes of their roles' and contents' bytes): ResourceExhausted past it.
 Status RenderToString(const ChatTemplate& chat_template,
                       const std::vector<ChatMessage>& messages,
                       const ChatTemplateOptions& options, std::string* text);

@@ -1,0 +1,152 @@
+// The tools render chat templates within the buffer a chat gives a conversation
+// (ChatRenderBytes), never a buffer doubled up to gigabytes: a template that outgrows it
+// on a short conversation is refused at conversion, naming the budget, and every real
+// model's template still converts.
+#include <dirent.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/chat/chat_template.h"
+#include "testing/testing.h"
+#include "tools/template/chat_program.h"
+#include "tools/template/hf_chat_config.h"
+#include "tools/util/files.h"
+#include "tools/util/json_util.h"
+
+namespace ember::tools {
+namespace {
+
+Status Convert(const std::string& source, TokenizerSpec* tok) {
+  tok->chat_template = source;
+  tok->chat_program = ChatProgramSpec();
+  return CompileChatTemplate(tok);
+}
+
+// Templates of a few bytes that once made `ember convert` grow a buffer to 1-2 GiB for a
+// minute or more, then store a template no chat could render.
+TEST(ChatBudgetTest, TemplatesThatOutgrowTheBudgetAreRefusedAtConversion) {
+  const char* const hostile[] = {
+      // A string doubled 31 times: 2 GiB.
+      "{% set s = namespace(t='x') %}{% for i in range(31) %}"
+      "{% set s.t = s.t.replace('x', 'xx') %}{% endfor %}{{ s.t }}",
+      // One indent of a billion spaces per line.
+      "{{ messages | tojson(indent=1000000000) }}",
+      // 2^32 + 2, once cut to an int's 2.
+      "{{ messages | tojson(indent=65536 * 65536 + 2) }}",
+      "{{ 'x' * 1000000000 }}",
+      // The same concatenated: one step each, so the step budget never sees them.
+      "{% set s = namespace(t='x') %}{% for i in range(31) %}"
+      "{% set s.t = s.t ~ s.t %}{% endfor %}{{ s.t }}",
+  };
+  TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+  for (const char* source : hostile) {
+    const Status s = Convert(source, &tok);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << source;
+    const std::string want =
+        "chat template: a 4-message conversation of 77 bytes needs "
+        "more than the " +
+        std::to_string(ChatRenderBytes(77)) + " bytes a chat renders it in";
+    EXPECT_EQ(s.message(), want) << source;
+  }
+}
+
+// The budget refuses only what outgrows it: a template that raises on every conversation
+// (which a chat reports turn by turn), one that refuses a system message, and an empty
+// string repeated 2^62 times (one step: once 4.6e18 empty appends) all convert.
+TEST(ChatBudgetTest, TemplatesWithinTheBudgetConvert) {
+  TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+  for (const char* source : {
+           "{{ raise_exception('no') }}",
+           "{% if messages[0].role == 'system' %}{{ raise_exception('no system') }}"
+           "{% endif %}{% for m in messages %}{{ m.content }}{% endfor %}",
+           "{{ '' * (2147483647 * 2147483647) }}x",
+           "{{ messages | tojson(indent=2) }}",
+       }) {
+    const Status s = Convert(source, &tok);
+    EXPECT_TRUE(s.ok()) << source << " -> " << s.message();
+  }
+  std::string text;
+  ASSERT_TRUE(
+      RenderProgram(tok.chat_program, 300, {{"user", "a"}}, ChatTemplateOptions(), &text)
+          .ok());
+  EXPECT_EQ(text, "[\n  {\n    \"role\": \"user\",\n    \"content\": \"a\"\n  }\n]");
+  ASSERT_TRUE(Convert("{{ '' * (2147483647 * 2147483647) }}x", &tok).ok());
+  ASSERT_TRUE(
+      RenderProgram(tok.chat_program, 300, {}, ChatTemplateOptions(), &text).ok());
+  EXPECT_EQ(text, "x");
+}
+
+// `ember template` renders within the same budget: a conversation's text and 16 KiB of
+// markup fit, a template writing more than the budget is refused at once.
+TEST(ChatBudgetTest, RenderToStringStopsAtTheChatsBudget) {
+  TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+  ASSERT_TRUE(
+      Convert("{% for m in messages %}{{ m.content * m.role | length }}{% endfor %}",
+              &tok)
+          .ok());
+  const std::string content(100000, 'a');
+  std::string text;
+  // "user" writes the content 4 times (400,000 bytes of a budget of 8 x 100,004 + 16
+  // KiB), "assistant" 9 (900,000 bytes: past 8 x 100,009 + 16 KiB).
+  ASSERT_TRUE(RenderProgram(tok.chat_program, 300, {{"user", content}},
+                            ChatTemplateOptions(), &text)
+                  .ok());
+  EXPECT_EQ(text.size(), 400000u);
+  const Status s = RenderProgram(tok.chat_program, 300, {{"assistant", content}},
+                                 ChatTemplateOptions(), &text);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(
+      std::string(s.message())
+          .find("the buffer of " + std::to_string(ChatRenderBytes(100009)) + " bytes"),
+      std::string::npos)
+      << s.message();
+}
+
+// Every real model's template converts within the budget: the Hugging Face tokenizer
+// directories in the shared models and tests/chat_templates.
+TEST(ChatBudgetTest, EveryRealTemplateConverts) {
+  struct Source {
+    std::string name, text;
+    ChatProgramSpec tokens;  // the special token texts
+  };
+  std::vector<Source> sources;
+  const std::string dir = std::string(EMBER_SOURCE_DIR) + "/tests/chat_templates";
+  Json root;
+  ASSERT_TRUE(ReadJsonFile(dir + "/templates.json", &root).ok());
+  for (const auto& [name, entry] : root["templates"].items()) {
+    Source s{name, entry["chat_template"].get<std::string>(), {}};
+    s.tokens.bos_token = SpecialTokenText(entry, "bos_token");
+    s.tokens.eos_token = SpecialTokenText(entry, "eos_token");
+    s.tokens.unk_token = SpecialTokenText(entry, "unk_token");
+    s.tokens.pad_token = SpecialTokenText(entry, "pad_token");
+    sources.push_back(std::move(s));
+  }
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFile(dir + "/stories.jinja", &bytes).ok());
+  sources.push_back({"stories.jinja", std::string(bytes.begin(), bytes.end()), {}});
+  if (testing::HaveModel("hf-tokenizers")) {
+    const std::string hf = testing::ModelsDir() + "/hf-tokenizers";
+    DIR* d = opendir(hf.c_str());
+    ASSERT_NE(d, nullptr);
+    while (const dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      Source s{e->d_name, "", {}};
+      ASSERT_TRUE(ReadHfChatConfig(hf + "/" + s.name, &s.text, &s.tokens).ok()) << s.name;
+      if (!s.text.empty()) sources.push_back(std::move(s));
+    }
+    closedir(d);
+  }
+  EXPECT_GE(sources.size(), 8u);
+  for (const Source& source : sources) {
+    TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+    tok.chat_template = source.text;
+    tok.chat_program = source.tokens;
+    const Status s = CompileChatTemplate(&tok);
+    EXPECT_TRUE(s.ok()) << source.name << ": " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace ember::tools
