@@ -159,6 +159,17 @@ TEST_F(CApiEdgeTest, CallerArenaSizes) {
   ember_session_free(session);
 }
 
+// No ids to write needs no buffer: a NULL one with no tokens is a count of 0 (the copy
+// of nothing once passed NULL to memcpy, which UBSan reports; the c_api fuzzer found it).
+TEST_F(CApiEdgeTest, TokenizeNothingIntoNoBuffer) {
+  size_t n = 99;
+  EXPECT_EQ(ember_tokenize(session_, "", 0, 0, nullptr, 0, &n), EMBER_OK) << LastError();
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ember_tokenize(session_, nullptr, 0, 0, nullptr, SIZE_MAX, &n), EMBER_OK)
+      << LastError();
+  EXPECT_EQ(n, 0u);
+}
+
 // Text lengths are checked before the text is read; a huge capacity is only a bound.
 TEST_F(CApiEdgeTest, TokenizeLengthsAndCapacities) {
   int32_t ids[16];

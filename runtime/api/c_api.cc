@@ -109,7 +109,8 @@ ember_status Tokenize(ember_session* session, const char* text, size_t length,
     return Report(ember::ResourceExhausted("%zu token ids do not fit in a buffer of %zu",
                                            n, capacity));
   }
-  if (n && !ids) return NullArgument("ids");
+  if (n == 0) return EMBER_OK;  // ids may be NULL: memcpy must not see it
+  if (!ids) return NullArgument("ids");
   memcpy(ids, tokens, n * sizeof(int32_t));
   return EMBER_OK;
 }

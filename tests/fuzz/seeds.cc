@@ -17,6 +17,11 @@
 #include "tools/template/chat_program.h"
 #include "tools/util/json_util.h"
 
+namespace ember::fuzz {
+// seeds_text.cc: the template, tokenizer_json and c_api seeds.
+void AddTextSeeds(std::vector<std::pair<std::string, std::string>>* files);
+}  // namespace ember::fuzz
+
 namespace {
 
 using ember::fuzz::JoinParts;
@@ -248,9 +253,11 @@ int main(int argc, char** argv) {
   }
 
   AddPromptStates(&files);
+  ember::fuzz::AddTextSeeds(&files);
 
   for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf",
-                          "/gguf", "/prompt_state"}) {
+                          "/gguf", "/prompt_state", "/template", "/tokenizer_json",
+                          "/c_api"}) {
     mkdir((out + dir).c_str(), 0755);
   }
   for (const auto& [path, bytes] : files) {
