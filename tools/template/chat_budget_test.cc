@@ -116,11 +116,9 @@ TEST(ChatBudgetTest, EveryRealTemplateConverts) {
   Json root;
   ASSERT_TRUE(ReadJsonFile(dir + "/templates.json", &root).ok());
   for (const auto& [name, entry] : root["templates"].items()) {
-    Source s{name, entry["chat_template"].get<std::string>(), {}};
-    s.tokens.bos_token = SpecialTokenText(entry, "bos_token");
-    s.tokens.eos_token = SpecialTokenText(entry, "eos_token");
-    s.tokens.unk_token = SpecialTokenText(entry, "unk_token");
-    s.tokens.pad_token = SpecialTokenText(entry, "pad_token");
+    Source s{name, "", {}};
+    const Status read = ReadChatConfigFields(entry, name, &s.text, &s.tokens);
+    ASSERT_TRUE(read.ok()) << read.message();
     sources.push_back(std::move(s));
   }
   std::vector<uint8_t> bytes;

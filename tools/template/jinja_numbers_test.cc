@@ -46,7 +46,7 @@ std::string Render(const std::string& source, size_t buffer_bytes = 1 << 16,
 struct Case {
   const char* source;
   const char* jinja2;  // Jinja2's text; null where the machine refuses
-  const char* error;   // then a part of the machine's message
+  const char* error = nullptr;  // then a part of the machine's message
 };
 
 void Check(const Case* cases, size_t n) {
