@@ -204,8 +204,7 @@ void KvCache::RotateRing(size_t layer, size_t by) const {
   }
 }
 
-bool KvCache::Holds(size_t layer, size_t window, size_t written, size_t pos) const {
-  const KvLayer& l = layers[layer];
+bool KvLayerHolds(const KvLayer& l, size_t window, size_t written, size_t pos) {
   if (l.ring == 0 || pos <= l.sink || written <= l.sink + l.ring) return true;
   // The ring holds positions [written - ring, written); a pass from pos reads back to
   // pos + 1 - window (its first query's window), which must be among them.

@@ -38,6 +38,9 @@ struct KvLayer {
   size_t ring = 0;  // 0: no ring (capacity is the context)
 };
 
+// KvCache::Holds for a layer laid out as `l` (a plan's, before any arena is bound).
+bool KvLayerHolds(const KvLayer& l, size_t window, size_t written, size_t pos);
+
 // q8 rows: int8 values (rows of kv_dim) and their scales (rows of scale_stride).
 struct KvQ8Rows {
   int8_t* values = nullptr;
@@ -109,7 +112,9 @@ struct KvCache {
   // from position `pos` (<= written) reads with its window of `window` positions (0:
   // all): a ring that wrapped has lost the positions before written - ring, so going
   // back (Session::Truncate, a prefix of a saved state) is refused past them.
-  bool Holds(size_t layer, size_t window, size_t written, size_t pos) const;
+  bool Holds(size_t layer, size_t window, size_t written, size_t pos) const {
+    return KvLayerHolds(layers[layer], window, written, pos);
+  }
   // The first n slots of a layer's keys (or values) as stored, copied out to a block of
   // n * KvRowBytes bytes: the rows of f32 or f16; q8's n rows of int8 values, then their
   // n rows of scales. Exact: no conversion (prompt_state.h).

@@ -19,6 +19,7 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
                                 const ThreadPool* pool, void* arena, size_t arena_bytes) {
   Result<SessionPlan> plan = PlanSession(model, options);
   if (!plan.ok()) return plan.status();
+  if (options.baked_prompt) EMBER_RETURN_IF_ERROR(BakedPromptFits(model, *plan));
   const size_t needed = plan->arena_bytes();
   Session s(model, pool, *plan, kernels::ChooseKernels(plan->isa));
   if (arena == nullptr) {

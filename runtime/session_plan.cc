@@ -7,6 +7,7 @@
 #include "kernels/isa.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quant_layout.h"
+#include "runtime/chat/prompt_state.h"
 #include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
@@ -306,8 +307,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   kv.q8_scales = arena.Bind(ids.kv_scales, base);
   KvLayer* layers = arena.Bind(ids.kv_layers, base);
   for (size_t layer = 0, row = 0; layer < config.n_layers; ++layer) {
-    layers[layer] =
-        KvLayerPositions(config, layer, max_context, max_batch, RingSink(*this));
+    layers[layer] = Layer(config, layer);
     layers[layer].first_row = row;
     row += 2 * layers[layer].capacity;
   }
@@ -359,9 +359,15 @@ KvLayer KvLayerPositions(const ModelConfig& c, size_t layer, size_t context,
   return l;
 }
 
+KvLayer SessionPlan::Layer(const ModelConfig& config, size_t layer) const {
+  return KvLayerPositions(config, layer, max_context, max_batch, RingSink(*this));
+}
+
 size_t RequiredArenaBytes(const Model& model, const SessionOptions& options) {
   Result<SessionPlan> plan = PlanSession(model, options);
-  return plan.ok() ? plan->arena_bytes() : 0;
+  if (!plan.ok()) return 0;
+  if (options.baked_prompt && !BakedPromptFits(model, *plan).ok()) return 0;
+  return plan->arena_bytes();
 }
 
 Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
@@ -392,6 +398,13 @@ Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
     } else {
       return bytes.status();
     }
+  }
+  // The longest context that fits; a baked prompt it cannot hold is said here.
+  if (options.baked_prompt) {
+    options.max_context = static_cast<uint32_t>(lo);
+    Result<SessionPlan> plan = PlanSession(model, options);
+    if (!plan.ok()) return plan.status();
+    EMBER_RETURN_IF_ERROR(BakedPromptFits(model, *plan));
   }
   return lo;
 }

@@ -131,6 +131,8 @@ struct SessionPlan {
     ArenaBuffer<int32_t> act_half_sums;  // empty unless a matrix is a K-quant
   } ids;
 
+  // Layer `layer`'s place in the cache (first_row aside), as Bind lays it out.
+  KvLayer Layer(const ModelConfig& config, size_t layer) const;
   // Bytes a caller's arena must have: the plan plus the slack to align any address.
   size_t arena_bytes() const { return arena.total_bytes() + kArenaAlignment - 1; }
   // The buffers in an arena laid out by this plan (`base` aligned to kArenaAlignment);

@@ -213,6 +213,15 @@ size_t ember_arena_bytes(const ember_model* model, const ember_session_options* 
     Report(plan.status());
     return 0;
   }
+  // A session that restores the model's baked prompt must hold it: create refuses the
+  // rest, so no size is given for them.
+  if (session_options.baked_prompt) {
+    const ember::Status baked = ember::BakedPromptFits(*model->model, *plan);
+    if (!baked.ok()) {
+      Report(baked);
+      return 0;
+    }
+  }
   return plan->arena_bytes();
 }
 

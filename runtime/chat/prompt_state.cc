@@ -274,15 +274,13 @@ Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info) {
   return Status::Ok();
 }
 
-Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t bytes,
-                          size_t positions) {
-  PromptStateInfo info;
-  EMBER_RETURN_IF_ERROR(PeekPromptState(data, bytes, &info));
-  const ModelConfig& c = s->model().config();
-  if (info.model_fingerprint != ModelFingerprint(s->model())) {
+Status PromptStateFits(const Model& model, const SessionPlan& plan,
+                       const PromptStateInfo& info, size_t keep, bool* convert) {
+  const ModelConfig& c = model.config();
+  if (info.model_fingerprint != ModelFingerprint(model)) {
     return InvalidArgument("the prompt state was saved from another model");
   }
-  const KvType type = s->plan().kv_type;
+  const KvType type = plan.kv_type;
   if (info.n_layers != c.n_layers || info.kv_dim != c.kv_dim() ||
       info.vocab_size != c.vocab_size) {
     return InvalidArgument(
@@ -292,45 +290,40 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   }
   // An f32 state restores into an f16 or q8 cache too: its rows are stored as the cache
   // stores the f32 keys and values a forward pass computes (KvCache::StoreRow), so a
-  // baked prompt (always f32) serves sessions of every KV type.
-  // A row to convert goes through the new-keys buffer, which an f16 or q8 session has
-  // (free between forward passes).
-  float* const scratch = s->buffers().act.kv_new;
-  const bool convert =
-      info.kv_type == static_cast<uint32_t>(KvType::kF32) && type != KvType::kF32 &&
-      scratch != nullptr &&
-      info.row_bytes == KvRowBytes(KvType::kF32, c.n_kv_heads, c.head_dim);
+  // baked prompt (always f32) serves sessions of every KV type. A row to convert goes
+  // through the new-keys buffer, which a plan of an f16 or q8 cache has (free between
+  // forward passes).
+  *convert = info.kv_type == static_cast<uint32_t>(KvType::kF32) && type != KvType::kF32 &&
+             info.row_bytes == KvRowBytes(KvType::kF32, c.n_kv_heads, c.head_dim);
   const char* saved = info.kv_type <= static_cast<uint32_t>(KvType::kQ8)
                           ? KvTypeName(static_cast<KvType>(info.kv_type))
                           : "unknown";
-  if (!convert &&
-      (info.kv_type != static_cast<uint32_t>(type) || info.row_bytes != RowBytes(*s))) {
+  if (!*convert && (info.kv_type != static_cast<uint32_t>(type) ||
+                    info.row_bytes != KvRowBytes(type, c.n_kv_heads, c.head_dim))) {
     return InvalidArgument(
         "the saved state needs kv type %s; this session's KV cache is %s", saved,
         KvTypeName(type));
   }
-  const size_t keep = positions < info.position ? positions : info.position;
-  if (keep > s->max_context()) {
+  if (keep > plan.max_context) {
     return OutOfRange(
         "the prompt state holds %zu positions; this session's context is %zu", keep,
-        s->max_context());
+        plan.max_context);
   }
   // Each layer: a state whose slots are its positions (no ring, or one that has not
   // wrapped) restores into any layout; a wrapped ring only into the same ring, and only
   // back to where it still holds what a pass reads.
-  const KvCache& kv = s->kv_cache();
-  const size_t position = info.position, row = info.row_bytes;
+  const size_t position = info.position;
   for (uint32_t layer = 0; layer < c.n_layers; ++layer) {
     const uint32_t sink = Get<uint32_t>(info.layer_table + 8 * layer);
     const uint32_t ring = Get<uint32_t>(info.layer_table + 8 * layer + 4);
     if (LayerSlots(sink, ring, position) == position) continue;
-    if (convert) {
+    if (*convert) {
       return InvalidArgument(
           "the saved state needs kv type %s (its layer %u is a wrapped ring, which "
           "restores only into a cache of its own type); this session's KV cache is %s",
           saved, layer, KvTypeName(type));
     }
-    const KvLayer& l = kv.layers[layer];
+    const KvLayer l = plan.Layer(c, layer);
     if (l.sink != sink || l.ring != ring) {
       return InvalidArgument(
           "the prompt state's layer %u keeps a ring of %u positions after %u, wrapped "
@@ -338,13 +331,41 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
           "context_keep decide it)",
           layer, ring, sink, position, l.ring, l.sink);
     }
-    if (!kv.Holds(layer, c.window(layer), position, keep)) {
+    if (!KvLayerHolds(l, c.window(layer), position, keep)) {
       return OutOfRange(
           "the prompt state's layer %u keeps a ring of its last %u positions, which no "
           "longer holds those a pass from position %zu reads",
           layer, ring, keep);
     }
   }
+  return Status::Ok();
+}
+
+Status BakedPromptFits(const Model& model, const SessionPlan& plan) {
+  const BakedPromptView& baked = model.baked_prompt();
+  if (baked.state == nullptr) return Status::Ok();
+  PromptStateInfo info;
+  Status s = PeekPromptState(baked.state, baked.state_bytes, &info);
+  bool convert = false;
+  if (s.ok()) s = PromptStateFits(model, plan, info, info.position, &convert);
+  if (s.ok()) return s;
+  return Status(s.code(),
+                "the model's baked prompt: %s (a session that ignores the baked prompt "
+                "starts empty)",
+                s.message());
+}
+
+Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t bytes,
+                          size_t positions) {
+  PromptStateInfo info;
+  EMBER_RETURN_IF_ERROR(PeekPromptState(data, bytes, &info));
+  const ModelConfig& c = s->model().config();
+  const size_t keep = positions < info.position ? positions : info.position;
+  bool convert = false;
+  EMBER_RETURN_IF_ERROR(PromptStateFits(s->model(), s->plan(), info, keep, &convert));
+  float* const scratch = s->buffers().act.kv_new;
+  const KvCache& kv = s->kv_cache();
+  const size_t position = info.position, row = info.row_bytes;
   const uint8_t* payload = static_cast<const uint8_t*>(data) + kPromptStateHeaderBytes;
   const uint8_t* h = static_cast<const uint8_t*>(data);
   if (Get<uint64_t>(h + kAtPayloadHash) != Hash(payload, info.payload_bytes, 7)) {

@@ -61,6 +61,18 @@ Status SavePromptState(const Session& session, const Sampler* sampler, void* out
 // exactly (not the payload checksum, nor the model), and describes it.
 Status PeekPromptState(const void* data, size_t bytes, PromptStateInfo* info);
 
+// Whether a state described by `info` restores its first `keep` positions into a
+// session of this plan: RestorePromptState's checks of the model, the cache's type and
+// geometry and the context, before any arena exists. `convert`: an f32 state into an
+// f16 or q8 cache.
+Status PromptStateFits(const Model& model, const SessionPlan& plan,
+                       const PromptStateInfo& info, size_t keep, bool* convert);
+
+// PromptStateFits for the model's baked prompt (OK when it has none), its message
+// naming the baked prompt: a plan that asks for it (SessionOptions::baked_prompt) and
+// fails this makes no session.
+Status BakedPromptFits(const Model& model, const SessionPlan& plan);
+
 // Restores a saved state into the session (and the sampler's generator, when given):
 // the model must be the one it was saved from, the KV cache of the same type and ring
 // geometry (the same sliding layers' rings: context, max_batch and context_keep that

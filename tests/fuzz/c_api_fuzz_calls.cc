@@ -208,11 +208,7 @@ void CallProgram::CreateSession() {
         ember_session_create(model_, o, nullptr, arena_ + offset, given, &session),
         "ember_session_create");
     if (s == EMBER_OK && short_one) Fail("ember_session_create", "a short arena taken");
-    // Known gap, left to its own change: ember_arena_bytes plans the session but does
-    // not try the baked prompt's restore, so a context too small for it (or another KV
-    // type) gets a size there and a refusal here.
-    if (s != EMBER_OK && !short_one &&
-        strncmp(ember_last_error(), "the model's baked prompt:", 25) != 0) {
+    if (s != EMBER_OK && !short_one) {
       Fail("ember_session_create", "refused an arena of ember_arena_bytes");
     }
     if (s != EMBER_OK) {

@@ -7,11 +7,13 @@
 #include "tools/convert/bake.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/chat/chat.h"
 #include "runtime/session.h"
+#include "runtime/session_plan.h"
 #include "testing/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
@@ -71,6 +73,47 @@ TEST(BakeTest, ASessionStartsAfterTheBakedPrompt) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE(c->Prefill(next, 2).ok());
   EXPECT_EQ(0, memcmp(c->logits(), p->logits(), 300 * sizeof(float)));
+}
+
+// A context too small for the baked prompt gets no arena size (0, as for any options a
+// session refuses) and no session; ignoring the prompt, it is a valid plan.
+TEST(BakeTest, AContextShorterThanTheBakedPromptIsRefusedWhenPlanned) {
+  ModelSpec spec = Spec();
+  BakeRequest request;
+  request.text = "The quick brown fox jumps over the lazy dog.";
+  ASSERT_TRUE(BakeSpec(request, &spec).ok());
+  const size_t n = spec.baked_prompt.tokens.size();
+  testing::LoadedModel baked = testing::LoadSpec(spec);
+  ASSERT_TRUE(baked.model);
+  SessionOptions short_context;
+  short_context.max_context = static_cast<uint32_t>(n - 1);
+  EXPECT_EQ(RequiredArenaBytes(*baked.model, short_context), 0u);
+  auto s = Session::Create(*baked.model, short_context);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.status().message()).find("the model's baked prompt"),
+            std::string::npos)
+      << s.status().message();
+  short_context.max_context = static_cast<uint32_t>(n);
+  EXPECT_GT(RequiredArenaBytes(*baked.model, short_context), 0u);
+  short_context.max_context = static_cast<uint32_t>(n - 1);
+  short_context.baked_prompt = false;
+  const size_t plain = RequiredArenaBytes(*baked.model, short_context);
+  EXPECT_GT(plain, 0u);
+
+  // The longest context within a budget: one that holds the prompt, or the reason.
+  SessionOptions one = short_context;  // baked prompt ignored
+  one.max_context = 1;
+  const size_t small = RequiredArenaBytes(*baked.model, one);
+  auto without = LongestContextWithin(*baked.model, one, small);
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  ASSERT_LT(*without, n) << "the budget must be too small for the prompt";
+  auto none = LongestContextWithin(*baked.model, SessionOptions(), small);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(std::string(none.status().message()).find("baked prompt"), std::string::npos)
+      << none.status().message();
+  auto within = LongestContextWithin(*baked.model, SessionOptions(), plain + (1u << 20));
+  ASSERT_TRUE(within.ok()) << within.status().message();
+  EXPECT_GE(*within, n);
 }
 
 TEST(BakeTest, AStateFromOtherWeightsIsRefused) {
