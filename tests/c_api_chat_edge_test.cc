@@ -91,6 +91,12 @@ TEST_F(CApiEdgeTest, ChatLengths) {
     ember_chat_free(chat);
     chat = nullptr;
   }
+  if (sizeof(size_t) == 4) {  // armhf: the sizes themselves overflow, and are refused
+    options.max_text_bytes = UINT32_MAX;
+    EXPECT_EQ(ember_chat_create(session_, &options, &chat), EMBER_RESOURCE_EXHAUSTED);
+    EXPECT_NE(LastError().find("address space"), std::string::npos) << LastError();
+    EXPECT_EQ(chat, nullptr);
+  }
   ASSERT_EQ(ember_chat_create(session_, nullptr, &chat), EMBER_OK) << LastError();
   for (size_t length : {SIZE_MAX, kHalfPlusOne}) {
     EXPECT_EQ(ember_chat_add(chat, "user", "Hi", length), EMBER_RESOURCE_EXHAUSTED);
@@ -109,6 +115,33 @@ TEST_F(CApiEdgeTest, ChatLengths) {
   memset(&stats, 0, sizeof(stats));
   stats.struct_size = UINT32_MAX;
   EXPECT_EQ(ember_chat_last_stats(chat, &stats), EMBER_UNIMPLEMENTED);
+  ember_chat_free(chat);
+}
+
+// A turn too long for the context (64 positions) on its own is refused before any older
+// turn is dropped: dropping them could not make it fit, and the conversation stays.
+TEST_F(CApiEdgeTest, ATurnTooLongAloneDropsNoOlderTurn) {
+  ember_chat* chat = nullptr;
+  ember_chat_options options;
+  ember_chat_options_default(&options);
+  options.max_text_bytes = 4096;
+  ASSERT_EQ(ember_chat_create(session_, &options, &chat), EMBER_OK) << LastError();
+  Counter counter{0, 0};
+  ember_chat_stats stats;
+  stats.struct_size = sizeof(stats);
+  for (const char* turn : {"Hi", "How are you"}) {
+    ASSERT_EQ(ember_chat_add(chat, "user", turn, strlen(turn)), EMBER_OK);
+    ASSERT_EQ(ember_chat_generate(chat, 2, &Count, &counter, nullptr), EMBER_OK)
+        << LastError();
+  }
+  std::string wide;
+  for (int i = 0; i < 100; ++i) wide += "a b ";
+  ASSERT_EQ(ember_chat_add(chat, "user", wide.data(), wide.size()), EMBER_OK);
+  EXPECT_EQ(ember_chat_generate(chat, 2, &Count, &counter, nullptr), EMBER_OUT_OF_RANGE);
+  EXPECT_NE(LastError().find("does not fit the context of 64"), std::string::npos)
+      << LastError();
+  ASSERT_EQ(ember_chat_last_stats(chat, &stats), EMBER_OK);
+  EXPECT_EQ(stats.dropped_messages, 0u);
   ember_chat_free(chat);
 }
 

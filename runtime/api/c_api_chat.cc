@@ -121,6 +121,10 @@ ember_status ember_chat_create(ember_session* session, const ember_chat_options*
   std::unique_ptr<ember_chat> c(new (std::nothrow) ember_chat{session, {}, nullptr, {}});
   if (!c) return Report(ember::ResourceExhausted("out of memory for the chat"));
   const size_t bytes = ember::Chat::RequiredBytes(session->session, chat_options);
+  if (bytes == 0) {  // sizes past the address space: Init says which
+    return Report(c->chat.Init(&session->session, &*session->sampler, chat_options,
+                               nullptr, 0));
+  }
   c->memory.reset(new (std::nothrow) uint64_t[(bytes + 7) / 8]);
   if (!c->memory) {
     return Report(

@@ -2,29 +2,37 @@
 #include "runtime/chat/chat.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+
+#include "runtime/checked_math.h"
 
 namespace ember {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
-
 struct ChatLayout {
-  size_t messages, text, render, total;
+  size_t messages = 0, text = 0, render = 0, total = 0;
 };
 
 // The rendered conversation is tokenized into the session's token buffer (sized for its
-// max_prompt_bytes by the tokenizer's EncodeCapacity): the chat needs no other.
-ChatLayout Plan(const Session& session, const ChatOptions& o) {
-  ChatLayout l;
-  const size_t text = o.max_text_bytes ? o.max_text_bytes : 8 * session.max_context();
-  l.messages = RoundUp8(sizeof(ChatMessage) * (o.max_messages ? o.max_messages : 1));
-  l.text = RoundUp8(text);
-  l.render = ChatRenderBytes(text);
-  l.total = l.messages + l.text + l.render;
-  return l;
+// max_prompt_bytes by the tokenizer's EncodeCapacity): the chat needs no other. False
+// when the sizes the options ask for do not fit in a size_t (a 32-bit target).
+bool Plan(const Session& session, const ChatOptions& o, ChatLayout* l) {
+  size_t text = o.max_text_bytes;
+  if (text == 0 && !CheckedMul<size_t>(8, session.max_context(), &text)) return false;
+  const size_t messages = o.max_messages ? o.max_messages : 1;
+  if (!CheckedMul(sizeof(ChatMessage), messages, &l->messages) ||
+      !CheckedAdd<size_t>(l->messages, 7, &l->messages) ||
+      !CheckedAdd<size_t>(text, 7, &l->text)) {
+    return false;
+  }
+  l->messages &= ~size_t{7};
+  l->text &= ~size_t{7};
+  l->render = ChatRenderBytes(text);  // saturates rather than wraps
+  return CheckedAdd(l->messages, l->text, &l->total) &&
+         CheckedAdd(l->total, l->render, &l->total) && l->total <= SIZE_MAX - 7;
 }
 
 // Reply's callback: times the first token and keeps the reply's text.
@@ -64,7 +72,8 @@ size_t CachedPrefix(const Session& s, const int32_t* tokens, size_t n) {
 }  // namespace
 
 size_t Chat::RequiredBytes(const Session& session, const ChatOptions& options) {
-  return Plan(session, options).total;
+  ChatLayout l;
+  return Plan(session, options, &l) ? l.total : 0;
 }
 
 Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options,
@@ -74,7 +83,13 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
         "the model has no compiled chat template (convert it again, or with "
         "--chat-template FILE)");
   }
-  const ChatLayout l = Plan(*session, options);
+  ChatLayout l;
+  if (!Plan(*session, options, &l)) {
+    return ResourceExhausted(
+        "a chat of %u messages and %u bytes of text does not fit this target's "
+        "address space",
+        options.max_messages, options.max_text_bytes);
+  }
   if (bytes < l.total) {
     return ResourceExhausted("chat memory of %zu bytes is too small: %zu needed", bytes,
                              l.total);
@@ -165,14 +180,15 @@ void Chat::DropOldest() {
   CompactText();
 }
 
-Status Chat::Tokenize(const int32_t** tokens, size_t* n) {
+Status Chat::Tokenize(const ChatMessage* messages, size_t count, const int32_t** tokens,
+                      size_t* n) {
   Session& s = *session_;
   const ChatTemplate& t = s.model().chat_template();
   ChatTemplateOptions render = options_.render;
   render.add_generation_prompt = true;
   size_t length = 0;
   EMBER_RETURN_IF_ERROR(
-      t.Render(messages_, num_messages_, render, render_, render_capacity_, &length));
+      t.Render(messages, count, render, render_, render_capacity_, &length));
   if (length > s.plan().max_prompt_bytes) {
     return ResourceExhausted(
         "the rendered conversation of %zu bytes exceeds the session's max_prompt_bytes "
@@ -185,6 +201,39 @@ Status Chat::Tokenize(const int32_t** tokens, size_t* n) {
   encode.add_bos = false;
   encode.parse_special = true;
   return s.Tokenize(render_, length, encode, tokens, n);
+}
+
+namespace {
+
+// Whether n tokens leave the context room for a reply of `reserve`.
+bool LeavesRoom(size_t n, size_t reserve, size_t context) {
+  return n + reserve <= context && n < context;
+}
+
+Status TurnTooLong(size_t n, size_t context) {
+  return OutOfRange(
+      "the conversation's last turn (%zu tokens with the template's) does not fit the "
+      "context of %zu with room to reply",
+      n, context);
+}
+
+}  // namespace
+
+Status Chat::LastTurnFits(size_t reserve) {
+  const size_t context = session_->max_context();
+  if (num_messages_ - first_turn_ <= 1) return Status::Ok();  // Reply's loop says
+  ChatMessage last[2];
+  size_t count = 0;
+  if (first_turn_ == 1) last[count++] = messages_[0];
+  last[count++] = messages_[num_messages_ - 1];
+  const int32_t* tokens;
+  size_t n = 0;
+  const Status tokenized = Tokenize(last, count, &tokens, &n);
+  // Too long alone: refused before any turn is dropped. Another error (a template that
+  // wants the turns before) is left to the loop over the whole conversation.
+  if (tokenized.code() == StatusCode::kResourceExhausted) return tokenized;
+  if (tokenized.ok() && !LeavesRoom(n, reserve, context)) return TurnTooLong(n, context);
+  return Status::Ok();
 }
 
 Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
@@ -202,14 +251,12 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
     if (!tokenized.ok() && tokenized.code() != StatusCode::kResourceExhausted) {
       return tokenized;
     }
-    if (tokenized.ok() && n + reserve <= context && n < context) break;
+    if (tokenized.ok() && LeavesRoom(n, reserve, context)) break;
     if (num_messages_ - first_turn_ <= 1) {
-      if (!tokenized.ok()) return tokenized;
-      return OutOfRange(
-          "the conversation's last turn (%zu tokens with the template's) "
-          "does not fit the context of %zu with room to reply",
-          n, context);
+      return tokenized.ok() ? TurnTooLong(n, context) : tokenized;
     }
+    // Old turns are dropped only when the last one alone fits.
+    if (stats->dropped_messages == 0) EMBER_RETURN_IF_ERROR(LastTurnFits(reserve));
     DropOldest();
     ++stats->dropped_messages;
   }

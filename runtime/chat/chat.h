@@ -40,7 +40,8 @@ struct ChatTurnStats {
 
 class Chat {
  public:
-  // Bytes Init needs for a session and these options.
+  // Bytes Init needs for a session and these options; 0 when they exceed the address
+  // space (Init says so).
   static size_t RequiredBytes(const Session& session, const ChatOptions& options);
 
   // `session` and `sampler` (over the session's logits) must outlive the chat; `memory`
@@ -70,9 +71,16 @@ class Chat {
   // Renders the conversation with add_generation_prompt and tokenizes it into the
   // session's token buffer (valid until its next Tokenize), with special-token parsing
   // and no BOS, as Hugging Face tokenizes apply_chat_template's text.
-  Status Tokenize(const int32_t** tokens, size_t* n);
+  Status Tokenize(const int32_t** tokens, size_t* n) {
+    return Tokenize(messages_, num_messages_, tokens, n);
+  }
 
  private:
+  Status Tokenize(const ChatMessage* messages, size_t count, const int32_t** tokens,
+                  size_t* n);
+  // Whether the conversation, or else its last turn alone (after the system text),
+  // leaves the context room to reply: Reply drops old turns only when that helps.
+  Status LastTurnFits(size_t reserve);
   Status Store(std::string_view role, std::string_view text);
   void DropOldest();
   void CompactText();
