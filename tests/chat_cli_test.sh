@@ -36,7 +36,7 @@ expect 1 "unclosed tag" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" 
 # So is one that outgrows the buffer a chat gives even a short conversation (it once took
 # a minute and gigabytes, then stored a template no chat could render).
 printf '{{ messages | tojson(indent=1000000000) }}' >"$tmp/huge.jinja"
-expect 1 "needs more than the 17000 bytes a chat renders it in" -- "$ember" convert \
+expect 1 "does not render: the buffer of 17000 bytes is too small" -- "$ember" convert \
   --llama2c "$bin" --tokenizer "$tok" --chat-template "$tmp/huge.jinja" -o "$tmp/x.ember"
 [ -e "$tmp/x.ember" ] && fail "a refused template still wrote a model"
 

@@ -34,7 +34,7 @@ class Machine {
     size_t pc = 0;
     for (uint64_t steps = 0; pc < p_.code_size; ++steps) {
       if (steps == max_steps_) {
-        return InvalidArgument("chat template: more than %llu steps (a runaway loop?)",
+        return ResourceExhausted("chat template: more than %llu steps (a runaway loop?)",
                                static_cast<unsigned long long>(max_steps_));
       }
       const Op op = static_cast<Op>(p_.code[pc]);

@@ -45,11 +45,26 @@ TEST(ChatBudgetTest, TemplatesThatOutgrowTheBudgetAreRefusedAtConversion) {
     const Status s = Convert(source, &tok);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << source;
     const std::string want =
-        "chat template: a 4-message conversation of 77 bytes needs "
-        "more than the " +
-        std::to_string(ChatRenderBytes(77)) + " bytes a chat renders it in";
-    EXPECT_EQ(s.message(), want) << source;
+        "chat template: a 4-message conversation of 77 bytes does not render: the "
+        "buffer of " +
+        std::to_string(ChatRenderBytes(77)) + " bytes is too small";
+    EXPECT_EQ(std::string(s.message()).substr(0, want.size()), want) << source;
   }
+}
+
+// A runaway loop (a billion steps of nothing) would stall every turn of every chat for
+// the whole step budget before failing it: refused at conversion, naming the budget.
+TEST(ChatBudgetTest, ARunawayTemplateIsRefusedAtConversion) {
+  TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+  const Status s = Convert(
+      "{% set r = range(1000) %}{% for a in r %}{% for b in r %}{% for c in r %}"
+      "{% endfor %}{% endfor %}{% endfor %}{{ messages[0].content }}",
+      &tok);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("does not render: more than"), std::string::npos)
+      << s.message();
+  EXPECT_NE(std::string(s.message()).find("steps (a runaway loop?)"), std::string::npos)
+      << s.message();
 }
 
 // The budget refuses only what outgrows it: a template that raises on every conversation

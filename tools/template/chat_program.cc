@@ -2,6 +2,7 @@
 #include "tools/template/chat_program.h"
 
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <set>
 
@@ -83,7 +84,8 @@ std::vector<int32_t> EndOfTurn(const TokenizerSpec& tok, const ChatProgramSpec& 
 // conversation ("x" * 10**9, a string doubled in a loop) can never render in one: it is
 // refused now rather than stored. Templates may refuse a system message or want roles to
 // alternate (raise_exception, which the runtime reports on each turn): the conversation
-// is tried without its system message too, and only running out of buffer refuses.
+// is tried without its system message too, and only running out of buffer or of steps
+// (a runaway loop, which would stall every turn for the whole budget) refuses.
 Status CheckRendersWithinBudget(const TokenizerSpec& tok, const ChatProgramSpec& p) {
   static const ChatMessage kProbe[] = {{"system", "You are brief."},
                                        {"user", "Hello"},
@@ -95,13 +97,15 @@ Status CheckRendersWithinBudget(const TokenizerSpec& tok, const ChatProgramSpec&
     const Status s = RenderProgram(p, static_cast<uint32_t>(tok.pieces.size()), probe,
                                    ChatTemplateOptions(), &text);
     if (s.ok()) return s;
-    if (s.code() == StatusCode::kResourceExhausted) {
+    if (s.code() == StatusCode::kResourceExhausted) {  // out of buffer, or of steps
       size_t bytes = 0;
       for (const ChatMessage& m : probe) bytes += m.role.size() + m.content.size();
+      const char* why = s.message();
+      const char kPrefix[] = "chat template: ";
+      if (strncmp(why, kPrefix, sizeof(kPrefix) - 1) == 0) why += sizeof(kPrefix) - 1;
       return InvalidArgument(
-          "chat template: a %zu-message conversation of %zu bytes needs more than the "
-          "%zu bytes a chat renders it in",
-          probe.size(), bytes, ChatRenderBytes(bytes));
+          "chat template: a %zu-message conversation of %zu bytes does not render: %s",
+          probe.size(), bytes, why);
     }
   }
   return Status::Ok();
