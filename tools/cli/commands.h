@@ -17,6 +17,7 @@ int BenchChartCommand(int argc, char** argv);
 int TemplateCommand(int argc, char** argv);
 int ChatCommand(int argc, char** argv);
 int BakeCommand(int argc, char** argv);
+int GrammarCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

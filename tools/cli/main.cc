@@ -32,6 +32,8 @@ constexpr Subcommand kSubcommands[] = {
      "store a prompt's state in a model: sessions start after it with no prefill"},
     {"template", ember::tools::TemplateCommand,
      "print a conversation rendered with the model's chat template"},
+    {"grammar", ember::tools::GrammarCommand,
+     "compile a GBNF grammar, or check texts against it"},
 };
 
 void PrintUsage(FILE* out) {

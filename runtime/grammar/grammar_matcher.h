@@ -1,0 +1,94 @@
+// GrammarMatcher: where a text is in a grammar, advanced one code point at a time, in
+// memory the caller gives (an arena's), with no heap and bounded work.
+//
+// The state is a set of parse stacks. A stack is its top position (the class element
+// the next code point must match) over a chain of frames (the positions to return to
+// after each rule in progress); frames are shared between stacks and interned (equal
+// frames are one), so equal stacks are one pair (top, frame) and the set needs no deep
+// compare. Advancing matches each stack's top, then expands what follows: an ended
+// alternative returns to its frame, a rule reference pushes a frame (none when nothing
+// follows it in its alternative) and fans out into the rule's alternatives. Every pair
+// is expanded once per step. Frames no stack reaches are reclaimed by sliding the live
+// ones down (a frame's parent is always older than it, so order is kept).
+//
+// Limits (MatcherLimits) bound the stacks, frames and steps of an expansion; running
+// past one is ResourceExhausted with its name, never unbounded memory or time, whatever
+// program it runs (even one no compiler wrote).
+#ifndef EMBER_RUNTIME_GRAMMAR_GRAMMAR_MATCHER_H_
+#define EMBER_RUNTIME_GRAMMAR_GRAMMAR_MATCHER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/grammar/grammar_program.h"
+#include "runtime/status.h"
+
+namespace ember::grammar {
+
+struct MatcherLimits {
+  uint32_t max_stacks = 256;     // parse stacks at once (an ambiguous grammar's)
+  uint32_t max_frames = 4096;    // frames of every stack together (nesting x stacks)
+  uint32_t max_expansion = 4096; // (position, frame) pairs one step expands
+};
+
+class GrammarMatcher {
+ public:
+  // Bytes Init needs for these limits (0 when they are zero or too large).
+  static size_t RequiredBytes(const MatcherLimits& limits);
+
+  // `program` and `memory` (8-byte aligned, RequiredBytes) must outlive the matcher;
+  // starts at the beginning of the program's root rule.
+  Status Init(const Program* program, const MatcherLimits& limits, void* memory,
+              size_t bytes);
+  // Back to the beginning of the root rule.
+  Status Reset();
+
+  // Advances by one code point. InvalidArgument when the grammar does not allow it here,
+  // ResourceExhausted past a limit: either way the state is as it was.
+  Status Accept(uint32_t cp);
+  // Advances by each code point of UTF-8 text; stops at the first that is not allowed
+  // (or invalid UTF-8), with `*accepted` (if given) the bytes taken before it.
+  Status AcceptText(std::string_view text, size_t* accepted = nullptr);
+
+  // Whether the text so far is a whole sentence of the grammar.
+  bool CanEnd() const { return can_end_; }
+  // Whether some continuation (maybe none) makes it one.
+  bool Viable() const { return can_end_ || num_stacks_ > 0; }
+  size_t num_stacks() const { return num_stacks_; }
+  size_t num_frames() const { return num_frames_; }
+
+ private:
+  struct Pair {
+    uint32_t position, frame;  // frame kNoFrame: the root's level
+  };
+  static constexpr uint32_t kNoFrame = UINT32_MAX;
+
+  void BeginStep();  // an empty next set
+  // Queues a pair to expand (once); false with error_ past max_expansion.
+  bool Push(uint32_t position, uint32_t frame);
+  Status Expand();  // the queued pairs into the next set
+  void Commit();    // the next set becomes the current one
+  // The frame (position, parent), made if new; kNoFrame with error_ past max_frames.
+  uint32_t Intern(uint32_t position, uint32_t parent);
+  void Collect();  // reclaims the frames no current stack reaches
+
+  const Program* program_ = nullptr;
+  MatcherLimits limits_;
+  Pair* frames_ = nullptr;       // max_frames: (return position, parent frame)
+  uint32_t* frame_index_ = nullptr;  // frame_slots_: interned frames, kNoFrame empty
+  uint32_t frame_slots_ = 0;
+  uint32_t* remap_ = nullptr;    // max_frames: Collect's new indices
+  Pair* stacks_ = nullptr;       // max_stacks: the current set
+  Pair* next_ = nullptr;         // max_stacks: the set being built
+  uint32_t* seen_ = nullptr;     // seen_slots_: pairs queued this step (their index)
+  Pair* seen_pairs_ = nullptr;   // max_expansion: the queue
+  uint32_t seen_slots_ = 0;
+  size_t num_stacks_ = 0, num_next_ = 0, num_frames_ = 0, num_seen_ = 0;
+  bool can_end_ = false, next_can_end_ = false;
+  Status error_;
+};
+
+}  // namespace ember::grammar
+
+#endif  // EMBER_RUNTIME_GRAMMAR_GRAMMAR_MATCHER_H_

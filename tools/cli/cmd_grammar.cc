@@ -1,0 +1,126 @@
+// `ember grammar`: compiles a GBNF grammar and prints its program's size and the
+// matcher's memory, or checks texts against it (as llama.cpp's gbnf-validator does):
+// each is a whole sentence (complete), the start of one (prefix), or neither (reject).
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime/grammar/gbnf.h"
+#include "runtime/grammar/grammar_matcher.h"
+#include "runtime/grammar/grammar_program.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/commands.h"
+#include "tools/util/files.h"
+#include "tools/util/json_util.h"
+
+namespace ember::tools {
+namespace {
+
+ArgParser MakeParser() {
+  return ArgParser({
+      {{"-g", "--grammar"}, true, "grammar file (GBNF, llama.cpp's format)"},
+      {{"--root"}, true, "the rule to start from (default root)"},
+      {{"--text"}, true, "check one text: prints complete, prefix or reject"},
+      {{"--check"},
+       true,
+       "check the texts of a file of JSON strings, one per line: prints complete, "
+       "prefix or reject for each (or error: MESSAGE past the matcher's limits)"},
+      {{"--max-stacks"}, true, "the matcher's limit of parse stacks at once (default 256)"},
+      {{"--max-frames"}, true, "the matcher's limit of frames of all stacks (default 4096)"},
+      {{"--max-expansion"},
+       true,
+       "the matcher's limit of parse positions one step expands (default 4096, at most "
+       "65535)"},
+      {{"-h", "--help"}, false, "show this help"},
+  });
+}
+
+const char* Classify(grammar::GrammarMatcher* matcher, const std::string& text,
+                     Status* error) {
+  *error = matcher->Reset();
+  if (error->ok()) *error = matcher->AcceptText(text);
+  if (error->code() == StatusCode::kInvalidArgument) {
+    *error = Status::Ok();
+    return "reject";
+  }
+  if (!error->ok()) return "error";
+  return matcher->CanEnd() ? "complete" : "prefix";
+}
+
+Status Grammar(const ArgParser& args) {
+  if (!args.Has("-g")) return InvalidArgument("missing -g GRAMMAR");
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(ReadFile(args.Get("-g"), &bytes));
+  const std::string text(bytes.begin(), bytes.end());
+  std::vector<uint32_t> words;
+  const std::string root = args.Has("--root") ? args.Get("--root") : "root";
+  const Status compiled = grammar::CompileGbnf(text, root, &words);
+  if (!compiled.ok()) {
+    return Status(compiled.code(), "%s: %s", args.Get("-g").c_str(), compiled.message());
+  }
+  grammar::Program program;
+  EMBER_RETURN_IF_ERROR(program.Bind(words.data(), words.size()));
+  grammar::MatcherLimits limits;
+  int64_t stacks = 0, frames = 0, expansion = 0;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--max-stacks", limits.max_stacks, 1, 1 << 20, &stacks));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--max-frames", limits.max_frames, 1, 1 << 24, &frames));
+  limits.max_stacks = static_cast<uint32_t>(stacks);
+  EMBER_RETURN_IF_ERROR(
+      args.GetInt("--max-expansion", limits.max_expansion, 1, 0xFFFF, &expansion));
+  limits.max_frames = static_cast<uint32_t>(frames);
+  limits.max_expansion = static_cast<uint32_t>(expansion);
+  const size_t matcher_bytes = grammar::GrammarMatcher::RequiredBytes(limits);
+  std::vector<uint64_t> memory((matcher_bytes + 7) / 8);
+  grammar::GrammarMatcher matcher;
+  EMBER_RETURN_IF_ERROR(matcher.Init(&program, limits, memory.data(), matcher_bytes));
+
+  if (args.Has("--text")) {
+    Status error;
+    const char* verdict = Classify(&matcher, args.Get("--text"), &error);
+    EMBER_RETURN_IF_ERROR(error);
+    printf("%s\n", verdict);
+    return Status::Ok();
+  }
+  if (args.Has("--check")) {
+    std::ifstream in(args.Get("--check"));
+    if (!in) return IoError("cannot read %s", args.Get("--check").c_str());
+    std::string line;
+    for (size_t number = 1; std::getline(in, line); ++number) {
+      std::string sentence;
+      EMBER_RETURN_IF_ERROR(CatchJsonErrors(
+          args.Get("--check") + " line " + std::to_string(number), [&] {
+            const Json value = Json::parse(line);
+            if (!value.is_string()) {
+              return InvalidArgument("a line is not a JSON string");
+            }
+            sentence = value.get<std::string>();
+            return Status::Ok();
+          }));
+      Status error;
+      const char* verdict = Classify(&matcher, sentence, &error);
+      if (!error.ok()) {
+        printf("error: %s\n", error.message());
+      } else {
+        printf("%s\n", verdict);
+      }
+    }
+    return Status::Ok();
+  }
+  printf("%s: %u rules, program %zu bytes; matcher %zu bytes (%u stacks, %u frames)\n",
+         args.Get("-g").c_str(), program.num_rules(), words.size() * sizeof(uint32_t),
+         matcher_bytes, limits.max_stacks, limits.max_frames);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int GrammarCommand(int argc, char** argv) {
+  return RunSubcommand("grammar",
+                       "usage: ember grammar -g GRAMMAR.gbnf [--root NAME] "
+                       "[--text TEXT | --check TEXTS.jsonl]\n",
+                       MakeParser(), argc, argv, &Grammar);
+}
+
+}  // namespace ember::tools
