@@ -256,7 +256,8 @@ int main(int argc, char** argv) {
   ember::fuzz::AddTextSeeds(&files);
 
   for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf",
-                          "/gguf", "/prompt_state", "/template", "/tokenizer_json",
+                          "/gguf", "/prompt_state", "/template", "/template_bytecode",
+                          "/gbnf", "/tokenizer_json",
                           "/c_api"}) {
     mkdir((out + dir).c_str(), 0755);
   }

@@ -1,7 +1,9 @@
-// The seeds of the text-side fuzzers (template, tokenizer_json, c_api): chat templates in
-// the shapes the model families ship (and the real ones when ../shared/models has
-// them), small tokenizer.json files of each kind the reader runs, and call programs that
-// walk a session and a chat through the C API.
+// The seeds of the text-side fuzzers (template, template_bytecode, gbnf, tokenizer_json,
+// c_api): chat templates in the shapes the model families ship (and the real ones when
+// ../shared/models has them), compiled templates with bytes flipped, GBNF grammars with a
+// text each, small tokenizer.json
+// files of each kind the reader runs, and call programs that walk a session and a chat
+// through the C API.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -245,8 +247,50 @@ void AddCallPrograms(Files* files) {
 
 }  // namespace
 
+// template_bytecode: each compiled template as it is (the first byte picks it; 0x80 sets
+// enable_thinking false), and with a few bytes of code flipped.
+void AddBytecodeSeeds(Files* files) {
+  for (int t = 0; t < 3; ++t) {
+    files->push_back({"template_bytecode/plain_" + std::to_string(t),
+                      std::string(1, static_cast<char>(t))});
+    files->push_back({"template_bytecode/no_thinking_" + std::to_string(t),
+                      std::string(1, static_cast<char>(0x80 | t))});
+    const char flips[] = {static_cast<char>(t), 7, 0, 1, 40, 0, 4, 90, 0, 0x10};
+    files->push_back({"template_bytecode/flipped_" + std::to_string(t),
+                      std::string(flips, sizeof(flips))});
+  }
+}
+
+// gbnf: grammars of every feature (written here), a NUL, then a text to match.
+void AddGbnfSeeds(Files* files) {
+  const char* const kGrammars[][3] = {
+      {"json",
+       "root ::= value\nvalue ::= object | array | string | number | (\"true\" | "
+       "\"false\" | \"null\") ws\nobject ::= \"{\" ws ( string \":\" ws value (\",\" "
+       "ws string \":\" ws value)* )? \"}\" ws\narray ::= \"[\" ws ( value (\",\" ws "
+       "value)* )? \"]\" ws\nstring ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" "
+       "([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4}) )* \"\\\"\" ws\nnumber ::= \"-\"? "
+       "(\"0\" | [1-9] [0-9]*) (\".\" [0-9]+)? ([eE] [-+]? [0-9]+)? ws\nws ::= [ \\t\\n]*\n",
+       "{\"a\": [1, -2.5e3, true, null, \"\\u00e9\"]}"},
+      {"arithmetic",
+       "root ::= (expr \"=\" ws term \"\\n\")+\nexpr ::= term ([-+*/] term)*\nterm ::= "
+       "ident | num | \"(\" ws expr \")\" ws\nident ::= [a-z] [a-z0-9_]* ws\nnum ::= "
+       "[0-9]+ ws\nws ::= [ \\t\\n]*\n",
+       "a+(b*3)=x\n"},
+      {"features",
+       "# comment\nroot ::=\n  item{2,4} \"!\"? . [^a-c\\n]\nitem ::= \"- \" ( [\\u00e0-"
+       "\\u00ff] | [ぁ-ゟ]+ |\n  \"\\U0001F600\" )* \"\\n\" | \"\"{3}\n",
+       "- \xc3\xa9\n- \n!xd"},
+  };
+  for (const auto& g : kGrammars) {
+    files->push_back({std::string("gbnf/") + g[0], std::string(g[1]) + '\0' + g[2]});
+  }
+}
+
 void AddTextSeeds(std::vector<std::pair<std::string, std::string>>* files) {
   AddTemplates(files);
+  AddBytecodeSeeds(files);
+  AddGbnfSeeds(files);
   AddTokenizerJsons(files);
   AddCallPrograms(files);
 }
