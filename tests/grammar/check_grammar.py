@@ -32,8 +32,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gbnf_reference import (GrammarError, Recognizer, parse, random_grammar,  # noqa: E402
-                            random_strings, sentence)
+from gbnf_reference import GrammarError, Recognizer, parse  # noqa: E402
+from gbnf_random import random_grammar, random_strings, sentence  # noqa: E402
 
 LLAMA_GRAMMARS = "/work/scratch/llama-grammars"
 SHOWN = 3  # failing grammars printed in full, with up to 5 of their strings each
