@@ -69,6 +69,8 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
   seen_slots_ = SlotsFor(limits.max_expansion);
   seen_ = reinterpret_cast<uint32_t*>(take(size_t{seen_slots_} * 4));
   seen_pairs_ = reinterpret_cast<Pair*>(take(size_t{limits.max_expansion} * sizeof(Pair)));
+  memset(seen_, 0xFF, size_t{seen_slots_} * 4);
+  num_seen_ = 0;
   return Reset();
 }
 
@@ -89,7 +91,13 @@ Status GrammarMatcher::Reset() {
 }
 
 void GrammarMatcher::BeginStep() {
-  memset(seen_, 0xFF, size_t{seen_slots_} * 4);
+  // The last step's entries only (a step touches few of the slots): each is found by
+  // probing past the others, which are still there or already cleared.
+  for (size_t i = 0; i < num_seen_; ++i) {
+    uint32_t slot = Hash(seen_pairs_[i].position, seen_pairs_[i].frame) & (seen_slots_ - 1);
+    while (seen_[slot] != i) slot = (slot + 1) & (seen_slots_ - 1);
+    seen_[slot] = kEmpty;
+  }
   num_seen_ = num_next_ = 0;
   next_can_end_ = false;
   error_ = Status::Ok();
