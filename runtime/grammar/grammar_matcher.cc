@@ -29,14 +29,14 @@ size_t GrammarMatcher::RequiredBytes(const MatcherLimits& l) {
   // Each limit fits 16 bits (the expansion's index) or 24 (frames): no size can wrap.
   if (l.max_stacks == 0 || l.max_frames == 0 || l.max_expansion == 0 ||
       l.max_stacks > (1u << 20) || l.max_frames > (1u << 24) ||
-      l.max_expansion > 0xFFFF) {
+      l.max_expansion > 0xFFFF || l.max_saved > (1u << 24)) {
     return 0;
   }
   return Align8(size_t{l.max_frames} * sizeof(Pair)) +
          Align8(size_t{SlotsFor(l.max_frames)} * 4) + Align8(size_t{l.max_frames} * 4) +
          2 * Align8(size_t{l.max_stacks} * sizeof(Pair)) +
          Align8(size_t{SlotsFor(l.max_expansion)} * 4) +
-         Align8(size_t{l.max_expansion} * sizeof(Pair));
+         Align8(size_t{l.max_expansion} * sizeof(Pair)) + Align8(size_t{l.max_saved} * 4);
 }
 
 Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
@@ -69,6 +69,7 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
   seen_slots_ = SlotsFor(limits.max_expansion);
   seen_ = reinterpret_cast<uint32_t*>(take(size_t{seen_slots_} * 4));
   seen_pairs_ = reinterpret_cast<Pair*>(take(size_t{limits.max_expansion} * sizeof(Pair)));
+  saved_ = reinterpret_cast<Pair*>(take(size_t{limits.max_saved} * 4));
   memset(seen_, 0xFF, size_t{seen_slots_} * 4);
   num_seen_ = 0;
   return Reset();
@@ -76,6 +77,8 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
 
 Status GrammarMatcher::Reset() {
   num_frames_ = 0;
+  held_ = 0;
+  saved_used_ = saved_states_ = 0;
   memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
   num_stacks_ = 0;
   can_end_ = false;
@@ -222,7 +225,8 @@ void GrammarMatcher::Collect() {
 }
 
 Status GrammarMatcher::Accept(uint32_t cp) {
-  if (num_frames_ > limits_.max_frames / 2) Collect();
+  if (held_ != 0) return InvalidArgument("grammar: a code point after an unfinished one");
+  if (num_frames_ > limits_.max_frames / 2 && saved_states_ == 0) Collect();
   BeginStep();
   for (size_t s = 0; s < num_stacks_; ++s) {
     const Pair p = stacks_[s];
@@ -237,6 +241,70 @@ Status GrammarMatcher::Accept(uint32_t cp) {
   }
   Commit();
   return Status::Ok();
+}
+
+Status GrammarMatcher::AcceptByte(uint8_t byte) {
+  if (held_ == 0) {
+    if (byte < 0x80) return Accept(byte);
+    // A lead byte: how many follow, and the least code point that many encode.
+    if ((byte & 0xE0) == 0xC0) {
+      held_cp_ = byte & 0x1F, held_ = 1, held_min_ = 0x80;
+    } else if ((byte & 0xF0) == 0xE0) {
+      held_cp_ = byte & 0x0F, held_ = 2, held_min_ = 0x800;
+    } else if ((byte & 0xF8) == 0xF0) {
+      held_cp_ = byte & 0x07, held_ = 3, held_min_ = 0x10000;
+    } else {
+      return InvalidArgument("grammar: byte 0x%02X does not start UTF-8", byte);
+    }
+    return Status::Ok();
+  }
+  if ((byte & 0xC0) != 0x80) {
+    return InvalidArgument("grammar: byte 0x%02X does not continue UTF-8", byte);
+  }
+  const uint32_t cp = held_cp_ << 6 | (byte & 0x3F);
+  if (held_ > 1) {
+    held_cp_ = cp;
+    --held_;
+    return Status::Ok();
+  }
+  if (cp < held_min_ || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return InvalidArgument("grammar: the bytes of U+%04X are not UTF-8", cp);
+  }
+  held_ = 0;
+  const Status s = Accept(cp);
+  if (!s.ok()) held_ = 1;  // as it was: the last byte still to come
+  return s;
+}
+
+Status GrammarMatcher::SaveState(size_t* mark) {
+  const size_t pairs = 2 + num_stacks_;
+  if (saved_used_ + pairs > limits_.max_saved / 2) {
+    return ResourceExhausted("grammar: saved states past %u words (raise max_saved)",
+                             limits_.max_saved);
+  }
+  Pair* at = saved_ + saved_used_;
+  at[0] = {static_cast<uint32_t>(num_stacks_), (can_end_ ? 1u : 0u) | uint32_t{held_} << 8};
+  at[1] = {held_cp_, held_min_};
+  memcpy(at + 2, stacks_, num_stacks_ * sizeof(Pair));
+  *mark = saved_used_;
+  saved_used_ += pairs;
+  ++saved_states_;
+  return Status::Ok();
+}
+
+void GrammarMatcher::RestoreState(size_t mark) {
+  const Pair* at = saved_ + mark;
+  num_stacks_ = at[0].position;
+  can_end_ = (at[0].frame & 1) != 0;
+  held_ = static_cast<uint8_t>(at[0].frame >> 8);
+  held_cp_ = at[1].position;
+  held_min_ = at[1].frame;
+  memcpy(stacks_, at + 2, num_stacks_ * sizeof(Pair));
+}
+
+void GrammarMatcher::DropStates(size_t mark) {
+  for (size_t at = mark; at < saved_used_; at += 2 + saved_[at].position) --saved_states_;
+  saved_used_ = mark;
 }
 
 Status GrammarMatcher::AcceptText(std::string_view text, size_t* accepted) {

@@ -30,6 +30,7 @@ struct MatcherLimits {
   uint32_t max_stacks = 256;     // parse stacks at once (an ambiguous grammar's)
   uint32_t max_frames = 4096;    // frames of every stack together (nesting x stacks)
   uint32_t max_expansion = 4096; // (position, frame) pairs one step expands
+  uint32_t max_saved = 16384;    // words of saved states (SaveState; a token mask's walk)
 };
 
 class GrammarMatcher {
@@ -51,10 +52,24 @@ class GrammarMatcher {
   // (or invalid UTF-8), with `*accepted` (if given) the bytes taken before it.
   Status AcceptText(std::string_view text, size_t* accepted = nullptr);
 
+  // Advances by one byte of UTF-8: a code point's bytes are held until it is whole (a
+  // token may end inside one), then accepted. InvalidArgument for a byte that cannot
+  // continue UTF-8 or a code point not allowed; the state is then as it was.
+  Status AcceptByte(uint8_t byte);
+
+  // Saved states, last in first out (a token mask walks a vocabulary with them): the
+  // stacks and a held code point's bytes. SaveState returns a mark (ResourceExhausted
+  // past max_saved); RestoreState(mark) brings that state back and keeps it saved;
+  // DropStates(mark) forgets it and those saved after it. While any state is saved,
+  // frames are not reclaimed (the saved stacks point at them).
+  Status SaveState(size_t* mark);
+  void RestoreState(size_t mark);
+  void DropStates(size_t mark);
+
   // Whether the text so far is a whole sentence of the grammar.
-  bool CanEnd() const { return can_end_; }
+  bool CanEnd() const { return can_end_ && held_ == 0; }
   // Whether some continuation (maybe none) makes it one.
-  bool Viable() const { return can_end_ || num_stacks_ > 0; }
+  bool Viable() const { return CanEnd() || num_stacks_ > 0; }
   size_t num_stacks() const { return num_stacks_; }
   size_t num_frames() const { return num_frames_; }
 
@@ -85,6 +100,11 @@ class GrammarMatcher {
   Pair* seen_pairs_ = nullptr;   // max_expansion: the queue
   uint32_t seen_slots_ = 0;
   size_t num_stacks_ = 0, num_next_ = 0, num_frames_ = 0, num_seen_ = 0;
+  // A code point's bytes so far: its value, bytes still to come, its least value.
+  uint32_t held_cp_ = 0, held_min_ = 0;
+  uint8_t held_ = 0;
+  Pair* saved_ = nullptr;  // max_saved / 2 pairs: each state a header pair, then stacks
+  size_t saved_used_ = 0, saved_states_ = 0;
   bool can_end_ = false, next_can_end_ = false;
   Status error_;
 };

@@ -1,17 +1,25 @@
 // `ember grammar`: compiles a GBNF grammar and prints its program's size and the
 // matcher's memory, or checks texts against it (as llama.cpp's gbnf-validator does):
-// each is a whole sentence (complete), the start of one (prefix), or neither (reject).
+// each is a whole sentence (complete), the start of one (prefix), or neither (reject);
+// or, with a model's or a tokenizer directory's vocabulary, times the mask of the tokens
+// the grammar allows after a text.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_matcher.h"
 #include "runtime/grammar/grammar_program.h"
+#include "runtime/grammar/token_mask.h"
+#include "runtime/model/model.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/files.h"
 #include "tools/util/json_util.h"
 
@@ -27,6 +35,13 @@ ArgParser MakeParser() {
        true,
        "check the texts of a file of JSON strings, one per line: prints complete, "
        "prefix or reject for each (or error: MESSAGE past the matcher's limits)"},
+      {{"-m", "--model"}, true, "with --mask: the vocabulary of this model (.ember)"},
+      {{"--tokenizer"}, true, "with --mask: a Hugging Face tokenizer directory's"},
+      {{"--mask"},
+       true,
+       "after this text, the tokens the grammar allows: prints their number and the "
+       "median time of a mask over --repeat runs"},
+      {{"--repeat"}, true, "masks to time (default 20)"},
       {{"--max-stacks"}, true, "the matcher's limit of parse stacks at once (default 256)"},
       {{"--max-frames"}, true, "the matcher's limit of frames of all stacks (default 4096)"},
       {{"--max-expansion"},
@@ -47,6 +62,50 @@ const char* Classify(grammar::GrammarMatcher* matcher, const std::string& text,
   }
   if (!error->ok()) return "error";
   return matcher->CanEnd() ? "complete" : "prefix";
+}
+
+// The allowed tokens after --mask's text, timed: what a sampler under a grammar pays per
+// token for the mask.
+Status Mask(const ArgParser& args, grammar::GrammarMatcher* matcher) {
+  if (args.Has("-m") == args.Has("--tokenizer")) {
+    return InvalidArgument("--mask needs either -m MODEL or --tokenizer DIR");
+  }
+  std::unique_ptr<Model> model;
+  LoadedTokenizer loaded;
+  const Tokenizer* tokenizer = &loaded.tokenizer;
+  if (args.Has("-m")) {
+    auto opened = Model::Open(args.Get("-m").c_str());
+    if (!opened.ok()) return opened.status();
+    model = std::move(*opened);
+    tokenizer = &model->tokenizer();
+  } else {
+    EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), &loaded));
+  }
+  int64_t repeat = 0;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--repeat", 20, 1, 100000, &repeat));
+  const uint32_t vocab = tokenizer->vocab_size();
+  const auto started = std::chrono::steady_clock::now();
+  grammar::TokenOrder order;
+  // The bytes a token adds in the middle of a text (a previous id that is never BOS).
+  order.Build(vocab, [&](int32_t id) { return tokenizer->Decode(int32_t(vocab), id); });
+  const double sort_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - started).count();
+  EMBER_RETURN_IF_ERROR(matcher->AcceptText(args.Get("--mask")));
+  std::vector<uint8_t> allowed(vocab);
+  std::vector<double> us;
+  size_t count = 0;
+  for (int64_t r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EMBER_RETURN_IF_ERROR(grammar::TokenMask::Allowed(matcher, order, allowed.data(), &count));
+    us.push_back(std::chrono::duration<double, std::micro>(
+                     std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  printf("%zu of %u tokens allowed%s; mask %.1f us (median of %lld), vocabulary sorted in "
+         "%.1f ms\n",
+         count, vocab, matcher->CanEnd() ? " (and the end of text)" : "", us[us.size() / 2],
+         static_cast<long long>(repeat), sort_ms);
+  return Status::Ok();
 }
 
 Status Grammar(const ArgParser& args) {
@@ -76,6 +135,7 @@ Status Grammar(const ArgParser& args) {
   grammar::GrammarMatcher matcher;
   EMBER_RETURN_IF_ERROR(matcher.Init(&program, limits, memory.data(), matcher_bytes));
 
+  if (args.Has("--mask")) return Mask(args, &matcher);
   if (args.Has("--text")) {
     Status error;
     const char* verdict = Classify(&matcher, args.Get("--text"), &error);
@@ -119,7 +179,8 @@ Status Grammar(const ArgParser& args) {
 int GrammarCommand(int argc, char** argv) {
   return RunSubcommand("grammar",
                        "usage: ember grammar -g GRAMMAR.gbnf [--root NAME] "
-                       "[--text TEXT | --check TEXTS.jsonl]\n",
+                       "[--text TEXT | --check TEXTS.jsonl | (-m MODEL | --tokenizer DIR) "
+                       "--mask TEXT]\n",
                        MakeParser(), argc, argv, &Grammar);
 }
 
