@@ -92,7 +92,9 @@ TEST_F(TokenMaskTest, TheWalkAllowsWhatEachTokenAloneWould) {
     EXPECT_GT(count, 0u) << at;
     total += count;
     // The mask left the state as it was: the text goes on.
-    if (at < text.size()) ASSERT_TRUE(m.AcceptByte(static_cast<uint8_t>(text[at])).ok()) << at;
+    if (at < text.size()) {
+      ASSERT_TRUE(m.AcceptByte(static_cast<uint8_t>(text[at])).ok()) << at;
+    }
   }
   EXPECT_TRUE(m.CanEnd());
   EXPECT_GT(total, 0u);
