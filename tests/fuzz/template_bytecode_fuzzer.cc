@@ -127,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       conversation, sizeof(conversation) / sizeof(conversation[0]), options, buffer,
       kRenderBytes, &length);
   if (size == 1 && !s.ok()) {  // unmutated: the harness itself must render
-    fprintf(stderr, "template_bytecode_fuzzer: template %u does not render: %s\n",
+    fprintf(stderr, "template_bytecode_fuzzer: template %zu does not render: %s\n",
             data[0] % kNumTemplates, s.message());
     abort();
   }
