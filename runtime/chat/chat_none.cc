@@ -45,7 +45,7 @@ Status Chat::Reply(size_t, StopStrings*, TokenCallback, void*, ChatTurnStats* st
 
 void Chat::CompactText() {}
 
-Status Chat::Tokenize(const int32_t** tokens, size_t* n) {
+Status Chat::Tokenize(const ChatMessage*, size_t, const int32_t** tokens, size_t* n) {
   *tokens = nullptr;
   *n = 0;
   return LeftOut();
