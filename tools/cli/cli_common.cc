@@ -9,6 +9,7 @@
 
 #include "kernels/isa.h"
 #include "runtime/model/atomic_file.h"
+#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -186,6 +187,23 @@ Status ReadPromptTokens(const ArgParser& args, const Model& model,
     return InvalidArgument("%zu tokens exceed the model's context of %u", tokens->size(),
                            c.max_context);
   }
+  return Status::Ok();
+}
+
+Status OpenTokenizer(const ArgParser& args, std::unique_ptr<Model>* model,
+                     LoadedTokenizer* loaded, const Tokenizer** tokenizer) {
+  if (args.Has("-m") == args.Has("--tokenizer")) {
+    return InvalidArgument("give either -m MODEL or --tokenizer DIR");
+  }
+  if (args.Has("-m")) {
+    auto opened = Model::Open(args.Get("-m").c_str());
+    if (!opened.ok()) return opened.status();
+    *model = std::move(*opened);
+    *tokenizer = &(*model)->tokenizer();
+    return Status::Ok();
+  }
+  EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), loaded));
+  *tokenizer = &loaded->tokenizer;
   return Status::Ok();
 }
 

@@ -5,9 +5,11 @@
 #define EMBER_TOOLS_CLI_CLI_COMMON_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/model/loaded_tokenizer.h"
 #include "runtime/model/model.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
@@ -53,6 +55,12 @@ Status ParseContextShiftOptions(const ArgParser& args, SessionOptions* options);
 OptionSpec FixedThreadsOption();
 // A pool of `threads` threads, its policy as --fixed-threads says.
 Result<std::unique_ptr<ThreadPool>> CreatePool(const ArgParser& args, int64_t threads);
+
+// The tokenizer -m MODEL or --tokenizer DIR names (exactly one of them): the model's
+// (kept open in *model) or a Hugging Face directory's (read into *loaded, as `ember
+// convert --hf` reads it).
+Status OpenTokenizer(const ArgParser& args, std::unique_ptr<Model>* model,
+                     LoadedTokenizer* loaded, const Tokenizer** tokenizer);
 
 // Encodes `text` with the model's tokenizer (BOS first when add_bos). With a context,
 // text of more than 8 bytes a position (a session's default max_prompt_bytes) is

@@ -19,7 +19,6 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
-#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/files.h"
 #include "tools/util/json_util.h"
 
@@ -67,20 +66,10 @@ const char* Classify(grammar::GrammarMatcher* matcher, const std::string& text,
 // The allowed tokens after --mask's text, timed: what a sampler under a grammar pays per
 // token for the mask.
 Status Mask(const ArgParser& args, grammar::GrammarMatcher* matcher) {
-  if (args.Has("-m") == args.Has("--tokenizer")) {
-    return InvalidArgument("--mask needs either -m MODEL or --tokenizer DIR");
-  }
   std::unique_ptr<Model> model;
   LoadedTokenizer loaded;
-  const Tokenizer* tokenizer = &loaded.tokenizer;
-  if (args.Has("-m")) {
-    auto opened = Model::Open(args.Get("-m").c_str());
-    if (!opened.ok()) return opened.status();
-    model = std::move(*opened);
-    tokenizer = &model->tokenizer();
-  } else {
-    EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), &loaded));
-  }
+  const Tokenizer* tokenizer = nullptr;
+  EMBER_RETURN_IF_ERROR(OpenTokenizer(args, &model, &loaded, &tokenizer));
   int64_t repeat = 0;
   EMBER_RETURN_IF_ERROR(args.GetInt("--repeat", 20, 1, 100000, &repeat));
   const uint32_t vocab = tokenizer->vocab_size();

@@ -10,7 +10,6 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
-#include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -35,21 +34,11 @@ ArgParser MakeParser() {
 }
 
 Status Tokenize(const ArgParser& args) {
-  if (args.Has("-m") == args.Has("--tokenizer")) {
-    return InvalidArgument("give either -m MODEL or --tokenizer DIR");
-  }
-  if (!args.Has("-p")) return InvalidArgument("missing -p TEXT");
   std::unique_ptr<Model> model;
   LoadedTokenizer loaded;
-  const Tokenizer* tokenizer = &loaded.tokenizer;
-  if (args.Has("-m")) {
-    auto opened = Model::Open(args.Get("-m").c_str());
-    if (!opened.ok()) return opened.status();
-    model = std::move(*opened);
-    tokenizer = &model->tokenizer();
-  } else {
-    EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), &loaded));
-  }
+  const Tokenizer* tokenizer = nullptr;
+  EMBER_RETURN_IF_ERROR(OpenTokenizer(args, &model, &loaded, &tokenizer));
+  if (!args.Has("-p")) return InvalidArgument("missing -p TEXT");
   EncodeOptions options;
   options.add_bos = tokenizer->add_bos() && !args.Has("--no-bos");
   options.parse_special = args.Has("--parse-special");
