@@ -35,10 +35,14 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
   int32_t prev =
       n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
   result->stop = StopReason::kMaxTokens;
+  TokenConstraint* constraint = options.constraint;
+  if (constraint) result->complete = constraint->CanEnd();
   while (result->generated < options.max_new) {
     int32_t next;
-    EMBER_RETURN_IF_ERROR(
-        sampler.Sample(session.logits(), session.tokens(), session.position(), &next));
+    const uint32_t* allowed = nullptr;
+    if (constraint) EMBER_RETURN_IF_ERROR(constraint->Allowed(&allowed));
+    EMBER_RETURN_IF_ERROR(sampler.Sample(session.logits(), session.tokens(),
+                                         session.position(), allowed, &next));
     if (tokenizer.IsStop(next) || IsExtraStop(options, next)) {
       result->stop = StopReason::kEndOfText;
       result->stop_token = next;
@@ -46,6 +50,10 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
     }
     ++result->generated;
     std::string_view text = tokenizer.Decode(prev, next);
+    if (constraint) {
+      EMBER_RETURN_IF_ERROR(constraint->Accept(next, text));
+      result->complete = constraint->CanEnd();
+    }
     const bool stopped = stop_strings && stop_strings->Feed(text, &text);
     if (!callback(user, next, text)) {
       result->stop = StopReason::kCallback;

@@ -22,6 +22,18 @@ enum class StopReason { kMaxTokens, kEndOfText, kContextFull, kCallback, kStopSt
 // in a last call with id -1.
 using TokenCallback = bool (*)(void* user, int32_t id, std::string_view text);
 
+// What may come next, for constrained generation (a grammar: runtime/grammar/
+// grammar_constraint.h). Allowed() gives a bit per token id (set: allowed) for the next
+// token, stop ids among them only where the text can end (CanEnd); Accept() takes the
+// token sampled and the bytes it adds. Neither may allocate (they run once per token).
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  virtual Status Allowed(const uint32_t** bits) = 0;
+  virtual Status Accept(int32_t id, std::string_view text) = 0;
+  virtual bool CanEnd() const = 0;
+};
+
 struct GenerateOptions {
   size_t max_new = SIZE_MAX;  // tokens to sample at most
   // Generation also ends at these (a chat template's end of turn), besides the
@@ -29,12 +41,18 @@ struct GenerateOptions {
   const int32_t* stop_ids = nullptr;
   size_t num_stop_ids = 0;
   StopStrings* stop_strings = nullptr;  // null or empty: none
+  // Null: any token. Else only what it allows, and the end of text (a stop id) only
+  // where it can end; it then ends the text at a stop string too.
+  TokenConstraint* constraint = nullptr;
 };
 
 struct GenerateResult {
   size_t generated = 0;  // tokens passed to the callback
   StopReason stop = StopReason::kMaxTokens;
   int32_t stop_token = -1;  // the stop id sampled (kEndOfText), else -1
+  // With a constraint: whether the text is a whole sentence of it when generation
+  // stopped (false after -n tokens or a full context mid-structure).
+  bool complete = true;
 };
 
 // Prefills `prompt` after the session's context (none: the session's logits go on, as

@@ -86,7 +86,7 @@ size_t Sampler::TopKLogits(const float* logits, size_t k) {
   size_t n = 0;
   for (size_t i = 0; i < vocab_size_; ++i) {
     const float v = logits[i];
-    if (n == k ? !(v > heap[0].prob) : v != v) continue;  // not better, or NaN
+    if (n == k ? !(v > heap[0].prob) : !(v > -INFINITY)) continue;  // not better, NaN, -inf
     const Candidate c{v, static_cast<int32_t>(i)};
     if (n < k) {
       heap[n++] = c;
@@ -139,7 +139,7 @@ const float* Sampler::Penalize(const float* logits, const int32_t* recent,
 }
 
 Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_recent,
-                       int32_t* token) {
+                       const uint32_t* allowed, int32_t* token) {
   *token = -1;
   size_t bad = 0;  // NaN or infinite: v - v is NaN for them, 0 otherwise
   for (size_t i = 0; i < vocab_size_; ++i) bad += !(logits[i] - logits[i] == 0.0f);
@@ -150,6 +150,20 @@ Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_rece
         bad, vocab_size_);
   }
   if (penalizes() && n_recent > 0) logits = Penalize(logits, recent, n_recent);
+  if (allowed != nullptr) {
+    // The tokens not allowed get -inf (in penalized_), which Draw skips.
+    if (logits != penalized_) memcpy(penalized_, logits, vocab_size_ * sizeof(float));
+    size_t kept = 0;
+    for (size_t i = 0; i < vocab_size_; ++i) {
+      if ((allowed[i >> 5] >> (i & 31)) & 1) {
+        ++kept;
+      } else {
+        penalized_[i] = -INFINITY;
+      }
+    }
+    if (kept == 0) return InvalidArgument("no token is allowed: nothing to sample");
+    logits = penalized_;
+  }
   *token = Draw(logits);
   return Status::Ok();
 }
@@ -176,20 +190,23 @@ int32_t Sampler::Draw(const float* logits) {
       mass += candidates_[i].prob;
     }
   } else {
-    // probs = softmax(logits / T), as llama2.c computes it.
-    float max = logits[0];
-    for (size_t i = 1; i < vocab_size_; ++i) max = logits[i] > max ? logits[i] : max;
+    // probs = softmax(logits / T), as llama2.c computes it; tokens a grammar does not
+    // allow (-inf) are left out.
+    float max = -INFINITY;
+    for (size_t i = 0; i < vocab_size_; ++i) max = logits[i] > max ? logits[i] : max;
     float sum = 0.0f;
+    n = 0;
     for (size_t i = 0; i < vocab_size_; ++i) {
+      if (!(logits[i] > -INFINITY)) continue;
       const float p = std::exp((logits[i] - max) * inv_t);
-      candidates_[i] = {p, static_cast<int32_t>(i)};
+      candidates_[n++] = {p, static_cast<int32_t>(i)};
       sum += p;
     }
-    for (size_t i = 0; i < vocab_size_; ++i) candidates_[i].prob /= sum;
+    for (size_t i = 0; i < n; ++i) candidates_[i].prob /= sum;
   }
   const bool top_p = options_.top_p > 0.0f && options_.top_p < 1.0f;
   const bool min_p = options_.min_p > 0.0f;
-  const bool ranked = n < vocab_size_;  // top-k sorted them
+  const bool ranked = options_.top_k > 0 && options_.top_k < vocab_size_;  // top-k sorted
   const float coin = RandomFloat();
   if (!top_p && !ranked) {
     // llama2.c's sample_mult over the whole vocabulary, in id order; min-p keeps the
@@ -224,7 +241,7 @@ int32_t Sampler::Draw(const float* logits) {
       for (size_t i = 0; i < n; ++i) {
         if (candidates_[i].prob >= cutoff) candidates_[kept++] = candidates_[i];
       }
-      n = kept > 0 ? kept : vocab_size_;  // a tiny top_p can filter out everything
+      n = kept > 0 ? kept : n;  // a tiny top_p can filter out everything
       std::sort(candidates_, candidates_ + n, by_prob);
     }
     float cumulative = 0.0f;

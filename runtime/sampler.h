@@ -57,7 +57,13 @@ class Sampler {
   // the sampler looks at the last repeat_last_n of them, or all with -1). Token ids
   // outside the vocabulary are ignored.
   Status Sample(const float* logits, const int32_t* recent, size_t n_recent,
-                int32_t* token);
+                int32_t* token) {
+    return Sample(logits, recent, n_recent, nullptr, token);
+  }
+  // The same among the tokens whose bit is set in `allowed` (bit id % 32 of word id / 32;
+  // null: all): what a grammar allows. InvalidArgument when it allows none.
+  Status Sample(const float* logits, const int32_t* recent, size_t n_recent,
+                const uint32_t* allowed, int32_t* token);
   const SamplerOptions& options() const { return options_; }
   // The generator's state, for saving a session and restoring it (prompt_state.h).
   uint64_t rng_state() const { return state_; }

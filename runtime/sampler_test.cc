@@ -313,5 +313,53 @@ TEST(SamplerTest, RandomFloatIsInUnitInterval) {
   EXPECT_NEAR(sum / 10000, 0.5, 0.02);
 }
 
+// A mask (a grammar's allowed tokens) restricts every mode: greedy takes the best
+// allowed token, sampling (whole vocabulary, top-k, top-p, min-p, penalties) draws only
+// allowed ones and follows their renormalized distribution; no allowed token is an error.
+TEST(SamplerTest, AMaskRestrictsEveryMode) {
+  const size_t vocab = 70;  // more than two words of bits
+  std::vector<float> logits(vocab);
+  for (size_t i = 0; i < vocab; ++i) logits[i] = 0.05f * static_cast<float>(i % 23);
+  logits[5] = 9.0f;  // the best, not allowed
+  std::vector<uint32_t> allowed(3, 0);
+  const std::vector<int32_t> ids = {3, 40, 41, 66};
+  for (const int32_t id : ids) allowed[id >> 5] |= 1u << (id & 31);
+  const int32_t recent[] = {40, 40};
+  for (const SamplerOptions& o :
+       {Options(0.0f, 0, 1.0f, 1), Options(1.0f, 0, 1.0f, 2), Options(1.0f, 2, 1.0f, 3),
+        Options(1.0f, 0, 0.5f, 4), Options(1.0f, 40, 0.9f, 5)}) {
+    SamplerOptions with = o;
+    with.min_p = o.seed == 5 ? 0.1f : 0.0f;
+    with.repeat_penalty = o.seed == 2 ? 1.3f : 1.0f;
+    std::vector<uint8_t> scratch = Scratch(vocab);
+    Sampler s(with, vocab, scratch.data());
+    std::vector<int> count(vocab, 0);
+    for (int i = 0; i < 2000; ++i) {
+      int32_t token = -1;
+      ASSERT_TRUE(s.Sample(logits.data(), recent, 2, allowed.data(), &token).ok());
+      ASSERT_NE(std::find(ids.begin(), ids.end(), token), ids.end()) << token;
+      ++count[token];
+    }
+    if (o.temperature == 0.0f) {
+      // The best allowed logit: 66 % 23 = 20 beats 40 % 23 = 17, 41 % 23 = 18, 3.
+      EXPECT_EQ(count[66], 2000);
+    } else if (o.top_k == 0 && o.top_p == 1.0f) {
+      // Whole vocabulary: p(id) ~ exp(logit) over the allowed ones only.
+      double z = 0;
+      for (const int32_t id : ids) z += std::exp(logits[id] / (id == 40 ? 1.3 : 1.0));
+      for (const int32_t id : ids) {
+        const double p = std::exp(logits[id] / (id == 40 ? 1.3 : 1.0)) / z;
+        EXPECT_NEAR(count[id] / 2000.0, p, 0.04) << id;
+      }
+    }
+  }
+  std::vector<uint32_t> none(3, 0);
+  std::vector<uint8_t> scratch = Scratch(vocab);
+  Sampler s(Options(1.0f, 0, 1.0f, 1), vocab, scratch.data());
+  int32_t token = -1;
+  EXPECT_EQ(s.Sample(logits.data(), nullptr, 0, none.data(), &token).code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace ember

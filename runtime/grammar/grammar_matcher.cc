@@ -76,9 +76,10 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
 }
 
 Status GrammarMatcher::Reset() {
+  returns_ = nullptr;
   num_frames_ = 0;
   held_ = 0;
-  saved_used_ = saved_states_ = 0;
+  saved_used_ = 0;
   memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
   num_stacks_ = 0;
   can_end_ = false;
@@ -91,6 +92,79 @@ Status GrammarMatcher::Reset() {
   EMBER_RETURN_IF_ERROR(Expand());
   Commit();
   return Status::Ok();
+}
+
+Status GrammarMatcher::StartAt(uint32_t position, const uint32_t* returns, size_t n) {
+  if (position >= program_->num_elements() ||
+      KindOf(program_->element(position)) != ElementKind::kClass) {
+    return InvalidArgument("grammar: position %u is not a class element", position);
+  }
+  returns_ = nullptr;
+  num_frames_ = 0;
+  held_ = 0;
+  saved_used_ = 0;
+  memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
+  BeginStep();
+  uint32_t frame = kNoFrame;
+  for (size_t i = n; i-- > 0;) {
+    if (returns[i] >= program_->num_elements()) {
+      return InvalidArgument("grammar: return position %u is out of range", returns[i]);
+    }
+    frame = Intern(returns[i], frame);
+    if (frame == kNoFrame) return error_;
+  }
+  stacks_[0] = {position, frame};
+  num_stacks_ = 1;
+  can_end_ = false;
+  return Status::Ok();
+}
+
+Status GrammarMatcher::StartAfter(uint32_t rule, const Returns* returns) {
+  if (rule >= program_->num_rules()) {
+    return InvalidArgument("grammar: rule %u is out of range", rule);
+  }
+  num_frames_ = 0;
+  held_ = 0;
+  saved_used_ = 0;
+  memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
+  num_stacks_ = 0;
+  can_end_ = false;
+  returns_ = returns;
+  BeginStep();
+  for (uint32_t i = returns->offsets[rule]; i < returns->offsets[rule + 1]; ++i) {
+    if (returns->positions[i] == UINT32_MAX) {
+      next_can_end_ = true;
+    } else if (!Push(returns->positions[i], kNoFrame)) {
+      return error_;
+    }
+  }
+  EMBER_RETURN_IF_ERROR(Expand());
+  Commit();
+  return Status::Ok();
+}
+
+bool GrammarMatcher::EndRoot(uint32_t position) {
+  if (returns_ == nullptr) {
+    next_can_end_ = true;
+    return true;
+  }
+  const uint32_t rule = returns_->owner[position];
+  for (uint32_t i = returns_->offsets[rule]; i < returns_->offsets[rule + 1]; ++i) {
+    if (returns_->positions[i] == UINT32_MAX) {
+      next_can_end_ = true;
+    } else if (!Push(returns_->positions[i], kNoFrame)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool GrammarMatcher::ReturnsTo(size_t i, const uint32_t* returns, size_t n) const {
+  uint32_t frame = stacks_[i].frame;
+  for (size_t k = 0; k < n; ++k, frame = frames_[frame].frame) {
+    if (frame == kNoFrame || frames_[frame].position != returns[k]) return false;
+  }
+  return true;
 }
 
 void GrammarMatcher::BeginStep() {
@@ -162,7 +236,7 @@ Status GrammarMatcher::Expand() {
     switch (KindOf(element)) {
       case ElementKind::kEnd:
         if (p.frame == kNoFrame) {
-          next_can_end_ = true;
+          if (!EndRoot(p.position)) return error_;
         } else if (!Push(frames_[p.frame].position, frames_[p.frame].frame)) {
           return error_;
         }
@@ -226,7 +300,7 @@ void GrammarMatcher::Collect() {
 
 Status GrammarMatcher::Accept(uint32_t cp) {
   if (held_ != 0) return InvalidArgument("grammar: a code point after an unfinished one");
-  if (num_frames_ > limits_.max_frames / 2 && saved_states_ == 0) Collect();
+  if (num_frames_ > limits_.max_frames / 2 && saved_used_ == 0) Collect();
   BeginStep();
   for (size_t s = 0; s < num_stacks_; ++s) {
     const Pair p = stacks_[s];
@@ -256,6 +330,11 @@ Status GrammarMatcher::AcceptByte(uint8_t byte) {
     } else {
       return InvalidArgument("grammar: byte 0x%02X does not start UTF-8", byte);
     }
+    if (!HeldCanMatch()) {
+      held_ = 0;
+      return InvalidArgument("grammar: no code point starting with byte 0x%02X is allowed",
+                             byte);
+    }
     return Status::Ok();
   }
   if ((byte & 0xC0) != 0x80) {
@@ -263,8 +342,14 @@ Status GrammarMatcher::AcceptByte(uint8_t byte) {
   }
   const uint32_t cp = held_cp_ << 6 | (byte & 0x3F);
   if (held_ > 1) {
+    const uint32_t was = held_cp_;
     held_cp_ = cp;
     --held_;
+    if (!HeldCanMatch()) {
+      held_cp_ = was;
+      ++held_;
+      return InvalidArgument("grammar: no code point starting with these bytes is allowed");
+    }
     return Status::Ok();
   }
   if (cp < held_min_ || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
@@ -274,6 +359,22 @@ Status GrammarMatcher::AcceptByte(uint8_t byte) {
   const Status s = Accept(cp);
   if (!s.ok()) held_ = 1;  // as it was: the last byte still to come
   return s;
+}
+
+bool GrammarMatcher::HeldCanMatch() const {
+  // The code points the held bytes can become: [cp << 6h, (cp << 6h) | ones], clipped
+  // to what UTF-8 may encode with this many bytes.
+  const uint32_t shift = 6u * held_;
+  uint32_t lo = held_cp_ << shift, hi = lo | ((1u << shift) - 1);
+  if (lo < held_min_) lo = held_min_;
+  if (hi > kMaxCodePoint) hi = kMaxCodePoint;
+  if (lo > hi) return false;
+  for (size_t s = 0; s < num_stacks_; ++s) {
+    if (program_->MatchesSome(ValueOf(program_->element(stacks_[s].position)), lo, hi)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Status GrammarMatcher::SaveState(size_t* mark) {
@@ -288,7 +389,6 @@ Status GrammarMatcher::SaveState(size_t* mark) {
   memcpy(at + 2, stacks_, num_stacks_ * sizeof(Pair));
   *mark = saved_used_;
   saved_used_ += pairs;
-  ++saved_states_;
   return Status::Ok();
 }
 
@@ -303,7 +403,6 @@ void GrammarMatcher::RestoreState(size_t mark) {
 }
 
 void GrammarMatcher::DropStates(size_t mark) {
-  for (size_t at = mark; at < saved_used_; at += 2 + saved_[at].position) --saved_states_;
   saved_used_ = mark;
 }
 

@@ -44,6 +44,26 @@ class GrammarMatcher {
               size_t bytes);
   // Back to the beginning of the root rule.
   Status Reset();
+  // One stack only, at class element `position`, over frames that return to
+  // returns[0], then returns[1], ... returns[n - 1], then nothing (a token mask's
+  // precomputation: the last frame's rule ending is then CanEnd). InvalidArgument for a
+  // position that is not a class element or a return position out of range.
+  Status StartAt(uint32_t position, const uint32_t* returns = nullptr, size_t n = 0);
+  // Where each rule's frames can return to in a program (a token mask's tables):
+  // rule r's return positions are positions[offsets[r] .. offsets[r + 1]), UINT32_MAX
+  // for the end of the text; owner[e] is element e's rule.
+  struct Returns {
+    const uint32_t* owner;
+    const uint32_t* offsets;
+    const uint32_t* positions;
+  };
+  // Stacks at each of rule `rule`'s return positions, with nothing known below them: a
+  // stack that ends its rule goes on at that rule's return positions (any of them).
+  // What may follow the rule's end anywhere in the grammar, for a token mask's tables;
+  // `returns` must outlive the matcher's use of it.
+  Status StartAfter(uint32_t rule, const Returns* returns);
+  // Whether stack i's frames return to returns[0], ..., returns[n - 1] (and maybe more).
+  bool ReturnsTo(size_t i, const uint32_t* returns, size_t n) const;
 
   // Advances by one code point. InvalidArgument when the grammar does not allow it here,
   // ResourceExhausted past a limit: either way the state is as it was.
@@ -53,8 +73,9 @@ class GrammarMatcher {
   Status AcceptText(std::string_view text, size_t* accepted = nullptr);
 
   // Advances by one byte of UTF-8: a code point's bytes are held until it is whole (a
-  // token may end inside one), then accepted. InvalidArgument for a byte that cannot
-  // continue UTF-8 or a code point not allowed; the state is then as it was.
+  // token may end inside one), then accepted; a byte is taken only while some code
+  // point it can still become is allowed. InvalidArgument for a byte that cannot
+  // continue UTF-8 or leaves no allowed code point; the state is then as it was.
   Status AcceptByte(uint8_t byte);
 
   // Saved states, last in first out (a token mask walks a vocabulary with them): the
@@ -71,6 +92,10 @@ class GrammarMatcher {
   // Whether some continuation (maybe none) makes it one.
   bool Viable() const { return CanEnd() || num_stacks_ > 0; }
   size_t num_stacks() const { return num_stacks_; }
+  // Stack i's top: the class element its next code point must match.
+  uint32_t top(size_t i) const { return stacks_[i].position; }
+  // Whether a code point's first bytes are held (a token ended inside it).
+  bool holding() const { return held_ != 0; }
   size_t num_frames() const { return num_frames_; }
 
  private:
@@ -80,6 +105,9 @@ class GrammarMatcher {
   static constexpr uint32_t kNoFrame = UINT32_MAX;
 
   void BeginStep();  // an empty next set
+  // A stack ended the root level: the end of the text, or (after StartAfter) the
+  // return positions of its rule.
+  bool EndRoot(uint32_t position);
   // Queues a pair to expand (once); false with error_ past max_expansion.
   bool Push(uint32_t position, uint32_t frame);
   Status Expand();  // the queued pairs into the next set
@@ -87,8 +115,11 @@ class GrammarMatcher {
   // The frame (position, parent), made if new; kNoFrame with error_ past max_frames.
   uint32_t Intern(uint32_t position, uint32_t parent);
   void Collect();  // reclaims the frames no current stack reaches
+  // Whether some stack allows a code point the held bytes can still become.
+  bool HeldCanMatch() const;
 
   const Program* program_ = nullptr;
+  const Returns* returns_ = nullptr;  // StartAfter's (else nullptr)
   MatcherLimits limits_;
   Pair* frames_ = nullptr;       // max_frames: (return position, parent frame)
   uint32_t* frame_index_ = nullptr;  // frame_slots_: interned frames, kNoFrame empty
@@ -104,7 +135,7 @@ class GrammarMatcher {
   uint32_t held_cp_ = 0, held_min_ = 0;
   uint8_t held_ = 0;
   Pair* saved_ = nullptr;  // max_saved / 2 pairs: each state a header pair, then stacks
-  size_t saved_used_ = 0, saved_states_ = 0;
+  size_t saved_used_ = 0;
   bool can_end_ = false, next_can_end_ = false;
   Status error_;
 };

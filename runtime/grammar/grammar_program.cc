@@ -19,6 +19,28 @@ bool Program::InRanges(const uint32_t* k, uint32_t cp) const {
   return false;
 }
 
+bool Program::MatchesSome(uint32_t c, uint32_t lo, uint32_t hi) const {
+  const uint32_t* k = classes_ + size_t{c} * kClassWords;
+  const uint32_t* r = ranges_ + 2 * size_t{k[4]};
+  const uint32_t n = k[5] >> 1;
+  if ((k[5] & 1) == 0) {  // some range meets [lo, hi]
+    for (uint32_t i = 0; i < n; ++i) {
+      if (r[2 * i] <= hi && r[2 * i + 1] >= lo) return true;
+    }
+    return false;
+  }
+  // Negated: some code point of [lo, hi] lies outside every range (they are sorted and
+  // disjoint, so walk them while they cover [lo, next]).
+  uint32_t next = lo;
+  for (uint32_t i = 0; i < n && r[2 * i] <= next; ++i) {
+    if (r[2 * i + 1] >= next) {
+      if (r[2 * i + 1] >= hi) return false;
+      next = r[2 * i + 1] + 1;
+    }
+  }
+  return true;
+}
+
 Status Program::Bind(const uint32_t* words, size_t num_words) {
   *this = Program();
   if (words == nullptr || num_words < kHeaderWords || words[0] != kProgramMagic) {

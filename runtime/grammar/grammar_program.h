@@ -53,6 +53,8 @@ class Program {
   uint32_t num_rules() const { return num_rules_; }
   uint32_t root() const { return root_; }
   size_t num_words() const { return num_words_; }
+  uint32_t num_elements() const { return num_elements_; }
+  uint32_t num_classes() const { return num_classes_; }
   uint32_t element(uint32_t position) const { return elements_[position]; }
   // Rule r's alternatives: their first positions.
   const uint32_t* alternatives(uint32_t rule, uint32_t* count) const {
@@ -65,6 +67,9 @@ class Program {
     if (cp < 128) return (k[cp >> 5] >> (cp & 31)) & 1;
     return InRanges(k, cp) != ((k[5] & 1) != 0);
   }
+  // Whether class c matches some code point in [lo, hi] (lo >= 128: what the first
+  // bytes of a longer UTF-8 sequence leave open).
+  bool MatchesSome(uint32_t c, uint32_t lo, uint32_t hi) const;
 
  private:
   bool InRanges(const uint32_t* k, uint32_t cp) const;

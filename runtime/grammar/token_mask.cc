@@ -3,8 +3,165 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
 namespace ember::grammar {
+namespace {
+
+// The rule each element belongs to.
+std::vector<uint32_t> OwnerOfElements(const Program& p) {
+  std::vector<uint32_t> owner(p.num_elements(), 0);
+  for (uint32_t r = 0; r < p.num_rules(); ++r) {
+    uint32_t count = 0;
+    const uint32_t* alts = p.alternatives(r, &count);
+    for (uint32_t a = 0; a < count; ++a) {
+      for (uint32_t e = alts[a];; ++e) {
+        owner[e] = r;
+        if (KindOf(p.element(e)) == ElementKind::kEnd) break;
+      }
+    }
+  }
+  return owner;
+}
+
+// Where each rule's frame can return to (sorted positions; kRootEnd: the end of the
+// text). A frame is pushed with the position after a reference that does not end its
+// alternative; a reference that does passes its own rule's returns on.
+constexpr uint32_t kRootEnd = UINT32_MAX;
+
+std::vector<std::vector<uint32_t>> ReturnsOfRules(const Program& p,
+                                                  const std::vector<uint32_t>& owner) {
+  std::vector<std::vector<uint32_t>> ret(p.num_rules());
+  ret[p.root()].push_back(kRootEnd);
+  const auto add = [](std::vector<uint32_t>* to, uint32_t v) {
+    const auto at = std::lower_bound(to->begin(), to->end(), v);
+    if (at != to->end() && *at == v) return false;
+    to->insert(at, v);
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t e = 0; e < p.num_elements(); ++e) {
+      const uint32_t element = p.element(e);
+      if (KindOf(element) != ElementKind::kRule) continue;
+      std::vector<uint32_t>* to = &ret[ValueOf(element)];
+      if (KindOf(p.element(e + 1)) != ElementKind::kEnd) {
+        changed |= add(to, e + 1);
+      } else if (ValueOf(element) != owner[e]) {
+        const std::vector<uint32_t> from = ret[owner[e]];
+        for (const uint32_t v : from) changed |= add(to, v);
+      }
+    }
+  }
+  return ret;
+}
+
+size_t SharedPrefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// Tries tokens in byte order from a matcher's state: the path of the last token's
+// bytes keeps a saved state per byte, and the next token resumes where it leaves the
+// path. A refused prefix is remembered, so tokens that start with it are refused
+// without work.
+class Walker {
+ public:
+  struct Result {
+    bool accepted = false;
+    bool same = false;  // refused for the previous token's refused prefix: not walked
+    bool alone = false; // longer than kMaxWalk: tried alone (no can_end record)
+  };
+
+  explicit Walker(GrammarMatcher* m) : m_(m) {}
+  Status Begin() {
+    depth_ = 0;
+    dead_ = SIZE_MAX;
+    previous_ = {};
+    can_end_[0] = m_->CanEnd();
+    return m_->SaveState(&marks_[0]);
+  }
+  void End() {
+    m_->RestoreState(marks_[0]);
+    m_->DropStates(marks_[0]);
+  }
+  // The refused byte of the last token walked (SIZE_MAX: none), and whether the
+  // matcher could end after its first d bytes (d <= that byte, or its length).
+  size_t dead() const { return dead_; }
+  bool can_end_after(size_t d) const { return can_end_[d]; }
+
+  Status Try(std::string_view bytes, Result* result) {
+    *result = Result();
+    const size_t shared = SharedPrefix(previous_, bytes);
+    previous_ = bytes;
+    if (dead_ != SIZE_MAX && shared > dead_) {
+      result->same = true;
+      return Status::Ok();
+    }
+    dead_ = SIZE_MAX;
+    if (bytes.size() > TokenMask::kMaxWalk) return TryAlone(bytes, result);
+    if (shared < depth_) {  // back up the path to the prefix it shares
+      m_->DropStates(marks_[shared + 1]);
+      depth_ = shared;
+    }
+    m_->RestoreState(marks_[depth_]);
+    for (size_t k = depth_; k < bytes.size(); ++k) {
+      const Status s = m_->AcceptByte(static_cast<uint8_t>(bytes[k]));
+      if (s.code() == StatusCode::kInvalidArgument) {
+        dead_ = k;
+        return Status::Ok();
+      }
+      EMBER_RETURN_IF_ERROR(s);
+      EMBER_RETURN_IF_ERROR(m_->SaveState(&marks_[k + 1]));
+      can_end_[k + 1] = m_->CanEnd();
+      depth_ = k + 1;
+    }
+    result->accepted = true;
+    return Status::Ok();
+  }
+
+ private:
+  Status TryAlone(std::string_view bytes, Result* result) {
+    if (depth_ > 0) m_->DropStates(marks_[1]);
+    depth_ = 0;
+    previous_ = {};
+    m_->RestoreState(marks_[0]);
+    result->alone = true;
+    result->accepted = true;
+    for (const char c : bytes) {
+      const Status s = m_->AcceptByte(static_cast<uint8_t>(c));
+      if (s.code() == StatusCode::kInvalidArgument) {
+        result->accepted = false;
+        break;
+      }
+      EMBER_RETURN_IF_ERROR(s);
+    }
+    m_->RestoreState(marks_[0]);
+    return Status::Ok();
+  }
+
+  GrammarMatcher* m_;
+  size_t depth_ = 0, dead_ = SIZE_MAX;
+  std::string_view previous_;
+  size_t marks_[TokenMask::kMaxWalk + 1];
+  bool can_end_[TokenMask::kMaxWalk + 1];
+};
+
+size_t CountBits(const uint32_t* bits, size_t words) {
+  // SWAR: a popcount instruction is not in every target's baseline (a libgcc call).
+  size_t n = 0;
+  for (size_t i = 0; i < words; ++i) {
+    uint32_t v = bits[i] - ((bits[i] >> 1) & 0x55555555u);
+    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+    n += (((v + (v >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+  }
+  return n;
+}
+
+}  // namespace
 
 void TokenOrder::Sort() {
   order_.clear();
@@ -14,64 +171,200 @@ void TokenOrder::Sort() {
   std::sort(order_.begin(), order_.end(), [this](int32_t a, int32_t b) {
     return pieces_[a] < pieces_[b] || (pieces_[a] == pieces_[b] && a < b);
   });
-  shared_.assign(order_.size(), 0);
-  for (size_t i = 1; i < order_.size(); ++i) {
-    const std::string_view a = pieces_[order_[i - 1]], b = pieces_[order_[i]];
-    size_t n = 0;
-    while (n < a.size() && n < b.size() && n < UINT16_MAX && a[n] == b[n]) ++n;
-    shared_[i] = static_cast<uint16_t>(n);
-  }
 }
 
-Status TokenMask::Allowed(GrammarMatcher* m, const TokenOrder& order, uint8_t* allowed,
-                          size_t* count) {
-  memset(allowed, 0, order.pieces_.size());
+Status TokenMask::AllowedByWalk(GrammarMatcher* m, const TokenOrder& order, uint32_t* bits,
+                                size_t* count) {
+  memset(bits, 0, order.mask_words() * 4);
   *count = 0;
-  // marks[d]: the state after the walk's first d bytes (marks[0]: the matcher's own).
-  constexpr size_t kMaxDepth = 256;
-  size_t marks[kMaxDepth + 1];
-  EMBER_RETURN_IF_ERROR(m->SaveState(&marks[0]));
-  size_t depth = 0;           // bytes of the walk's path with saved states
-  size_t dead = SIZE_MAX;     // the path's first refused byte (SIZE_MAX: none)
+  Walker walker(m);
+  EMBER_RETURN_IF_ERROR(walker.Begin());
   Status status;
-  for (size_t i = 0; i < order.order_.size() && status.ok(); ++i) {
-    const int32_t id = order.order_[i];
-    const std::string_view bytes = order.pieces_[id];
-    const size_t shared = order.shared_[i];
-    if (shared > dead) continue;  // starts with the refused prefix
-    dead = SIZE_MAX;
-    if (shared < depth) {  // back up the path to the prefix it shares
-      m->DropStates(marks[shared + 1]);
-      depth = shared;
+  for (const int32_t id : order.order_) {
+    Walker::Result r;
+    status = walker.Try(order.pieces_[id], &r);
+    if (!status.ok()) break;
+    if (r.accepted) bits[id >> 5] |= 1u << (id & 31);
+  }
+  walker.End();
+  *count = CountBits(bits, order.mask_words());
+  return status;
+}
+
+Status TokenMask::Build(const Program& program, const TokenOrder& order,
+                        const MatcherLimits& limits) {
+  order_ = &order;
+  entry_of_.assign(program.num_elements(), kNoEntry);
+  entries_.clear();
+  words_.clear();
+  allowed_sets_ = 0;
+  const size_t words = order.mask_words();
+  candidates_.assign((order.size() + 31) / 32, 0);
+  const std::vector<uint32_t> owner = OwnerOfElements(program);
+  const std::vector<std::vector<uint32_t>> returns = ReturnsOfRules(program, owner);
+  chains_.clear();
+
+  std::vector<uint64_t> memory((GrammarMatcher::RequiredBytes(limits) + 7) / 8);
+  GrammarMatcher m;
+  EMBER_RETURN_IF_ERROR(m.Init(&program, limits, memory.data(), memory.size() * 8));
+  // What may follow a rule's end: its return positions with nothing below them.
+  std::vector<uint32_t> return_offsets = {0}, return_positions;
+  for (const std::vector<uint32_t>& r : returns) {
+    return_positions.insert(return_positions.end(), r.begin(), r.end());
+    return_offsets.push_back(static_cast<uint32_t>(return_positions.size()));
+  }
+  const GrammarMatcher::Returns follow_returns = {owner.data(), return_offsets.data(),
+                                                  return_positions.data()};
+  std::vector<uint64_t> follow_memory(memory.size());
+  GrammarMatcher follow;
+  EMBER_RETURN_IF_ERROR(
+      follow.Init(&program, limits, follow_memory.data(), follow_memory.size() * 8));
+  std::unordered_map<std::string, uint32_t> allowed_at;  // distinct allowed sets
+  std::vector<uint32_t> allowed(words), dependent;
+  for (uint32_t e = 0; e < program.num_elements(); ++e) {
+    if (KindOf(program.element(e)) != ElementKind::kClass) continue;
+    // The frames below the element while they can return to one place only: the
+    // tables then hold for those frames, and only a token running past them depends
+    // on the stack.
+    Entry entry;
+    entry.chain = static_cast<uint32_t>(chains_.size());
+    uint32_t rule = owner[e];
+    while (returns[rule].size() == 1 && returns[rule][0] != kRootEnd &&
+           chains_.size() - entry.chain < kMaxChain) {
+      chains_.push_back(returns[rule][0]);
+      rule = owner[returns[rule][0]];
     }
-    m->RestoreState(marks[depth]);
-    if (bytes.size() > kMaxDepth) {
-      status = ResourceExhausted("grammar: token %d has %zu bytes (at most %zu)", id,
-                                 bytes.size(), kMaxDepth);
-      break;
-    }
-    for (size_t k = depth; k < bytes.size(); ++k) {
-      const Status s = m->AcceptByte(static_cast<uint8_t>(bytes[k]));
-      if (s.code() == StatusCode::kInvalidArgument) {
-        dead = k;
-        break;
+    entry.chain_length = static_cast<uint32_t>(chains_.size() - entry.chain);
+    EMBER_RETURN_IF_ERROR(m.StartAt(e, chains_.data() + entry.chain, entry.chain_length));
+    size_t follow_mark = 0;
+    EMBER_RETURN_IF_ERROR(follow.StartAfter(rule, &follow_returns));
+    EMBER_RETURN_IF_ERROR(follow.SaveState(&follow_mark));
+    // Whether `rest` (the bytes after the rule's end) can follow it somewhere in the
+    // grammar (a superset of what can follow it under any one stack).
+    const auto can_follow = [&](std::string_view rest) {
+      follow.RestoreState(follow_mark);
+      for (const char c : rest) {
+        if (!follow.AcceptByte(static_cast<uint8_t>(c)).ok()) return false;
       }
+      return true;
+    };
+    std::fill(allowed.begin(), allowed.end(), 0);
+    dependent.clear();
+    Walker walker(&m);
+    EMBER_RETURN_IF_ERROR(walker.Begin());
+    for (size_t i = 0; i < order.order_.size(); ++i) {
+      const int32_t id = order.order_[i];
+      const std::string_view bytes = order.pieces_[id];
+      Walker::Result r;
+      const Status s = walker.Try(bytes, &r);
       if (!s.ok()) {
-        status = s;
-        break;
+        walker.End();
+        return s;
       }
-      status = m->SaveState(&marks[k + 1]);
-      if (!status.ok()) break;
-      depth = k + 1;
+      if (r.alone) {
+        dependent.push_back(static_cast<uint32_t>(i));
+        continue;
+      }
+      if (r.accepted) {
+        allowed[id >> 5] |= 1u << (id & 31);
+        continue;
+      }
+      // Refused by the rule (or, `same`, for the previous token's refused prefix): it
+      // depends on what lies below if the rule could end before the refused byte and
+      // the bytes from there on can follow the rule somewhere in the grammar.
+      bool depends = false;
+      for (size_t j = 1; j <= walker.dead() && !depends; ++j) {
+        depends = walker.can_end_after(j) && can_follow(bytes.substr(j));
+      }
+      if (depends) dependent.push_back(static_cast<uint32_t>(i));
     }
-    if (status.ok() && dead == SIZE_MAX) {
-      allowed[id] = 1;
-      ++*count;
+    walker.End();
+    follow.DropStates(follow_mark);
+    const std::string key(reinterpret_cast<const char*>(allowed.data()), words * 4);
+    const auto found = allowed_at.find(key);
+    if (found != allowed_at.end()) {
+      entry.allowed = found->second;
+    } else {
+      entry.allowed = static_cast<uint32_t>(words_.size());
+      words_.insert(words_.end(), allowed.begin(), allowed.end());
+      allowed_at.emplace(key, entry.allowed);
+      ++allowed_sets_;
+    }
+    entry.dependent = static_cast<uint32_t>(words_.size());
+    entry.count = static_cast<uint32_t>(dependent.size());
+    words_.insert(words_.end(), dependent.begin(), dependent.end());
+    entry_of_[e] = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(entry);
+  }
+  seen_.assign(entries_.size(), 0);
+  stamp_ = 0;
+  return Status::Ok();
+}
+
+Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
+  if (order_ == nullptr) return InvalidArgument("grammar: the token mask is not built");
+  if (m->holding()) return AllowedByWalk(m, *order_, bits, count);
+  const size_t words = order_->mask_words();
+  memset(bits, 0, words * 4);
+  if (++stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(seen_.begin(), seen_.end(), 0);
+    stamp_ = 1;
+  }
+  size_t first = SIZE_MAX, last = 0;  // the candidates' words
+  for (size_t s = 0; s < m->num_stacks(); ++s) {
+    const uint32_t e = entry_of_[m->top(s)];
+    const Entry& entry = entries_[e];
+    if (!m->ReturnsTo(s, chains_.data() + entry.chain, entry.chain_length)) {
+      // Frames the grammar's references cannot push (a program no compiler wrote):
+      // the tables do not hold.
+      for (uint32_t c = 0; c < candidates_.size(); ++c) candidates_[c] = 0;
+      return AllowedByWalk(m, *order_, bits, count);
+    }
+    if (seen_[e] == stamp_) continue;
+    seen_[e] = stamp_;
+    const uint32_t* allowed = words_.data() + entry.allowed;
+    for (size_t i = 0; i < words; ++i) bits[i] |= allowed[i];
+    const uint32_t* dependent = words_.data() + entry.dependent;
+    for (uint32_t i = 0; i < entry.count; ++i) {
+      candidates_[dependent[i] >> 5] |= 1u << (dependent[i] & 31);
+    }
+    if (entry.count > 0) {  // sorted: the words from its first to its last
+      first = std::min<size_t>(first, dependent[0] >> 5);
+      last = std::max<size_t>(last, (dependent[entry.count - 1] >> 5) + 1);
     }
   }
-  m->RestoreState(marks[0]);
-  m->DropStates(marks[0]);
+  Status status;
+  if (last > 0) {
+    // The dependent tokens not yet allowed, in byte order, from the whole state; the
+    // candidates are cleared as they are read, whatever happens.
+    Walker walker(m);
+    status = walker.Begin();
+    const bool walking = status.ok();
+    for (size_t w = first; w < last; ++w) {
+      for (uint32_t word = candidates_[w]; word != 0 && status.ok(); word &= word - 1) {
+        const int32_t id = order_->order_[w * 32 + static_cast<size_t>(__builtin_ctz(word))];
+        if ((bits[id >> 5] >> (id & 31)) & 1) continue;
+        Walker::Result r;
+        status = walker.Try(order_->pieces_[id], &r);
+        if (r.accepted) bits[id >> 5] |= 1u << (id & 31);
+      }
+      candidates_[w] = 0;
+    }
+    if (walking) walker.End();
+  }
+  *count = CountBits(bits, words);
   return status;
+}
+
+TokenMask::Stats TokenMask::stats() const {
+  Stats s;
+  s.elements = entries_.size();
+  s.allowed_sets = allowed_sets_;
+  for (const Entry& e : entries_) s.dependent += e.count;
+  s.bytes = words_.size() * 4 + entries_.size() * sizeof(Entry) + entry_of_.size() * 4 +
+            chains_.size() * 4 +
+            candidates_.size() * 4 + seen_.size() * 4;
+  return s;
 }
 
 }  // namespace ember::grammar

@@ -1,8 +1,14 @@
-// The tokens a grammar allows next: each token's bytes tried from the matcher's state,
-// as a walk of the vocabulary in byte order so that tokens sharing a prefix share its
-// work (a trie walked over a sorted array: each token's common prefix with the one
-// before it is where the walk resumes), and a prefix the grammar refuses skips every
-// token that starts with it.
+// The tokens a grammar allows next, as bits by token id.
+//
+// A vocabulary is walked in byte order (TokenOrder) so that tokens sharing a prefix share
+// its work, and a prefix the grammar refuses skips every token that starts with it. Most
+// of that work does not depend on the parse stacks, only on their tops: TokenMask::Build
+// walks the vocabulary once from each class element of the program alone, and sorts the
+// tokens into those the element's rule accepts whatever lies below it (allowed), those
+// it refuses before its rule can end or whose byte after the rule's end can follow it
+// nowhere in the grammar (refused), and the rest (dependent: they run past the rule's
+// end into what the stacks below hold). Each step then ORs the allowed bits of the
+// stacks' tops and walks only their dependent tokens from the matcher's whole state.
 #ifndef EMBER_RUNTIME_GRAMMAR_TOKEN_MASK_H_
 #define EMBER_RUNTIME_GRAMMAR_TOKEN_MASK_H_
 
@@ -27,7 +33,10 @@ class TokenOrder {
     for (size_t id = 0; id < vocab_size; ++id) pieces_[id] = bytes(static_cast<int32_t>(id));
     Sort();
   }
-  size_t size() const { return order_.size(); }
+  size_t vocab_size() const { return pieces_.size(); }
+  size_t size() const { return order_.size(); }  // tokens with bytes
+  // Words of a mask of this vocabulary's ids (a bit each).
+  size_t mask_words() const { return (pieces_.size() + 31) / 32; }
 
  private:
   friend class TokenMask;
@@ -35,17 +44,55 @@ class TokenOrder {
 
   std::vector<std::string_view> pieces_;  // by id
   std::vector<int32_t> order_;            // ids in byte order, empty pieces left out
-  std::vector<uint16_t> shared_;          // bytes each shares with the one before it
 };
 
 class TokenMask {
  public:
-  // Sets allowed[id] to 1 for each token whose bytes the matcher accepts from its state
-  // (else 0; `allowed` holds the vocabulary), and *count to their number. The matcher's
-  // state is unchanged. ResourceExhausted past one of its limits (a token longer than
-  // its saved states hold, an ambiguous grammar's stacks).
-  static Status Allowed(GrammarMatcher* matcher, const TokenOrder& order, uint8_t* allowed,
-                        size_t* count);
+  // Tokens longer than this are tried alone at each step (none of the shared
+  // vocabularies has one).
+  static constexpr size_t kMaxWalk = 256;
+
+  // Precomputes the tables for `program` over `order` (both must outlive the mask).
+  // Allocates and walks the vocabulary once per class element: where a grammar is set.
+  Status Build(const Program& program, const TokenOrder& order, const MatcherLimits& limits);
+
+  // Sets bit id of `bits` (order.mask_words() words) for each token whose bytes the
+  // matcher accepts from its state, clears the others, and sets *count to their number.
+  // The matcher's state is unchanged; no heap. ResourceExhausted past one of the
+  // matcher's limits.
+  Status Allowed(GrammarMatcher* matcher, uint32_t* bits, size_t* count);
+
+  // The same without tables: every token tried from the state (a reference, and what
+  // Allowed does while the matcher holds the first bytes of a code point).
+  static Status AllowedByWalk(GrammarMatcher* matcher, const TokenOrder& order,
+                              uint32_t* bits, size_t* count);
+
+  // The tables: class elements, distinct allowed sets, dependent tokens of all elements
+  // together, and their bytes.
+  struct Stats {
+    size_t elements = 0, allowed_sets = 0, dependent = 0, bytes = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Entry {
+    uint32_t allowed;            // offset of its allowed bits in words_
+    uint32_t dependent, count;   // its dependent tokens: order indices in words_
+    uint32_t chain, chain_length;  // the frames below it: return positions in chains_
+  };
+  static constexpr size_t kMaxChain = 8;
+  static constexpr uint32_t kNoEntry = UINT32_MAX;
+
+  const TokenOrder* order_ = nullptr;
+  std::vector<uint32_t> entry_of_;  // by program element: an index into entries_
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> words_;     // allowed bit sets (ids), dependent lists (order)
+  std::vector<uint32_t> chains_;    // return positions of the frames below each entry
+  size_t allowed_sets_ = 0;
+  // Per step (sized by Build, so Allowed does not allocate).
+  std::vector<uint32_t> candidates_;  // dependent tokens to try: bits by order index
+  std::vector<uint32_t> seen_;        // entries_ applied this step: their step's stamp
+  uint32_t stamp_ = 0;
 };
 
 }  // namespace ember::grammar

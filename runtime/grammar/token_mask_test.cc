@@ -63,18 +63,26 @@ class TokenMaskTest : public ::testing::Test {
   TokenOrder order_;
 };
 
-TEST_F(TokenMaskTest, TheWalkAllowsWhatEachTokenAloneWould) {
+bool Has(const std::vector<uint32_t>& bits, size_t id) {
+  return (bits[id >> 5] >> (id & 31)) & 1;
+}
+
+TEST_F(TokenMaskTest, BothMasksAllowWhatEachTokenAloneWould) {
   const std::string text = "{\"caf\xc3\xa9\": [1.5e+3, true, \"\xe2\x9c\x93\\u00e9\"], \"n\": null}";
   GrammarMatcher m;
   std::vector<uint64_t> memory;
   Start(&m, &memory, "");
-  std::vector<uint8_t> allowed(vocab_.size());
+  TokenMask mask;
+  ASSERT_TRUE(mask.Build(program_, order_, MatcherLimits()).ok());
+  EXPECT_GT(mask.stats().dependent, 0u);  // the walk at each step is exercised
+  std::vector<uint32_t> walked(order_.mask_words()), tabled(order_.mask_words());
   size_t total = 0;
   for (size_t at = 0; at <= text.size(); ++at) {
-    size_t count = 0;
-    ASSERT_TRUE(TokenMask::Allowed(&m, order_, allowed.data(), &count).ok()) << at;
+    size_t count = 0, tabled_count = 0;
+    ASSERT_TRUE(TokenMask::AllowedByWalk(&m, order_, walked.data(), &count).ok()) << at;
+    ASSERT_TRUE(mask.Allowed(&m, tabled.data(), &tabled_count).ok()) << at;
     // Each token alone, from a matcher of its own at the same text (restored before
-    // each: the walk's sorting and sharing is what is checked).
+    // each: the walk's sorting and sharing, and the tables, are what is checked).
     GrammarMatcher alone;
     std::vector<uint64_t> alone_memory;
     Start(&alone, &alone_memory, text.substr(0, at));
@@ -85,13 +93,16 @@ TEST_F(TokenMaskTest, TheWalkAllowsWhatEachTokenAloneWould) {
       bool ok = !vocab_[id].empty();
       for (char c : vocab_[id]) ok = ok && alone.AcceptByte(static_cast<uint8_t>(c)).ok();
       want_count += ok;
-      ASSERT_EQ(allowed[id] != 0, ok) << "at byte " << at << ", token " << id << " '"
-                                      << vocab_[id] << "'";
+      ASSERT_EQ(Has(walked, id), ok) << "walk at byte " << at << ", token " << id << " '"
+                                     << vocab_[id] << "'";
+      ASSERT_EQ(Has(tabled, id), ok) << "tables at byte " << at << ", token " << id
+                                     << " '" << vocab_[id] << "'";
     }
     EXPECT_EQ(count, want_count);
+    EXPECT_EQ(tabled_count, want_count);
     EXPECT_GT(count, 0u) << at;
     total += count;
-    // The mask left the state as it was: the text goes on.
+    // The masks left the state as they found it: the text goes on.
     if (at < text.size()) {
       ASSERT_TRUE(m.AcceptByte(static_cast<uint8_t>(text[at])).ok()) << at;
     }
@@ -100,18 +111,107 @@ TEST_F(TokenMaskTest, TheWalkAllowsWhatEachTokenAloneWould) {
   EXPECT_GT(total, 0u);
 }
 
-TEST_F(TokenMaskTest, ATokenLongerThanTheWalkIsAnError) {
+// Grammars whose rules end in many places (nested, recursive, ambiguous, a rule that
+// can be empty, non-ASCII classes): the tables' mask equals the walk's at each byte of
+// texts the grammar generates, drawn at random.
+TEST_F(TokenMaskTest, TheTablesAgreeWithTheWalkOnOtherGrammars) {
+  const char* grammars[] = {
+      R"g(root ::= expr
+expr ::= term (("+" | "-") term)*
+term ::= factor (("*" | "/") factor)*
+factor ::= num | "(" ws expr ws ")" | "-" factor
+num ::= [0-9]+ ("." [0-9]+)?
+ws ::= " "?)g",
+      R"g(root ::= item ("," item)* "."
+item ::= a | b
+a ::= "ab" [a-c]* | "a" [^,.]{0,3}
+b ::= "é" | "✓" [é✓]? | [\u0100-\u01FF]+)g",
+      R"g(root ::= line+
+line ::= word (" " word)* "\n"
+word ::= [a-z]+ | "\"" [^"\n]* "\"" | opt "x"
+opt ::= "y"?)g",
+  };
+  // The texts' characters, as tokens alone and in random runs.
+  std::vector<std::string> vocab = {"", "\xc3", "\xa9", "\xc3\xa9", "\xe2\x9c\x93", "\xc4",
+                                    "\xc4\x80", "\xc5\xbf", "\xe2", "\xe2\x9c"};
+  for (int b = 1; b < 128; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  const std::string chars[] = {"a", "b", "c", "x", "y", "0", "1", "9", ".", ",", "+",
+                               "-", "*", "(", ")", " ", "\n", "\"", "\xc3\xa9",
+                               "\xe2\x9c\x93", "\xc4\x80", "\xc3"};
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s;
+    for (size_t n = 1 + rng() % 5; n > 0; --n) s += chars[rng() % std::size(chars)];
+    vocab.push_back(s);
+  }
+  TokenOrder order;
+  order.Build(vocab.size(), [&](int32_t id) { return std::string_view(vocab[id]); });
+  for (const char* text : grammars) {
+    std::vector<uint32_t> words;
+    ASSERT_TRUE(CompileGbnf(text, "root", &words).ok()) << text;
+    Program program;
+    ASSERT_TRUE(program.Bind(words.data(), words.size()).ok());
+    TokenMask mask;
+    ASSERT_TRUE(mask.Build(program, order, MatcherLimits()).ok());
+    std::vector<uint64_t> memory(GrammarMatcher::RequiredBytes(MatcherLimits()) / 8 + 1);
+    GrammarMatcher m;
+    ASSERT_TRUE(m.Init(&program, MatcherLimits(), memory.data(), memory.size() * 8).ok());
+    std::vector<uint32_t> walked(order.mask_words()), tabled(order.mask_words());
+    size_t steps = 0;
+    for (int run = 0; run < 20; ++run) {
+      ASSERT_TRUE(m.Reset().ok());
+      // A random walk: each step takes a random allowed token, up to 40 of them.
+      for (int step = 0; step < 40; ++step, ++steps) {
+        size_t count = 0, tabled_count = 0;
+        ASSERT_TRUE(TokenMask::AllowedByWalk(&m, order, walked.data(), &count).ok());
+        ASSERT_TRUE(mask.Allowed(&m, tabled.data(), &tabled_count).ok());
+        ASSERT_EQ(walked, tabled) << text << " run " << run << " step " << step;
+        ASSERT_EQ(count, tabled_count);
+        if (count == 0) break;
+        size_t pick = rng() % count;
+        for (size_t id = 0; id < vocab.size(); ++id) {
+          if (Has(walked, id) && pick-- == 0) {
+            for (char c : vocab[id]) ASSERT_TRUE(m.AcceptByte(static_cast<uint8_t>(c)).ok());
+            break;
+          }
+        }
+      }
+    }
+    EXPECT_GT(steps, 60u) << text;
+  }
+}
+
+// A token that starts a code point no stack allows is refused at its first byte, so a
+// generation never ends inside a code point nothing can finish.
+TEST_F(TokenMaskTest, AFirstByteNoAllowedCodePointHasIsRefused) {
+  GrammarMatcher m;
+  std::vector<uint64_t> memory;
+  Start(&m, &memory, "[");
+  EXPECT_EQ(m.AcceptByte(0xC3).code(), StatusCode::kInvalidArgument);  // numbers only
+  EXPECT_FALSE(m.holding());
+  ASSERT_TRUE(m.AcceptByte('"').ok());  // in a string, é is allowed
+  EXPECT_TRUE(m.AcceptByte(0xC3).ok());
+  EXPECT_TRUE(m.holding());
+}
+
+TEST_F(TokenMaskTest, ATokenLongerThanTheWalkIsTriedAlone) {
   vocab_.push_back(std::string(300, ' '));
+  vocab_.push_back(std::string(300, 'x'));
   TokenOrder order;
   order.Build(vocab_.size(), [this](int32_t id) { return std::string_view(vocab_[id]); });
   GrammarMatcher m;
   std::vector<uint64_t> memory;
   Start(&m, &memory, "[");
-  std::vector<uint8_t> allowed(vocab_.size());
+  TokenMask mask;
+  ASSERT_TRUE(mask.Build(program_, order, MatcherLimits()).ok());
+  std::vector<uint32_t> bits(order.mask_words());
   size_t count = 0;
-  const Status s = TokenMask::Allowed(&m, order, allowed.data(), &count);
-  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(std::string(s.message()).find("300 bytes"), std::string::npos) << s.message();
+  for (int tables = 0; tables < 2; ++tables) {
+    ASSERT_TRUE((tables ? mask.Allowed(&m, bits.data(), &count)
+                        : TokenMask::AllowedByWalk(&m, order, bits.data(), &count)).ok());
+    EXPECT_TRUE(Has(bits, vocab_.size() - 2));   // spaces after "["
+    EXPECT_FALSE(Has(bits, vocab_.size() - 1));  // x is not JSON
+  }
   EXPECT_TRUE(m.AcceptByte(']').ok());  // the state is still "["
   EXPECT_TRUE(m.CanEnd());
 }

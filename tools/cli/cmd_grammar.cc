@@ -65,7 +65,8 @@ const char* Classify(grammar::GrammarMatcher* matcher, const std::string& text,
 
 // The allowed tokens after --mask's text, timed: what a sampler under a grammar pays per
 // token for the mask.
-Status Mask(const ArgParser& args, grammar::GrammarMatcher* matcher) {
+Status Mask(const ArgParser& args, const grammar::Program* program,
+            const grammar::MatcherLimits& limits, grammar::GrammarMatcher* matcher) {
   std::unique_ptr<Model> model;
   LoadedTokenizer loaded;
   const Tokenizer* tokenizer = nullptr;
@@ -79,21 +80,48 @@ Status Mask(const ArgParser& args, grammar::GrammarMatcher* matcher) {
   order.Build(vocab, [&](int32_t id) { return tokenizer->Decode(int32_t(vocab), id); });
   const double sort_ms = std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - started).count();
+  const auto built = std::chrono::steady_clock::now();
+  grammar::TokenMask mask;
+  EMBER_RETURN_IF_ERROR(mask.Build(*program, order, limits));
+  const double build_ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - built).count();
   EMBER_RETURN_IF_ERROR(matcher->AcceptText(args.Get("--mask")));
-  std::vector<uint8_t> allowed(vocab);
-  std::vector<double> us;
-  size_t count = 0;
-  for (int64_t r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    EMBER_RETURN_IF_ERROR(grammar::TokenMask::Allowed(matcher, order, allowed.data(), &count));
-    us.push_back(std::chrono::duration<double, std::micro>(
-                     std::chrono::steady_clock::now() - t0).count());
+  std::vector<uint32_t> bits(order.mask_words()), walked(order.mask_words());
+  // Median microseconds of `repeat` runs of a mask.
+  const auto time = [&](auto&& run, int64_t runs, double* median) {
+    std::vector<double> us;
+    for (int64_t r = 0; r < runs; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      EMBER_RETURN_IF_ERROR(run());
+      us.push_back(std::chrono::duration<double, std::micro>(
+                       std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    *median = us[us.size() / 2];
+    return Status::Ok();
+  };
+  size_t count = 0, walked_count = 0;
+  double us = 0, walk_us = 0;
+  EMBER_RETURN_IF_ERROR(time([&] { return mask.Allowed(matcher, bits.data(), &count); },
+                             repeat, &us));
+  EMBER_RETURN_IF_ERROR(time(
+      [&] {
+        return grammar::TokenMask::AllowedByWalk(matcher, order, walked.data(),
+                                                 &walked_count);
+      },
+      std::min<int64_t>(repeat, 5), &walk_us));
+  if (bits != walked) {
+    return Internal("grammar: the mask's tables and its walk disagree (%zu and %zu tokens)",
+                    count, walked_count);
   }
-  std::sort(us.begin(), us.end());
-  printf("%zu of %u tokens allowed%s; mask %.1f us (median of %lld), vocabulary sorted in "
-         "%.1f ms\n",
-         count, vocab, matcher->CanEnd() ? " (and the end of text)" : "", us[us.size() / 2],
-         static_cast<long long>(repeat), sort_ms);
+  const grammar::TokenMask::Stats stats = mask.stats();
+  printf("%zu of %u tokens allowed%s; mask %.1f us (median of %lld; every token walked: "
+         "%.1f us)\n"
+         "tables: %zu class elements, %zu distinct allowed sets, %zu dependent tokens, "
+         "%zu bytes, built in %.1f ms; vocabulary sorted in %.1f ms\n",
+         count, vocab, matcher->CanEnd() ? " (and the end of text)" : "", us,
+         static_cast<long long>(repeat), walk_us, stats.elements, stats.allowed_sets,
+         stats.dependent, stats.bytes, build_ms, sort_ms);
   return Status::Ok();
 }
 
@@ -124,7 +152,7 @@ Status Grammar(const ArgParser& args) {
   grammar::GrammarMatcher matcher;
   EMBER_RETURN_IF_ERROR(matcher.Init(&program, limits, memory.data(), matcher_bytes));
 
-  if (args.Has("--mask")) return Mask(args, &matcher);
+  if (args.Has("--mask")) return Mask(args, &program, limits, &matcher);
   if (args.Has("--text")) {
     Status error;
     const char* verdict = Classify(&matcher, args.Get("--text"), &error);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/cli/prompt_cache.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/util/quote.h"
@@ -51,6 +53,7 @@ ArgParser MakeParser() {
   };
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : GrammarFlagSpecs()) specs.push_back(std::move(spec));
   specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
 }
@@ -185,6 +188,8 @@ Status Run(const ArgParser& args) {
       options.context_shift ? SIZE_MAX : s.max_context() - before - n_ids + 1;
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
+  std::unique_ptr<grammar::GrammarConstraint> constraint;
+  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, tokenizer, "run", &constraint));
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
   if (sampling.temperature >= kGreedyBelowTemperature) {
     fprintf(stderr, "ember run: seed %llu\n",
@@ -213,6 +218,7 @@ Status Run(const ArgParser& args) {
   GenerateOptions generate;
   generate.max_new = max_new;
   generate.stop_strings = &stop_strings;
+  generate.constraint = constraint.get();
   const Clock::time_point start = Clock::now();
   size_t first = 0;  // the prompt's tokens Generate prefills start here
   if (args.Has("--prompt-cache")) {
@@ -256,6 +262,14 @@ Status Run(const ArgParser& args) {
             s.shifts(), s.shifts() == 1 ? "" : "s", s.max_context(),
             options.context_keep);
   }
+  if (!result.complete) {
+    return OutOfRange(
+        "stopped after %zu tokens in the middle of the grammar's text (%s): it is not "
+        "whole; raise -n or -c",
+        result.generated,
+        result.stop == StopReason::kContextFull || n_predict < 0 ? "the context is full"
+                                                                  : "-n reached");
+  }
   if (result.stop == StopReason::kContextFull && n_predict >= 0) {
     return OutOfRange(
         "context full after %zu of the %lld tokens asked for (context %zu); "
@@ -274,7 +288,8 @@ int RunCommand(int argc, char** argv) {
       "Streams the text to stdout and its speed to stderr. Stops at the model's\n"
       "stop ids (EOS, every end id a Hugging Face or GGUF model lists, BOS for a\n"
       "llama2.c model; `ember inspect` prints them), after -n tokens, or at a full\n"
-      "context: status 1 unless --context-shift makes room.\n",
+      "context: status 1 unless --context-shift makes room. Under --grammar or\n"
+      "--json, status 1 too when it stops before the text is whole.\n",
       MakeParser(), argc, argv, &Run);
 }
 

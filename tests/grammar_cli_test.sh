@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `ember run` under a grammar: --json and --grammar FILE constrain the text (each
+# finished text checked by `ember grammar --text`), the end of text comes where the
+# grammar can end, and a text cut off by -n or the context mid-structure is status 1.
+# Bad grammars and conflicting flags are refused with a message.
+# usage: grammar_cli_test.sh EMBER_BINARY... MODEL (stories260K.ember; the binary may be
+# preceded by an emulator)
+set -uo pipefail
+args=("$@")
+model="${args[-1]}"
+unset 'args[-1]'
+ember=("${args[@]}")
+source "$(dirname "$0")/cli_expect.sh"
+
+printf 'root ::= "Once" (" " [a-z]+){1,3} "."\n' >"$tmp/words.gbnf"
+expect 0 "grammar $tmp/words.gbnf: program" -- "${ember[@]}" run -m "$model" -p "Once" \
+  --grammar "$tmp/words.gbnf" --temp 0 -n 40
+text=$(tail -c +5 "$tmp/stdout" | head -n 1)  # after the prompt's echo
+expect 0 complete -- "${ember[@]}" grammar -g "$tmp/words.gbnf" --text "$text"
+
+# Sampled, with several seeds: each text is whole, or status 1 says it is not.
+for seed in 1 2 3; do
+  "${ember[@]}" run -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --seed "$seed" \
+    -n 40 >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  text=$(tail -c +5 "$tmp/out")
+  text=${text%$'\n'}
+  verdict=$("${ember[@]}" grammar -g "$tmp/words.gbnf" --text "$text")
+  if [ "$status" = 0 ] && [ "$verdict" != complete ]; then
+    fail "seed $seed: status 0 but '$text' is $verdict"
+  elif [ "$status" != 0 ] && [ "$verdict" != prefix ]; then
+    fail "seed $seed: status $status but '$text' is $verdict: $(cat "$tmp/err")"
+  else
+    echo "ok: seed $seed: '$text' $verdict (status $status)"
+  fi
+done
+
+expect 0 "grammar --json" -- "${ember[@]}" run -m "$model" -p "Once" --json --temp 0 -n 60
+expect 1 "in the middle of the grammar's text (-n reached)" -- "${ember[@]}" run \
+  -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --temp 0 -n 1
+expect 1 "in the middle of the grammar's text (the context is full)" -- "${ember[@]}" run \
+  -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --temp 0 -c 4
+
+printf 'root ::= "a" (\n' >"$tmp/bad.gbnf"
+expect 1 "$tmp/bad.gbnf: " -- "${ember[@]}" run -m "$model" --grammar "$tmp/bad.gbnf"
+expect 1 "--grammar and --json: use one" -- "${ember[@]}" run -m "$model" --json \
+  --grammar "$tmp/words.gbnf"
+expect 1 "cannot" -- "${ember[@]}" run -m "$model" --grammar "$tmp/missing.gbnf"
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all grammar CLI checks passed"

@@ -1,0 +1,58 @@
+// Grammar flags: see grammar_flags.h.
+#include "tools/cli/grammar_flags.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "runtime/grammar/gbnf.h"
+#include "tools/util/files.h"
+
+namespace ember::tools {
+
+std::vector<OptionSpec> GrammarFlagSpecs() {
+  return {
+      {{"--grammar"},
+       true,
+       "FILE: generate only text of this GBNF grammar (llama.cpp's format; rule root)"},
+      {{"--json"}, false, "generate only a JSON value (RFC 8259)"},
+  };
+}
+
+Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
+                        const char* command,
+                        std::unique_ptr<grammar::GrammarConstraint>* constraint) {
+  constraint->reset();
+  if (!args.Has("--grammar") && !args.Has("--json")) return Status::Ok();
+  if (args.Has("--grammar") && args.Has("--json")) {
+    return InvalidArgument("--grammar and --json: use one");
+  }
+  std::string text = grammar::kJsonGrammar, name = "--json";
+  if (args.Has("--grammar")) {
+    name = args.Get("--grammar");
+    std::vector<uint8_t> bytes;
+    EMBER_RETURN_IF_ERROR(ReadFile(name, &bytes));
+    text.assign(bytes.begin(), bytes.end());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<uint32_t> words;
+  const Status compiled = grammar::CompileGbnf(text, "root", &words);
+  if (!compiled.ok()) {
+    return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
+  }
+  auto made = std::make_unique<grammar::GrammarConstraint>();
+  const size_t program_bytes = words.size() * 4;
+  EMBER_RETURN_IF_ERROR(made->Init(std::move(words), tokenizer));
+  const double ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start).count();
+  const grammar::TokenMask::Stats stats = made->mask().stats();
+  fprintf(stderr,
+          "ember %s: grammar %s: program %zu bytes, matcher %zu bytes, mask tables %zu "
+          "bytes (%zu dependent tokens), set up in %.0f ms\n",
+          command, name.c_str(), program_bytes, made->matcher_bytes(), stats.bytes,
+          stats.dependent, ms);
+  *constraint = std::move(made);
+  return Status::Ok();
+}
+
+}  // namespace ember::tools
