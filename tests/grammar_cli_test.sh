@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `ember run` under a grammar: --json and --grammar FILE constrain the text (each
-# finished text checked by `ember grammar --text`), the end of text comes where the
-# grammar can end, and a text cut off by -n or the context mid-structure is status 1.
+# `ember run` under a grammar: --json, --json-schema FILE and --grammar FILE constrain
+# the text (each finished text checked by `ember grammar --text`), the end of text comes
+# where the grammar can end, and a text cut off by -n or the context mid-structure is
+# status 1.
 # Bad grammars and conflicting flags are refused with a message.
 # usage: grammar_cli_test.sh EMBER_BINARY... MODEL (stories260K.ember; the binary may be
 # preceded by an emulator)
@@ -41,9 +42,23 @@ expect 1 "in the middle of the grammar's text (-n reached)" -- "${ember[@]}" run
 expect 1 "in the middle of the grammar's text (the context is full)" -- "${ember[@]}" run \
   -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --temp 0 -c 4
 
+# A JSON Schema: the text fills it (checked by `ember grammar --json-schema --text`).
+cat >"$tmp/schema.json" <<'JSON'
+{"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+ "age": {"type": "integer", "minimum": 1, "maximum": 99}}, "required": ["name", "age"]}
+JSON
+expect 0 "grammar $tmp/schema.json" -- "${ember[@]}" run -m "$model" -p "Once" \
+  --json-schema "$tmp/schema.json" --temp 0 -n 400
+text=$(tail -c +5 "$tmp/stdout")
+text=${text%$'\n'}
+expect 0 complete -- "${ember[@]}" grammar --json-schema "$tmp/schema.json" --text "$text"
+printf '{"type": "string", "pattern": "a+"}' >"$tmp/pattern.json"
+expect 1 "keyword 'pattern' is not supported" -- "${ember[@]}" run -m "$model" \
+  --json-schema "$tmp/pattern.json"
+
 printf 'root ::= "a" (\n' >"$tmp/bad.gbnf"
 expect 1 "$tmp/bad.gbnf: " -- "${ember[@]}" run -m "$model" --grammar "$tmp/bad.gbnf"
-expect 1 "--grammar and --json: use one" -- "${ember[@]}" run -m "$model" --json \
+expect 1 "--grammar, --json-schema and --json: use one" -- "${ember[@]}" run -m "$model" --json \
   --grammar "$tmp/words.gbnf"
 expect 1 "cannot" -- "${ember[@]}" run -m "$model" --grammar "$tmp/missing.gbnf"
 

@@ -1,5 +1,5 @@
-// The seeds of the text-side fuzzers (template, template_bytecode, gbnf, tokenizer_json,
-// c_api): chat templates in the shapes the model families ship (and the real ones when
+// The seeds of the text-side fuzzers (template, template_bytecode, gbnf, json_schema,
+// tokenizer_json, c_api): chat templates in the shapes the model families ship (and the real ones when
 // ../shared/models has them), compiled templates with bytes flipped, GBNF grammars with a
 // text each, small tokenizer.json
 // files of each kind the reader runs, and call programs that walk a session and a chat
@@ -287,10 +287,31 @@ void AddGbnfSeeds(Files* files) {
   }
 }
 
+// json_schema: schemas of every supported keyword (written here), and refused ones.
+void AddJsonSchemaSeeds(Files* files) {
+  const char* const kSchemas[][2] = {
+      {"object",
+       R"({"type":"object","properties":{"name":{"type":"string","minLength":1,)"
+       R"("maxLength":8},"age":{"type":"integer","minimum":0,"maximum":150},"id":{)"
+       R"("type":"string","format":"uuid"},"at":{"format":"date-time"}},"required":)"
+       R"(["name"],"additionalProperties":{"type":"boolean"}})"},
+      {"array",
+       R"({"type":"array","prefixItems":[{"const":"x"},{"enum":[1,"a"b",null]}],)"
+       R"("items":{"type":["number","null"]},"minItems":1,"maxItems":5})"},
+      {"refs",
+       R"({"$defs":{"n":{"properties":{"next":{"anyOf":[{"type":"null"},{"$ref":)"
+       R"("#/$defs/n"}]}}}},"oneOf":[{"$ref":"#/$defs/n"},{"allOf":[{"type":)"
+       R"("integer","exclusiveMinimum":-1000,"exclusiveMaximum":7}]}]})"},
+      {"refused", R"({"type":"string","pattern":"a+","format":"email"})"},
+  };
+  for (const auto& s : kSchemas) files->push_back({std::string("json_schema/") + s[0], s[1]});
+}
+
 void AddTextSeeds(std::vector<std::pair<std::string, std::string>>* files) {
   AddTemplates(files);
   AddBytecodeSeeds(files);
   AddGbnfSeeds(files);
+  AddJsonSchemaSeeds(files);
   AddTokenizerJsons(files);
   AddCallPrograms(files);
 }

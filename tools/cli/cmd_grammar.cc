@@ -19,6 +19,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/util/files.h"
 #include "tools/util/json_util.h"
 
@@ -28,6 +29,11 @@ namespace {
 ArgParser MakeParser() {
   return ArgParser({
       {{"-g", "--grammar"}, true, "grammar file (GBNF, llama.cpp's format)"},
+      {{"--json-schema"},
+       true,
+       "a JSON Schema instead of -g: converted to GBNF (printed when nothing else is "
+       "asked)"},
+      {{"--json"}, false, "the grammar of any JSON value instead of -g"},
       {{"--root"}, true, "the rule to start from (default root)"},
       {{"--text"}, true, "check one text: prints complete, prefix or reject"},
       {{"--check"},
@@ -126,15 +132,21 @@ Status Mask(const ArgParser& args, const grammar::Program* program,
 }
 
 Status Grammar(const ArgParser& args) {
-  if (!args.Has("-g")) return InvalidArgument("missing -g GRAMMAR");
-  std::vector<uint8_t> bytes;
-  EMBER_RETURN_IF_ERROR(ReadFile(args.Get("-g"), &bytes));
-  const std::string text(bytes.begin(), bytes.end());
+  const int asked = args.Has("-g") + args.Has("--json-schema") + args.Has("--json");
+  if (asked == 0) return InvalidArgument("missing -g GRAMMAR (or --json-schema, --json)");
+  if (asked > 1) return InvalidArgument("-g, --json-schema and --json: use one");
+  std::string text, name;
+  EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
+  const bool actions = args.Has("--mask") || args.Has("--text") || args.Has("--check");
+  if (!args.Has("-g") && !actions) {
+    fwrite(text.data(), 1, text.size(), stdout);
+    return Status::Ok();
+  }
   std::vector<uint32_t> words;
   const std::string root = args.Has("--root") ? args.Get("--root") : "root";
   const Status compiled = grammar::CompileGbnf(text, root, &words);
   if (!compiled.ok()) {
-    return Status(compiled.code(), "%s: %s", args.Get("-g").c_str(), compiled.message());
+    return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
   }
   grammar::Program program;
   EMBER_RETURN_IF_ERROR(program.Bind(words.data(), words.size()));
@@ -186,7 +198,7 @@ Status Grammar(const ArgParser& args) {
     return Status::Ok();
   }
   printf("%s: %u rules, program %zu bytes; matcher %zu bytes (%u stacks, %u frames)\n",
-         args.Get("-g").c_str(), program.num_rules(), words.size() * sizeof(uint32_t),
+         name.c_str(), program.num_rules(), words.size() * sizeof(uint32_t),
          matcher_bytes, limits.max_stacks, limits.max_frames);
   return Status::Ok();
 }
@@ -195,9 +207,9 @@ Status Grammar(const ArgParser& args) {
 
 int GrammarCommand(int argc, char** argv) {
   return RunSubcommand("grammar",
-                       "usage: ember grammar -g GRAMMAR.gbnf [--root NAME] "
-                       "[--text TEXT | --check TEXTS.jsonl | (-m MODEL | --tokenizer DIR) "
-                       "--mask TEXT]\n",
+                       "usage: ember grammar (-g GRAMMAR.gbnf | --json-schema SCHEMA.json "
+                       "| --json) [--root NAME] [--text TEXT | --check TEXTS.jsonl | "
+                       "(-m MODEL | --tokenizer DIR) --mask TEXT]\n",
                        MakeParser(), argc, argv, &Grammar);
 }
 

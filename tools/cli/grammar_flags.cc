@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/grammar/gbnf.h"
+#include "tools/grammar/json_schema.h"
 #include "tools/util/files.h"
 
 namespace ember::tools {
@@ -15,25 +16,42 @@ std::vector<OptionSpec> GrammarFlagSpecs() {
       {{"--grammar"},
        true,
        "FILE: generate only text of this GBNF grammar (llama.cpp's format; rule root)"},
+      {{"--json-schema"},
+       true,
+       "FILE: generate only JSON that this JSON Schema accepts (the subset "
+       "docs/structured-output.md lists; others are refused by name)"},
       {{"--json"}, false, "generate only a JSON value (RFC 8259)"},
   };
+}
+
+Status GrammarText(const ArgParser& args, std::string* text, std::string* name) {
+  if (args.Has("--json")) {
+    *text = grammar::kJsonGrammar;
+    *name = "--json";
+    return Status::Ok();
+  }
+  const bool schema = args.Has("--json-schema");
+  // `ember grammar` spells --grammar -g (its first name, the parser's key).
+  *name = args.Get(schema ? "--json-schema" : args.Has("-g") ? "-g" : "--grammar");
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(ReadFile(*name, &bytes));
+  const std::string file(bytes.begin(), bytes.end());
+  if (!schema) {
+    *text = file;
+    return Status::Ok();
+  }
+  return JsonSchemaTextToGbnf(file, *name, text);
 }
 
 Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
                         const char* command,
                         std::unique_ptr<grammar::GrammarConstraint>* constraint) {
   constraint->reset();
-  if (!args.Has("--grammar") && !args.Has("--json")) return Status::Ok();
-  if (args.Has("--grammar") && args.Has("--json")) {
-    return InvalidArgument("--grammar and --json: use one");
-  }
-  std::string text = grammar::kJsonGrammar, name = "--json";
-  if (args.Has("--grammar")) {
-    name = args.Get("--grammar");
-    std::vector<uint8_t> bytes;
-    EMBER_RETURN_IF_ERROR(ReadFile(name, &bytes));
-    text.assign(bytes.begin(), bytes.end());
-  }
+  const int asked = args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json");
+  if (asked == 0) return Status::Ok();
+  if (asked > 1) return InvalidArgument("--grammar, --json-schema and --json: use one");
+  std::string text, name;
+  EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
   const auto start = std::chrono::steady_clock::now();
   std::vector<uint32_t> words;
   const Status compiled = grammar::CompileGbnf(text, "root", &words);

@@ -1,9 +1,10 @@
 // The flags that constrain generation to a grammar (`ember run`; `ember chat` next):
-// --grammar FILE.gbnf, --json.
+// --grammar FILE.gbnf, --json-schema FILE.json, --json.
 #ifndef EMBER_TOOLS_CLI_GRAMMAR_FLAGS_H_
 #define EMBER_TOOLS_CLI_GRAMMAR_FLAGS_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/grammar/grammar_constraint.h"
@@ -12,6 +13,9 @@
 namespace ember::tools {
 
 std::vector<OptionSpec> GrammarFlagSpecs();
+
+// The GBNF text the flags ask for (a JSON Schema converted), and a name for messages.
+Status GrammarText(const ArgParser& args, std::string* text, std::string* name);
 
 // The constraint the flags ask for, set up for `tokenizer` (null when none is asked
 // for); prints what it built and how long that took to stderr, as `command:`.

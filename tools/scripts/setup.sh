@@ -5,7 +5,8 @@
 #   tools/scripts/setup.sh          # build + demo: compilers, Highway, FlatBuffers, XNNPACK, GoogleTest,
 #                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/scripts/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
-#                           # python3-torch (oracles), chromium (SVG rendering), cross
+#                           # python3-torch (oracles), python3-jsonschema (the JSON Schema
+#                           # oracle), chromium (SVG rendering), cross
 #                           # compilers, qemu-user and the arm64/armhf libraries, the
 #                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm,
 #                           # Node.js with the npm package @lenml/tokenizers (the Hugging
@@ -34,7 +35,7 @@ native_pkgs=(
 )
 test_pkgs=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
-  python3-numpy python3-torch python3-jinja2 nodejs
+  python3-numpy python3-torch python3-jinja2 python3-jsonschema nodejs
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )
