@@ -159,12 +159,13 @@ bool GrammarMatcher::EndRoot(uint32_t position) {
   return true;
 }
 
-bool GrammarMatcher::ReturnsTo(size_t i, const uint32_t* returns, size_t n) const {
+bool GrammarMatcher::ReturnsTo(size_t i, const uint32_t* returns, size_t n,
+                               bool exact) const {
   uint32_t frame = stacks_[i].frame;
   for (size_t k = 0; k < n; ++k, frame = frames_[frame].frame) {
     if (frame == kNoFrame || frames_[frame].position != returns[k]) return false;
   }
-  return true;
+  return !exact || frame == kNoFrame;
 }
 
 void GrammarMatcher::BeginStep() {

@@ -62,8 +62,9 @@ class GrammarMatcher {
   // What may follow the rule's end anywhere in the grammar, for a token mask's tables;
   // `returns` must outlive the matcher's use of it.
   Status StartAfter(uint32_t rule, const Returns* returns);
-  // Whether stack i's frames return to returns[0], ..., returns[n - 1] (and maybe more).
-  bool ReturnsTo(size_t i, const uint32_t* returns, size_t n) const;
+  // Whether stack i's frames return to returns[0], ..., returns[n - 1], and then (when
+  // `exact`) to nothing.
+  bool ReturnsTo(size_t i, const uint32_t* returns, size_t n, bool exact = false) const;
 
   // Advances by one code point. InvalidArgument when the grammar does not allow it here,
   // ResourceExhausted past a limit: either way the state is as it was.

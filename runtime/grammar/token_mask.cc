@@ -220,27 +220,19 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   EMBER_RETURN_IF_ERROR(
       follow.Init(&program, limits, follow_memory.data(), follow_memory.size() * 8));
   std::unordered_map<std::string, uint32_t> allowed_at;  // distinct allowed sets
-  std::vector<uint32_t> allowed(words), dependent;
-  for (uint32_t e = 0; e < program.num_elements(); ++e) {
-    if (KindOf(program.element(e)) != ElementKind::kClass) continue;
-    // The frames below the element while they can return to one place only: the
-    // tables then hold for those frames, and only a token running past them depends
-    // on the stack.
-    Entry entry;
-    entry.chain = static_cast<uint32_t>(chains_.size());
-    uint32_t rule = owner[e];
-    while (returns[rule].size() == 1 && returns[rule][0] != kRootEnd &&
-           chains_.size() - entry.chain < kMaxChain) {
-      chains_.push_back(returns[rule][0]);
-      rule = owner[returns[rule][0]];
-    }
-    entry.chain_length = static_cast<uint32_t>(chains_.size() - entry.chain);
-    EMBER_RETURN_IF_ERROR(m.StartAt(e, chains_.data() + entry.chain, entry.chain_length));
+  std::vector<uint32_t> allowed(words), dependent, all(order.order_.size()), chain;
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+
+  // Walks `tokens` (order indices, ascending) from element e over frames returning to
+  // `chain`, then nothing: each token the walk accepts joins `allowed`; one it refuses
+  // goes to `dependent` if the rule under the last frame (`rule`) could end before the
+  // refused byte and the bytes from there on can follow `rule` somewhere in the grammar.
+  const auto classify = [&](uint32_t e, uint32_t rule, const std::vector<uint32_t>& tokens,
+                            std::vector<uint32_t>* depends_on) -> Status {
+    EMBER_RETURN_IF_ERROR(m.StartAt(e, chain.data(), chain.size()));
     size_t follow_mark = 0;
     EMBER_RETURN_IF_ERROR(follow.StartAfter(rule, &follow_returns));
     EMBER_RETURN_IF_ERROR(follow.SaveState(&follow_mark));
-    // Whether `rest` (the bytes after the rule's end) can follow it somewhere in the
-    // grammar (a superset of what can follow it under any one stack).
     const auto can_follow = [&](std::string_view rest) {
       follow.RestoreState(follow_mark);
       for (const char c : rest) {
@@ -248,38 +240,36 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
       }
       return true;
     };
-    std::fill(allowed.begin(), allowed.end(), 0);
-    dependent.clear();
+    depends_on->clear();
     Walker walker(&m);
     EMBER_RETURN_IF_ERROR(walker.Begin());
-    for (size_t i = 0; i < order.order_.size(); ++i) {
+    Status status;
+    for (const uint32_t i : tokens) {
       const int32_t id = order.order_[i];
       const std::string_view bytes = order.pieces_[id];
       Walker::Result r;
-      const Status s = walker.Try(bytes, &r);
-      if (!s.ok()) {
-        walker.End();
-        return s;
-      }
+      status = walker.Try(bytes, &r);
+      if (!status.ok()) break;
       if (r.alone) {
-        dependent.push_back(static_cast<uint32_t>(i));
-        continue;
-      }
-      if (r.accepted) {
+        depends_on->push_back(i);
+      } else if (r.accepted) {
         allowed[id >> 5] |= 1u << (id & 31);
-        continue;
+      } else {
+        bool depends = false;
+        for (size_t j = 1; j <= walker.dead() && !depends; ++j) {
+          depends = walker.can_end_after(j) && can_follow(bytes.substr(j));
+        }
+        if (depends) depends_on->push_back(i);
       }
-      // Refused by the rule (or, `same`, for the previous token's refused prefix): it
-      // depends on what lies below if the rule could end before the refused byte and
-      // the bytes from there on can follow the rule somewhere in the grammar.
-      bool depends = false;
-      for (size_t j = 1; j <= walker.dead() && !depends; ++j) {
-        depends = walker.can_end_after(j) && can_follow(bytes.substr(j));
-      }
-      if (depends) dependent.push_back(static_cast<uint32_t>(i));
     }
     walker.End();
     follow.DropStates(follow_mark);
+    return status;
+  };
+  // Stores an entry of element e: `allowed` (shared when equal to another's), the
+  // dependent tokens, `chain` (exact: nothing below its last frame).
+  const auto store = [&](const std::vector<uint32_t>& depends_on, bool exact) {
+    Entry entry;
     const std::string key(reinterpret_cast<const char*>(allowed.data()), words * 4);
     const auto found = allowed_at.find(key);
     if (found != allowed_at.end()) {
@@ -291,10 +281,65 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
       ++allowed_sets_;
     }
     entry.dependent = static_cast<uint32_t>(words_.size());
-    entry.count = static_cast<uint32_t>(dependent.size());
-    words_.insert(words_.end(), dependent.begin(), dependent.end());
-    entry_of_[e] = static_cast<uint32_t>(entries_.size());
+    entry.count = static_cast<uint32_t>(depends_on.size());
+    words_.insert(words_.end(), depends_on.begin(), depends_on.end());
+    entry.chain = static_cast<uint32_t>(chains_.size());
+    entry.chain_length = static_cast<uint32_t>(chain.size());
+    entry.exact = exact;
+    chains_.insert(chains_.end(), chain.begin(), chain.end());
     entries_.push_back(entry);
+  };
+  // Extends `chain` from rule `rule` while its frames can return to one place only;
+  // returns the rule under the last frame.
+  const auto extend = [&](uint32_t rule) {
+    while (returns[rule].size() == 1 && returns[rule][0] != kRootEnd &&
+           chain.size() < kMaxChain) {
+      chain.push_back(returns[rule][0]);
+      rule = owner[returns[rule][0]];
+    }
+    return rule;
+  };
+
+  std::vector<uint32_t> base_allowed(words), base_dependent, extended;
+  for (uint32_t e = 0; e < program.num_elements(); ++e) {
+    if (KindOf(program.element(e)) != ElementKind::kClass) continue;
+    // The frames below the element while they can return to one place only: the
+    // tables then hold for those frames, and only a token running past them depends
+    // on the stack.
+    entry_of_[e] = static_cast<uint32_t>(entries_.size());
+    chain.clear();
+    const uint32_t rule = extend(owner[e]);
+    std::fill(allowed.begin(), allowed.end(), 0);
+    EMBER_RETURN_IF_ERROR(classify(e, rule, all, &base_dependent));
+    if (returns[rule].size() < 2 || base_dependent.empty() || chain.size() == kMaxChain) {
+      store(base_dependent, false);
+      continue;
+    }
+    // Where the rule's frame can return to several places: an entry for each (each
+    // step finds its stacks' by their frames), whose walk resolves the dependent
+    // tokens that place decides.
+    base_allowed = allowed;
+    const size_t base_length = chain.size();
+    for (const uint32_t to : returns[rule]) {
+      chain.resize(base_length);
+      allowed = base_allowed;
+      uint32_t last = rule;
+      if (to != kRootEnd) {
+        chain.push_back(to);
+        last = extend(owner[to]);
+      }
+      EMBER_RETURN_IF_ERROR(classify(e, last, base_dependent, &extended));
+      if (to == kRootEnd) extended.clear();  // nothing follows the end of the text
+      store(extended, to == kRootEnd);
+    }
+  }
+  entry_end_.resize(program.num_elements());
+  for (uint32_t e = 0; e < program.num_elements(); ++e) {
+    if (entry_of_[e] == kNoEntry) continue;
+    uint32_t next = e + 1;
+    while (next < program.num_elements() && entry_of_[next] == kNoEntry) ++next;
+    entry_end_[e] = next < program.num_elements() ? entry_of_[next]
+                                                  : static_cast<uint32_t>(entries_.size());
   }
   seen_.assign(entries_.size(), 0);
   stamp_ = 0;
@@ -312,14 +357,21 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
   }
   size_t first = SIZE_MAX, last = 0;  // the candidates' words
   for (size_t s = 0; s < m->num_stacks(); ++s) {
-    const uint32_t e = entry_of_[m->top(s)];
-    const Entry& entry = entries_[e];
-    if (!m->ReturnsTo(s, chains_.data() + entry.chain, entry.chain_length)) {
+    // The element's entry whose frames the stack's are.
+    const uint32_t top = m->top(s);
+    uint32_t e = entry_of_[top];
+    while (e < entry_end_[top] &&
+           !m->ReturnsTo(s, chains_.data() + entries_[e].chain, entries_[e].chain_length,
+                         entries_[e].exact)) {
+      ++e;
+    }
+    if (e == entry_end_[top]) {
       // Frames the grammar's references cannot push (a program no compiler wrote):
       // the tables do not hold.
       for (uint32_t c = 0; c < candidates_.size(); ++c) candidates_[c] = 0;
       return AllowedByWalk(m, *order_, bits, count);
     }
+    const Entry& entry = entries_[e];
     if (seen_[e] == stamp_) continue;
     seen_[e] = stamp_;
     const uint32_t* allowed = words_.data() + entry.allowed;
@@ -362,7 +414,7 @@ TokenMask::Stats TokenMask::stats() const {
   s.allowed_sets = allowed_sets_;
   for (const Entry& e : entries_) s.dependent += e.count;
   s.bytes = words_.size() * 4 + entries_.size() * sizeof(Entry) + entry_of_.size() * 4 +
-            chains_.size() * 4 +
+            chains_.size() * 4 + entry_end_.size() * 4 +
             candidates_.size() * 4 + seen_.size() * 4;
   return s;
 }

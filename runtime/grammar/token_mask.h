@@ -79,12 +79,14 @@ class TokenMask {
     uint32_t allowed;            // offset of its allowed bits in words_
     uint32_t dependent, count;   // its dependent tokens: order indices in words_
     uint32_t chain, chain_length;  // the frames below it: return positions in chains_
+    bool exact;                    // and nothing below them
   };
   static constexpr size_t kMaxChain = 8;
   static constexpr uint32_t kNoEntry = UINT32_MAX;
 
   const TokenOrder* order_ = nullptr;
-  std::vector<uint32_t> entry_of_;  // by program element: an index into entries_
+  // By program element: its entries, entries_[entry_of_[e] .. entry_end_[e]).
+  std::vector<uint32_t> entry_of_, entry_end_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> words_;     // allowed bit sets (ids), dependent lists (order)
   std::vector<uint32_t> chains_;    // return positions of the frames below each entry

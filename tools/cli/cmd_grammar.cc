@@ -47,6 +47,7 @@ ArgParser MakeParser() {
        "after this text, the tokens the grammar allows: prints their number and the "
        "median time of a mask over --repeat runs"},
       {{"--repeat"}, true, "masks to time (default 20)"},
+      {{"--list"}, false, "with --mask: also print each allowed token's id, one per line"},
       {{"--max-stacks"}, true, "the matcher's limit of parse stacks at once (default 256)"},
       {{"--max-frames"}, true, "the matcher's limit of frames of all stacks (default 4096)"},
       {{"--max-expansion"},
@@ -119,6 +120,11 @@ Status Mask(const ArgParser& args, const grammar::Program* program,
   if (bits != walked) {
     return Internal("grammar: the mask's tables and its walk disagree (%zu and %zu tokens)",
                     count, walked_count);
+  }
+  if (args.Has("--list")) {
+    for (uint32_t id = 0; id < vocab; ++id) {
+      if ((bits[id >> 5] >> (id & 31)) & 1) printf("%u\n", id);
+    }
   }
   const grammar::TokenMask::Stats stats = mask.stats();
   printf("%zu of %u tokens allowed%s; mask %.1f us (median of %lld; every token walked: "
