@@ -93,9 +93,11 @@ class Walker {
   size_t dead() const { return dead_; }
   bool can_end_after(size_t d) const { return can_end_[d]; }
 
-  Status Try(std::string_view bytes, Result* result) {
+  // `shared`: the bytes it shares with the token tried before it, when the caller
+  // knows (SIZE_MAX: compared here).
+  Status Try(std::string_view bytes, Result* result, size_t shared = SIZE_MAX) {
     *result = Result();
-    const size_t shared = SharedPrefix(previous_, bytes);
+    if (shared == SIZE_MAX) shared = SharedPrefix(previous_, bytes);
     previous_ = bytes;
     if (dead_ != SIZE_MAX && shared > dead_) {
       result->same = true;
@@ -171,6 +173,17 @@ void TokenOrder::Sort() {
   std::sort(order_.begin(), order_.end(), [this](int32_t a, int32_t b) {
     return pieces_[a] < pieces_[b] || (pieces_[a] == pieces_[b] && a < b);
   });
+  bytes_.clear();
+  offsets_.assign(1, 0);
+  shared_.assign(order_.size(), 0);
+  for (size_t i = 0; i < order_.size(); ++i) {
+    bytes_.append(pieces_[order_[i]].data(), pieces_[order_[i]].size());
+    offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
+    if (i > 0) {
+      shared_[i] = static_cast<uint16_t>(
+          std::min<size_t>(SharedPrefix(sorted(i - 1), sorted(i)), UINT16_MAX));
+    }
+  }
 }
 
 Status TokenMask::AllowedByWalk(GrammarMatcher* m, const TokenOrder& order, uint32_t* bits,
@@ -180,9 +193,10 @@ Status TokenMask::AllowedByWalk(GrammarMatcher* m, const TokenOrder& order, uint
   Walker walker(m);
   EMBER_RETURN_IF_ERROR(walker.Begin());
   Status status;
-  for (const int32_t id : order.order_) {
+  for (size_t i = 0; i < order.order_.size(); ++i) {
+    const int32_t id = order.order_[i];
     Walker::Result r;
-    status = walker.Try(order.pieces_[id], &r);
+    status = walker.Try(order.sorted(i), &r, i > 0 ? order.shared_[i] : 0);
     if (!status.ok()) break;
     if (r.accepted) bits[id >> 5] |= 1u << (id & 31);
   }
@@ -228,7 +242,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   // goes to `dependent` if the rule under the last frame (`rule`) could end before the
   // refused byte and the bytes from there on can follow `rule` somewhere in the grammar.
   const auto classify = [&](uint32_t e, uint32_t rule, const std::vector<uint32_t>& tokens,
-                            std::vector<uint32_t>* depends_on) -> Status {
+                            bool whole, std::vector<uint32_t>* depends_on) -> Status {
     EMBER_RETURN_IF_ERROR(m.StartAt(e, chain.data(), chain.size()));
     size_t follow_mark = 0;
     EMBER_RETURN_IF_ERROR(follow.StartAfter(rule, &follow_returns));
@@ -246,9 +260,10 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     Status status;
     for (const uint32_t i : tokens) {
       const int32_t id = order.order_[i];
-      const std::string_view bytes = order.pieces_[id];
+      const std::string_view bytes = order.sorted(i);
       Walker::Result r;
-      status = walker.Try(bytes, &r);
+      // The whole vocabulary: each token after the one before it.
+      status = walker.Try(bytes, &r, whole ? (i > 0 ? order.shared_[i] : 0) : SIZE_MAX);
       if (!status.ok()) break;
       if (r.alone) {
         depends_on->push_back(i);
@@ -310,7 +325,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     chain.clear();
     const uint32_t rule = extend(owner[e]);
     std::fill(allowed.begin(), allowed.end(), 0);
-    EMBER_RETURN_IF_ERROR(classify(e, rule, all, &base_dependent));
+    EMBER_RETURN_IF_ERROR(classify(e, rule, all, true, &base_dependent));
     if (returns[rule].size() < 2 || base_dependent.empty() || chain.size() == kMaxChain) {
       store(base_dependent, false);
       continue;
@@ -328,7 +343,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
         chain.push_back(to);
         last = extend(owner[to]);
       }
-      EMBER_RETURN_IF_ERROR(classify(e, last, base_dependent, &extended));
+      EMBER_RETURN_IF_ERROR(classify(e, last, base_dependent, false, &extended));
       if (to == kRootEnd) extended.clear();  // nothing follows the end of the text
       store(extended, to == kRootEnd);
     }
@@ -394,10 +409,11 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
     const bool walking = status.ok();
     for (size_t w = first; w < last; ++w) {
       for (uint32_t word = candidates_[w]; word != 0 && status.ok(); word &= word - 1) {
-        const int32_t id = order_->order_[w * 32 + static_cast<size_t>(__builtin_ctz(word))];
+        const size_t i = w * 32 + static_cast<size_t>(__builtin_ctz(word));
+        const int32_t id = order_->order_[i];
         if ((bits[id >> 5] >> (id & 31)) & 1) continue;
         Walker::Result r;
-        status = walker.Try(order_->pieces_[id], &r);
+        status = walker.Try(order_->sorted(i), &r);
         if (r.accepted) bits[id >> 5] |= 1u << (id & 31);
       }
       candidates_[w] = 0;
@@ -410,7 +426,7 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
 
 TokenMask::Stats TokenMask::stats() const {
   Stats s;
-  s.elements = entries_.size();
+  s.entries = entries_.size();
   s.allowed_sets = allowed_sets_;
   for (const Entry& e : entries_) s.dependent += e.count;
   s.bytes = words_.size() * 4 + entries_.size() * sizeof(Entry) + entry_of_.size() * 4 +

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,8 +43,17 @@ class TokenOrder {
   friend class TokenMask;
   void Sort();
 
+  // Token i in byte order: its bytes (contiguous, so that walks read them in order),
+  // and how many it shares with token i - 1.
+  std::string_view sorted(size_t i) const {
+    return std::string_view(bytes_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
+  }
+
   std::vector<std::string_view> pieces_;  // by id
   std::vector<int32_t> order_;            // ids in byte order, empty pieces left out
+  std::string bytes_;                     // the pieces in byte order, end to end
+  std::vector<uint32_t> offsets_;         // order_.size() + 1 offsets into bytes_
+  std::vector<uint16_t> shared_;          // bytes token i shares with token i - 1
 };
 
 class TokenMask {
@@ -67,10 +77,10 @@ class TokenMask {
   static Status AllowedByWalk(GrammarMatcher* matcher, const TokenOrder& order,
                               uint32_t* bits, size_t* count);
 
-  // The tables: class elements, distinct allowed sets, dependent tokens of all elements
-  // together, and their bytes.
+  // The tables: entries (a class element and the frames below it), distinct allowed
+  // sets, dependent tokens of all entries together, and their bytes.
   struct Stats {
-    size_t elements = 0, allowed_sets = 0, dependent = 0, bytes = 0;
+    size_t entries = 0, allowed_sets = 0, dependent = 0, bytes = 0;
   };
   Stats stats() const;
 

@@ -129,10 +129,10 @@ Status Mask(const ArgParser& args, const grammar::Program* program,
   const grammar::TokenMask::Stats stats = mask.stats();
   printf("%zu of %u tokens allowed%s; mask %.1f us (median of %lld; every token walked: "
          "%.1f us)\n"
-         "tables: %zu class elements, %zu distinct allowed sets, %zu dependent tokens, "
+         "tables: %zu entries, %zu distinct allowed sets, %zu dependent tokens, "
          "%zu bytes, built in %.1f ms; vocabulary sorted in %.1f ms\n",
          count, vocab, matcher->CanEnd() ? " (and the end of text)" : "", us,
-         static_cast<long long>(repeat), walk_us, stats.elements, stats.allowed_sets,
+         static_cast<long long>(repeat), walk_us, stats.entries, stats.allowed_sets,
          stats.dependent, stats.bytes, build_ms, sort_ms);
   return Status::Ok();
 }
