@@ -40,6 +40,13 @@ if [ "$emulated" = 1 ]; then
     --threads 1,2 --profile || fail "bench -o json under emulation"
 fi
 
+# Under a grammar: the masks' cost after the report, and no heap call in the tests.
+expect 0 "tg16 under --json: 16 masks" -- "${ember[@]}" bench -m "$small" -p 0 -n 16 -r 1 \
+  --json --probe-mib 16
+grep -q "heap allocations 0$" "$tmp/stdout" || fail "bench --json: $(tail -1 "$tmp/stdout")"
+expect 1 "--grammar, --json-schema and --json: use one" -- "${ember[@]}" bench -m "$small" \
+  --json --grammar "$small"
+
 # Both backends side by side, in run order (model, backend, threads).
 expect 0 "repetition 1 of 1" -- "${ember[@]}" bench -m "$small" -p 8 -n 2 -t 1,2 -r 1 \
   --backend highway,xnnpack -o jsonl --probe-mib 16

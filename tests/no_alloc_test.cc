@@ -3,8 +3,9 @@
 // realloc, the aligned allocators and every operator new are interposed and counted),
 // with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights with 1 and
 // 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
-// mid-generation; and planning and creating a session in a caller's arena make none
-// either (the C API: its session object alone).
+// mid-generation; generation under a grammar (JSON; masks over the 128k Llama 3
+// vocabulary too) makes none once the grammar is set; and planning and creating a session
+// in a caller's arena make none either (the C API: its session object alone).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,6 +16,8 @@
 #include "runtime/chat/chat.h"
 #include "runtime/chat/prompt_state.h"
 #include "runtime/generate.h"
+#include "runtime/grammar/gbnf.h"
+#include "runtime/grammar/grammar_constraint.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
@@ -341,6 +344,85 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
     EXPECT_GT(decoded, 0u);
     EXPECT_EQ(allocations, 0u) << name;
   }
+}
+
+// Under a grammar: once it is set (compiled, its tables built), each step's mask, the
+// draw among the allowed tokens and the grammar's advance allocate nothing, on a model's
+// generation and on the masks of the Llama 3 vocabulary (whose dependent tokens are
+// walked at each step).
+TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  std::vector<uint32_t> words;
+  ASSERT_TRUE(grammar::CompileGbnf(grammar::kJsonGrammar, "root", &words).ok());
+  {
+    ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+    ASSERT_TRUE(tools::ChooseDTypes(DType::kF32, {}, &spec).ok());
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
+    testing::AlignedBytes aligned(bytes);
+    auto model = Model::FromMemory(aligned.data(), aligned.size());
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    SessionOptions options;
+    options.max_context = 128;
+    auto session = Session::Create(**model, options, nullptr);
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    grammar::GrammarConstraint constraint;
+    ASSERT_TRUE(constraint.Init(words, (*model)->tokenizer()).ok());
+    SamplerOptions sampling;
+    sampling.seed = 3;
+    Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+    GenerateOptions generate;
+    generate.max_new = 60;
+    generate.constraint = &constraint;
+    FixedText text;
+    GenerateResult result;
+    const int32_t bos = (*model)->tokenizer().bos_id();
+    testing::AllocCounterArm();
+    Status s = Generate(*session, sampler, &bos, 1, generate, &Append, &text, &result);
+    if (s.ok()) {
+      session->Reset();
+      s = constraint.Reset();
+    }
+    if (s.ok()) s = Generate(*session, sampler, &bos, 1, generate, &Append, &text, &result);
+    const uint64_t allocations = testing::AllocCounterDisarm();
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_GT(text.tokens, 0u);
+    EXPECT_EQ(allocations, 0u);
+  }
+  if (!testing::HaveModel("hf-tokenizers/llama3/tokenizer.json")) return;
+  LoadedTokenizer loaded;
+  ASSERT_TRUE(
+      tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/llama3", &loaded).ok());
+  const Tokenizer& tok = loaded.tokenizer;
+  grammar::GrammarConstraint constraint;
+  ASSERT_TRUE(constraint.Init(words, tok).ok());
+  // 40 steps, each taking the allowed token of the lowest id past a moving offset (so
+  // that the walk goes into strings, numbers, arrays and objects).
+  size_t steps = 0;
+  Status s;
+  int32_t previous = tok.vocab_size();
+  testing::AllocCounterArm();
+  for (uint32_t step = 0; step < 40 && s.ok(); ++step, ++steps) {
+    const uint32_t* bits = nullptr;
+    s = constraint.Allowed(&bits);
+    if (!s.ok()) break;
+    int32_t pick = -1;
+    for (uint32_t k = 0; k < tok.vocab_size() && pick < 0; ++k) {
+      const uint32_t id = (k + step * 7919) % tok.vocab_size();
+      if (((bits[id >> 5] >> (id & 31)) & 1) && !tok.IsStop(static_cast<int32_t>(id))) {
+        pick = static_cast<int32_t>(id);
+      }
+    }
+    if (pick < 0) break;  // only the end of text is left
+    s = constraint.Accept(pick, tok.Decode(previous, pick));
+    previous = pick;
+  }
+  const uint64_t allocations = testing::AllocCounterDisarm();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GE(steps, 10u);
+  EXPECT_EQ(allocations, 0u);
 }
 
 TEST(NoAllocTest, TheCounterCounts) {

@@ -25,6 +25,8 @@ struct ProfileShares {
 
 // One test (pp N or tg N) of one model at one thread count.
 struct BenchResult {
+  // Under --grammar: a line on its masks' cost (printed after the report), else empty.
+  std::string grammar_summary;
   // As llama-bench names them.
   std::string build_commit;
   std::string cpu_info;

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/isa.h"
 #include "runtime/thread_pool.h"
 #include "tools/bench/bandwidth_probe.h"
 #include "tools/bench/host_info.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/util/parse.h"
 
 namespace ember::tools {
@@ -24,7 +27,7 @@ std::string BenchIsaHelp() {
 }  // namespace
 
 ArgParser BenchParser() {
-  return ArgParser({
+  std::vector<OptionSpec> specs = {
       {{"-m", "--model"}, true, "model file (.ember); repeat for more models"},
       {{"-p", "--n-prompt"},
        true,
@@ -62,14 +65,23 @@ ArgParser BenchParser() {
        true,
        "append each result, as a JSON line with the model's SHA-256, to this file"},
       {{"--hash"}, false, "record the model files' SHA-256 (--history implies it)"},
-      {{"-h", "--help"}, false, "show this help"},
-  });
+  };
+  for (OptionSpec& spec : GrammarFlagSpecs()) {
+    spec.help += " (tg tests: each step masks, samples and advances it; the masks' cost "
+                 "is reported after the results)";
+    specs.push_back(std::move(spec));
+  }
+  specs.push_back({{"-h", "--help"}, false, "show this help"});
+  return ArgParser(std::move(specs));
 }
 
 
 Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
   o->models = args.GetAll("-m");
   if (o->models.empty()) return InvalidArgument("missing -m MODEL");
+  const int grammars = args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json");
+  if (grammars > 1) return InvalidArgument("--grammar, --json-schema and --json: use one");
+  if (grammars == 1) EMBER_RETURN_IF_ERROR(GrammarText(args, &o->grammar, &o->grammar_name));
   for (const std::string& name : SplitList(args.Get("--backend", "highway"))) {
     Backend backend;
     EMBER_RETURN_IF_ERROR(ParseBackend(name, &backend));

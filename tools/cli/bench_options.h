@@ -27,6 +27,9 @@ struct BenchOptions {
   std::string chart_path, history_path;  // empty: none
   bool hash = false;
   bool fixed_threads = false;  // --fixed-threads: no pool policy
+  // --grammar, --json-schema or --json: tg tests sample under it (GBNF text; empty:
+  // none), and report what its masks cost.
+  std::string grammar, grammar_name;
 };
 
 ArgParser BenchParser();

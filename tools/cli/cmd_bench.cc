@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "runtime/ember.h"
+#include "runtime/grammar/gbnf.h"
+#include "runtime/grammar/grammar_constraint.h"
 #include "runtime/model/atomic_file.h"
 #include "runtime/model/model.h"
 #include "runtime/profile.h"
@@ -59,10 +61,36 @@ struct Bench {
   uint64_t sampling_ns = 0;
   Progress* progress;
   bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
+  // Under a grammar: each step's mask time (reserved before the tests: no allocation
+  // in them), the token sampled before, and how often the grammar started over.
+  std::unique_ptr<grammar::GrammarConstraint> constraint;
+  std::vector<uint64_t> mask_ns;
+  int32_t previous = -1;
+  size_t restarts = 0;
 };
+
+// Samples the next token under the grammar: its mask (timed), the draw, then the
+// grammar advanced; a stop id (the grammar ended) starts it over.
+Status SampleUnderGrammar(Bench& b, int32_t* next) {
+  const Clock::time_point start = Clock::now();
+  const uint32_t* allowed = nullptr;
+  EMBER_RETURN_IF_ERROR(b.constraint->Allowed(&allowed));
+  if (b.mask_ns.size() < b.mask_ns.capacity()) b.mask_ns.push_back(ElapsedNs(start));
+  EMBER_RETURN_IF_ERROR(b.sampler->Sample(b.session->logits(), nullptr, 0, allowed, next));
+  const Tokenizer& tokenizer = b.model->tokenizer();
+  if (tokenizer.IsStop(*next)) {
+    ++b.restarts;
+    b.previous = *next;
+    return b.constraint->Reset();
+  }
+  EMBER_RETURN_IF_ERROR(b.constraint->Accept(*next, tokenizer.Decode(b.previous, *next)));
+  b.previous = *next;
+  return Status::Ok();
+}
 
 // Samples the next token, timing it when profiling.
 Status SampleNext(Bench& b, int32_t* next) {
+  if (b.constraint) return SampleUnderGrammar(b, next);
   if (!b.options->profile) return b.sampler->Sample(b.session->logits(), next);
   const Clock::time_point start = Clock::now();
   const Status s = b.sampler->Sample(b.session->logits(), next);
@@ -93,6 +121,10 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     return Status::Ok();
   }
   int32_t token = b.model->tokenizer().bos_id() >= 0 ? b.model->tokenizer().bos_id() : 0;
+  if (b.constraint) {
+    EMBER_RETURN_IF_ERROR(b.constraint->Reset());
+    b.previous = token;
+  }
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
     EMBER_RETURN_IF_ERROR(SampleNext(b, &token));
@@ -146,6 +178,8 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
   uint64_t ns, ttft_ns;
+  b.mask_ns.clear();
+  b.restarts = 0;
   EMBER_RETURN_IF_ERROR(RunOnce(b, depth, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
   b.profile.Reset();
   b.sampling_ns = 0;
@@ -164,6 +198,28 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
     ttft_sum += static_cast<double>(ttft_ns);
   }
   b.session->set_profile(nullptr);
+  if (b.constraint && n_gen > 0) {
+    // The masks of the timed repetitions (the warm-up's were recorded first).
+    std::vector<uint64_t> masks(b.mask_ns.begin() + std::min<size_t>(b.mask_ns.size(), 1),
+                                b.mask_ns.end());
+    std::sort(masks.begin(), masks.end());
+    uint64_t mask_total = 0, test_total = 0;
+    for (const uint64_t ns : masks) mask_total += ns;
+    for (const uint64_t ns : r->samples_ns) test_total += ns;
+    char line[512];
+    snprintf(line, sizeof(line),
+             "%s, %d thread%s, %s under %s: %zu masks, median %.1f us, p90 %.1f us, max "
+             "%.1f us; %.2f %% of the decode time; the grammar ended %zu times; heap "
+             "allocations %lld\n",
+             r->model_filename.c_str(), r->n_threads, r->n_threads == 1 ? "" : "s",
+             r->test().c_str(), o.grammar_name.c_str(), masks.size(),
+             masks.empty() ? 0.0 : masks[masks.size() / 2] / 1e3,
+             masks.empty() ? 0.0 : masks[masks.size() * 9 / 10] / 1e3,
+             masks.empty() ? 0.0 : masks.back() / 1e3,
+             test_total ? 100.0 * static_cast<double>(mask_total) / test_total : 0.0,
+             b.restarts, static_cast<long long>(r->heap_allocs));
+    r->grammar_summary = line;
+  }
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
   EMBER_RETURN_IF_ERROR(probe_now(&after));
@@ -230,6 +286,18 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   SamplerOptions greedy;
   greedy.temperature = 0;
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
+  if (!o.grammar.empty()) {
+    std::vector<uint32_t> words;
+    const Status compiled = grammar::CompileGbnf(o.grammar, "root", &words);
+    if (!compiled.ok()) {
+      return Status(compiled.code(), "%s: %s", o.grammar_name.c_str(), compiled.message());
+    }
+    b.constraint = std::make_unique<grammar::GrammarConstraint>();
+    EMBER_RETURN_IF_ERROR(b.constraint->Init(std::move(words), (*model)->tokenizer()));
+    int64_t steps = 1;
+    for (const int64_t n : o.gens) steps = std::max(steps, n);
+    b.mask_ns.reserve(static_cast<size_t>(steps) * (o.repetitions + 1) + 1);
+  }
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;
   for (int i = 0; i < max_depth + max_prompt; ++i) {
@@ -334,6 +402,9 @@ Status RunBench(const ArgParser& args) {
   }
   progress.Done();
   WriteBenchReport(results, o.format, stdout);
+  for (const BenchResult& r : results) {
+    if (!r.grammar_summary.empty()) fputs(r.grammar_summary.c_str(), stdout);
+  }
   if (!o.chart_path.empty()) {
     EMBER_RETURN_IF_ERROR(WriteFileAtomic(o.chart_path, [&](FILE* f) {
       WriteBenchReport(results, BenchFormat::kSvg, f);
@@ -352,7 +423,8 @@ int BenchCommand(int argc, char** argv) {
       "                   [-t 1,2,...] [-d 0,1024,...] [--kv-type f32,q8]\n"
       "                   [--backend highway,xnnpack] [--isa avx2,...] [-r 5]\n"
       "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
-      "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n\n"
+      "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n"
+      "                   [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
       "runs once to warm up, then -r timed repetitions. Progress on stderr, results on\n"
