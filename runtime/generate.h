@@ -32,6 +32,8 @@ class TokenConstraint {
   virtual Status Allowed(const uint32_t** bits) = 0;
   virtual Status Accept(int32_t id, std::string_view text) = 0;
   virtual bool CanEnd() const = 0;
+  // Back to the beginning (a new reply).
+  virtual Status Reset() = 0;
 };
 
 struct GenerateOptions {

@@ -77,6 +77,25 @@ grep -qE "^ember chat: prefill [0-9]+ of [0-9]+ tokens \(0 cached\)" "$tmp/chat.
   fail "chat: turns 2 and 3 should reuse the cache: $(cat "$tmp/chat.err")"
 grep -q "conversation reset" "$tmp/chat.err" || fail "chat: /reset said nothing"
 [ "$(grep -c . "$tmp/chat.out")" -ge 3 ] || fail "chat: replies: $(cat "$tmp/chat.out")"
+# Under a grammar: every reply is a sentence of it (each line checked by ember grammar),
+# or status 1 says one was cut off.
+printf 'root ::= "The" (" " [a-z]+){1,4} "."\n' >"$tmp/words.gbnf"
+printf 'Hello there\nTell me about the dog\n' |
+  "$ember" chat -m "$model" --system "You tell short stories." -n 40 --temp 0 \
+  --grammar "$tmp/words.gbnf" >"$tmp/gchat.out" 2>"$tmp/gchat.err"
+status=$?
+[ "$status" = 0 ] || fail "chat --grammar exited $status: $(cat "$tmp/gchat.err")"
+[ "$(grep -c . "$tmp/gchat.out")" = 2 ] || fail "chat --grammar: $(cat "$tmp/gchat.out")"
+while IFS= read -r reply; do
+  verdict=$("$ember" grammar -g "$tmp/words.gbnf" --text "$reply")
+  [ "$verdict" = complete ] || fail "chat --grammar: reply '$reply' is $verdict"
+done <"$tmp/gchat.out"
+printf 'Hello there\n' | "$ember" chat -m "$model" -n 2 --temp 0 \
+  --grammar "$tmp/words.gbnf" >/dev/null 2>"$tmp/gcut.err"
+status=$?
+{ [ "$status" = 1 ] && grep -q "stopped before the grammar's text was whole" "$tmp/gcut.err"; } ||
+  fail "chat --grammar -n 2: status $status, $(cat "$tmp/gcut.err")"
+
 # The same conversation replayed gives the same greedy replies.
 printf 'Hello there\nTell me about the dog\n/reset\nOnce more\n' |
   "$ember" chat -m "$model" --system "You tell short stories." -n 16 --temp 0 \

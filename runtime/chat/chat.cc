@@ -289,6 +289,8 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.stop_ids = p.end_of_turn_ids;
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
+  generate.constraint = constraint_;
+  if (constraint_) EMBER_RETURN_IF_ERROR(constraint_->Reset());
   GenerateResult result;
   const size_t shifts = s.shifts();
   const Clock::time_point start = Clock::now();
@@ -299,6 +301,7 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   stats->context_shifts = s.shifts() - shifts;
   stats->stop = result.stop;
   stats->stop_token = result.stop_token;
+  stats->complete = result.complete;
   stats->prefill_seconds =
       std::chrono::duration<double>((state.seen ? state.first : end) - start).count();
   stats->generate_seconds =

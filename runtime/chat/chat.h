@@ -36,6 +36,7 @@ struct ChatTurnStats {
   StopReason stop = StopReason::kMaxTokens;
   int32_t stop_token = -1;    // with kEndOfText: the end of turn or stop id sampled
   size_t context_shifts = 0;  // made while replying (SessionOptions::context_shift)
+  bool complete = true;  // under a constraint: whether the reply is a whole sentence
 };
 
 class Chat {
@@ -59,6 +60,9 @@ class Chat {
   // model's stop ids, a stop string, max_new tokens or a full context.
   Status Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
                void* user, ChatTurnStats* stats);
+  // Replies from now on under `constraint` (null: none), started over for each; it must
+  // outlive them. Its stop ids must include the template's end of turn.
+  void set_constraint(TokenConstraint* constraint) { constraint_ = constraint; }
   // Forgets the turns (the system text stays, and the cache keeps what still matches).
   void Reset() {
     num_messages_ = first_turn_;
@@ -87,6 +91,7 @@ class Chat {
 
   Session* session_ = nullptr;
   Sampler* sampler_ = nullptr;
+  TokenConstraint* constraint_ = nullptr;
   ChatOptions options_;
   ChatMessage* messages_ = nullptr;  // max_messages
   size_t num_messages_ = 0;

@@ -29,7 +29,7 @@ class GrammarConstraint : public TokenConstraint {
               const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0,
               const MatcherLimits& limits = MatcherLimits());
   // Back to the beginning of the grammar (a new reply).
-  Status Reset() { return matcher_.Reset(); }
+  Status Reset() override { return matcher_.Reset(); }
 
   Status Allowed(const uint32_t** bits) override;
   // InvalidArgument when the grammar does not allow `text` (a token the mask did not

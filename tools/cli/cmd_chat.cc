@@ -17,6 +17,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/cli/template_flags.h"
 #include "tools/util/quote.h"
@@ -44,6 +45,7 @@ ArgParser MakeParser() {
   };
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : GrammarFlagSpecs()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : TemplateFlagSpecs()) specs.push_back(std::move(spec));
   specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
@@ -121,6 +123,13 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8));
   EMBER_RETURN_IF_ERROR(chat.SetSystem(args.Get("--system")));
+  // Every reply under the grammar (from its start), ending where it can at the
+  // template's end of turn.
+  std::unique_ptr<grammar::GrammarConstraint> constraint;
+  const ChatProgramTables& tables = (*model)->chat_template().tables();
+  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
+                                         tables.end_of_turn_ids, tables.num_end_of_turn_ids));
+  chat.set_constraint(constraint.get());
   const size_t max_new =
       n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
   const bool terminal = isatty(STDIN_FILENO);
@@ -133,7 +142,7 @@ Status Chat(const ArgParser& args) {
             static_cast<unsigned long long>(sampling.seed));
   }
   std::string line;
-  size_t turns = 0, refused = 0;
+  size_t turns = 0, refused = 0, incomplete = 0;
   // One line the chat cannot take is refused with a message and the session goes on,
   // as an embedder goes on after ember_chat_add or ember_chat_generate refuse a turn.
   const auto refuse = [&](const Status& s) {
@@ -205,6 +214,13 @@ Status Chat(const ArgParser& args) {
     } else if (stats.stop == StopReason::kContextFull) {
       snprintf(ending, sizeof(ending), " (context full: the reply is cut)");
     }
+    if (!stats.complete) {
+      fprintf(stderr,
+              "ember chat: the reply stopped in the middle of the grammar's text (%s): it "
+              "is not whole\n",
+              stats.stop == StopReason::kContextFull ? "the context is full" : "-n reached");
+      ++incomplete;
+    }
     fprintf(
         stderr,
         "ember chat: prefill %zu of %zu tokens (%zu cached) in %.2f ms (%.1f tok/s); "
@@ -219,6 +235,10 @@ Status Chat(const ArgParser& args) {
     return InvalidArgument("%zu of %zu turn%s refused", refused, turns,
                            turns == 1 ? " was" : "s were");
   }
+  if (incomplete > 0) {
+    return OutOfRange("%zu of %zu repl%s stopped before the grammar's text was whole",
+                      incomplete, turns, turns == 1 ? "y" : "ies");
+  }
   return Status::Ok();
 }
 
@@ -229,9 +249,12 @@ int ChatCommand(int argc, char** argv) {
       "chat",
       "usage: ember chat -m MODEL [--system TEXT] [-n N] [-c N] [--kv-type T] "
       "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
+      "       [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n"
       "Reads user turns from standard input, one a line. A line the chat cannot take\n"
       "(not UTF-8, longer than the text it keeps or than the context) is refused with a\n"
-      "message and the conversation goes on without it; the exit status is then 1.\n\n"
+      "message and the conversation goes on without it; the exit status is then 1.\n"
+      "Under a grammar, each reply is a sentence of it (status 1 if -n or the context\n"
+      "cuts one off).\n\n"
       "A full context: each turn renders the whole conversation again and reuses the\n"
       "cache only as far as its tokens still match. When the conversation no longer "
       "fits\n"

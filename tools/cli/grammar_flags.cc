@@ -45,7 +45,8 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
 
 Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
                         const char* command,
-                        std::unique_ptr<grammar::GrammarConstraint>* constraint) {
+                        std::unique_ptr<grammar::GrammarConstraint>* constraint,
+                        const int32_t* extra_stops, size_t num_extra_stops) {
   constraint->reset();
   const int asked = args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json");
   if (asked == 0) return Status::Ok();
@@ -60,7 +61,7 @@ Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
   }
   auto made = std::make_unique<grammar::GrammarConstraint>();
   const size_t program_bytes = words.size() * 4;
-  EMBER_RETURN_IF_ERROR(made->Init(std::move(words), tokenizer));
+  EMBER_RETURN_IF_ERROR(made->Init(std::move(words), tokenizer, extra_stops, num_extra_stops));
   const double ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start).count();
   const grammar::TokenMask::Stats stats = made->mask().stats();

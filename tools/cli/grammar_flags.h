@@ -19,9 +19,12 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name);
 
 // The constraint the flags ask for, set up for `tokenizer` (null when none is asked
 // for); prints what it built and how long that took to stderr, as `command:`.
+// `extra_stops`: ids that end the text besides the tokenizer's (a chat template's end
+// of turn).
 Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
                         const char* command,
-                        std::unique_ptr<grammar::GrammarConstraint>* constraint);
+                        std::unique_ptr<grammar::GrammarConstraint>* constraint,
+                        const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0);
 
 }  // namespace ember::tools
 
