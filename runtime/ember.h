@@ -342,6 +342,29 @@ typedef struct ember_chat_stats {
 } ember_chat_stats;
 ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* stats);
 
+/* ---- Structured output (appended in 0.3) ----
+ * A grammar in llama.cpp's GBNF format that every ember_generate from then on follows
+ * from its start: only the tokens it allows are sampled, and the end of text only where
+ * it can end. Compiling it and building its token tables allocates (here, once, on the
+ * heap: not in the session's arena); generating under it allocates nothing. A
+ * malformed grammar is EMBER_INVALID_ARGUMENT, its line and column in the message (the
+ * session's grammar stays as it was); a build without grammars (EMBER_WITH_GRAMMAR=OFF)
+ * is EMBER_UNIMPLEMENTED. gbnf NULL removes the grammar. When max_new tokens or a full
+ * context stop ember_generate before its text is a whole sentence of the grammar, it
+ * returns EMBER_OUT_OF_RANGE saying so (a callback that stops it is not an error). */
+typedef struct ember_grammar_options {
+  uint32_t struct_size; /* sizeof(ember_grammar_options) */
+  const char* root;     /* the rule to start from; NULL: "root" */
+} ember_grammar_options;
+void ember_grammar_options_default(ember_grammar_options* options);
+
+/* `options` may be NULL (the defaults). */
+ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
+                                       size_t length, const ember_grammar_options* options);
+/* 1 when the text the last ember_generate made is a whole sentence of the session's
+ * grammar (or the session has none), else 0. */
+int ember_session_grammar_complete(const ember_session* session);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

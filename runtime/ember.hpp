@@ -99,6 +99,15 @@ class Session {
   ember_status SetSampler(const ember_sampler_options& options) {
     return ember_session_set_sampler(handle_, &options);
   }
+  // A GBNF grammar every Generate then follows (root: its first rule's name, "root"
+  // when null); an empty view (null data) removes it.
+  ember_status SetGrammar(std::string_view gbnf, const char* root = nullptr) {
+    ember_grammar_options options;
+    ember_grammar_options_default(&options);
+    options.root = root;
+    return ember_session_set_grammar(handle_, gbnf.data(), gbnf.size(), &options);
+  }
+  bool GrammarComplete() const { return ember_session_grammar_complete(handle_) != 0; }
   ember_status Sample(int32_t* token) { return ember_sample(handle_, token); }
   // Generates up to max_new tokens after `prompt`, calling on_token(id, text) for each;
   // on_token returns false to stop.

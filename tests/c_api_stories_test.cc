@@ -55,6 +55,57 @@ TEST_F(CApiTest, GoldenWithCallerArena) {
   EXPECT_EQ(ids, golden);
 }
 
+// A grammar on a session: every generation follows it from its start (checked here by
+// the grammar's own words: each text is one of its sentences), ends where it can end,
+// and a generation cut off mid-structure is EMBER_OUT_OF_RANGE; a malformed grammar is
+// refused with its line and column and the previous one stays; null removes it.
+TEST_F(CApiTest, GenerationFollowsTheSessionsGrammar) {
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_), EMBER_OK);
+  const char kGrammar[] = "top ::= (\"yes\" | \"no\" | \"maybe not\") \".\"";
+  ember_grammar_options bad_size;
+  ember_grammar_options_default(&bad_size);
+  bad_size.struct_size = 3;
+  EXPECT_EQ(ember_session_set_grammar(session.get(), kGrammar, strlen(kGrammar), &bad_size),
+            EMBER_INVALID_ARGUMENT);
+  std::vector<int32_t> prompt;
+  ASSERT_EQ(session.Tokenize("Once upon a time", true, &prompt), EMBER_OK);
+  const auto generate = [&](size_t max_new, std::string* text) {
+    text->clear();
+    session.Reset();
+    return session.Generate(prompt, max_new, [&](int32_t, std::string_view piece) {
+      text->append(piece);
+      return true;
+    });
+  };
+  std::string text, free_text;
+  ASSERT_EQ(session.SetGrammar(std::string_view()), EMBER_OK);
+  ASSERT_EQ(generate(20, &free_text), EMBER_OK);  // no grammar yet
+  ASSERT_EQ(session.SetGrammar(kGrammar, "top"), EMBER_OK) << cpp::LastError();
+  for (int round = 0; round < 2; ++round) {  // each generation starts the grammar over
+    ASSERT_EQ(generate(20, &text), EMBER_OK) << cpp::LastError();
+    EXPECT_TRUE(text == "yes." || text == "no." || text == "maybe not.") << text;
+    EXPECT_TRUE(session.GrammarComplete());
+  }
+  EXPECT_EQ(generate(1, &text), EMBER_OUT_OF_RANGE);
+  EXPECT_NE(std::string(cpp::LastError()).find("in the middle of the grammar's text"),
+            std::string::npos)
+      << cpp::LastError();
+  EXPECT_FALSE(session.GrammarComplete());
+  // Refused, and the grammar stays.
+  EXPECT_EQ(session.SetGrammar("top ::= \"a\" (\n", "top"), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cpp::LastError()).find("line 2, column 1"), std::string::npos)
+      << cpp::LastError();
+  ASSERT_EQ(generate(20, &text), EMBER_OK);
+  EXPECT_TRUE(text == "yes." || text == "no." || text == "maybe not.") << text;
+  // Removed: the story as without one.
+  ASSERT_EQ(session.SetGrammar(std::string_view()), EMBER_OK);
+  ASSERT_EQ(generate(20, &text), EMBER_OK);
+  EXPECT_EQ(text, free_text);
+  EXPECT_GT(text.size(), 20u) << text;
+  EXPECT_TRUE(session.GrammarComplete());
+}
+
 TEST_F(CApiTest, StepwiseDecodeAndSample) {
   cpp::Session session;
   ASSERT_EQ(session.Create(model_), EMBER_OK);

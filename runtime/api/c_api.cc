@@ -240,7 +240,8 @@ ember_status ember_session_create(const ember_model* model,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
   auto* s =
-      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {}};
+      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {},
+                                       nullptr, true};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
@@ -363,10 +364,23 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   ember::GenerateOptions options;
   options.max_new = max_new;
   options.stop_strings = &session->stop;
+  options.constraint = session->constraint.get();
+  if (options.constraint) {
+    const ember::Status reset = options.constraint->Reset();
+    if (!reset.ok()) return Report(reset);
+  }
   const ember::Status status =
       ember::Generate(session->session, *session->sampler, prompt, n_prompt, options,
                       &CallBack, &trampoline, &result);
   if (n_generated) *n_generated = result.generated;
+  session->grammar_complete = result.complete;
+  if (status.ok() && !result.complete && result.stop != ember::StopReason::kCallback) {
+    return Report(ember::OutOfRange(
+        "stopped after %zu tokens in the middle of the grammar's text (%s)",
+        result.generated,
+        result.stop == ember::StopReason::kContextFull ? "the context is full"
+                                                        : "max_new reached"));
+  }
   if (status.ok() && result.stop == ember::StopReason::kContextFull) {
     return Report(ember::OutOfRange("context full after %zu of %zu tokens (context %zu)",
                                     result.generated, max_new,

@@ -11,6 +11,7 @@
 
 #include "runtime/chat/stop_strings.h"
 #include "runtime/ember.h"
+#include "runtime/generate.h"
 #include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -34,6 +35,10 @@ struct ember_session {
   ember::Session session;
   std::optional<ember::Sampler> sampler;
   ember::StopStrings stop;
+  // ember_session_set_grammar's (c_api_grammar.cc), and whether the last generation
+  // under it ended whole.
+  std::unique_ptr<ember::TokenConstraint> constraint;
+  bool grammar_complete = true;
 };
 
 namespace ember::c_api {

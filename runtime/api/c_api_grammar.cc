@@ -1,0 +1,59 @@
+// The C API's grammars (ember.h, "Structured output"): a GBNF grammar compiled and set
+// up for a session's vocabulary, which ember_generate (c_api.cc) then follows.
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/api/c_api_internal.h"
+#include "runtime/grammar/gbnf.h"
+#include "runtime/grammar/grammar_constraint.h"
+
+using ember::c_api::CheckStructSize;
+using ember::c_api::NullArgument;
+using ember::c_api::Report;
+
+extern "C" {
+
+void ember_grammar_options_default(ember_grammar_options* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->root = nullptr;
+}
+
+ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
+                                       size_t length, const ember_grammar_options* options) {
+  if (!session) return NullArgument("session");
+  if (!gbnf) {
+    session->constraint.reset();
+    session->grammar_complete = true;
+    return EMBER_OK;
+  }
+  const char* root = "root";
+  if (options) {
+    const ember::Status size = CheckStructSize<ember_grammar_options>(
+        "ember_grammar_options", options->struct_size,
+        offsetof(ember_grammar_options, root) + sizeof(const char*));
+    if (!size.ok()) return Report(size);
+    if (options->root) root = options->root;
+  }
+  std::vector<uint32_t> words;
+  ember::Status status =
+      ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
+  if (!status.ok()) return Report(status);
+  auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
+  status = constraint->Init(std::move(words), session->session.model().tokenizer());
+  if (!status.ok()) return Report(status);
+  session->constraint = std::move(constraint);
+  session->grammar_complete = true;
+  return EMBER_OK;
+}
+
+int ember_session_grammar_complete(const ember_session* session) {
+  return session && !session->grammar_complete ? 0 : 1;
+}
+
+}  // extern "C"

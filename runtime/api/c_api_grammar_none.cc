@@ -1,0 +1,28 @@
+// The C API's grammars in a build without them (EMBER_WITH_GRAMMAR=OFF: bare metal,
+// firmware): setting one is refused; there is never one to follow.
+#include <cstring>
+
+#include "runtime/api/c_api_internal.h"
+
+using ember::c_api::NullArgument;
+using ember::c_api::Report;
+
+extern "C" {
+
+void ember_grammar_options_default(ember_grammar_options* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+}
+
+ember_status ember_session_set_grammar(ember_session* session, const char* gbnf, size_t,
+                                       const ember_grammar_options*) {
+  if (!session) return NullArgument("session");
+  if (!gbnf) return EMBER_OK;  // none to remove
+  return Report(ember::Unimplemented(
+      "grammars are left out of this build (EMBER_WITH_GRAMMAR=OFF)"));
+}
+
+int ember_session_grammar_complete(const ember_session*) { return 1; }
+
+}  // extern "C"
