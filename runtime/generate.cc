@@ -35,12 +35,12 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
   int32_t prev =
       n_prompt ? prompt[n_prompt - 1] : session.tokens()[session.position() - 1];
   result->stop = StopReason::kMaxTokens;
-  TokenConstraint* constraint = options.constraint;
-  if (constraint) result->complete = constraint->CanEnd();
+  const TokenConstraint* constraint = options.constraint;
+  if (constraint) result->complete = constraint->can_end(constraint->self);
   while (result->generated < options.max_new) {
     int32_t next;
     const uint32_t* allowed = nullptr;
-    if (constraint) EMBER_RETURN_IF_ERROR(constraint->Allowed(&allowed));
+    if (constraint) EMBER_RETURN_IF_ERROR(constraint->allowed(constraint->self, &allowed));
     EMBER_RETURN_IF_ERROR(sampler.Sample(session.logits(), session.tokens(),
                                          session.position(), allowed, &next));
     if (tokenizer.IsStop(next) || IsExtraStop(options, next)) {
@@ -51,8 +51,8 @@ Status Generate(Session& session, Sampler& sampler, const int32_t* prompt,
     ++result->generated;
     std::string_view text = tokenizer.Decode(prev, next);
     if (constraint) {
-      EMBER_RETURN_IF_ERROR(constraint->Accept(next, text));
-      result->complete = constraint->CanEnd();
+      EMBER_RETURN_IF_ERROR(constraint->accept(constraint->self, next, text));
+      result->complete = constraint->can_end(constraint->self);
     }
     const bool stopped = stop_strings && stop_strings->Feed(text, &text);
     if (!callback(user, next, text)) {

@@ -22,18 +22,20 @@ enum class StopReason { kMaxTokens, kEndOfText, kContextFull, kCallback, kStopSt
 // in a last call with id -1.
 using TokenCallback = bool (*)(void* user, int32_t id, std::string_view text);
 
-// What may come next, for constrained generation (a grammar: runtime/grammar/
-// grammar_constraint.h). Allowed() gives a bit per token id (set: allowed) for the next
-// token, stop ids among them only where the text can end (CanEnd); Accept() takes the
-// token sampled and the bytes it adds. Neither may allocate (they run once per token).
-class TokenConstraint {
- public:
-  virtual ~TokenConstraint() = default;
-  virtual Status Allowed(const uint32_t** bits) = 0;
-  virtual Status Accept(int32_t id, std::string_view text) = 0;
-  virtual bool CanEnd() const = 0;
-  // Back to the beginning (a new reply).
-  virtual Status Reset() = 0;
+// What may come next, for constrained generation (a grammar: GrammarConstraint::
+// AsTokenConstraint in runtime/grammar/grammar_constraint.h). `allowed` gives a bit per
+// token id (set: allowed) for the next token, stop ids among them only where the text
+// can end (`can_end`); `accept` takes the token sampled and the bytes it adds; `reset`
+// goes back to the beginning (a new reply). None may allocate (they run once per
+// token). Function pointers over `self`, not virtual functions: the runtime is built
+// without RTTI, and code built with it (a sanitizer's vptr check) would need type
+// information the runtime does not emit.
+struct TokenConstraint {
+  void* self = nullptr;
+  Status (*allowed)(void* self, const uint32_t** bits) = nullptr;
+  Status (*accept)(void* self, int32_t id, std::string_view text) = nullptr;
+  bool (*can_end)(const void* self) = nullptr;
+  Status (*reset)(void* self) = nullptr;
 };
 
 struct GenerateOptions {
@@ -45,7 +47,7 @@ struct GenerateOptions {
   StopStrings* stop_strings = nullptr;  // null or empty: none
   // Null: any token. Else only what it allows, and the end of text (a stop id) only
   // where it can end; it then ends the text at a stop string too.
-  TokenConstraint* constraint = nullptr;
+  const TokenConstraint* constraint = nullptr;
 };
 
 struct GenerateResult {

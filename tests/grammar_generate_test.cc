@@ -65,7 +65,8 @@ void CheckGeneration(const char* gbnf, float temperature, size_t n, uint64_t see
   prompt.resize(n_prompt);
   GenerateOptions generate;
   generate.max_new = n;
-  generate.constraint = &constraint;
+  const TokenConstraint token_constraint = constraint.AsTokenConstraint();
+  generate.constraint = &token_constraint;
   Collected out;
   GenerateResult result;
   const Status s = Generate(*session, sampler, prompt.data(), prompt.size(), generate,

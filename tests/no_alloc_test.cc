@@ -375,7 +375,8 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
     Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
     GenerateOptions generate;
     generate.max_new = 60;
-    generate.constraint = &constraint;
+    const TokenConstraint token_constraint = constraint.AsTokenConstraint();
+    generate.constraint = &token_constraint;
     FixedText text;
     GenerateResult result;
     const int32_t bos = (*model)->tokenizer().bos_id();

@@ -241,7 +241,7 @@ ember_status ember_session_create(const ember_model* model,
   if (!result.ok()) return Report(result.status());
   auto* s =
       new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {},
-                                       nullptr, true};
+                                       nullptr, {}, true};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
@@ -364,9 +364,9 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   ember::GenerateOptions options;
   options.max_new = max_new;
   options.stop_strings = &session->stop;
-  options.constraint = session->constraint.get();
-  if (options.constraint) {
-    const ember::Status reset = options.constraint->Reset();
+  if (session->grammar) {
+    options.constraint = &session->constraint;
+    const ember::Status reset = session->constraint.reset(session->constraint.self);
     if (!reset.ok()) return Report(reset);
   }
   const ember::Status status =

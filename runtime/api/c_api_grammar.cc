@@ -28,7 +28,8 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
                                        size_t length, const ember_grammar_options* options) {
   if (!session) return NullArgument("session");
   if (!gbnf) {
-    session->constraint.reset();
+    session->grammar.reset();
+    session->constraint = ember::TokenConstraint();
     session->grammar_complete = true;
     return EMBER_OK;
   }
@@ -44,10 +45,11 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
   ember::Status status =
       ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
   if (!status.ok()) return Report(status);
-  auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
+  auto constraint = std::make_shared<ember::grammar::GrammarConstraint>();
   status = constraint->Init(std::move(words), session->session.model().tokenizer());
   if (!status.ok()) return Report(status);
-  session->constraint = std::move(constraint);
+  session->constraint = constraint->AsTokenConstraint();
+  session->grammar = std::move(constraint);
   session->grammar_complete = true;
   return EMBER_OK;
 }

@@ -37,7 +37,8 @@ struct ember_session {
   ember::StopStrings stop;
   // ember_session_set_grammar's (c_api_grammar.cc), and whether the last generation
   // under it ended whole.
-  std::unique_ptr<ember::TokenConstraint> constraint;
+  std::shared_ptr<void> grammar;      // the constraint's owner (null: none)
+  ember::TokenConstraint constraint;  // over it
   bool grammar_complete = true;
 };
 

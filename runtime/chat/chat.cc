@@ -290,7 +290,7 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
   generate.constraint = constraint_;
-  if (constraint_) EMBER_RETURN_IF_ERROR(constraint_->Reset());
+  if (constraint_) EMBER_RETURN_IF_ERROR(constraint_->reset(constraint_->self));
   GenerateResult result;
   const size_t shifts = s.shifts();
   const Clock::time_point start = Clock::now();

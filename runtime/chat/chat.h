@@ -62,7 +62,7 @@ class Chat {
                void* user, ChatTurnStats* stats);
   // Replies from now on under `constraint` (null: none), started over for each; it must
   // outlive them. Its stop ids must include the template's end of turn.
-  void set_constraint(TokenConstraint* constraint) { constraint_ = constraint; }
+  void set_constraint(const TokenConstraint* constraint) { constraint_ = constraint; }
   // Forgets the turns (the system text stays, and the cache keeps what still matches).
   void Reset() {
     num_messages_ = first_turn_;
@@ -91,7 +91,7 @@ class Chat {
 
   Session* session_ = nullptr;
   Sampler* sampler_ = nullptr;
-  TokenConstraint* constraint_ = nullptr;
+  const TokenConstraint* constraint_ = nullptr;
   ChatOptions options_;
   ChatMessage* messages_ = nullptr;  // max_messages
   size_t num_messages_ = 0;

@@ -73,4 +73,20 @@ Status GrammarConstraint::Accept(int32_t id, std::string_view text) {
   return Status::Ok();
 }
 
+TokenConstraint GrammarConstraint::AsTokenConstraint() {
+  TokenConstraint c;
+  c.self = this;
+  c.allowed = [](void* self, const uint32_t** bits) {
+    return static_cast<GrammarConstraint*>(self)->Allowed(bits);
+  };
+  c.accept = [](void* self, int32_t id, std::string_view text) {
+    return static_cast<GrammarConstraint*>(self)->Accept(id, text);
+  };
+  c.can_end = [](const void* self) {
+    return static_cast<const GrammarConstraint*>(self)->CanEnd();
+  };
+  c.reset = [](void* self) { return static_cast<GrammarConstraint*>(self)->Reset(); };
+  return c;
+}
+
 }  // namespace ember::grammar

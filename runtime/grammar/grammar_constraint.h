@@ -20,7 +20,7 @@ namespace ember::grammar {
 // characters in a row so that a model cannot pad forever), for `--json`.
 extern const char kJsonGrammar[];
 
-class GrammarConstraint : public TokenConstraint {
+class GrammarConstraint {
  public:
   // `words`: a compiled program (CompileGbnf's); `tokenizer` must outlive the
   // constraint. `extra_stops`: ids that end the text besides the tokenizer's stop ids
@@ -29,13 +29,16 @@ class GrammarConstraint : public TokenConstraint {
               const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0,
               const MatcherLimits& limits = MatcherLimits());
   // Back to the beginning of the grammar (a new reply).
-  Status Reset() override { return matcher_.Reset(); }
+  Status Reset() { return matcher_.Reset(); }
 
-  Status Allowed(const uint32_t** bits) override;
+  // The tokens allowed next (bits by id; the stop ids where the text can end).
+  Status Allowed(const uint32_t** bits);
   // InvalidArgument when the grammar does not allow `text` (a token the mask did not
   // allow): the state is then as it was.
-  Status Accept(int32_t id, std::string_view text) override;
-  bool CanEnd() const override { return matcher_.CanEnd(); }
+  Status Accept(int32_t id, std::string_view text);
+  bool CanEnd() const { return matcher_.CanEnd(); }
+  // This constraint for Generate and Chat (which must not outlive it).
+  TokenConstraint AsTokenConstraint();
 
   const TokenMask& mask() const { return mask_; }
   size_t program_bytes() const { return words_.size() * 4; }

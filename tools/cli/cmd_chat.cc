@@ -129,7 +129,11 @@ Status Chat(const ArgParser& args) {
   const ChatProgramTables& tables = (*model)->chat_template().tables();
   EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
                                          tables.end_of_turn_ids, tables.num_end_of_turn_ids));
-  chat.set_constraint(constraint.get());
+  TokenConstraint token_constraint;
+  if (constraint) {
+    token_constraint = constraint->AsTokenConstraint();
+    chat.set_constraint(&token_constraint);
+  }
   const size_t max_new =
       n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
   const bool terminal = isatty(STDIN_FILENO);

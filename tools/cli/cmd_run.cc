@@ -218,7 +218,11 @@ Status Run(const ArgParser& args) {
   GenerateOptions generate;
   generate.max_new = max_new;
   generate.stop_strings = &stop_strings;
-  generate.constraint = constraint.get();
+  TokenConstraint token_constraint;
+  if (constraint) {
+    token_constraint = constraint->AsTokenConstraint();
+    generate.constraint = &token_constraint;
+  }
   const Clock::time_point start = Clock::now();
   size_t first = 0;  // the prompt's tokens Generate prefills start here
   if (args.Has("--prompt-cache")) {
