@@ -241,7 +241,7 @@ ember_status ember_session_create(const ember_model* model,
   if (!result.ok()) return Report(result.status());
   auto* s =
       new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {},
-                                       nullptr, {}, true};
+                                       {nullptr, nullptr}, {}, true};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);

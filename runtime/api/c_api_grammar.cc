@@ -45,11 +45,13 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
   ember::Status status =
       ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
   if (!status.ok()) return Report(status);
-  auto constraint = std::make_shared<ember::grammar::GrammarConstraint>();
+  auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
   status = constraint->Init(std::move(words), session->session.model().tokenizer());
   if (!status.ok()) return Report(status);
   session->constraint = constraint->AsTokenConstraint();
-  session->grammar = std::move(constraint);
+  session->grammar = std::unique_ptr<void, void (*)(void*)>(constraint.release(), [](void* p) {
+    delete static_cast<ember::grammar::GrammarConstraint*>(p);
+  });
   session->grammar_complete = true;
   return EMBER_OK;
 }

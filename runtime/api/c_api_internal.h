@@ -37,7 +37,9 @@ struct ember_session {
   ember::StopStrings stop;
   // ember_session_set_grammar's (c_api_grammar.cc), and whether the last generation
   // under it ended whole.
-  std::shared_ptr<void> grammar;      // the constraint's owner (null: none)
+  // The constraint's owner (null: none), freed by its deleter (the type is the grammar
+  // room's, which builds without grammars leave out).
+  std::unique_ptr<void, void (*)(void*)> grammar{nullptr, nullptr};
   ember::TokenConstraint constraint;  // over it
   bool grammar_complete = true;
 };
