@@ -45,8 +45,8 @@ struct GenerateOptions {
   const int32_t* stop_ids = nullptr;
   size_t num_stop_ids = 0;
   StopStrings* stop_strings = nullptr;  // null or empty: none
-  // Null: any token. Else only what it allows, and the end of text (a stop id) only
-  // where it can end; it then ends the text at a stop string too.
+  // Null: any token. Else only the tokens it allows, and the end of text (a stop id)
+  // only where it can end.
   const TokenConstraint* constraint = nullptr;
 };
 
