@@ -292,8 +292,8 @@ int RunCommand(int argc, char** argv) {
       "Streams the text to stdout and its speed to stderr. Stops at the model's\n"
       "stop ids (EOS, every end id a Hugging Face or GGUF model lists, BOS for a\n"
       "llama2.c model; `ember inspect` prints them), after -n tokens, or at a full\n"
-      "context: status 1 unless --context-shift makes room. Under --grammar or\n"
-      "--json, status 1 too when it stops before the text is whole.\n",
+      "context: status 1 unless --context-shift makes room. Under --grammar,\n"
+      "--json-schema or --json, status 1 too when it stops before the text is whole.\n",
       MakeParser(), argc, argv, &Run);
 }
 
