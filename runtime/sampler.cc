@@ -67,6 +67,26 @@ int32_t Sampler::Greedy(const float* logits) const {
   return static_cast<int32_t>(best);
 }
 
+int32_t Sampler::GreedyAllowed(const float* logits, const uint32_t* allowed) const {
+  float best = -INFINITY;
+  int32_t best_id = -1;
+  for (size_t first = 0; first < vocab_size_; first += 32) {
+    const size_t n = std::min<size_t>(32, vocab_size_ - first);
+    uint32_t bits = allowed[first >> 5] & (n == 32 ? ~0u : (1u << n) - 1);
+    if (bits == ~0u) {  // a whole word allowed: a plain scan
+      for (size_t i = first; i < first + 32; ++i) {
+        if (logits[i] > best || best_id < 0) best = logits[i], best_id = int32_t(i);
+      }
+      continue;
+    }
+    for (; bits != 0; bits &= bits - 1) {
+      const size_t i = first + static_cast<size_t>(__builtin_ctz(bits));
+      if (logits[i] > best || best_id < 0) best = logits[i], best_id = int32_t(i);
+    }
+  }
+  return best_id;
+}
+
 namespace {
 
 // Ranks a before b: higher value first, then lower id.
@@ -150,18 +170,31 @@ Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_rece
         bad, vocab_size_);
   }
   if (penalizes() && n_recent > 0) logits = Penalize(logits, recent, n_recent);
+  if (allowed != nullptr && options_.temperature <= 0.0f) {
+    // Greedy: the best allowed logit, read in place (the first maximum wins, as Greedy's).
+    *token = GreedyAllowed(logits, allowed);
+    if (*token < 0) return InvalidArgument("no token is allowed: nothing to sample");
+    return Status::Ok();
+  }
   if (allowed != nullptr) {
-    // The tokens not allowed get -inf (in penalized_), which Draw skips.
+    // The tokens not allowed get -inf (in penalized_), which Draw skips; a word of bits
+    // at a time (most are all set or all clear).
     if (logits != penalized_) memcpy(penalized_, logits, vocab_size_ * sizeof(float));
-    size_t kept = 0;
-    for (size_t i = 0; i < vocab_size_; ++i) {
-      if ((allowed[i >> 5] >> (i & 31)) & 1) {
-        ++kept;
-      } else {
-        penalized_[i] = -INFINITY;
+    bool any = false;
+    for (size_t first = 0; first < vocab_size_; first += 32) {
+      const size_t n = std::min<size_t>(32, vocab_size_ - first);
+      const uint32_t bits = allowed[first >> 5] & (n == 32 ? ~0u : (1u << n) - 1);
+      if (bits == 0) {
+        std::fill(penalized_ + first, penalized_ + first + n, -INFINITY);
+        continue;
+      }
+      any = true;
+      if (bits == ~0u) continue;
+      for (size_t i = 0; i < n; ++i) {
+        if (!((bits >> i) & 1)) penalized_[first + i] = -INFINITY;
       }
     }
-    if (kept == 0) return InvalidArgument("no token is allowed: nothing to sample");
+    if (!any) return InvalidArgument("no token is allowed: nothing to sample");
     logits = penalized_;
   }
   *token = Draw(logits);

@@ -80,6 +80,8 @@ class Sampler {
   bool penalizes() const;
   const float* Penalize(const float* logits, const int32_t* recent, size_t n_recent);
   int32_t Greedy(const float* logits) const;
+  // The first maximum among the allowed tokens (-1: none is allowed).
+  int32_t GreedyAllowed(const float* logits, const uint32_t* allowed) const;
   int32_t Draw(const float* logits);
   size_t TopKLogits(const float* logits, size_t k);
 
