@@ -1,7 +1,6 @@
 // The C API's grammars (ember.h, "Structured output"): a GBNF grammar compiled and set
 // up for a session's vocabulary, which ember_generate (c_api.cc) then follows.
 #include <cstddef>
-#include <cstring>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -16,13 +15,6 @@ using ember::c_api::NullArgument;
 using ember::c_api::Report;
 
 extern "C" {
-
-void ember_grammar_options_default(ember_grammar_options* options) {
-  if (!options) return;
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->root = nullptr;
-}
 
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
                                        size_t length, const ember_grammar_options* options) {

@@ -1,19 +1,11 @@
 // The C API's grammars in a build without them (EMBER_WITH_GRAMMAR=OFF: bare metal,
 // firmware): setting one is refused; there is never one to follow.
-#include <cstring>
-
 #include "runtime/api/c_api_internal.h"
 
 using ember::c_api::NullArgument;
 using ember::c_api::Report;
 
 extern "C" {
-
-void ember_grammar_options_default(ember_grammar_options* options) {
-  if (!options) return;
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-}
 
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf, size_t,
                                        const ember_grammar_options*) {

@@ -153,6 +153,13 @@ void ember_sampler_options_default(ember_sampler_options* options) {
   options->n_stop = 0;
 }
 
+void ember_grammar_options_default(ember_grammar_options* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->root = nullptr;  // "root"
+}
+
 void ember_tokenize_options_default(ember_tokenize_options* options) {
   memset(options, 0, sizeof(*options));
   options->struct_size = sizeof(*options);

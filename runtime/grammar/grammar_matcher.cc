@@ -75,14 +75,18 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
   return Reset();
 }
 
-Status GrammarMatcher::Reset() {
-  returns_ = nullptr;
+void GrammarMatcher::Clear(const Returns* returns) {
+  returns_ = returns;
   num_frames_ = 0;
   held_ = 0;
   saved_used_ = 0;
   memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
   num_stacks_ = 0;
   can_end_ = false;
+}
+
+Status GrammarMatcher::Reset() {
+  Clear(nullptr);
   uint32_t count = 0;
   const uint32_t* alts = program_->alternatives(program_->root(), &count);
   BeginStep();
@@ -99,11 +103,7 @@ Status GrammarMatcher::StartAt(uint32_t position, const uint32_t* returns, size_
       KindOf(program_->element(position)) != ElementKind::kClass) {
     return InvalidArgument("grammar: position %u is not a class element", position);
   }
-  returns_ = nullptr;
-  num_frames_ = 0;
-  held_ = 0;
-  saved_used_ = 0;
-  memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
+  Clear(nullptr);
   BeginStep();
   uint32_t frame = kNoFrame;
   for (size_t i = n; i-- > 0;) {
@@ -115,7 +115,6 @@ Status GrammarMatcher::StartAt(uint32_t position, const uint32_t* returns, size_
   }
   stacks_[0] = {position, frame};
   num_stacks_ = 1;
-  can_end_ = false;
   return Status::Ok();
 }
 
@@ -123,13 +122,7 @@ Status GrammarMatcher::StartAfter(uint32_t rule, const Returns* returns) {
   if (rule >= program_->num_rules()) {
     return InvalidArgument("grammar: rule %u is out of range", rule);
   }
-  num_frames_ = 0;
-  held_ = 0;
-  saved_used_ = 0;
-  memset(frame_index_, 0xFF, size_t{frame_slots_} * 4);
-  num_stacks_ = 0;
-  can_end_ = false;
-  returns_ = returns;
+  Clear(returns);
   BeginStep();
   for (uint32_t i = returns->offsets[rule]; i < returns->offsets[rule + 1]; ++i) {
     if (returns->positions[i] == UINT32_MAX) {

@@ -105,6 +105,8 @@ class GrammarMatcher {
   };
   static constexpr uint32_t kNoFrame = UINT32_MAX;
 
+  // No stacks, frames, held bytes or saved states; `returns` as StartAfter's (or null).
+  void Clear(const Returns* returns);
   void BeginStep();  // an empty next set
   // A stack ended the root level: the end of the text, or (after StartAfter) the
   // return positions of its rule.

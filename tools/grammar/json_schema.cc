@@ -376,10 +376,14 @@ class Converter {
       return Integer(s, path, expr);
     } else if (type == "string") {
       return String(s, path, expr);
-    } else if (type == "array") {
-      return Array(s, path, depth, expr);
-    } else if (type == "object") {
-      return Object(s, path, depth, expr);
+    } else if (type == "array" || type == "object") {
+      // It opens with '[' or '{': a reference inside it consumes that first.
+      std::vector<std::string> outer;
+      outer.swap(unconsumed_);
+      const Status status = type == "array" ? Array(s, path, depth, expr)
+                                            : Object(s, path, depth, expr);
+      unconsumed_.swap(outer);
+      return status;
     } else {
       return InvalidArgument("JSON Schema at '%s': unknown type '%s'", path.c_str(),
                              type.c_str());
@@ -467,23 +471,7 @@ class Converter {
     return Status::Ok();
   }
 
-  // An array or an object opens with '[' or '{': references inside it consume first.
   Status Array(const Schema& s, const std::string& path, int depth, std::string* expr) {
-    std::vector<std::string> outer;
-    outer.swap(unconsumed_);
-    const Status status = ArrayBody(s, path, depth, expr);
-    unconsumed_.swap(outer);
-    return status;
-  }
-  Status Object(const Schema& s, const std::string& path, int depth, std::string* expr) {
-    std::vector<std::string> outer;
-    outer.swap(unconsumed_);
-    const Status status = ObjectBody(s, path, depth, expr);
-    unconsumed_.swap(outer);
-    return status;
-  }
-
-  Status ArrayBody(const Schema& s, const std::string& path, int depth, std::string* expr) {
     uint64_t min = 0, max = 0;
     bool has_min = false, has_max = false;
     EMBER_RETURN_IF_ERROR(Count(s, "minItems", path, &min, &has_min));
@@ -557,7 +545,7 @@ class Converter {
     return Status::Ok();
   }
 
-  Status ObjectBody(const Schema& s, const std::string& path, int depth, std::string* expr) {
+  Status Object(const Schema& s, const std::string& path, int depth, std::string* expr) {
     std::vector<std::pair<std::string, const Schema*>> properties;
     if (s.contains("properties")) {
       const Schema& p = s["properties"];
