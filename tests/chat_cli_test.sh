@@ -56,7 +56,7 @@ cmp -s "$tmp/stdout" "$tmp/want" || fail "template without the generation prompt
 echo '[{"role": "narrator", "content": "x"}]' >"$tmp/bad_role.json"
 expect 1 "Unknown role: narrator" -- "$ember" template -m "$model" --messages "$tmp/bad_role.json"
 echo '[{"role": "user"}]' >"$tmp/no_content.json"
-expect 1 'message 0 has no string "content"' -- "$ember" template -m "$model" \
+expect 1 'message 0 has no "content" (null for none)' -- "$ember" template -m "$model" \
   --messages "$tmp/no_content.json"
 expect 1 "has no compiled chat template" -- "$ember" template -m "$tmp/plain.ember" \
   --messages "$tmp/conv.json"

@@ -102,9 +102,11 @@ ember_status ember_chat_template_render(const ember_model* model,
     if (!messages[i].role || (!messages[i].content && messages[i].content_length)) {
       return NullArgument("a message's role or content");
     }
-    converted[i].role = messages[i].role;
-    converted[i].content = std::string_view(
-        messages[i].content ? messages[i].content : "", messages[i].content_length);
+    // Constructed whole in the caller's buffer (extra_json empty: C messages have none).
+    new (&converted[i]) ember::ChatMessage{
+        messages[i].role,
+        std::string_view(messages[i].content ? messages[i].content : "",
+                         messages[i].content_length)};
   }
   return Report(model->model->chat_template().Render(converted, n, chat_options.render,
                                                      buffer, at - begin, length));

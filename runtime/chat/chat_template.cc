@@ -15,12 +15,14 @@ using tmpl::Op;
 Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
   t_ = ChatProgramTables();
   if (t.code_size == 0) return Status::Ok();  // no template
-  if (t.format_version != tmpl::kFormatVersion) {
+  if (t.format_version < tmpl::kOldestFormatVersion ||
+      t.format_version > tmpl::kFormatVersion) {
     return InvalidModel(
-        "chat template: bytecode version %u (this build runs version %u): "
+        "chat template: bytecode version %u (this build runs versions %u to %u): "
         "convert the model again",
-        t.format_version, tmpl::kFormatVersion);
+        t.format_version, tmpl::kOldestFormatVersion, tmpl::kFormatVersion);
   }
+  const uint32_t num_inputs = tmpl::NumInputSlots(t.format_version);
   // No string bytes is fine when every string is empty ({{ '' }}): null then.
   if (!t.code || !t.string_offsets || (t.string_bytes_size && !t.string_bytes)) {
     return InvalidModel("chat template: code or constants missing");
@@ -34,12 +36,12 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
       return InvalidModel("chat template: string offsets decrease at %zu", i);
     }
   }
-  if (t.num_slots < tmpl::kNumInputSlots || t.num_slots > tmpl::kMaxSlots ||
+  if (t.num_slots < num_inputs || t.num_slots > tmpl::kMaxSlots ||
       t.max_stack > tmpl::kMaxStack || t.max_loops > tmpl::kMaxLoops) {
     return InvalidModel(
         "chat template: %u variables, stack %u, %u loops (limits %u-%u, "
         "%u, %u)",
-        t.num_slots, t.max_stack, t.max_loops, tmpl::kNumInputSlots, tmpl::kMaxSlots,
+        t.num_slots, t.max_stack, t.max_loops, num_inputs, tmpl::kMaxSlots,
         tmpl::kMaxStack, tmpl::kMaxLoops);
   }
   for (size_t i = 0; i < t.num_end_of_turn_ids; ++i) {
@@ -156,23 +158,101 @@ size_t ChatRenderBytes(size_t text_bytes) {
   return (8 * text_bytes + kMarkup + 7) & ~size_t{7};
 }
 
+namespace {
+
+// A JSON error with what the text was: "tools_json: JSON at byte 7: ...".
+Status Within(const Status& s, const char* what, size_t index) {
+  if (s.ok() || s.code() != StatusCode::kInvalidArgument) return s;
+  if (index == SIZE_MAX) return InvalidArgument("%s: %s", what, s.message());
+  return InvalidArgument("message %zu: %s: %s", index, what, s.message());
+}
+
+// Message i as a dict: role and content, then the keys of its extra_json (whose role
+// or content replace those).
+Status MessageDict(const ChatMessage& m, size_t i, tmpl::Heap* heap, tmpl::Value* out) {
+  tmpl::Value extra;
+  EMBER_RETURN_IF_ERROR(
+      Within(tmpl::ParseJson(m.extra_json, heap, &extra), "extra_json", i));
+  if (extra.kind != tmpl::Kind::kDict) {
+    return InvalidArgument("message %zu: extra_json is not a JSON object", i);
+  }
+  const tmpl::Dict& keys = *extra.dict;
+  *out = tmpl::NewDict(keys.count + 2, tmpl::Kind::kDict, heap);
+  if (heap->full()) return tmpl::HeapFull(*heap);
+  tmpl::Dict* d = out->dict;
+  d->keys[0] = tmpl::Value::String("role");
+  d->values[0] = tmpl::Value::String(m.role);
+  d->keys[1] = tmpl::Value::String("content");
+  d->values[1] = tmpl::Value::String(m.content);
+  d->count = 2;
+  for (uint32_t k = 0; k < keys.count; ++k) {  // keys are distinct: ParseJson merged them
+    const std::string_view key = keys.keys[k].str();
+    const uint32_t at = key == "role" ? 0 : key == "content" ? 1 : d->count++;
+    d->keys[at] = keys.keys[k];
+    d->values[at] = keys.values[k];
+  }
+  return Status::Ok();
+}
+
+// The messages input: a view of the caller's messages when none has extra keys (nothing
+// copied), else a list of them with dicts for those that do.
+Status MessagesValue(const ChatMessage* messages, size_t n, tmpl::Heap* heap,
+                     tmpl::Value* out) {
+  bool extra = false;
+  for (size_t i = 0; i < n && !extra; ++i) extra = !messages[i].extra_json.empty();
+  if (!extra) {
+    tmpl::List* list = heap->AllocateArray<tmpl::List>(1);
+    if (!list) return tmpl::HeapFull(*heap);
+    *list = tmpl::List();
+    list->messages = messages;
+    list->count = static_cast<uint32_t>(n);
+    static const ChatMessage kNone{};
+    if (n == 0) list->messages = &kNone;
+    out->kind = tmpl::Kind::kList;
+    out->list = list;
+    return Status::Ok();
+  }
+  tmpl::Value* items = nullptr;
+  *out = tmpl::NewList(static_cast<uint32_t>(n), &items, heap);
+  if (heap->full()) return tmpl::HeapFull(*heap);
+  for (size_t i = 0; i < n; ++i) {
+    if (messages[i].extra_json.empty()) {
+      tmpl::Value v;
+      v.kind = tmpl::Kind::kMessage;
+      v.message = &messages[i];
+      items[i] = v;
+    } else {
+      EMBER_RETURN_IF_ERROR(MessageDict(messages[i], i, heap, &items[i]));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
                             const ChatTemplateOptions& options, char* buffer,
                             size_t capacity, size_t* length) const {
   *length = 0;
   if (empty()) return NotFound("the model has no compiled chat template");
   if (n > UINT32_MAX / 2) return InvalidArgument("too many messages");
+  if (!options.tools_json.empty() && t_.format_version < 2) {
+    return InvalidArgument(
+        "this model's chat template was compiled before tools were supported: convert it "
+        "again");
+  }
   tmpl::Heap heap(buffer, capacity);
-  tmpl::List* list = heap.AllocateArray<tmpl::List>(1);
-  if (!list) return tmpl::HeapFull(heap);
-  *list = tmpl::List();
-  list->messages = messages;
-  list->count = static_cast<uint32_t>(n);
-  static const ChatMessage kNone{};
-  if (n == 0) list->messages = &kNone;
   tmpl::Value inputs[tmpl::kNumInputSlots];
-  inputs[tmpl::kSlotMessages].kind = tmpl::Kind::kList;
-  inputs[tmpl::kSlotMessages].list = list;
+  EMBER_RETURN_IF_ERROR(MessagesValue(messages, n, &heap, &inputs[tmpl::kSlotMessages]));
+  inputs[tmpl::kSlotTools] = tmpl::Value::None();
+  if (!options.tools_json.empty()) {
+    tmpl::Value& tools = inputs[tmpl::kSlotTools];
+    EMBER_RETURN_IF_ERROR(Within(tmpl::ParseJson(options.tools_json, &heap, &tools),
+                                 "tools_json", SIZE_MAX));
+    if (tools.kind != tmpl::Kind::kList && tools.kind != tmpl::Kind::kNone) {
+      return InvalidArgument("tools_json: not a JSON array of tool definitions");
+    }
+  }
   inputs[tmpl::kSlotAddGenerationPrompt] =
       tmpl::Value::Bool(options.add_generation_prompt);
   const auto text = [](std::string_view s) {

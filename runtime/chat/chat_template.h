@@ -39,13 +39,20 @@ struct ChatTemplateOptions {
   // Instructions a render may run (0: 2^24, far more than any chat template needs); past
   // them it fails, whatever the template does.
   uint64_t max_steps = 0;
+  // The tools the template may offer: a JSON array of tool definitions as OpenAI writes
+  // them ([{"type": "function", "function": {"name", "description", "parameters"}}]),
+  // the template's `tools`; empty: tools is None, as transformers passes it. It must
+  // outlive the render. A template compiled before tools (version 1) refuses them.
+  std::string_view tools_json;
 };
 
-// The buffer a chat renders a conversation of `text_bytes` bytes of message text in:
-// the rendered text (the messages and the template's markup) and the render's scratch
-// (its string concatenations copy each message a few times). A chat gives at least this
-// to every conversation it holds (runtime/chat/chat.h), and the tools render within it
-// too, so that a template that cannot render there is refused at conversion.
+// The buffer a chat renders a conversation in, for `text_bytes` bytes of input: the
+// messages' roles and contents plus tools_json and every message's extra_json (which the
+// render reads into values in its scratch). It holds the rendered text (the messages and
+// the template's markup) and the render's scratch (its string concatenations copy each
+// message a few times). A chat gives at least this to every conversation it holds
+// (runtime/chat/chat.h), and the tools render within it too, so that a template that
+// cannot render there is refused at conversion.
 size_t ChatRenderBytes(size_t text_bytes);
 
 class ChatTemplate {
@@ -57,8 +64,9 @@ class ChatTemplate {
   const ChatProgramTables& tables() const { return t_; }
 
   // Renders messages[0, n) into buffer[0, *length). The rest of the buffer is the
-  // render's scratch (a few times the text's size is plenty); ResourceExhausted when
-  // the buffer is too small, InvalidArgument when the template refuses the conversation
+  // render's scratch (ChatRenderBytes is enough for real templates); ResourceExhausted
+  // when the buffer is too small, InvalidArgument when tools_json or an extra_json is
+  // not JSON of the right shape, or the template refuses the conversation
   // (raise_exception: "roles must alternate ...") or fails on it.
   Status Render(const ChatMessage* messages, size_t n, const ChatTemplateOptions& options,
                 char* buffer, size_t capacity, size_t* length) const;
@@ -75,7 +83,8 @@ class ChatTemplate {
 };
 
 namespace tmpl {
-// The machine (template_vm.cc): runs a checked program over its inputs.
+// The machine (template_vm.cc): runs a checked program over its inputs (the program's
+// NumInputSlots(format_version) of them).
 Status Run(const ChatProgramTables& program, const Value* inputs, uint64_t max_steps,
            Heap* heap);
 }  // namespace tmpl

@@ -5,8 +5,8 @@
 // A program is a sequence of instructions, each an opcode byte followed by the operand
 // count kOperandCount gives of little-endian uint32 operands. It runs on a stack of
 // values (max_stack deep), with num_slots variables and a stack of loop frames
-// (max_loops deep). Slots 0 to kNumInputSlots - 1 hold the inputs below; the others
-// start undefined.
+// (max_loops deep). Slots 0 to NumInputSlots(version) - 1 hold the inputs below; the
+// others start undefined.
 #ifndef EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_FORMAT_H_
 #define EMBER_RUNTIME_CHAT_CHAT_TEMPLATE_FORMAT_H_
 
@@ -15,7 +15,9 @@
 
 namespace ember::tmpl {
 
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 added the input `tools`; the runtime still renders version 1.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class Op : uint8_t {
   kText = 0,                 // (string): write the string constant
@@ -273,7 +275,8 @@ inline constexpr Builtin kFunctions[] = {
 // the generation prompt, the tokenizer's special token texts (undefined when empty),
 // enable_thinking (undefined unless the caller sets it; Qwen3's templates read it), the
 // clock strftime_now reads (undefined without one: Llama 3.2's template then writes its
-// own date), and raise_exception (defined, for `is defined`).
+// own date), raise_exception (defined, for `is defined`), and (version 2 on) tools (a
+// list of tool definitions, or None).
 enum InputSlot : uint32_t {
   kSlotMessages = 0,
   kSlotAddGenerationPrompt = 1,
@@ -284,11 +287,16 @@ enum InputSlot : uint32_t {
   kSlotEnableThinking = 6,
   kSlotStrftimeNow = 7,
   kSlotRaiseException = 8,
-  kNumInputSlots = 9,
+  kSlotTools = 9,
+  kNumInputSlots = 10,
 };
 inline constexpr const char* kInputNames[kNumInputSlots] = {
-    "messages",  "add_generation_prompt", "bos_token",    "eos_token",      "unk_token",
-    "pad_token", "enable_thinking",       "strftime_now", "raise_exception"};
+    "messages",  "add_generation_prompt", "bos_token",    "eos_token",       "unk_token",
+    "pad_token", "enable_thinking",       "strftime_now", "raise_exception", "tools"};
+// A program's input slots: version 1 has the first nine (its slot 9 is a variable).
+constexpr uint32_t NumInputSlots(uint32_t format_version) {
+  return format_version < 2 ? kSlotTools : kNumInputSlots;
+}
 
 // Limits the runtime enforces on a program (and the compiler respects).
 inline constexpr uint32_t kMaxStack = 256;

@@ -43,10 +43,18 @@ Status ApplyFilter(Filter id, const Value& value, const Value* args, uint32_t ar
   const Value& a1 = Arg(args, argc, 1);
   const Value& a2 = Arg(args, argc, 2);
   switch (id) {
-    case Filter::kTrim:
-      EMBER_RETURN_IF_ERROR(NeedString(value, "trim"));
-      *out = Value::String(Strip(value.str(), a0, true, true));
+    case Filter::kTrim: {
+      // Jinja2's trim is str(value).strip(chars): None trims to "None".
+      Value text = value;
+      if (!value.is_string()) {
+        heap->Begin();
+        AppendStr(value, heap);
+        text = heap->End();
+        if (heap->full()) return HeapFull(*heap);
+      }
+      *out = Value::String(Strip(text.str(), a0, true, true));
       return Status::Ok();
+    }
     case Filter::kLength:
     case Filter::kCount:
       *out = Value::Int(value.is_string() ? static_cast<int64_t>(CodePoints(value.str()))

@@ -95,6 +95,13 @@ bool Heap::EndAsText() {
   return true;
 }
 
+void Heap::Pop(size_t mark, const Value& v) {
+  if (v.kind == Kind::kString && !building_ && v.s == buffer_ + top_ &&
+      v.size <= mark - top_) {
+    top_ += v.size;
+  }
+}
+
 bool Truthy(const Value& v) {
   switch (v.kind) {
     case Kind::kUndefined:

@@ -13,10 +13,15 @@
 
 namespace ember {
 
-// One message of a conversation: role ("system", "user", "assistant", ...) and content.
+// One message of a conversation: role ("system", "user", "assistant", "tool", ...) and
+// content.
 struct ChatMessage {
   std::string_view role;
   std::string_view content;
+  // Empty, or a JSON object whose keys join the message after role and content, as
+  // OpenAI writes them (tool_calls, tool_call_id, name, ...); its "role" or "content"
+  // replaces the field's ("content": null: None, as an assistant's tool call has).
+  std::string_view extra_json = {};
 };
 
 namespace tmpl {
@@ -141,6 +146,11 @@ class Heap {
   // Or: the string becomes rendered text (false when the buffer is full).
   bool EndAsText();
 
+  // Where the scratch ends now; then Pop(mark, v) gives back v's bytes when v is a
+  // string allocated since the mark and nothing after it (a value written out at once).
+  size_t Mark() const { return top_; }
+  void Pop(size_t mark, const Value& v);
+
  private:
   char* buffer_;
   size_t capacity_;
@@ -169,6 +179,15 @@ Value Lookup(const Value& mapping, std::string_view key);
 uint32_t MappingSize(const Value& mapping);
 Value MappingKey(const Value& mapping, uint32_t i);
 Value MappingValue(const Value& mapping, uint32_t i);
+
+// The deepest nesting of arrays and objects ParseJson reads (it recurses once a level).
+inline constexpr int kMaxJsonDepth = 64;
+// JSON text (RFC 8259, strictly: UTF-8, no NaN, no comments) into values in the heap's
+// scratch, as Python's json.loads reads it: objects become dicts (a repeated key keeps
+// its first place and its last value), arrays lists, integers that fit int64 ints,
+// other numbers floats. Strings without escapes point into `text`, which must outlive
+// them. InvalidArgument naming the byte offset; ResourceExhausted when the heap is full.
+Status ParseJson(std::string_view text, Heap* heap, Value* out);
 
 // UTF-8 strings indexed by code point, as Python's are.
 size_t CodePoints(std::string_view s);

@@ -30,7 +30,9 @@ class Machine {
     frames_ = heap_->AllocateArray<Frame>(p_.max_loops + 1);
     if (!stack_ || !slots_ || !frames_) return HeapFull(*heap_);
     for (uint32_t i = 0; i < p_.num_slots; ++i) slots_[i] = Value();
-    for (uint32_t i = 0; i < kNumInputSlots; ++i) slots_[i] = inputs[i];
+    // A version-1 program's slot 9 is one of its variables, not `tools`.
+    const uint32_t num_inputs = NumInputSlots(p_.format_version);
+    for (uint32_t i = 0; i < num_inputs; ++i) slots_[i] = inputs[i];
     size_t pc = 0;
     for (uint64_t steps = 0; pc < p_.code_size; ++steps) {
       if (steps == max_steps_) {
@@ -73,6 +75,20 @@ class Machine {
     return {reinterpret_cast<const char*>(p_.string_bytes) + from, to - from};
   }
   Frame* Top() { return fp_ ? &frames_[fp_ - 1] : nullptr; }
+
+  // A string just made and written out by the next instruction (`{{ tool | tojson }}`)
+  // is written now and its scratch given back: a template writing every tool as JSON
+  // then holds each in scratch only while it writes it.
+  Status PushOrWrite(const Value& r, size_t mark, size_t* pc) {
+    if (!r.is_string() || *pc >= p_.code_size ||
+        p_.code[*pc] != static_cast<uint8_t>(Op::kOutput)) {
+      return Push(r);
+    }
+    heap_->Write(r.str());
+    heap_->Pop(mark, r);
+    *pc += 1;  // the kOutput, done
+    return Status::Ok();
+  }
 
   Status Step(Op op, uint32_t a, uint32_t b, size_t* pc) {
     Value x, y, r;
@@ -122,11 +138,13 @@ class Machine {
         EMBER_RETURN_IF_ERROR(Pop(&x));
         EMBER_RETURN_IF_ERROR(ApplyUnary(static_cast<UnaryOp>(a), x, &r));
         return Push(r);
-      case Op::kBinary:
+      case Op::kBinary: {
+        const size_t mark = heap_->Mark();
         EMBER_RETURN_IF_ERROR(Pop(&y));
         EMBER_RETURN_IF_ERROR(Pop(&x));
         EMBER_RETURN_IF_ERROR(ApplyBinary(static_cast<BinaryOp>(a), x, y, heap_, &r));
-        return Push(r);
+        return PushOrWrite(r, mark, pc);
+      }
       case Op::kJump:
         *pc = a;
         return Status::Ok();
@@ -158,11 +176,13 @@ class Machine {
       case Op::kDup:
         if (sp_ == 0) return Corrupt();
         return Push(stack_[sp_ - 1]);
-      case Op::kFilter:
+      case Op::kFilter: {
+        const size_t mark = heap_->Mark();
         EMBER_RETURN_IF_ERROR(PopN(b, &args));
         EMBER_RETURN_IF_ERROR(Pop(&x));
         EMBER_RETURN_IF_ERROR(ApplyFilter(static_cast<Filter>(a), x, args, b, heap_, &r));
-        return Push(r);
+        return PushOrWrite(r, mark, pc);
+      }
       case Op::kTest: {
         EMBER_RETURN_IF_ERROR(PopN(b, &args));
         EMBER_RETURN_IF_ERROR(Pop(&x));

@@ -7,6 +7,13 @@ conversations with and without a system prompt, several turns, none, reasoning b
 awkward text, with and without the generation prompt: the bytes must be equal, and a
 conversation a template refuses (raise_exception) must be refused by both.
 
+Tools as transformers passes them: `tools` is the list of definitions (`--tools`) or None,
+and messages keep every key (tool_calls with arguments as a dict or a string,
+tool_call_id, name, content null); Llama 3.2's tools_in_user_message and date_string stay
+undefined. Every template renders the tool conversations with and without the tools, and
+a few plain ones with them; a template that never reads `tools` must render the same
+bytes with them as without.
+
 Exits 77 (skipped) when node or the package is missing, unless EMBER_REQUIRE_MODELS=1.
 """
 import argparse
@@ -51,6 +58,92 @@ CONVERSATIONS = {
     "not_alternating": [
         {"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
 }
+
+# Two functions in OpenAI's form: nested parameter schemas, enums, descriptions with
+# non-ASCII text and quotes.
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Météo actuelle d'une ville: \"temp\" en °C, vent 🌬",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "object", "description": "where",
+                             "properties": {"city": {"type": "string"},
+                                            "country": {"type": "string",
+                                                        "description": "ISO 3166 'alpha-2'"}},
+                             "required": ["city"]},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 1}},
+            "required": ["location"]}}},
+    {"type": "function", "function": {
+        "name": "search_docs",
+        "description": "Search the manual \u2014 returns \"snippets\" (東京 too)",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "filters": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"field": {"type": "string", "enum": ["title", "body"]},
+                                   "boost": {"type": "number"}}}},
+                "exact": {"type": "boolean"}},
+            "required": ["query"]}}},
+]
+
+
+def tool_call(call_id, name, arguments):
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+WEATHER_CALL = tool_call("call12345", "get_weather",
+                         {"location": {"city": "Paris", "country": "FR"}, "unit": "celsius",
+                          "days": 2})
+SEARCH_CALL = tool_call("call67890", "search_docs",
+                        {"query": "l'été \"chaud\"",
+                         "filters": [{"field": "title", "boost": 1.5}], "exact": False})
+
+# Conversations with tool calls (Mistral wants ids of 9 characters, Llama 3.2 one call a
+# turn: what it refuses must be refused by the references too).
+TOOL_CONVERSATIONS = {
+    "tool_call_system": [
+        {"role": "system", "content": "You are a helpful assistant with tools."},
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL]},
+        {"role": "tool", "tool_call_id": "call12345", "name": "get_weather",
+         "content": "22°C and sunny"},
+        {"role": "assistant", "content": "It is 22°C and sunny in Paris."},
+        {"role": "user", "content": "And tomorrow?"}],
+    "tool_call_no_system": [
+        {"role": "user", "content": "Weather in Paris, please."},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL]},
+        {"role": "tool", "tool_call_id": "call12345",
+         "content": '{"temperature": 22, "unit": "celsius", "sky": "ensoleillé"}'},
+        {"role": "assistant", "content": "22°C, sunny."},
+        {"role": "user", "content": "Thanks!"}],
+    "tool_call_content_null": [
+        {"role": "user", "content": "Find \"summer\" in the manual."},
+        {"role": "assistant", "content": None, "tool_calls": [SEARCH_CALL]},
+        {"role": "tool", "tool_call_id": "call67890", "name": "search_docs",
+         "content": '[{"title": "Été", "score": 0.9}]'}],
+    "tool_call_string_arguments": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Let me check.", "tool_calls": [
+            tool_call("call12345", "get_weather", '{"location": {"city": "Oslo"}}')]},
+        {"role": "tool", "tool_call_id": "call12345", "content": "-3°C"},
+        {"role": "user", "content": "Brr."}],
+    "two_tool_calls": [
+        {"role": "system", "content": "Use tools."},
+        {"role": "user", "content": "Weather and docs?"},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL, SEARCH_CALL]},
+        {"role": "tool", "tool_call_id": "call12345", "content": "22°C"},
+        {"role": "tool", "tool_call_id": "call67890", "content": "no results"},
+        {"role": "assistant", "content": "22°C; the manual has nothing."},
+        {"role": "user", "content": "ok"}],
+}
+# Plain conversations also rendered with the tools.
+PLAIN_WITH_TOOLS = ("system_and_turns", "no_system", "one_user_turn", "empty")
 
 # Jinja as the templates use it, case by case (the input is CONVERSATIONS'
 # "system_and_turns"): each compared with the references like the models' templates.
@@ -237,28 +330,37 @@ def main():
     for n, source in enumerate(SEMANTICS):
         name = f"semantics_{n:02d}"
         specs[name] = {"chat_template": source}
-        context = {"messages": CONVERSATIONS["system_and_turns"],
+        context = {"messages": CONVERSATIONS["system_and_turns"], "tools": None,
                    "add_generation_prompt": True}
         jobs.append({"template": source, "context": context})
-        keys.append((name, "system_and_turns", True, None))
+        keys.append((name, "system_and_turns", True, None, False))
+    all_convs = dict(CONVERSATIONS, **TOOL_CONVERSATIONS)
     for name, spec in sorted(specs.items()):
         if name.startswith("semantics_"):
             continue
-        convs = dict(CONVERSATIONS)
-        for conv_name, messages in sorted(convs.items()):
-            for gen in (True, False):
-                variants = [None]
-                if name == "qwen3" and conv_name in ("reasoning", "one_user_turn"):
-                    variants = [None, False, True]
-                for thinking in variants:
-                    context = {"messages": messages, "add_generation_prompt": gen}
-                    for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
-                        if key in spec:
-                            context[key] = spec[key]
-                    if thinking is not None:
-                        context["enable_thinking"] = thinking
-                    jobs.append({"template": spec["chat_template"], "context": context})
-                    keys.append((name, conv_name, gen, thinking))
+        for conv_name, messages in sorted(all_convs.items()):
+            tool_variants = [False]
+            if conv_name in TOOL_CONVERSATIONS:
+                tool_variants = [False, True]
+            elif conv_name in PLAIN_WITH_TOOLS:
+                tool_variants = [False, True]
+            for with_tools in tool_variants:
+                for gen in (True, False):
+                    variants = [None]
+                    if name == "qwen3" and conv_name in ("reasoning", "one_user_turn"):
+                        variants = [None, False, True]
+                    for thinking in variants:
+                        # As transformers' apply_chat_template: tools=None without tools.
+                        context = {"messages": messages,
+                                   "tools": TOOLS if with_tools else None,
+                                   "add_generation_prompt": gen}
+                        for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+                            if key in spec:
+                                context[key] = spec[key]
+                        if thinking is not None:
+                            context["enable_thinking"] = thinking
+                        jobs.append({"template": spec["chat_template"], "context": context})
+                        keys.append((name, conv_name, gen, thinking, with_tools))
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -276,7 +378,16 @@ def main():
 
         failures = compared = disagreements = 0
         dirs = {}
-        for i, (name, conv_name, gen, thinking) in enumerate(keys):
+        # The tools file as UTF-8 and as ASCII with \u escapes (surrogate pairs too),
+        # in turn.
+        tools_paths = [os.path.join(tmp, "tools_utf8.json"),
+                       os.path.join(tmp, "tools_ascii.json")]
+        for path, ascii_only in zip(tools_paths, (False, True)):
+            json.dump(TOOLS, open(path, "w", encoding="utf-8"), ensure_ascii=ascii_only)
+        rendered = {}  # key -> ember's result, for the with/without tools comparison
+        tool_renders = 0
+        for i, key in enumerate(keys):
+            name, conv_name, gen, thinking, with_tools = key
             job = jobs[i]
             if name not in dirs:
                 d = os.path.join(tmp, "tok_" + name)
@@ -288,6 +399,8 @@ def main():
             json.dump(job["context"]["messages"], open(messages_path, "w"))
             cmd = [args.ember, "template", "--tokenizer", dirs[name], "--messages",
                    messages_path, "--now", str(NOW)]
+            if with_tools:
+                cmd += ["--tools", tools_paths[i % 2]]
             if not gen:
                 cmd.append("--no-generation-prompt")
             if thinking is not None:
@@ -296,8 +409,11 @@ def main():
             ours = {"ok": r.returncode == 0,
                     "text": r.stdout.decode("utf-8") if r.returncode == 0 else None,
                     "error": r.stderr.decode("utf-8", "replace").strip()}
+            rendered[key] = ours
+            tool_renders += with_tools or conv_name in TOOL_CONVERSATIONS
             label = f"{name} / {conv_name} / generation prompt {gen}" + \
-                (f" / enable_thinking {thinking}" if thinking is not None else "")
+                (f" / enable_thinking {thinking}" if thinking is not None else "") + \
+                (" / with tools" if with_tools else "")
             same = lambda a, b: a["ok"] == b["ok"] and (not a["ok"] or a["text"] == b["text"])
             want, ref_name = references[0][1][i], references[0][0]
             if len(references) > 1 and not same(want, references[1][1][i]):
@@ -317,6 +433,23 @@ def main():
                 print("  got: ", json.dumps(ours["text"] if ours["ok"] else ours["error"])[:1500])
             elif not ours["ok"]:
                 print(f"ok: {label}: refused by both ({ours['error'][:100]})")
+        # A template that never reads `tools` renders the same with them as without.
+        ignoring = same_without = 0
+        for key, ours in rendered.items():
+            name, conv_name, gen, thinking, with_tools = key
+            if not with_tools or "tools" in specs[name]["chat_template"]:
+                continue
+            ignoring += 1
+            without = rendered[(name, conv_name, gen, thinking, False)]
+            if without != ours:
+                failures += 1
+                print(f"FAIL: {name} / {conv_name}: never reads tools, yet renders "
+                      "differently with them")
+            else:
+                same_without += 1
+        print(f"{same_without} of {ignoring} renders with tools of templates that ignore "
+              f"them equal the renders without; {tool_renders} renders with tools or tool "
+              "calls")
         print(f"{compared - failures} passed, {failures} failed "
               f"({len(keys)} renders, {len(specs)} templates, "
               f"{' and '.join(name for name, _ in references)}; "

@@ -1,6 +1,6 @@
-// `ember template`: prints a conversation rendered with a model's chat template (the
-// compiled one in the file, or a Hugging Face tokenizer directory's, compiled here),
-// exactly: no newline is added.
+// `ember template`: prints a conversation (and the tools it may call) rendered with a
+// model's chat template (the compiled one in the file, or a Hugging Face tokenizer
+// directory's, compiled here), exactly: no newline is added.
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -27,7 +27,14 @@ ArgParser MakeParser() {
       {{"--tokenizer"},
        true,
        "or a Hugging Face tokenizer directory (its tokenizer_config.json's template)"},
-      {{"--messages"}, true, "JSON file: a list of {\"role\": ..., \"content\": ...}"},
+      {{"--messages"},
+       true,
+       "JSON file: a list of {\"role\": ..., \"content\": ...} (other keys such as "
+       "tool_calls, tool_call_id, name are passed on; content may be null)"},
+      {{"--tools"},
+       true,
+       "JSON file: the list of tool definitions the template gets as `tools` (OpenAI's "
+       "{\"type\": \"function\", \"function\": {...}}); default: None"},
       {{"--no-generation-prompt"},
        false,
        "do not end with the assistant's turn opening (add_generation_prompt=False)"},
@@ -37,31 +44,48 @@ ArgParser MakeParser() {
   return ArgParser(std::move(specs));
 }
 
-// The conversation of a messages file; the strings the messages point into stay in
-// *storage.
-Status ReadMessages(const std::string& path, std::vector<std::string>* storage,
+// A messages file as the strings the messages point into: each message's role, its
+// content when it is a string, and its other keys (and a content that is not a string:
+// null, a list of parts) as a JSON object in the file's key order.
+struct MessagesFile {
+  std::vector<std::string> role, content, extra;
+};
+
+Status ReadMessages(const std::string& path, MessagesFile* file,
                     std::vector<ChatMessage>* messages) {
-  Json root;
-  EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(ReadFile(path, &bytes));
+  // Ordered: a template writing a message or its tool calls as JSON writes their keys in
+  // the file's order, as Python's dicts keep it.
+  const auto root = nlohmann::ordered_json::parse(bytes.begin(), bytes.end(), nullptr,
+                                                  /*allow_exceptions=*/false);
+  if (root.is_discarded()) return InvalidArgument("%s: not valid JSON", path.c_str());
   if (!root.is_array()) {
-    return InvalidArgument("%s: expected a list of {\"role\", \"content\"} objects",
+    return InvalidArgument("%s: expected a list of {\"role\", \"content\", ...} objects",
                            path.c_str());
   }
-  storage->clear();
-  storage->reserve(2 * root.size());
+  *file = MessagesFile();
   for (size_t i = 0; i < root.size(); ++i) {
-    const Json& m = root[i];
-    for (const char* key : {"role", "content"}) {
-      if (!m.is_object() || !m.contains(key) || !m[key].is_string()) {
-        return InvalidArgument("%s: message %zu has no string \"%s\"", path.c_str(), i,
-                               key);
-      }
-      storage->push_back(m[key].get<std::string>());
+    const auto& m = root[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+      return InvalidArgument("%s: message %zu has no string \"role\"", path.c_str(), i);
     }
+    if (!m.contains("content")) {
+      return InvalidArgument("%s: message %zu has no \"content\" (null for none)",
+                             path.c_str(), i);
+    }
+    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : m.items()) {
+      if (key != "role" && !(key == "content" && value.is_string())) extra[key] = value;
+    }
+    file->role.push_back(m["role"].get<std::string>());
+    file->content.push_back(m["content"].is_string() ? m["content"].get<std::string>()
+                                                     : std::string());
+    file->extra.push_back(extra.empty() ? std::string() : extra.dump());
   }
   messages->clear();
-  for (size_t i = 0; i + 1 < storage->size(); i += 2) {
-    messages->push_back({(*storage)[i], (*storage)[i + 1]});
+  for (size_t i = 0; i < file->role.size(); ++i) {
+    messages->push_back({file->role[i], file->content[i], file->extra[i]});
   }
   return Status::Ok();
 }
@@ -74,9 +98,21 @@ Status Template(const ArgParser& args) {
   ChatTemplateOptions options;
   options.add_generation_prompt = !args.Has("--no-generation-prompt");
   EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &options));
-  std::vector<std::string> storage;
+  MessagesFile file;
   std::vector<ChatMessage> messages;
-  EMBER_RETURN_IF_ERROR(ReadMessages(args.Get("--messages"), &storage, &messages));
+  EMBER_RETURN_IF_ERROR(ReadMessages(args.Get("--messages"), &file, &messages));
+  // The tools file's text as it is: the render reads it, keys in their order.
+  std::string tools;
+  if (args.Has("--tools")) {
+    std::vector<uint8_t> bytes;
+    EMBER_RETURN_IF_ERROR(ReadFile(args.Get("--tools"), &bytes));
+    tools.assign(bytes.begin(), bytes.end());
+    if (tools.find_first_not_of(" \t\n\r") == std::string::npos) {
+      return InvalidArgument("%s: empty (give a JSON list of tool definitions)",
+                             args.Get("--tools").c_str());
+    }
+    options.tools_json = tools;
+  }
 
   std::string text;
   if (args.Has("--tokenizer")) {
@@ -114,7 +150,7 @@ int TemplateCommand(int argc, char** argv) {
   return RunSubcommand(
       "template",
       "usage: ember template (-m MODEL | --tokenizer DIR) --messages FILE.json "
-      "[--no-generation-prompt]\n",
+      "[--tools FILE.json] [--no-generation-prompt]\n",
       MakeParser(), argc, argv, &Template);
 }
 

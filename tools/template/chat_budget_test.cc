@@ -119,6 +119,49 @@ TEST(ChatBudgetTest, RenderToStringStopsAtTheChatsBudget) {
       << s.message();
 }
 
+// Tools count toward the budget as text: ChatRenderBytes(messages + tools_json +
+// extra_json bytes) holds 64 tool definitions with nested schemas written by Llama
+// 3.2's template (indent=4, the widest of the templates that read tools) and Qwen2.5's.
+TEST(ChatBudgetTest, ToolsRenderWithinTheBudgetOfTheirBytes) {
+  Json root;
+  ASSERT_TRUE(
+      ReadJsonFile(std::string(EMBER_SOURCE_DIR) + "/tests/chat_templates/templates.json",
+                   &root)
+          .ok());
+  std::string tools = "[";
+  for (int i = 0; i < 64; ++i) {
+    tools += std::string(i ? ", " : "") +
+             R"({"type": "function", "function": {"name": "f)" + std::to_string(i) +
+             R"(", "description": "M\u00e9t\u00e9o \"now\"", "parameters": {"type": )"
+             R"("object", "properties": {"where": {"type": "object", "properties": )"
+             R"({"city": {"type": "string"}, "tags": {"type": "array", "items": )"
+             R"({"type": "string", "enum": ["a", "b"]}}}}}, "required": ["where"]}}})";
+  }
+  tools += "]";
+  const std::vector<ChatMessage> messages = {
+      {"system", "Use tools."},
+      {"user", "Weather?"},
+      {"assistant", "",
+       R"({"tool_calls": [{"type": "function", "function": {"name": "f1", )"
+       R"("arguments": {"where": {"city": "Paris"}}}}]})"},
+      {"tool", "22", R"({"tool_call_id": "c1"})"},
+      {"user", "ok"}};
+  for (const char* name : {"llama3.2", "qwen2.5"}) {
+    TokenizerSpec tok = testing::TinyModelSpec().tokenizer;
+    ASSERT_TRUE(ReadChatConfigFields(root["templates"][name], name, &tok.chat_template,
+                                     &tok.chat_program)
+                    .ok());
+    ASSERT_TRUE(CompileChatTemplate(&tok).ok()) << name;
+    ChatTemplateOptions options;
+    options.tools_json = tools;
+    options.now_seconds = 0;
+    std::string text;
+    const Status s = RenderProgram(tok.chat_program, 300, messages, options, &text);
+    ASSERT_TRUE(s.ok()) << name << ": " << s.message();
+    EXPECT_NE(text.find("\"f63\""), std::string::npos) << name;  // the last tool
+  }
+}
+
 // Every real model's template converts within the budget: the Hugging Face tokenizer
 // directories in the shared models and tests/chat_templates.
 TEST(ChatBudgetTest, EveryRealTemplateConverts) {

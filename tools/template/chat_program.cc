@@ -155,8 +155,10 @@ Status RenderProgram(const ChatProgramSpec& program, uint32_t vocab_size,
 Status RenderToString(const ChatTemplate& t, const std::vector<ChatMessage>& messages,
                       const ChatTemplateOptions& options, std::string* text) {
   // The roles count too: a messages file may hold any, where a chat keeps its four.
-  size_t bytes = 0;
-  for (const ChatMessage& m : messages) bytes += m.role.size() + m.content.size();
+  size_t bytes = options.tools_json.size();
+  for (const ChatMessage& m : messages) {
+    bytes += m.role.size() + m.content.size() + m.extra_json.size();
+  }
   std::vector<char> buffer(ChatRenderBytes(bytes));
   size_t length = 0;
   const Status s = t.Render(messages.data(), messages.size(), options, buffer.data(),

@@ -29,7 +29,8 @@ struct ProgramStorage {
 ChatProgramTables TablesOf(const ChatProgramSpec& program, ProgramStorage* storage);
 
 // Renders messages into a string, within the buffer a chat would give them
-// (ChatRenderBytes of their roles' and contents' bytes): ResourceExhausted past it.
+// (ChatRenderBytes of their roles', contents' and extra_json's bytes and tools_json's):
+// ResourceExhausted past it.
 Status RenderToString(const ChatTemplate& chat_template,
                       const std::vector<ChatMessage>& messages,
                       const ChatTemplateOptions& options, std::string* text);
