@@ -287,6 +287,8 @@ typedef struct ember_chat_options {
   int64_t now_seconds;       /* what strftime_now formats, seconds since 1970 (UTC);
                                 -1 (default): no clock */
   int add_generation_prompt; /* ember_chat_template_render only (default 1) */
+  uint32_t max_tools_bytes;  /* the tools' JSON ember_chat_set_tools keeps (default 0:
+                                none); appended in 0.3 */
 } ember_chat_options;
 
 void ember_chat_options_default(ember_chat_options* options);
@@ -341,6 +343,44 @@ typedef struct ember_chat_stats {
   uint32_t context_shifts;   /* made while replying (options.context_shift) */
 } ember_chat_stats;
 ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* stats);
+
+/* Tools (appended in 0.3). The tools the model may call: a JSON array of OpenAI-style
+ * function definitions ([{"type": "function", "function": {"name", "description",
+ * "parameters"}}]), rendered as the template's `tools` from the next reply on (at most
+ * options.max_tools_bytes; length 0: none). EMBER_INVALID_ARGUMENT when the model's
+ * template shows no tool-call syntax (Hermes <tool_call> tags as Qwen2.5 and Qwen3 write
+ * them, Llama 3's JSON object, Mistral's [TOOL_CALLS]). Each reply is then parsed for
+ * calls: a reply that makes some becomes an assistant turn with `tool_calls` (ids
+ * "call00001", ...), and each "tool" turn added after it (ember_chat_add) answers the
+ * next of them. */
+ember_status ember_chat_set_tools(ember_chat* chat, const char* json, size_t length);
+
+/* Holds each call to a grammar (GBNF, rule root) that starts where the model opens a
+ * call in the template's syntax and lets go where the call ends; the text around calls
+ * stays free. `ember grammar --tools tools.json --tool-format F` prints the grammar of
+ * a call whose arguments follow each function's parameter schema. Set the tools first;
+ * gbnf NULL: none. EMBER_UNIMPLEMENTED in builds without grammars. */
+ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length);
+
+/* One call of the last reply: views of the chat's text, valid until the conversation
+ * next changes (ember_chat_add, ember_chat_generate, ember_chat_set_system,
+ * ember_chat_reset). */
+typedef struct ember_tool_call {
+  uint32_t struct_size; /* sizeof(ember_tool_call) */
+  char id[10];          /* "call00001": NUL-terminated */
+  const char* name;     /* as the JSON string's contents (escapes as written) */
+  size_t name_length;
+  const char* arguments; /* the JSON object text */
+  size_t arguments_length;
+} ember_tool_call;
+
+/* How many calls the last reply made (0 without tools, or when they did not parse: a
+ * reply cut off inside a call stays text, and *status_message, if given, says why; it
+ * is empty otherwise and valid until the next call on the chat). */
+ember_status ember_chat_tool_call_count(const ember_chat* chat, size_t* n,
+                                        const char** status_message);
+/* Call i (< the count) of the last reply. */
+ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_call* call);
 
 /* ---- Structured output (appended in 0.3) ----
  * A grammar in llama.cpp's GBNF format that every ember_generate from then on follows

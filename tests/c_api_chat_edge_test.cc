@@ -120,6 +120,39 @@ TEST_F(CApiEdgeTest, ChatLengths) {
 
 // A turn too long for the context (64 positions) on its own is refused before any older
 // turn is dropped: dropping them could not make it fit, and the conversation stays.
+// Tools on a template with no tool-call syntax are refused by name; the tools' room
+// is the options'; the calls of a reply without tools are none, and asking for one past
+// them is OutOfRange.
+TEST_F(CApiEdgeTest, ToolsAndTheirCalls) {
+  ember_chat_options options;
+  ember_chat_options_default(&options);
+  options.max_tools_bytes = 8;
+  ember_chat* chat = nullptr;
+  ASSERT_EQ(ember_chat_create(session_, &options, &chat), EMBER_OK) << LastError();
+  const char tools[] = R"([{"type": "function", "function": {"name": "f"}}])";
+  EXPECT_EQ(ember_chat_set_tools(chat, tools, sizeof(tools) - 1), EMBER_RESOURCE_EXHAUSTED);
+  EXPECT_NE(LastError().find("max_tools_bytes"), std::string::npos) << LastError();
+  EXPECT_EQ(ember_chat_set_tools(chat, nullptr, 1), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_chat_set_tools(chat, nullptr, 0), EMBER_OK) << LastError();  // none
+  ember_chat_free(chat);
+  options.max_tools_bytes = sizeof(tools);
+  ASSERT_EQ(ember_chat_create(session_, &options, &chat), EMBER_OK) << LastError();
+  EXPECT_EQ(ember_chat_set_tools(chat, tools, sizeof(tools) - 1), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("no way to call tools"), std::string::npos) << LastError();
+  size_t n = 7;
+  const char* why = nullptr;
+  ASSERT_EQ(ember_chat_tool_call_count(chat, &n, &why), EMBER_OK);
+  EXPECT_EQ(n, 0u);
+  EXPECT_STREQ(why, "");
+  ember_tool_call call;
+  call.struct_size = sizeof(call);
+  EXPECT_EQ(ember_chat_tool_call(chat, 0, &call), EMBER_OUT_OF_RANGE);
+  call.struct_size = 4;
+  EXPECT_EQ(ember_chat_tool_call(chat, 0, &call), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(ember_chat_tool_call_count(nullptr, &n, nullptr), EMBER_INVALID_ARGUMENT);
+  ember_chat_free(chat);
+}
+
 TEST_F(CApiEdgeTest, ATurnTooLongAloneDropsNoOlderTurn) {
   ember_chat* chat = nullptr;
   ember_chat_options options;

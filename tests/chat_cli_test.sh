@@ -258,5 +258,25 @@ echo "Hello there" | "$ember" chat -m "$tmp/chat_baked.ember" --system "You tell
 grep -qE "prefill [0-9]+ of [0-9]+ tokens \([1-9][0-9]* cached\)" "$tmp/baked_chat.err" ||
   fail "a chat over a baked system text reused nothing: $(cat "$tmp/baked_chat.err")"
 
+# --tools: a template that shows Hermes calls (<tool_call> tags) and renders the tools;
+# stories260K never opens a call, so replies stay free text; /tool answers.
+printf '{%% if tools %%}tools:{%% for t in tools %%} {{ t.function.name }}{%% endfor %%} <tool_call>\n{%% endif %%}{%% for m in messages %%}{{ m.role }}: {{ m.content }}\n{%% endfor %%}{%% if add_generation_prompt %%}assistant:{%% endif %%}' \
+  >"$tmp/tools.jinja"
+expect 0 "chat template compiled" -- "$ember" convert --llama2c "$bin" --tokenizer "$tok" \
+  --chat-template "$tmp/tools.jinja" -o "$tmp/tools.ember"
+printf '[{"type": "function", "function": {"name": "get_time"}}, {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}]' \
+  >"$tmp/tools.json"
+printf 'Once upon a time\n/tool 12:00\n' >"$tmp/tool_turns"
+expect 0 "2 tools; calls in the hermes" -- "$ember" chat -m "$tmp/tools.ember" \
+  --tools "$tmp/tools.json" -n 8 --temp 0 --verbose-prompt <"$tmp/tool_turns"
+"$ember" chat -m "$tmp/tools.ember" --tools "$tmp/tools.json" -n 8 --temp 0 \
+  <"$tmp/tool_turns" >/dev/null 2>"$tmp/tool_err"
+grep -c "ember chat: prefill" "$tmp/tool_err" | grep -qx 2 ||
+  fail "two replies expected (the user turn and the tool turn): $(cat "$tmp/tool_err")"
+expect 1 "shows no tool-call syntax" -- "$ember" chat -m "$model" --tools "$tmp/tools.json" \
+  </dev/null
+expect 1 "--tools constrains the calls" -- "$ember" chat -m "$tmp/tools.ember" \
+  --tools "$tmp/tools.json" --json </dev/null
+
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all chat CLI checks passed"

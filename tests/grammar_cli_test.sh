@@ -3,7 +3,8 @@
 # the text (each finished text checked by `ember grammar --text`), the end of text comes
 # where the grammar can end, and a text cut off by -n or the context mid-structure is
 # status 1.
-# Bad grammars and conflicting flags are refused with a message.
+# Bad grammars and conflicting flags are refused with a message. `ember grammar --tools`
+# writes the grammar of a tool call in each family's syntax.
 # usage: grammar_cli_test.sh EMBER_BINARY... MODEL (stories260K.ember; the binary may be
 # preceded by an emulator)
 set -uo pipefail
@@ -62,5 +63,37 @@ expect 1 "--grammar, --json-schema and --json: use one" -- "${ember[@]}" run -m 
   --grammar "$tmp/words.gbnf"
 expect 1 "cannot" -- "${ember[@]}" run -m "$model" --grammar "$tmp/missing.gbnf"
 
+# Tools: the grammar of a call in each family's syntax, arguments held to the schema.
+cat >"$tmp/tools.json" <<'EOF'
+[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+  "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+  "required": ["city"]}}},
+ {"name": "now"}]
+EOF
+expect 0 'get_weather' -- "${ember[@]}" grammar --tools "$tmp/tools.json"
+expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --text \
+  $'\n{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}'
+expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --text \
+  '{"name": "now", "arguments": {}}'
+expect 0 reject -- "${ember[@]}" grammar --tools "$tmp/tools.json" --text \
+  '{"name": "get_weather", "arguments": {"unit": "c"}}'  # city is required
+expect 0 reject -- "${ember[@]}" grammar --tools "$tmp/tools.json" --text \
+  '{"name": "other", "arguments": {}}'
+expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-format llama3 \
+  --text '{"name": "get_weather", "parameters": {"city": "Oslo"}}'
+expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-format mistral \
+  --text '[{"name": "now", "arguments": {}}, {"name": "get_weather", "arguments": {"city": ""}}]'
+expect 1 "hermes, llama3 or mistral" -- "${ember[@]}" grammar --tools "$tmp/tools.json" \
+  --tool-format xml
+printf '{"name": "f"}' >"$tmp/not_list.json"
+expect 1 "a list of tools" -- "${ember[@]}" grammar --tools "$tmp/not_list.json"
+printf '[{"name": "f"}, {"name": "f"}]' >"$tmp/twice.json"
+expect 1 'two tools are named "f"' -- "${ember[@]}" grammar --tools "$tmp/twice.json"
+printf '[{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}}]' \
+  >"$tmp/pattern_tool.json"
+expect 1 "keyword 'pattern' is not supported" -- "${ember[@]}" grammar --tools \
+  "$tmp/pattern_tool.json"
+python3 -c 'print("[" * 100000 + "]" * 100000)' >"$tmp/deep.json"
+expect 1 "nested deeper" -- "${ember[@]}" grammar --tools "$tmp/deep.json"
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all grammar CLI checks passed"

@@ -12,13 +12,6 @@ using ember::c_api::CheckStructSize;
 using ember::c_api::NullArgument;
 using ember::c_api::Report;
 
-struct ember_chat {
-  ember_session* session;
-  ember::Chat chat;
-  std::unique_ptr<uint64_t[]> memory;
-  ember::ChatTurnStats last;
-};
-
 namespace {
 
 ember::Status ToChatOptions(const ember_chat_options* o, ember::ChatOptions* options) {
@@ -36,6 +29,10 @@ ember::Status ToChatOptions(const ember_chat_options* o, ember::ChatOptions* opt
   options->render.enable_thinking = o->enable_thinking;
   options->render.now_seconds = o->now_seconds;
   options->render.add_generation_prompt = o->add_generation_prompt != 0;
+  // Appended in 0.3: read when the caller's struct has it.
+  if (EMBER_HAS_FIELD(o, ember_chat_options, max_tools_bytes)) {
+    options->max_tools_bytes = o->max_tools_bytes;
+  }
   return ember::Status::Ok();
 }
 
@@ -120,7 +117,8 @@ ember_status ember_chat_create(ember_session* session, const ember_chat_options*
   ember::ChatOptions chat_options;
   ember::Status status = ToChatOptions(options, &chat_options);
   if (!status.ok()) return Report(status);
-  std::unique_ptr<ember_chat> c(new (std::nothrow) ember_chat{session, {}, nullptr, {}});
+  std::unique_ptr<ember_chat> c(new (std::nothrow) ember_chat{
+      session, {}, nullptr, {}, {nullptr, nullptr}, ember::TokenConstraint()});
   if (!c) return Report(ember::ResourceExhausted("out of memory for the chat"));
   const size_t bytes = ember::Chat::RequiredBytes(session->session, chat_options);
   if (bytes == 0) {  // sizes past the address space: Init says which
@@ -194,3 +192,40 @@ ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* sta
 }
 
 }  // extern "C"
+
+ember_status ember_chat_set_tools(ember_chat* chat, const char* json, size_t length) {
+  if (!chat) return NullArgument("chat");
+  if (!json && length) return NullArgument("json");
+  return Report(chat->chat.SetTools(std::string_view(json ? json : "", length)));
+}
+
+ember_status ember_chat_tool_call_count(const ember_chat* chat, size_t* n,
+                                        const char** status_message) {
+  if (n) *n = 0;
+  if (status_message) *status_message = "";
+  if (!chat) return NullArgument("chat");
+  if (!n) return NullArgument("n");
+  *n = chat->chat.num_tool_calls();
+  if (status_message) *status_message = chat->chat.tool_calls_status().message();
+  return EMBER_OK;
+}
+
+ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_call* call) {
+  if (!chat) return NullArgument("chat");
+  if (!call) return NullArgument("call");
+  const ember::Status size = CheckStructSize<ember_tool_call>(
+      "ember_tool_call", call->struct_size,
+      offsetof(ember_tool_call, arguments_length) + sizeof(size_t),
+      ember::c_api::StructFill::kSizeOnly);
+  if (!size.ok()) return Report(size);
+  if (i >= chat->chat.num_tool_calls()) {
+    return Report(ember::OutOfRange("tool call %zu of %zu", i, chat->chat.num_tool_calls()));
+  }
+  const ember::ToolCall& c = chat->chat.tool_call(i);
+  chat->chat.tool_call_id(i, call->id);
+  call->name = c.name.data();
+  call->name_length = c.name.size();
+  call->arguments = c.arguments.data();
+  call->arguments_length = c.arguments.size();
+  return EMBER_OK;
+}

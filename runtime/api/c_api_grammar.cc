@@ -9,6 +9,7 @@
 #include "runtime/api/c_api_internal.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_constraint.h"
+#include "runtime/grammar/lazy_constraint.h"
 
 using ember::c_api::CheckStructSize;
 using ember::c_api::NullArgument;
@@ -50,6 +51,47 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
 
 int ember_session_grammar_complete(const ember_session* session) {
   return session && !session->grammar_complete ? 0 : 1;
+}
+
+ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length) {
+  if (!chat) return NullArgument("chat");
+  if (!gbnf) {
+    chat->chat.set_constraint(nullptr);
+    chat->tool_grammar.reset();
+    return EMBER_OK;
+  }
+  const ember::ToolCallFormat format = chat->chat.tool_call_format();
+  if (format == ember::ToolCallFormat::kNone) {
+    return Report(ember::InvalidArgument(
+        "ember_chat_set_tool_grammar: set the tools first (ember_chat_set_tools)"));
+  }
+  std::vector<uint32_t> words;
+  ember::Status status =
+      ember::grammar::CompileGbnf(std::string_view(gbnf, length), "root", &words);
+  if (!status.ok()) return Report(status);
+  // The grammar and the trigger that starts it, in one owner.
+  struct ToolGrammar {
+    ember::grammar::GrammarConstraint grammar;
+    ember::grammar::LazyConstraint lazy;
+  };
+  auto made = std::make_unique<ToolGrammar>();
+  const ember::Model& model = chat->session->session.model();
+  const ember::ChatProgramTables& t = model.chat_template().tables();
+  status = made->grammar.Init(std::move(words), model.tokenizer(), t.end_of_turn_ids,
+                              t.num_end_of_turn_ids);
+  if (!status.ok()) return Report(status);
+  const ember::ToolCallSyntax syntax = ember::SyntaxOf(format);
+  ember::grammar::LazyTrigger trigger;
+  trigger.text = syntax.trigger;
+  trigger.at_start = syntax.at_start;
+  trigger.include = syntax.grammar_includes_trigger;
+  status = made->lazy.Init(&made->grammar, trigger, model.tokenizer());
+  if (!status.ok()) return Report(status);
+  chat->constraint = made->lazy.AsTokenConstraint();
+  chat->tool_grammar = std::unique_ptr<void, void (*)(void*)>(
+      made.release(), [](void* p) { delete static_cast<ToolGrammar*>(p); });
+  chat->chat.set_constraint(&chat->constraint);
+  return EMBER_OK;
 }
 
 }  // extern "C"

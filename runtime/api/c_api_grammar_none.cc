@@ -17,4 +17,11 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
 
 int ember_session_grammar_complete(const ember_session*) { return 1; }
 
+ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t) {
+  if (!chat) return NullArgument("chat");
+  if (!gbnf) return EMBER_OK;  // none to remove
+  return Report(ember::Unimplemented(
+      "grammars are left out of this build (EMBER_WITH_GRAMMAR=OFF)"));
+}
+
 }  // extern "C"

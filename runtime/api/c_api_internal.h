@@ -1,4 +1,4 @@
-// What the C API's files share (c_api.cc, c_api_chat.cc): the handles' structs, the
+// What the C API's files share (c_api.cc, c_api_chat.cc, c_api_grammar.cc): the handles' structs, the
 // last-error report and the option struct checks.
 #ifndef EMBER_RUNTIME_C_API_INTERNAL_H_
 #define EMBER_RUNTIME_C_API_INTERNAL_H_
@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "runtime/chat/chat.h"
 #include "runtime/chat/stop_strings.h"
 #include "runtime/ember.h"
 #include "runtime/generate.h"
@@ -42,6 +43,17 @@ struct ember_session {
   std::unique_ptr<void, void (*)(void*)> grammar{nullptr, nullptr};
   ember::TokenConstraint constraint;  // over it
   bool grammar_complete = true;
+};
+
+struct ember_chat {
+  ember_session* session;
+  ember::Chat chat;
+  std::unique_ptr<uint64_t[]> memory;
+  ember::ChatTurnStats last;
+  // ember_chat_set_tool_grammar's lazy grammar of a call (c_api_grammar.cc), its owner
+  // freed by its deleter as a session's grammar is.
+  std::unique_ptr<void, void (*)(void*)> tool_grammar{nullptr, nullptr};
+  ember::TokenConstraint constraint;  // over it
 };
 
 namespace ember::c_api {

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "runtime/chat/chat_template.h"
+#include "runtime/chat/tool_calls.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -21,6 +22,7 @@ namespace ember {
 struct ChatOptions {
   uint32_t max_text_bytes = 0;  // conversation text kept; 0: 8 bytes a context position
   uint32_t max_messages = 256;  // turns kept (the oldest go first)
+  uint32_t max_tools_bytes = 0;  // the tools' JSON text SetTools keeps (0: no tools)
   ChatTemplateOptions render;   // add_generation_prompt is always on for replies
 };
 
@@ -37,6 +39,7 @@ struct ChatTurnStats {
   int32_t stop_token = -1;    // with kEndOfText: the end of turn or stop id sampled
   size_t context_shifts = 0;  // made while replying (SessionOptions::context_shift)
   bool complete = true;  // under a constraint: whether the reply is a whole sentence
+  size_t tool_calls = 0;  // with tools: the calls the reply made (Chat::tool_call)
 };
 
 class Chat {
@@ -54,7 +57,11 @@ class Chat {
   Status SetSystem(std::string_view text);
   // Appends a turn: "user", or "assistant" (a reply given elsewhere), or another role
   // the template knows. Refused when the text does not fit what the chat keeps.
-  Status Add(std::string_view role, std::string_view text);
+  // `extra_json`: more of the message as OpenAI writes it (ChatMessage::extra_json:
+  // tool_calls, tool_call_id, ...); without it a "tool" turn answers the next call of
+  // the last reply.
+  Status Add(std::string_view role, std::string_view text,
+             std::string_view extra_json = {});
   // Generates the assistant's reply to the conversation (streamed to `callback`) and
   // appends it as the assistant's turn. Stops at the template's end of turn, the
   // model's stop ids, a stop string, max_new tokens or a full context.
@@ -63,9 +70,29 @@ class Chat {
   // Replies from now on under `constraint` (null: none), started over for each; it must
   // outlive them. Its stop ids must include the template's end of turn.
   void set_constraint(const TokenConstraint* constraint) { constraint_ = constraint; }
+
+  // The tools the model may call (a JSON array of OpenAI-style function definitions,
+  // the template's `tools`; empty: none), kept in max_tools_bytes, from the next reply.
+  // Replies are then parsed for calls in the template's format (DetectToolCallFormat):
+  // a reply that calls tools becomes an assistant turn with `tool_calls` (ids call00001,
+  // ...) and the text around them as its content, and each "tool" turn added after it
+  // answers the next of those calls (its tool_call_id). A reply whose calls do not
+  // parse (cut off by -n) stays text, and tool_calls_status() says why.
+  Status SetTools(std::string_view tools_json);
+  ToolCallFormat tool_call_format() const { return tool_format_; }
+  // The last reply's calls: views of the chat's text, valid until the next change to
+  // the conversation (Add, Reply, SetSystem, Reset).
+  size_t num_tool_calls() const { return num_calls_; }
+  const ToolCall& tool_call(size_t i) const { return calls_[i]; }
+  const Status& tool_calls_status() const { return calls_status_; }
+  // Call i's id ("call" and 5 digits, NUL-terminated).
+  void tool_call_id(size_t i, char id[10]) const;
+  // Calls of the last reply that no "tool" turn has answered yet.
+  size_t unanswered_tool_calls() const { return unanswered_; }
   // Forgets the turns (the system text stays, and the cache keeps what still matches).
   void Reset() {
     num_messages_ = first_turn_;
+    num_calls_ = unanswered_ = 0;
     CompactText();
   }
 
@@ -85,7 +112,10 @@ class Chat {
   // Whether the conversation, or else its last turn alone (after the system text),
   // leaves the context room to reply: Reply drops old turns only when that helps.
   Status LastTurnFits(size_t reserve);
-  Status Store(std::string_view role, std::string_view text);
+  Status Store(std::string_view role, std::string_view text,
+               std::string_view extra_json = {});
+  // The reply's calls parsed; the reply stored as its assistant turn.
+  Status StoreReply(std::string_view reply);
   void DropOldest();
   void CompactText();
 
@@ -100,6 +130,16 @@ class Chat {
   size_t text_capacity_ = 0, text_used_ = 0;
   char* render_ = nullptr;  // the rendered conversation and the render's scratch
   size_t render_capacity_ = 0;
+  char* tools_ = nullptr;  // max_tools_bytes: the tools' JSON
+  size_t tools_size_ = 0;
+  ToolCallFormat tool_format_ = ToolCallFormat::kNone;
+  ToolCall calls_[kMaxToolCalls];
+  size_t num_calls_ = 0;
+  Status calls_status_;  // why the last reply's calls did not parse
+  uint32_t next_call_id_ = 1;  // the next call's id number
+  uint32_t unanswered_ = 0;    // calls of the last reply that no tool turn answered
+  uint32_t first_unanswered_id_ = 0;
+  uint32_t calls_first_id_ = 0;  // the id number of calls_[0]
 };
 
 }  // namespace ember

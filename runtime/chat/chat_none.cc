@@ -36,7 +36,11 @@ Status Chat::Init(Session*, Sampler*, const ChatOptions&, void*, size_t) {
 
 Status Chat::SetSystem(std::string_view) { return LeftOut(); }
 
-Status Chat::Add(std::string_view, std::string_view) { return LeftOut(); }
+Status Chat::Add(std::string_view, std::string_view, std::string_view) {
+  return LeftOut();
+}
+
+Status Chat::SetTools(std::string_view) { return LeftOut(); }
 
 Status Chat::Reply(size_t, StopStrings*, TokenCallback, void*, ChatTurnStats* stats) {
   *stats = ChatTurnStats();

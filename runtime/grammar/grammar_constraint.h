@@ -37,6 +37,8 @@ class GrammarConstraint {
   // allow): the state is then as it was.
   Status Accept(int32_t id, std::string_view text);
   bool CanEnd() const { return matcher_.CanEnd(); }
+  // Whether the text is a whole sentence that nothing can continue.
+  bool Finished() const { return matcher_.CanEnd() && matcher_.num_stacks() == 0; }
   // This constraint for Generate and Chat (which must not outlive it).
   TokenConstraint AsTokenConstraint();
 

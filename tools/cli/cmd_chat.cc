@@ -1,7 +1,8 @@
 // `ember chat`: a conversation with a model through its chat template. User turns come
 // from standard input (a prompt on a terminal; one turn per line when piped), replies
 // stream to standard output, each turn's prefill and generation speed to standard error.
-// /reset forgets the turns, /exit (or the end of input) quits.
+// /reset forgets the turns, /tool TEXT answers a tool call (--tools), /exit (or the end
+// of input) quits.
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +47,11 @@ ArgParser MakeParser() {
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : GrammarFlagSpecs()) specs.push_back(std::move(spec));
+  specs.push_back({{"--tools"},
+                   true,
+                   "FILE: tools the model may call (JSON: OpenAI-style function "
+                   "definitions); calls print as JSON lines, their arguments held to "
+                   "each function's parameter schema; /tool TEXT answers a call"});
   for (OptionSpec& spec : TemplateFlagSpecs()) specs.push_back(std::move(spec));
   specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
@@ -71,12 +77,16 @@ bool RefusedTurn(const Status& s, const ChatTurnStats& stats) {
 // dropped older turns to make room before finding that the last cannot fit at all, and
 // it leaves the refused turn last, where a template that wants roles to alternate would
 // refuse every turn after it.
-using Turns = std::vector<std::pair<std::string, std::string>>;
+struct Turn {
+  std::string role, text, extra_json;
+};
+using Turns = std::vector<Turn>;
 Turns SaveTurns(const ember::Chat& chat) {
   Turns turns;
   for (size_t i = 0; i < chat.num_messages(); ++i) {
     const ChatMessage& m = chat.message(i);
-    if (m.role != "system") turns.emplace_back(m.role, m.content);
+    if (m.role != "system") turns.push_back({std::string(m.role), std::string(m.content),
+                                             std::string(m.extra_json)});
   }
   return turns;
 }
@@ -84,7 +94,7 @@ Turns SaveTurns(const ember::Chat& chat) {
 // Puts the saved turns back (they fitted before: Add cannot refuse them).
 Status RestoreTurns(const Turns& turns, ember::Chat* chat) {
   chat->Reset();
-  for (const auto& [role, text] : turns) EMBER_RETURN_IF_ERROR(chat->Add(role, text));
+  for (const Turn& t : turns) EMBER_RETURN_IF_ERROR(chat->Add(t.role, t.text, t.extra_json));
   return Status::Ok();
 }
 
@@ -118,6 +128,16 @@ Status Chat(const ArgParser& args) {
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   ChatOptions chat_options;
   EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &chat_options.render));
+  // --tools: rendered into the template, and a grammar for the calls that starts where
+  // the model opens one (the text around calls stays free).
+  const ChatProgramTables& tables = (*model)->chat_template().tables();
+  const ToolCallFormat format = DetectToolCallFormat(tables);
+  ToolsSetup tools;
+  EMBER_RETURN_IF_ERROR(ReadToolsFlag(args, (*model)->tokenizer(), format,
+                                      tables.end_of_turn_ids, tables.num_end_of_turn_ids,
+                                      &tools));
+  if (tools.json.size() > UINT32_MAX) return InvalidArgument("--tools: the file is too large");
+  chat_options.max_tools_bytes = static_cast<uint32_t>(tools.json.size());
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   ember::Chat chat;
   EMBER_RETURN_IF_ERROR(
@@ -126,13 +146,19 @@ Status Chat(const ArgParser& args) {
   // Every reply under the grammar (from its start), ending where it can at the
   // template's end of turn.
   std::unique_ptr<grammar::GrammarConstraint> constraint;
-  const ChatProgramTables& tables = (*model)->chat_template().tables();
   EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
                                          tables.end_of_turn_ids, tables.num_end_of_turn_ids));
   TokenConstraint token_constraint;
   if (constraint) {
     token_constraint = constraint->AsTokenConstraint();
     chat.set_constraint(&token_constraint);
+  }
+  if (tools.lazy) {
+    EMBER_RETURN_IF_ERROR(chat.SetTools(tools.json));
+    token_constraint = tools.lazy->AsTokenConstraint();
+    chat.set_constraint(&token_constraint);
+    fprintf(stderr, "ember chat: %zu tool%s; calls in the %s format\n", tools.tools.size(),
+            tools.tools.size() == 1 ? "" : "s", ToolCallFormatName(format));
   }
   const size_t max_new =
       n_predict < 0 ? session->max_context() : static_cast<size_t>(n_predict);
@@ -176,11 +202,18 @@ Status Chat(const ArgParser& args) {
                              line.size()));
       continue;
     }
+    // "/tool TEXT": the result of the next call the last reply made; the model
+    // replies once every call has its result.
+    const bool tool_result = line.compare(0, 6, "/tool ") == 0;
     const Turns before = SaveTurns(chat);
-    if (const Status added = chat.Add("user", line); !added.ok()) {
+    const size_t unanswered = chat.unanswered_tool_calls();
+    if (const Status added = chat.Add(tool_result ? "tool" : "user",
+                                      tool_result ? line.substr(6) : line);
+        !added.ok()) {
       refuse(added);  // Add changes nothing when it refuses
       continue;
     }
+    if (tool_result && unanswered > 1) continue;
     ChatTurnStats stats;
     const Status s = chat.Reply(max_new, &stop_strings, &PrintPiece, nullptr, &stats);
     if (!s.ok() && RefusedTurn(s, stats)) {
@@ -189,8 +222,21 @@ Status Chat(const ArgParser& args) {
       continue;
     }
     printf("\n");
+    // The calls, one JSON line each.
+    for (size_t i = 0; i < chat.num_tool_calls(); ++i) {
+      const ToolCall& call = chat.tool_call(i);
+      char id[10];
+      chat.tool_call_id(i, id);
+      printf("{\"id\": \"%s\", \"name\": \"%.*s\", \"arguments\": %.*s}\n", id,
+             static_cast<int>(call.name.size()), call.name.data(),
+             static_cast<int>(call.arguments.size()), call.arguments.data());
+    }
     fflush(stdout);
     if (!s.ok()) return s;
+    if (!chat.tool_calls_status().ok()) {
+      fprintf(stderr, "ember chat: the reply's tool calls were kept as text: %s\n",
+              chat.tool_calls_status().message());
+    }
     if (stats.dropped_messages > 0) {
       fprintf(stderr, "ember chat: context full: dropped the %zu oldest message%s\n",
               stats.dropped_messages, stats.dropped_messages == 1 ? "" : "s");
@@ -253,12 +299,15 @@ int ChatCommand(int argc, char** argv) {
       "chat",
       "usage: ember chat -m MODEL [--system TEXT] [-n N] [-c N] [--kv-type T] "
       "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
-      "       [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n"
+      "       [--grammar FILE.gbnf | --json-schema FILE.json | --json | --tools FILE.json]\n"
       "Reads user turns from standard input, one a line. A line the chat cannot take\n"
       "(not UTF-8, longer than the text it keeps or than the context) is refused with a\n"
       "message and the conversation goes on without it; the exit status is then 1.\n"
       "Under a grammar, each reply is a sentence of it (status 1 if -n or the context\n"
-      "cuts one off).\n\n"
+      "cuts one off).\n"
+      "With --tools, the model's calls print after its reply as JSON lines ({\"id\", \"name\",\n"
+      "\"arguments\"}); answer each with a line /tool RESULT, and it replies when every\n"
+      "call has its result.\n\n"
       "A full context: each turn renders the whole conversation again and reuses the\n"
       "cache only as far as its tokens still match. When the conversation no longer "
       "fits\n"

@@ -34,6 +34,16 @@ ArgParser MakeParser() {
        "a JSON Schema instead of -g: converted to GBNF (printed when nothing else is "
        "asked)"},
       {{"--json"}, false, "the grammar of any JSON value instead of -g"},
+      {{"--tools"},
+       true,
+       "tools (OpenAI-style function definitions, JSON) instead of -g: the grammar of "
+       "one call in --tool-format's syntax, its arguments held to the function's "
+       "parameter schema (printed when nothing else is asked; what `ember chat --tools` "
+       "starts where the model opens a call)"},
+      {{"--tool-format"},
+       true,
+       "with --tools: hermes (<tool_call> tags: Qwen2.5, Qwen3; default), llama3 or "
+       "mistral"},
       {{"--root"}, true, "the rule to start from (default root)"},
       {{"--text"}, true, "check one text: prints complete, prefix or reject"},
       {{"--check"},
@@ -138,9 +148,12 @@ Status Mask(const ArgParser& args, const grammar::Program* program,
 }
 
 Status Grammar(const ArgParser& args) {
-  const int asked = args.Has("-g") + args.Has("--json-schema") + args.Has("--json");
-  if (asked == 0) return InvalidArgument("missing -g GRAMMAR (or --json-schema, --json)");
-  if (asked > 1) return InvalidArgument("-g, --json-schema and --json: use one");
+  const int asked =
+      args.Has("-g") + args.Has("--json-schema") + args.Has("--json") + args.Has("--tools");
+  if (asked == 0) {
+    return InvalidArgument("missing -g GRAMMAR (or --json-schema, --json, --tools)");
+  }
+  if (asked > 1) return InvalidArgument("-g, --json-schema, --json and --tools: use one");
   std::string text, name;
   EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
   const bool actions = args.Has("--mask") || args.Has("--text") || args.Has("--check");

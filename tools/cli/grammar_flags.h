@@ -1,5 +1,5 @@
-// The flags that constrain generation to a grammar (`ember run`; `ember chat` next):
-// --grammar FILE.gbnf, --json-schema FILE.json, --json.
+// The flags that constrain generation to a grammar (`ember run`, `ember chat`):
+// --grammar FILE.gbnf, --json-schema FILE.json, --json; and `ember chat --tools`.
 #ifndef EMBER_TOOLS_CLI_GRAMMAR_FLAGS_H_
 #define EMBER_TOOLS_CLI_GRAMMAR_FLAGS_H_
 
@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/chat/tool_calls.h"
 #include "runtime/grammar/grammar_constraint.h"
+#include "runtime/grammar/lazy_constraint.h"
+#include "tools/grammar/tool_grammar.h"
 #include "tools/cli/args.h"
 
 namespace ember::tools {
@@ -25,6 +28,25 @@ Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
                         const char* command,
                         std::unique_ptr<grammar::GrammarConstraint>* constraint,
                         const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0);
+
+// A constraint for GBNF `text` (`name` in messages), set up as ReadGrammarFlags sets one.
+Status BuildConstraint(const std::string& text, const std::string& name,
+                       const Tokenizer& tokenizer, const char* command,
+                       std::unique_ptr<grammar::GrammarConstraint>* constraint,
+                       const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0);
+
+// `ember chat --tools FILE`: the tools' JSON and, for a model that writes calls in
+// `format`, the grammar of a call that starts where the model opens one (a lazy
+// constraint over it). Empty when the flag is not given.
+struct ToolsSetup {
+  std::string json;
+  std::vector<ToolDefinition> tools;
+  std::unique_ptr<grammar::GrammarConstraint> grammar;
+  std::unique_ptr<grammar::LazyConstraint> lazy;
+};
+Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
+                     ToolCallFormat format, const int32_t* extra_stops,
+                     size_t num_extra_stops, ToolsSetup* out);
 
 }  // namespace ember::tools
 

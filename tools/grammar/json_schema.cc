@@ -61,8 +61,9 @@ const std::set<std::string>& Supported() {
   return *s;
 }
 
-// A GBNF literal of UTF-8 text: quotes, backslashes and control characters escaped.
-std::string Literal(const std::string& text) {
+}  // namespace
+
+std::string GbnfLiteral(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     const unsigned char u = static_cast<unsigned char>(c);
@@ -80,6 +81,8 @@ std::string Literal(const std::string& text) {
   return out + "\"";
 }
 
+namespace {
+
 // Repetition bounds on the sizes GBNF is asked to unroll.
 constexpr uint64_t kMaxCount = 1000;
 
@@ -88,21 +91,21 @@ constexpr uint64_t kMaxCount = 1000;
 std::string SameLength(const std::string& a, const std::string& b) {
   const size_t n = a.size();
   if (n == 1) {
-    return a == b ? Literal(a) : "[" + a + "-" + b + "]";
+    return a == b ? GbnfLiteral(a) : "[" + a + "-" + b + "]";
   }
   const std::string rest_a = a.substr(1), rest_b = b.substr(1);
-  if (a[0] == b[0]) return Literal(a.substr(0, 1)) + " " + SameLength(rest_a, rest_b);
+  if (a[0] == b[0]) return GbnfLiteral(a.substr(0, 1)) + " " + SameLength(rest_a, rest_b);
   const std::string zeros(n - 1, '0'), nines(n - 1, '9');
   const std::string tail = "[0-9]{" + std::to_string(n - 1) + "}";
   if (rest_a == zeros && rest_b == nines) {
     return "[" + a.substr(0, 1) + "-" + b.substr(0, 1) + "] " + tail;
   }
-  std::string out = "( " + Literal(a.substr(0, 1)) + " " + SameLength(rest_a, nines);
+  std::string out = "( " + GbnfLiteral(a.substr(0, 1)) + " " + SameLength(rest_a, nines);
   if (b[0] - a[0] > 1) {
     out += " | [" + std::string(1, char(a[0] + 1)) + "-" + std::string(1, char(b[0] - 1)) +
            "] " + tail;
   }
-  return out + " | " + Literal(b.substr(0, 1)) + " " + SameLength(zeros, rest_b) + " )";
+  return out + " | " + GbnfLiteral(b.substr(0, 1)) + " " + SameLength(zeros, rest_b) + " )";
 }
 
 // Magnitudes a..b (b absent: unbounded), as JSON writes them (no leading zeros).
@@ -153,29 +156,34 @@ std::vector<uint32_t> CodePoints(const std::string& text) {
 
 class Converter {
  public:
-  explicit Converter(const Schema& root) : root_(root) {}
+  // Rules are named `prefix` s0, s1, ...; primitives (ws, string, ...) are shared.
+  Converter(const Schema& root, std::string prefix, std::set<std::string>* used)
+      : root_(root), prefix_(std::move(prefix)), used_(*used) {}
 
-  Status Run(std::string* gbnf) {
+  // Rule `name` ::= the schema's texts (no white space around), and the rules it uses.
+  Status Rules(const std::string& name, std::string* out) {
     std::string expr;
     EMBER_RETURN_IF_ERROR(Expr(root_, "", 0, &expr));
-    std::string out = "root ::= ws " + expr + " ws\n";
-    Use("ws");
-    for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
-    for (const std::string& name : used_) {
-      out += name + " ::= " + Primitives().at(name).first + "\n";
-    }
-    *gbnf = std::move(out);
+    *out += name + " ::= " + expr + "\n";
+    for (const auto& [rule, body] : rules_) *out += rule + " ::= " + body + "\n";
     return Status::Ok();
   }
 
- private:
+  static void Primitives(std::set<std::string>* used, std::string* out) {
+    for (const std::string& name : *used) {
+      *out += name + " ::= " + ember::tools::Primitives().at(name).first + "\n";
+    }
+  }
+
   std::string Use(const std::string& primitive) {
     if (used_.insert(primitive).second) {
-      for (const std::string& dep : Primitives().at(primitive).second) Use(dep);
+      for (const std::string& dep : ember::tools::Primitives().at(primitive).second) Use(dep);
     }
     return primitive;
   }
-  std::string NewRule() { return "s" + std::to_string(next_rule_++); }
+
+ private:
+  std::string NewRule() { return prefix_ + "s" + std::to_string(next_rule_++); }
 
   static Status Refuse(const std::string& path, const char* what) {
     return Unimplemented("JSON Schema at '%s': %s", path.empty() ? "/" : path.c_str(),
@@ -242,7 +250,7 @@ class Converter {
       }
       std::string out = "( ";
       for (size_t i = 0; i < values.size(); ++i) {
-        out += (i ? " | " : "") + Literal(values[i].dump());
+        out += (i ? " | " : "") + GbnfLiteral(values[i].dump());
       }
       *expr = out + " )";
       return Status::Ok();
@@ -593,7 +601,7 @@ class Converter {
     for (const auto& [name, schema] : properties) {
       std::string value;
       EMBER_RETURN_IF_ERROR(Expr(*schema, path + "/properties/" + name, depth + 1, &value));
-      members.push_back(Literal(Schema(name).dump()) + " ws \":\" ws " + value + " ws");
+      members.push_back(GbnfLiteral(Schema(name).dump()) + " ws \":\" ws " + value + " ws");
     }
     // after_i: members i.. each after a comma; first_i: the first present one without.
     const size_t n = members.size();
@@ -654,9 +662,10 @@ class Converter {
   }
 
   const Schema& root_;
+  const std::string prefix_;
   std::vector<std::pair<std::string, std::string>> rules_;
   std::map<std::string, std::string> refs_;
-  std::set<std::string> used_;
+  std::set<std::string>& used_;
   std::vector<std::string> unconsumed_;  // $refs entered since the last '{' or '['
   int next_rule_ = 0;
 };
@@ -667,9 +676,7 @@ Status JsonSchemaToGbnf(const Json& schema, std::string* gbnf) {
   return JsonSchemaTextToGbnf(schema.dump(), "the schema", gbnf);
 }
 
-Status JsonSchemaTextToGbnf(const std::string& text, const std::string& where,
-                            std::string* gbnf) {
-  // Nesting first (outside strings): the schema's walk recurses once per level.
+Status CheckNesting(const std::string& text, const std::string& where) {
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -688,14 +695,37 @@ Status JsonSchemaTextToGbnf(const std::string& text, const std::string& where,
       --depth;
     }
   }
+  return Status::Ok();
+}
+
+Status JsonSchemaTextToGbnf(const std::string& text, const std::string& where,
+                            std::string* gbnf) {
+  EMBER_RETURN_IF_ERROR(CheckNesting(text, where));
   Schema schema;
   EMBER_RETURN_IF_ERROR(CatchJsonErrors(where, [&] {
     schema = Schema::parse(text);
     return Status::Ok();
   }));
-  Converter converter(schema);
-  const Status s = converter.Run(gbnf);
+  std::string value;
+  const Status s = JsonSchemasToRules({{"value-root", &schema}}, &value);
   if (!s.ok()) return Status(s.code(), "%s: %s", where.c_str(), s.message());
+  // The rules' order does not matter to GBNF: root first, for a reader.
+  *gbnf = "root ::= ws value-root ws\n" + value;
+  return Status::Ok();
+}
+
+Status JsonSchemasToRules(
+    const std::vector<std::pair<std::string, const OrderedJson*>>& schemas,
+    std::string* rules) {
+  std::set<std::string> used = {"ws"};
+  std::string out;
+  for (const auto& [name, schema] : schemas) {
+    EMBER_RETURN_IF_ERROR(CheckNesting(schema->dump(), "the schema"));
+    Converter converter(*schema, name + "-", &used);
+    EMBER_RETURN_IF_ERROR(converter.Rules(name, &out));
+  }
+  Converter::Primitives(&used, &out);
+  *rules = std::move(out);
   return Status::Ok();
 }
 

@@ -1,0 +1,311 @@
+// Tool calls: see tool_calls.h.
+#include "runtime/chat/tool_calls.h"
+
+#include <cctype>
+#include <cstdint>
+
+namespace ember {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t SkipSpace(std::string_view t, size_t i) {
+  while (i < t.size() && IsSpace(t[i])) ++i;
+  return i;
+}
+
+// The end of the JSON string whose quote is t[i]; npos when it is not one.
+size_t SkipString(std::string_view t, size_t i) {
+  if (i >= t.size() || t[i] != '"') return std::string_view::npos;
+  for (++i; i < t.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c == '"') return i + 1;
+    if (c < 0x20) return std::string_view::npos;
+    if (c == '\\') {
+      if (++i >= t.size()) return std::string_view::npos;
+      const char e = t[i];
+      if (e == 'u') {
+        for (int k = 0; k < 4; ++k) {
+          if (++i >= t.size() || !isxdigit(static_cast<unsigned char>(t[i]))) {
+            return std::string_view::npos;
+          }
+        }
+      } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+        return std::string_view::npos;
+      }
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The end of a number or literal (true, false, null) at t[i]; npos when it is neither.
+size_t SkipScalar(std::string_view t, size_t i) {
+  for (const std::string_view word : {"true", "false", "null"}) {
+    if (t.substr(i, word.size()) == word) return i + word.size();
+  }
+  const size_t start = i;
+  while (i < t.size() && (isdigit(static_cast<unsigned char>(t[i])) || t[i] == '-' ||
+                          t[i] == '+' || t[i] == '.' || t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+  }
+  return i > start ? i : std::string_view::npos;
+}
+
+Status NotJson(size_t at) {
+  return InvalidArgument("tool call: not JSON at byte %zu of the reply", at);
+}
+
+// Calls fn(key, value_begin, value_end) for each member of the object at t[begin] (a
+// '{'); *end is after its '}'.
+template <class Fn>
+Status ForEachMember(std::string_view t, size_t begin, size_t* end, Fn fn) {
+  size_t i = SkipSpace(t, begin);
+  if (i >= t.size() || t[i] != '{') return NotJson(i);
+  i = SkipSpace(t, i + 1);
+  if (i < t.size() && t[i] == '}') {
+    *end = i + 1;
+    return Status::Ok();
+  }
+  while (true) {
+    const size_t key_end = SkipString(t, i);
+    if (key_end == std::string_view::npos) return NotJson(i);
+    const std::string_view key = t.substr(i + 1, key_end - i - 2);
+    i = SkipSpace(t, key_end);
+    if (i >= t.size() || t[i] != ':') return NotJson(i);
+    const size_t value = SkipSpace(t, i + 1);
+    size_t value_end;
+    EMBER_RETURN_IF_ERROR(SkipJsonValue(t, value, &value_end));
+    fn(key, value, value_end);
+    i = SkipSpace(t, value_end);
+    if (i < t.size() && t[i] == '}') {
+      *end = i + 1;
+      return Status::Ok();
+    }
+    if (i >= t.size() || t[i] != ',') return NotJson(i);
+    i = SkipSpace(t, i + 1);
+  }
+}
+
+// One call object at t[begin]: its "name" and its arguments (`key`, or "arguments").
+Status ParseCall(std::string_view t, size_t begin, std::string_view key, ToolCall* call,
+                 size_t* end) {
+  bool named = false, bad_arguments = false;
+  *call = ToolCall{{}, "{}"};
+  EMBER_RETURN_IF_ERROR(ForEachMember(t, begin, end, [&](std::string_view k, size_t b,
+                                                         size_t e) {
+    if (k == "name" && t[b] == '"') {
+      call->name = t.substr(b + 1, e - b - 2);
+      named = true;
+    } else if (k == key || k == "arguments") {
+      call->arguments = t.substr(b, e - b);
+      bad_arguments = t[b] != '{';
+    }
+  }));
+  if (!named || call->name.empty()) {
+    return InvalidArgument("tool call at byte %zu of the reply: no \"name\" string",
+                           SkipSpace(t, begin));
+  }
+  if (bad_arguments) {
+    return InvalidArgument("tool call at byte %zu of the reply: \"%.*s\" is not an object",
+                           SkipSpace(t, begin), static_cast<int>(key.size()), key.data());
+  }
+  return Status::Ok();
+}
+
+Status Add(const ToolCall& call, ToolCall* calls, size_t max_calls, size_t* n) {
+  if (*n >= max_calls) {
+    return ResourceExhausted("the reply makes more than %zu tool calls", max_calls);
+  }
+  calls[(*n)++] = call;
+  return Status::Ok();
+}
+
+Status ParseHermes(std::string_view t, ToolCall* calls, size_t max_calls, size_t* n,
+                   std::string_view* content) {
+  constexpr std::string_view kOpen = "<tool_call>", kClose = "</tool_call>";
+  size_t at = t.find(kOpen);
+  *content = t.substr(0, at);
+  while (at != std::string_view::npos) {
+    ToolCall call;
+    size_t end;
+    EMBER_RETURN_IF_ERROR(ParseCall(t, at + kOpen.size(), "arguments", &call, &end));
+    EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
+    end = SkipSpace(t, end);
+    if (t.substr(end, kClose.size()) != kClose) {
+      if (end == t.size()) break;  // the reply ended (a stop id) before the close tag
+      return InvalidArgument("tool call: no %.*s at byte %zu of the reply",
+                             static_cast<int>(kClose.size()), kClose.data(), end);
+    }
+    at = t.find(kOpen, end + kClose.size());
+  }
+  return Status::Ok();
+}
+
+// Llama 3 (one object, or several separated by ';') and Mistral (an array of objects):
+// a reply that does not start like calls is content.
+Status ParseBare(std::string_view t, bool list, std::string_view key, ToolCall* calls,
+                 size_t max_calls, size_t* n, std::string_view* content) {
+  size_t i = SkipSpace(t, 0);
+  *content = t;
+  if (i >= t.size() || t[i] != (list ? '[' : '{')) return Status::Ok();
+  if (list) i = SkipSpace(t, i + 1);
+  while (true) {
+    ToolCall call;
+    size_t end;
+    EMBER_RETURN_IF_ERROR(ParseCall(t, i, key, &call, &end));
+    EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
+    i = SkipSpace(t, end);
+    if (i < t.size() && t[i] == (list ? ',' : ';')) {
+      i = SkipSpace(t, i + 1);
+      if (!list && i == t.size()) break;
+      continue;
+    }
+    if (list) {
+      if (i >= t.size() || t[i] != ']') return NotJson(i);
+      i = SkipSpace(t, i + 1);
+    }
+    break;
+  }
+  if (i != t.size()) {
+    return InvalidArgument("tool call: text after the calls at byte %zu of the reply", i);
+  }
+  *content = {};
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* ToolCallFormatName(ToolCallFormat format) {
+  switch (format) {
+    case ToolCallFormat::kHermes:
+      return "hermes (<tool_call> tags)";
+    case ToolCallFormat::kLlama3:
+      return "llama3 (a JSON object)";
+    case ToolCallFormat::kMistral:
+      return "mistral ([TOOL_CALLS] and a JSON array)";
+    case ToolCallFormat::kNone:
+      break;
+  }
+  return "none";
+}
+
+ToolCallFormat DetectToolCallFormat(const ChatProgramTables& program) {
+  const std::string_view strings(reinterpret_cast<const char*>(program.string_bytes),
+                                 program.string_bytes_size);
+  const auto has = [&](std::string_view s) {
+    return strings.find(s) != std::string_view::npos;
+  };
+  if (has("<tool_call>")) return ToolCallFormat::kHermes;
+  if (has("[TOOL_CALLS]")) return ToolCallFormat::kMistral;
+  if (has("\"parameters\"") || has("<|python_tag|>")) return ToolCallFormat::kLlama3;
+  return ToolCallFormat::kNone;
+}
+
+ToolCallSyntax SyntaxOf(ToolCallFormat format) {
+  ToolCallSyntax s;
+  switch (format) {
+    case ToolCallFormat::kHermes:
+      s.trigger = "<tool_call>";
+      s.arguments_key = "arguments";
+      break;
+    case ToolCallFormat::kLlama3:
+      s.trigger = "{";
+      s.at_start = true;
+      s.grammar_includes_trigger = true;
+      s.arguments_key = "parameters";
+      break;
+    case ToolCallFormat::kMistral:
+      s.trigger = "[TOOL_CALLS]";
+      s.arguments_key = "arguments";
+      s.list = true;
+      break;
+    case ToolCallFormat::kNone:
+      break;
+  }
+  return s;
+}
+
+Status SkipJsonValue(std::string_view t, size_t begin, size_t* end) {
+  // An explicit stack of open containers (bit set: object), no recursion.
+  uint64_t objects = 0;
+  int depth = 0;
+  size_t i = SkipSpace(t, begin);
+  while (true) {
+    // A value at t[i].
+    if (i >= t.size()) return NotJson(i);
+    const char c = t[i];
+    if (c == '{' || c == '[') {
+      if (depth == kMaxToolCallDepth) {
+        return InvalidArgument("tool call: JSON nested deeper than %d levels (kMaxToolCallDepth)",
+                               kMaxToolCallDepth);
+      }
+      const bool object = c == '{';
+      objects = (objects << 1) | (object ? 1 : 0);
+      ++depth;
+      i = SkipSpace(t, i + 1);
+      if (i < t.size() && t[i] == (object ? '}' : ']')) {
+        objects >>= 1;
+        --depth;
+        ++i;
+      } else {
+        if (object) {
+          const size_t key_end = SkipString(t, i);
+          if (key_end == std::string_view::npos) return NotJson(i);
+          i = SkipSpace(t, key_end);
+          if (i >= t.size() || t[i] != ':') return NotJson(i);
+          i = SkipSpace(t, i + 1);
+        }
+        continue;  // the first element's value
+      }
+    } else {
+      const size_t e = c == '"' ? SkipString(t, i) : SkipScalar(t, i);
+      if (e == std::string_view::npos) return NotJson(i);
+      i = e;
+    }
+    // After a value: close containers, or go on to the next element.
+    while (true) {
+      if (depth == 0) {
+        *end = i;
+        return Status::Ok();
+      }
+      i = SkipSpace(t, i);
+      if (i >= t.size()) return NotJson(i);
+      const bool object = objects & 1;
+      if (t[i] == (object ? '}' : ']')) {
+        objects >>= 1;
+        --depth;
+        ++i;
+        continue;
+      }
+      if (t[i] != ',') return NotJson(i);
+      i = SkipSpace(t, i + 1);
+      if (object) {
+        const size_t key_end = SkipString(t, i);
+        if (key_end == std::string_view::npos) return NotJson(i);
+        i = SkipSpace(t, key_end);
+        if (i >= t.size() || t[i] != ':') return NotJson(i);
+        i = SkipSpace(t, i + 1);
+      }
+      break;
+    }
+  }
+}
+
+Status ParseToolCalls(ToolCallFormat format, std::string_view reply, ToolCall* calls,
+                      size_t max_calls, size_t* num_calls, std::string_view* content) {
+  *num_calls = 0;
+  *content = reply;
+  switch (format) {
+    case ToolCallFormat::kHermes:
+      return ParseHermes(reply, calls, max_calls, num_calls, content);
+    case ToolCallFormat::kLlama3:
+      return ParseBare(reply, false, "parameters", calls, max_calls, num_calls, content);
+    case ToolCallFormat::kMistral:
+      return ParseBare(reply, true, "arguments", calls, max_calls, num_calls, content);
+    case ToolCallFormat::kNone:
+      break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace ember
