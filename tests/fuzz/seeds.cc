@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
 
   for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf",
                           "/gguf", "/prompt_state", "/template", "/template_bytecode",
-                          "/gbnf", "/json_schema", "/tokenizer_json",
+                          "/gbnf", "/json_schema", "/tool_calls", "/tokenizer_json",
                           "/c_api"}) {
     mkdir((out + dir).c_str(), 0755);
   }

@@ -1,6 +1,6 @@
 // The seeds of the text-side fuzzers (template, template_bytecode, gbnf, json_schema,
-// tokenizer_json, c_api): chat templates in the shapes the model families ship (and the real ones when
-// ../shared/models has them), compiled templates with bytes flipped, GBNF grammars with a
+// tool_calls, tokenizer_json, c_api): chat templates in the shapes the model families
+// ship (and the real ones when ../shared/models has them), compiled templates with bytes flipped, GBNF grammars with a
 // text each, small tokenizer.json
 // files of each kind the reader runs, and call programs that walk a session and a chat
 // through the C API.
@@ -307,7 +307,25 @@ void AddJsonSchemaSeeds(Files* files) {
   for (const auto& s : kSchemas) files->push_back({std::string("json_schema/") + s[0], s[1]});
 }
 
+// tool_calls: replies in each family's syntax (first byte even: '0') and tools files
+// (odd: '1').
+void AddToolCallSeeds(Files* files) {
+  const char* const kSeeds[][2] = {
+      {"hermes", "0<think>x</think><tool_call>\n{\"name\": \"f\", \"arguments\": "
+                 "{\"a\": [1, {\"b\": \"}\\\"\"}]}}\n</tool_call><tool_call>{\"name\": \"g\"}"},
+      {"llama3", "0{\"name\": \"add\", \"parameters\": {\"a\": 1}}; {\"name\": \"b\"}"},
+      {"mistral", "0[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", "
+                  "\"arguments\": {\"x\": null}}]"},
+      {"tools", "1[{\"type\": \"function\", \"function\": {\"name\": \"get\", "
+                "\"parameters\": {\"type\": \"object\", \"properties\": {\"c\": "
+                "{\"type\": \"string\", \"maxLength\": 3}, \"u\": {\"enum\": "
+                "[\"x\", 2]}}, \"required\": [\"c\"]}}}, {\"name\": \"now\"}]"},
+  };
+  for (const auto& s : kSeeds) files->push_back({std::string("tool_calls/") + s[0], s[1]});
+}
+
 void AddTextSeeds(std::vector<std::pair<std::string, std::string>>* files) {
+  AddToolCallSeeds(files);
   AddTemplates(files);
   AddBytecodeSeeds(files);
   AddGbnfSeeds(files);

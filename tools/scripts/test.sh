@@ -165,7 +165,7 @@ harden_stages() {
     failures+=("ASan+UBSan tests")
   fi
 
-  # A harness added shortens each one's time, not the stage (13 fuzzers: 7 rounds of 12 s).
+  # A harness added shortens each one's time, not the stage (14 fuzzers: 7 rounds of 12 s).
   local fuzzers=(model tokenizer llama2c safetensors hf gguf prompt_state template
     template_bytecode gbnf json_schema tokenizer_json c_api)
   local pids=() names=() i rounds=$(( (${#fuzzers[@]} + 1) / 2 ))
