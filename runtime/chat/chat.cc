@@ -383,6 +383,8 @@ Status Chat::LastTurnFits(size_t reserve) {
 Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback callback,
                    void* user, ChatTurnStats* stats) {
   *stats = ChatTurnStats();
+  num_calls_ = 0;  // the last reply's, whatever happens to this one
+  calls_status_ = Status::Ok();
   Session& s = *session_;
   const size_t context = s.max_context();
   // Room for the reply: the turn must leave some context to answer in.
