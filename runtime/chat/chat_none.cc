@@ -42,6 +42,8 @@ Status Chat::Add(std::string_view, std::string_view, std::string_view) {
 
 Status Chat::SetTools(std::string_view) { return LeftOut(); }
 
+void Chat::tool_call_id(size_t, char id[10]) const { id[0] = 0; }
+
 Status Chat::Reply(size_t, StopStrings*, TokenCallback, void*, ChatTurnStats* stats) {
   *stats = ChatTurnStats();
   return LeftOut();
