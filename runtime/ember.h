@@ -359,7 +359,9 @@ ember_status ember_chat_set_tools(ember_chat* chat, const char* json, size_t len
  * call in the template's syntax and lets go where the call ends; the text around calls
  * stays free. `ember grammar --tools tools.json --tool-format F` prints the grammar of
  * a call whose arguments follow each function's parameter schema. Set the tools first;
- * gbnf NULL: none. EMBER_UNIMPLEMENTED in builds without grammars. */
+ * gbnf NULL: none. Allocates the grammar's tables here, as ember_session_set_grammar
+ * does; replies under it allocate nothing. EMBER_UNIMPLEMENTED in builds without
+ * grammars. */
 ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length);
 
 /* One call of the last reply: views of the chat's text, valid until the conversation
