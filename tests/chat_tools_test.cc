@@ -73,10 +73,7 @@ void MakeLazy(const char* tokenizer, ToolCallFormat format, LazyTools* s) {
   ASSERT_TRUE(compiled.ok()) << compiled.message() << "\n" << gbnf;
   ASSERT_TRUE(s->grammar.Init(words, s->loaded.tokenizer).ok());
   const ToolCallSyntax syntax = SyntaxOf(format);
-  grammar::LazyTrigger trigger;
-  trigger.text = syntax.trigger;
-  trigger.at_start = syntax.at_start;
-  trigger.include = syntax.grammar_includes_trigger;
+  const grammar::LazyTrigger trigger = grammar::ToolCallTrigger(syntax);
   ASSERT_TRUE(s->lazy.Init(&s->grammar, trigger, s->loaded.tokenizer).ok());
 }
 

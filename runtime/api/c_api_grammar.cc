@@ -81,10 +81,7 @@ ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, siz
                               t.num_end_of_turn_ids);
   if (!status.ok()) return Report(status);
   const ember::ToolCallSyntax syntax = ember::SyntaxOf(format);
-  ember::grammar::LazyTrigger trigger;
-  trigger.text = syntax.trigger;
-  trigger.at_start = syntax.at_start;
-  trigger.include = syntax.grammar_includes_trigger;
+  const ember::grammar::LazyTrigger trigger = ember::grammar::ToolCallTrigger(syntax);
   status = made->lazy.Init(&made->grammar, trigger, model.tokenizer());
   if (!status.ok()) return Report(status);
   chat->constraint = made->lazy.AsTokenConstraint();

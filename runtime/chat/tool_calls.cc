@@ -51,6 +51,17 @@ size_t SkipScalar(std::string_view t, size_t i) {
   return i > start ? i : std::string_view::npos;
 }
 
+// Where the value of the member whose key string is at t[i] starts (after the key, the
+// ':' and white space), its key's contents in *key; npos when that is not there.
+size_t SkipKey(std::string_view t, size_t i, std::string_view* key = nullptr) {
+  const size_t key_end = SkipString(t, i);
+  if (key_end == std::string_view::npos) return key_end;
+  if (key) *key = t.substr(i + 1, key_end - i - 2);
+  const size_t colon = SkipSpace(t, key_end);
+  if (colon >= t.size() || t[colon] != ':') return std::string_view::npos;
+  return SkipSpace(t, colon + 1);
+}
+
 Status NotJson(size_t at) {
   return InvalidArgument("tool call: not JSON at byte %zu of the reply", at);
 }
@@ -67,12 +78,9 @@ Status ForEachMember(std::string_view t, size_t begin, size_t* end, Fn fn) {
     return Status::Ok();
   }
   while (true) {
-    const size_t key_end = SkipString(t, i);
-    if (key_end == std::string_view::npos) return NotJson(i);
-    const std::string_view key = t.substr(i + 1, key_end - i - 2);
-    i = SkipSpace(t, key_end);
-    if (i >= t.size() || t[i] != ':') return NotJson(i);
-    const size_t value = SkipSpace(t, i + 1);
+    std::string_view key;
+    const size_t value = SkipKey(t, i, &key);
+    if (value == std::string_view::npos) return NotJson(i);
     size_t value_end;
     EMBER_RETURN_IF_ERROR(SkipJsonValue(t, value, &value_end));
     fn(key, value, value_end);
@@ -249,11 +257,9 @@ Status SkipJsonValue(std::string_view t, size_t begin, size_t* end) {
         ++i;
       } else {
         if (object) {
-          const size_t key_end = SkipString(t, i);
-          if (key_end == std::string_view::npos) return NotJson(i);
-          i = SkipSpace(t, key_end);
-          if (i >= t.size() || t[i] != ':') return NotJson(i);
-          i = SkipSpace(t, i + 1);
+          const size_t value = SkipKey(t, i);
+          if (value == std::string_view::npos) return NotJson(i);
+          i = value;
         }
         continue;  // the first element's value
       }
@@ -280,11 +286,9 @@ Status SkipJsonValue(std::string_view t, size_t begin, size_t* end) {
       if (t[i] != ',') return NotJson(i);
       i = SkipSpace(t, i + 1);
       if (object) {
-        const size_t key_end = SkipString(t, i);
-        if (key_end == std::string_view::npos) return NotJson(i);
-        i = SkipSpace(t, key_end);
-        if (i >= t.size() || t[i] != ':') return NotJson(i);
-        i = SkipSpace(t, i + 1);
+        const size_t value = SkipKey(t, i);
+        if (value == std::string_view::npos) return NotJson(i);
+        i = value;
       }
       break;
     }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/chat/tool_calls.h"
 #include "runtime/generate.h"
 #include "runtime/grammar/grammar_constraint.h"
 #include "runtime/text/tokenizer.h"
@@ -26,6 +27,15 @@ struct LazyTrigger {
   // with at_start.
   bool include = false;
 };
+
+// The trigger of a family's tool calls (where its call grammar starts).
+inline LazyTrigger ToolCallTrigger(const ToolCallSyntax& syntax) {
+  LazyTrigger t;
+  t.text = syntax.trigger;
+  t.at_start = syntax.at_start;
+  t.include = syntax.grammar_includes_trigger;
+  return t;
+}
 
 class LazyConstraint {
  public:

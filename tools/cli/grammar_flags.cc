@@ -121,10 +121,7 @@ Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
   EMBER_RETURN_IF_ERROR(BuildConstraint(gbnf, path + " (calls)", tokenizer, "chat",
                                         &out->grammar, extra_stops, num_extra_stops));
   const ToolCallSyntax syntax = SyntaxOf(format);
-  grammar::LazyTrigger trigger;
-  trigger.text = syntax.trigger;
-  trigger.at_start = syntax.at_start;
-  trigger.include = syntax.grammar_includes_trigger;
+  const grammar::LazyTrigger trigger = grammar::ToolCallTrigger(syntax);
   out->lazy = std::make_unique<grammar::LazyConstraint>();
   return out->lazy->Init(out->grammar.get(), trigger, tokenizer);
 }
