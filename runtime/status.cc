@@ -7,6 +7,7 @@
 namespace ember {
 
 Status::Status(StatusCode code, const char* format, ...) : code_(code) {
+  message_[0] = '\0';  // what is left if formatting fails
   va_list args;
   va_start(args, format);
   vsnprintf(message_, sizeof(message_), format, args);
@@ -14,6 +15,7 @@ Status::Status(StatusCode code, const char* format, ...) : code_(code) {
 }
 
 Status::Status(StatusCode code, const char* format, va_list args) : code_(code) {
+  message_[0] = '\0';
   vsnprintf(message_, sizeof(message_), format, args);
 }
 

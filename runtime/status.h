@@ -28,7 +28,16 @@ class Status {
  public:
   static constexpr size_t kMaxMessageBytes = 240;
 
-  Status() = default;  // OK
+  // An OK status writes one byte, and a copy only the message's bytes: a Status is
+  // returned per byte and per token on hot paths (a grammar's masks), where zeroing and
+  // copying the whole buffer cost more than the work.
+  Status() { message_[0] = '\0'; }  // OK
+  Status(const Status& other) : code_(other.code_) { CopyMessage(other); }
+  Status& operator=(const Status& other) {
+    code_ = other.code_;
+    CopyMessage(other);
+    return *this;
+  }
   // printf-style message; truncated to kMaxMessageBytes - 1 bytes.
   Status(StatusCode code, const char* format, ...) __attribute__((format(printf, 3, 4)));
   Status(StatusCode code, const char* format, va_list args);
@@ -40,8 +49,15 @@ class Status {
   const char* message() const { return message_; }
 
  private:
+  void CopyMessage(const Status& other) {
+    size_t n = 0;  // the message and its terminator; always one of the buffer's
+    while (n + 1 < kMaxMessageBytes && other.message_[n] != '\0') ++n;
+    for (size_t i = 0; i < n; ++i) message_[i] = other.message_[i];
+    message_[n] = '\0';
+  }
+
   StatusCode code_ = StatusCode::kOk;
-  char message_[kMaxMessageBytes] = {0};
+  char message_[kMaxMessageBytes];
 };
 
 // Shorthands: InvalidModel("tensor %s: ...", name) and so on.
