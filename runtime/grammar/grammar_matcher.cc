@@ -293,27 +293,63 @@ void GrammarMatcher::Collect() {
 }
 
 Status GrammarMatcher::Accept(uint32_t cp) {
-  if (held_ != 0) return InvalidArgument("grammar: a code point after an unfinished one");
+  switch (Advance(cp)) {
+    case Step::kAccepted:
+      return Status::Ok();
+    case Step::kRefused:
+      return Refusal();
+    case Step::kFailed:
+      break;
+  }
+  return error_;
+}
+
+GrammarMatcher::Step GrammarMatcher::Advance(uint32_t cp) {
+  const auto refuse = [this](Refused why, uint32_t value) {
+    refused_ = why;
+    refused_value_ = value;
+    return Step::kRefused;
+  };
+  if (held_ != 0) return refuse(Refused::kUnfinished, 0);
   if (num_frames_ > limits_.max_frames / 2 && saved_used_ == 0) Collect();
   BeginStep();
   for (size_t s = 0; s < num_stacks_; ++s) {
     const Pair p = stacks_[s];
     if (program_->Matches(ValueOf(program_->element(p.position)), cp) &&
         !Push(p.position + 1, p.frame)) {
-      return error_;
+      return Step::kFailed;
     }
   }
-  EMBER_RETURN_IF_ERROR(Expand());
-  if (num_next_ == 0 && !next_can_end_) {
-    return InvalidArgument("grammar: U+%04X is not allowed here", cp);
+  const Status expanded = Expand();
+  if (!expanded.ok()) {
+    error_ = expanded;
+    return Step::kFailed;
   }
+  if (num_next_ == 0 && !next_can_end_) return refuse(Refused::kCodePoint, cp);
   Commit();
-  return Status::Ok();
+  return Step::kAccepted;
 }
 
 Status GrammarMatcher::AcceptByte(uint8_t byte) {
+  switch (FeedByte(byte)) {
+    case Step::kAccepted:
+      return Status::Ok();
+    case Step::kRefused:
+      return Refusal();
+    case Step::kFailed:
+      break;
+  }
+  return error_;
+}
+
+GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
+  const auto refuse = [this](Refused why, uint32_t value) {
+    refused_ = why;
+    refused_value_ = value;
+    return Step::kRefused;
+  };
   if (held_ == 0) {
-    if (byte < 0x80) return Accept(byte);
+    if (byte < 0x80) return Advance(byte);
     // A lead byte: how many follow, and the least code point that many encode.
     if ((byte & 0xE0) == 0xC0) {
       held_cp_ = byte & 0x1F, held_ = 1, held_min_ = 0x80;
@@ -322,18 +358,15 @@ Status GrammarMatcher::AcceptByte(uint8_t byte) {
     } else if ((byte & 0xF8) == 0xF0) {
       held_cp_ = byte & 0x07, held_ = 3, held_min_ = 0x10000;
     } else {
-      return InvalidArgument("grammar: byte 0x%02X does not start UTF-8", byte);
+      return refuse(Refused::kNotLead, byte);
     }
     if (!HeldCanMatch()) {
       held_ = 0;
-      return InvalidArgument("grammar: no code point starting with byte 0x%02X is allowed",
-                             byte);
+      return refuse(Refused::kNoLead, byte);
     }
-    return Status::Ok();
+    return Step::kAccepted;
   }
-  if ((byte & 0xC0) != 0x80) {
-    return InvalidArgument("grammar: byte 0x%02X does not continue UTF-8", byte);
-  }
+  if ((byte & 0xC0) != 0x80) return refuse(Refused::kNotContinuing, byte);
   const uint32_t cp = held_cp_ << 6 | (byte & 0x3F);
   if (held_ > 1) {
     const uint32_t was = held_cp_;
@@ -342,17 +375,39 @@ Status GrammarMatcher::AcceptByte(uint8_t byte) {
     if (!HeldCanMatch()) {
       held_cp_ = was;
       ++held_;
-      return InvalidArgument("grammar: no code point starting with these bytes is allowed");
+      return refuse(Refused::kNoContinuation, 0);
     }
-    return Status::Ok();
+    return Step::kAccepted;
   }
   if (cp < held_min_ || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return InvalidArgument("grammar: the bytes of U+%04X are not UTF-8", cp);
+    return refuse(Refused::kNotUtf8, cp);
   }
   held_ = 0;
-  const Status s = Accept(cp);
-  if (!s.ok()) held_ = 1;  // as it was: the last byte still to come
-  return s;
+  const Step step = Advance(cp);
+  if (step != Step::kAccepted) held_ = 1;  // as it was: the last byte still to come
+  return step;
+}
+
+Status GrammarMatcher::Refusal() const {
+  switch (refused_) {
+    case Refused::kCodePoint:
+      return InvalidArgument("grammar: U+%04X is not allowed here", refused_value_);
+    case Refused::kUnfinished:
+      return InvalidArgument("grammar: a code point after an unfinished one");
+    case Refused::kNotLead:
+      return InvalidArgument("grammar: byte 0x%02X does not start UTF-8", refused_value_);
+    case Refused::kNoLead:
+      return InvalidArgument("grammar: no code point starting with byte 0x%02X is allowed",
+                             refused_value_);
+    case Refused::kNoContinuation:
+      return InvalidArgument("grammar: no code point starting with these bytes is allowed");
+    case Refused::kNotContinuing:
+      return InvalidArgument("grammar: byte 0x%02X does not continue UTF-8",
+                             refused_value_);
+    case Refused::kNotUtf8:
+      return InvalidArgument("grammar: the bytes of U+%04X are not UTF-8", refused_value_);
+  }
+  return Internal("grammar: an unknown refusal");
 }
 
 bool GrammarMatcher::HeldCanMatch() const {

@@ -79,6 +79,13 @@ class GrammarMatcher {
   // continue UTF-8 or leaves no allowed code point; the state is then as it was.
   Status AcceptByte(uint8_t byte);
 
+  // AcceptByte without a message for a refused byte: a token mask walks a vocabulary
+  // byte by byte and most bytes are refused, where formatting why would cost more than
+  // the walk. kFailed: past a limit, error() says which.
+  enum class Step : uint8_t { kAccepted, kRefused, kFailed };
+  Step FeedByte(uint8_t byte);
+  const Status& error() const { return error_; }
+
   // Saved states, last in first out (a token mask walks a vocabulary with them): the
   // stacks and a held code point's bytes. SaveState returns a mark (ResourceExhausted
   // past max_saved); RestoreState(mark) brings that state back and keeps it saved;
@@ -120,6 +127,21 @@ class GrammarMatcher {
   void Collect();  // reclaims the frames no current stack reaches
   // Whether some stack allows a code point the held bytes can still become.
   bool HeldCanMatch() const;
+  // Accept's work; a refusal records why (for the message Accept or AcceptByte makes).
+  Step Advance(uint32_t cp);
+  Status Refusal() const;  // the message of the last kRefused
+
+  enum class Refused : uint8_t {
+    kCodePoint,      // value: the code point, not allowed here
+    kUnfinished,     // a code point after an unfinished one
+    kNotLead,        // value: a byte that does not start UTF-8
+    kNoLead,         // value: a lead byte no allowed code point starts with
+    kNoContinuation, // no allowed code point starts with the held bytes
+    kNotContinuing,  // value: a byte that does not continue UTF-8
+    kNotUtf8,        // value: a code point encoded too long, too big or a surrogate
+  };
+  Refused refused_ = Refused::kCodePoint;
+  uint32_t refused_value_ = 0;
 
   const Program* program_ = nullptr;
   const Returns* returns_ = nullptr;  // StartAfter's (else nullptr)

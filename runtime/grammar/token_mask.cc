@@ -111,12 +111,12 @@ class Walker {
     }
     m_->RestoreState(marks_[depth_]);
     for (size_t k = depth_; k < bytes.size(); ++k) {
-      const Status s = m_->AcceptByte(static_cast<uint8_t>(bytes[k]));
-      if (s.code() == StatusCode::kInvalidArgument) {
+      const GrammarMatcher::Step step = m_->FeedByte(static_cast<uint8_t>(bytes[k]));
+      if (step == GrammarMatcher::Step::kRefused) {
         dead_ = k;
         return Status::Ok();
       }
-      EMBER_RETURN_IF_ERROR(s);
+      if (step == GrammarMatcher::Step::kFailed) return m_->error();
       EMBER_RETURN_IF_ERROR(m_->SaveState(&marks_[k + 1]));
       can_end_[k + 1] = m_->CanEnd();
       depth_ = k + 1;
@@ -134,12 +134,12 @@ class Walker {
     result->alone = true;
     result->accepted = true;
     for (const char c : bytes) {
-      const Status s = m_->AcceptByte(static_cast<uint8_t>(c));
-      if (s.code() == StatusCode::kInvalidArgument) {
+      const GrammarMatcher::Step step = m_->FeedByte(static_cast<uint8_t>(c));
+      if (step == GrammarMatcher::Step::kRefused) {
         result->accepted = false;
         break;
       }
-      EMBER_RETURN_IF_ERROR(s);
+      if (step == GrammarMatcher::Step::kFailed) return m_->error();
     }
     m_->RestoreState(marks_[0]);
     return Status::Ok();
@@ -233,7 +233,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   GrammarMatcher follow;
   EMBER_RETURN_IF_ERROR(
       follow.Init(&program, limits, follow_memory.data(), follow_memory.size() * 8));
-  std::unordered_map<std::string, uint32_t> allowed_at;  // distinct allowed sets
+  std::unordered_multimap<uint64_t, uint32_t> allowed_at;  // distinct allowed sets
   std::vector<uint32_t> allowed(words), dependent, all(order.order_.size()), chain;
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
 
@@ -241,16 +241,40 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   // `chain`, then nothing: each token the walk accepts joins `allowed`; one it refuses
   // goes to `dependent` if the rule under the last frame (`rule`) could end before the
   // refused byte and the bytes from there on can follow `rule` somewhere in the grammar.
+  // `coarse`: a token can follow when its first byte can (a later walk per return
+  // place resolves the rest: where a rule returns to many places, the whole check
+  // would walk most of a vocabulary through all of them at once).
   const auto classify = [&](uint32_t e, uint32_t rule, const std::vector<uint32_t>& tokens,
-                            bool whole, std::vector<uint32_t>* depends_on) -> Status {
+                            bool whole, bool coarse,
+                            std::vector<uint32_t>* depends_on) -> Status {
     EMBER_RETURN_IF_ERROR(m.StartAt(e, chain.data(), chain.size()));
     size_t follow_mark = 0;
     EMBER_RETURN_IF_ERROR(follow.StartAfter(rule, &follow_returns));
     EMBER_RETURN_IF_ERROR(follow.SaveState(&follow_mark));
-    const auto can_follow = [&](std::string_view rest) {
+    bool first_follows[256];  // the bytes that can come first after the rule
+    for (int b = 0; b < 256; ++b) {
       follow.RestoreState(follow_mark);
-      for (const char c : rest) {
-        if (!follow.AcceptByte(static_cast<uint8_t>(c)).ok()) return false;
+      first_follows[b] =
+          follow.FeedByte(static_cast<uint8_t>(b)) == GrammarMatcher::Step::kAccepted;
+    }
+    // The last refused text and its refused byte: texts in byte order that share
+    // that much of it are refused without a walk.
+    std::string_view refused_text;
+    size_t refused_at = 0;
+    const auto can_follow = [&](std::string_view rest) {
+      if (!first_follows[static_cast<uint8_t>(rest[0])]) return false;
+      if (coarse) return true;
+      if (!refused_text.empty() && SharedPrefix(refused_text, rest) > refused_at) {
+        return false;
+      }
+      follow.RestoreState(follow_mark);
+      for (size_t k = 0; k < rest.size(); ++k) {
+        if (follow.FeedByte(static_cast<uint8_t>(rest[k])) !=
+            GrammarMatcher::Step::kAccepted) {
+          refused_text = rest;
+          refused_at = k;
+          return false;
+        }
       }
       return true;
     };
@@ -258,7 +282,8 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     Walker walker(&m);
     EMBER_RETURN_IF_ERROR(walker.Begin());
     Status status;
-    for (const uint32_t i : tokens) {
+    for (size_t n = 0; n < tokens.size(); ++n) {
+      const uint32_t i = tokens[n];
       const int32_t id = order.order_[i];
       const std::string_view bytes = order.sorted(i);
       Walker::Result r;
@@ -270,11 +295,19 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
       } else if (r.accepted) {
         allowed[id >> 5] |= 1u << (id & 31);
       } else {
-        bool depends = false;
+        bool ends = false, depends = false;
         for (size_t j = 1; j <= walker.dead() && !depends; ++j) {
-          depends = walker.can_end_after(j) && can_follow(bytes.substr(j));
+          if (!walker.can_end_after(j)) continue;
+          ends = true;
+          depends = can_follow(bytes.substr(j));
         }
-        if (depends) depends_on->push_back(i);
+        if (depends) {
+          depends_on->push_back(i);
+        } else if (whole && !ends) {
+          // The rule cannot end inside the refused prefix: no token that starts with
+          // it runs past the rule either. Skip them (in byte order, they come next).
+          while (n + 1 < tokens.size() && order.shared_[tokens[n + 1]] > walker.dead()) ++n;
+        }
       }
     }
     walker.End();
@@ -285,11 +318,16 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   // dependent tokens, `chain` (exact: nothing below its last frame).
   const auto store = [&](const std::vector<uint32_t>& depends_on, bool exact) {
     Entry entry;
-    const std::string key(reinterpret_cast<const char*>(allowed.data()), words * 4);
-    const auto found = allowed_at.find(key);
-    if (found != allowed_at.end()) {
-      entry.allowed = found->second;
-    } else {
+    uint64_t key = 14695981039346656037ull;  // FNV-1a over the words
+    for (const uint32_t w : allowed) key = (key ^ w) * 1099511628211ull;
+    entry.allowed = kNoEntry;
+    for (auto [at, end] = allowed_at.equal_range(key); at != end; ++at) {
+      if (memcmp(words_.data() + at->second, allowed.data(), words * 4) == 0) {
+        entry.allowed = at->second;
+        break;
+      }
+    }
+    if (entry.allowed == kNoEntry) {
       entry.allowed = static_cast<uint32_t>(words_.size());
       words_.insert(words_.end(), allowed.begin(), allowed.end());
       allowed_at.emplace(key, entry.allowed);
@@ -325,8 +363,9 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     chain.clear();
     const uint32_t rule = extend(owner[e]);
     std::fill(allowed.begin(), allowed.end(), 0);
-    EMBER_RETURN_IF_ERROR(classify(e, rule, all, true, &base_dependent));
-    if (returns[rule].size() < 2 || base_dependent.empty() || chain.size() == kMaxChain) {
+    const bool by_return = returns[rule].size() >= 2 && chain.size() < kMaxChain;
+    EMBER_RETURN_IF_ERROR(classify(e, rule, all, true, by_return, &base_dependent));
+    if (!by_return || base_dependent.empty()) {
       store(base_dependent, false);
       continue;
     }
@@ -343,7 +382,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
         chain.push_back(to);
         last = extend(owner[to]);
       }
-      EMBER_RETURN_IF_ERROR(classify(e, last, base_dependent, false, &extended));
+      EMBER_RETURN_IF_ERROR(classify(e, last, base_dependent, false, false, &extended));
       if (to == kRootEnd) extended.clear();  // nothing follows the end of the text
       store(extended, to == kRootEnd);
     }
