@@ -214,6 +214,12 @@ ember_status ember_prefill(ember_session* session, const int32_t* ids, size_t n_
 ember_status ember_decode(ember_session* session, int32_t token);
 /* vocab_size floats: the logits after the last prefill/decode. */
 const float* ember_logits(const ember_session* session);
+/* With options.all_logits, the logits of each token of the last prefill step: *n_rows
+ * rows of vocab_size floats, one after the other, the last one ember_logits' (an
+ * ember_prefill of more than max_batch tokens runs in steps of max_batch, and the rows
+ * are its last step's). Without all_logits, the last position's row (*n_rows 1). NULL
+ * and 0 before the session's first prefill (appended in 0.3). */
+const float* ember_logits_rows(const ember_session* session, size_t* n_rows);
 
 /* Sets how ember_sample and ember_generate pick tokens (default: greedy). Invalid
  * options (NaN, infinite or negative temperature, top_p outside (0, 1], ...; see the

@@ -127,6 +127,47 @@ TEST_F(CApiTest, StepwiseDecodeAndSample) {
   EXPECT_EQ(session.position(), 0u);
 }
 
+// ember_logits_rows: every row of a prefill step with all_logits (the last one
+// ember_logits'), each equal to the logits of a session prefilled up to that token; the
+// last step's rows when a prefill runs several; one row without all_logits.
+TEST_F(CApiTest, LogitsRowsOfAPrefillStep) {
+  const std::vector<int32_t> tokens = {1, 403, 407, 261, 378, 432};
+  const size_t vocab = ember_model_vocab_size(model_.get());
+  ember_session_options options;
+  ember_session_options_default(&options);
+  options.all_logits = 1;
+  options.max_batch = 4;
+  cpp::Session all;
+  ASSERT_EQ(all.Create(model_, &options), EMBER_OK) << cpp::LastError();
+  size_t rows = 99;
+  EXPECT_EQ(ember_logits_rows(all.get(), &rows), nullptr);  // before any prefill
+  EXPECT_EQ(rows, 0u);
+  ASSERT_EQ(all.Prefill({tokens.begin(), tokens.begin() + 4}), EMBER_OK);
+  const float* step = ember_logits_rows(all.get(), &rows);
+  ASSERT_EQ(rows, 4u);
+  EXPECT_EQ(step + 3 * vocab, ember_logits(all.get()));
+  for (size_t i = 0; i < 4; ++i) {
+    cpp::Session one;
+    ASSERT_EQ(one.Create(model_), EMBER_OK);
+    ASSERT_EQ(one.Prefill({tokens.begin(), tokens.begin() + i + 1}), EMBER_OK);
+    EXPECT_EQ(memcmp(step + i * vocab, ember_logits(one.get()), vocab * sizeof(float)), 0)
+        << "row " << i;
+  }
+  all.Reset();
+  ASSERT_EQ(all.Prefill(tokens), EMBER_OK);  // steps of 4, then 2
+  step = ember_logits_rows(all.get(), &rows);
+  ASSERT_EQ(rows, 2u);
+  EXPECT_EQ(step + vocab, ember_logits(all.get()));
+  cpp::Session last;
+  ASSERT_EQ(last.Create(model_), EMBER_OK);
+  ASSERT_EQ(last.Prefill(tokens), EMBER_OK);
+  EXPECT_EQ(ember_logits_rows(last.get(), &rows), ember_logits(last.get()));
+  EXPECT_EQ(rows, 1u);
+  EXPECT_EQ(ember_logits_rows(nullptr, &rows), nullptr);
+  EXPECT_EQ(rows, 0u);
+  EXPECT_EQ(memcmp(ember_logits(last.get()), step + vocab, vocab * sizeof(float)), 0);
+}
+
 TEST_F(CApiTest, BadCallsReturnStatusesWithMessages) {
   cpp::Session session;
   ember_session_options options;

@@ -322,6 +322,12 @@ const float* ember_logits(const ember_session* session) {
   return session ? session->session.logits() : nullptr;
 }
 
+const float* ember_logits_rows(const ember_session* session, size_t* n_rows) {
+  const size_t rows = session ? session->session.num_logits() : 0;
+  if (n_rows) *n_rows = rows;
+  return rows > 0 ? session->session.logits_at(0) : nullptr;
+}
+
 ember_status ember_session_set_sampler(ember_session* session,
                                        const ember_sampler_options* options) {
   if (!session) return NullArgument("session");
