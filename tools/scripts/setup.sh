@@ -6,7 +6,8 @@
 #                           # nlohmann-json, unicode-data + python3 (build-time Unicode table)
 #   tools/scripts/setup.sh all      # plus what the full test suite needs: clang (fuzzers, sanitizers),
 #                           # python3-torch (oracles), python3-jsonschema (the JSON Schema
-#                           # oracle), chromium (SVG rendering), cross
+#                           # oracle), pytest, pip and setuptools (the Python package's
+#                           # tests and `pip install ./python`), chromium (SVG rendering), cross
 #                           # compilers, qemu-user and the arm64/armhf libraries, the
 #                           # Cortex-M55 bare-metal toolchain (newlib) with qemu-system-arm,
 #                           # Node.js with the npm package @lenml/tokenizers (the Hugging
@@ -36,6 +37,7 @@ native_pkgs=(
 test_pkgs=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
   python3-numpy python3-torch python3-jinja2 python3-jsonschema nodejs
+  python3-pytest python3-pip python3-setuptools python3-wheel
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )

@@ -1,0 +1,591 @@
+"""ember from Python: run quantized transformer language models on the CPU.
+
+A thin layer over ember's C API (runtime/ember.h) through ctypes::
+
+    import ember
+    model = ember.Model("stories.ember")
+    session = ember.Session(model, context=256)
+    print(session.generate("Once upon a time", max_new=40))
+    for piece in session.stream("Once upon a time", max_new=40):
+        print(piece, end="", flush=True)
+
+    session.reset()
+    session.prefill(session.tokenize("Once upon a time"))
+    session.logits            # NumPy view of the arena's logits: [vocab], no copy
+    session.top_k(5)          # [(token id, its text, probability), ...]
+
+Memory: a session takes all it needs at creation (its arena); nothing it computes
+afterwards allocates. ``Session.logits`` is a read-only view of that arena, changed by
+the next prefill or decode (``.copy()`` keeps one).
+
+Threads: every call into ember releases the GIL (ctypes does), so sessions on different
+threads run in parallel. A session is used by one thread at a time: a call while another
+thread is inside one of its calls (or iterating its ``stream``) raises ``EmberBusy``.
+Models are shared freely.
+"""
+from __future__ import annotations
+
+import codecs
+import ctypes
+import os
+import queue
+import threading
+import weakref
+from typing import Iterable, Iterator, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _capi
+from ._capi import lib
+
+__all__ = ["Model", "Session", "Chat", "EmberError", "EmberBusy", "version"]
+
+_KV_TYPES = {"f32": 0, "f16": 1, "q8": 2}
+
+
+class EmberError(Exception):
+    """A failed ember call: ``status`` is its ember_status name, the text ember's message."""
+
+    def __init__(self, status: int, message: str):
+        self.status = lib.ember_status_string(status).decode()
+        self.code = status
+        super().__init__(f"{message} ({self.status})" if message else self.status)
+
+
+class EmberBusy(RuntimeError):
+    """A session used by a second thread while the first is inside one of its calls."""
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        raise EmberError(status, lib.ember_last_error().decode("utf-8", "replace"))
+
+
+def version() -> str:
+    """The library's version, "MAJOR.MINOR.PATCH"."""
+    return lib.ember_version().decode()
+
+
+def _ids(tokens: Iterable[int]) -> ctypes.Array:
+    values = list(tokens)
+    return (ctypes.c_int32 * len(values))(*values)
+
+
+class Model:
+    """A .ember model file, mapped read-only: its weights are used in place.
+
+    Sessions keep their model alive; ``close()`` (or ``with``) releases this handle.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self._handle = ctypes.c_void_p()
+        _check(lib.ember_model_open(os.fsencode(path), ctypes.byref(self._handle)))
+        self.path = os.fspath(path)
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Releases this handle (sessions over the model keep it until they go)."""
+        handle = getattr(self, "_handle", None)
+        if handle:
+            lib.ember_model_free(handle)
+            self._handle = None
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError("ember: the model is closed")
+        return self._handle
+
+    @property
+    def vocab_size(self) -> int:
+        """Tokens in the vocabulary (the length of a row of logits)."""
+        return lib.ember_model_vocab_size(self.handle)
+
+    @property
+    def max_context(self) -> int:
+        """The longest context the model was trained for."""
+        return lib.ember_model_max_context(self.handle)
+
+    @property
+    def bos(self) -> Optional[int]:
+        """The beginning-of-text token, or None."""
+        value = lib.ember_model_bos(self.handle)
+        return None if value < 0 else value
+
+    @property
+    def eos(self) -> Optional[int]:
+        """The end-of-text token, or None."""
+        value = lib.ember_model_eos(self.handle)
+        return None if value < 0 else value
+
+    @property
+    def has_chat_template(self) -> bool:
+        """Whether the model holds a compiled chat template (``Chat`` needs one)."""
+        return bool(lib.ember_model_has_chat_template(self.handle))
+
+    def token_bytes(self, token: int, previous: int = -1) -> bytes:
+        """The bytes ``token`` adds to the text after ``previous`` (-1: at the start)."""
+        data, length = ctypes.c_void_p(), ctypes.c_size_t()
+        _check(lib.ember_detokenize(self.handle, previous, token, ctypes.byref(data),
+                                    ctypes.byref(length)))
+        return ctypes.string_at(data, length.value) if length.value else b""
+
+    def detokenize(self, tokens: Iterable[int]) -> str:
+        """The text of a sequence of tokens (invalid UTF-8 replaced by U+FFFD)."""
+        out, previous = [], -1
+        for token in tokens:
+            out.append(self.token_bytes(token, previous))
+            previous = token
+        return b"".join(out).decode("utf-8", "replace")
+
+    def render_chat(self, messages: Sequence[dict], *, add_generation_prompt: bool = True,
+                    enable_thinking: Optional[bool] = None) -> str:
+        """The messages ({"role", "content"}) as the model's chat template writes them."""
+        array = (_capi.ChatMessage * len(messages))()
+        keep = []
+        for i, message in enumerate(messages):
+            role = message["role"].encode()
+            content = message["content"].encode()
+            keep += [role, content]
+            array[i] = _capi.ChatMessage(role, content, len(content))
+        options = _capi.defaults(_capi.ChatOptions, lib.ember_chat_options_default)
+        options.add_generation_prompt = int(add_generation_prompt)
+        if enable_thinking is not None:
+            options.enable_thinking = int(enable_thinking)
+        capacity = 4096 + 4 * sum(len(k) for k in keep)
+        while True:
+            buffer = ctypes.create_string_buffer(capacity)
+            length = ctypes.c_size_t()
+            status = lib.ember_chat_template_render(self.handle, array, len(messages),
+                                                    ctypes.byref(options), buffer,
+                                                    capacity, ctypes.byref(length))
+            if status == 6 and capacity < (1 << 28):  # resource exhausted: a bigger one
+                capacity *= 2
+                continue
+            _check(status)
+            return buffer.raw[:length.value].decode("utf-8", "replace")
+
+
+class _Guard:
+    """One thread at a time inside a session's calls (EmberBusy for a second)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise EmberBusy("ember: this session is in use by another thread (or by a "
+                            "stream not yet finished): use one session per thread")
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
+class Session:
+    """A model's running state: its KV cache and buffers, in one arena sized here.
+
+    context: positions the KV cache holds (0: the model's, if that session fits in
+    4 GiB). threads: the thread pool's size. kv_type: "f32", "f16" or "q8".
+    batch: tokens per prefill step (0: 64). all_logits: keep a row of logits for every
+    position of a prefill step (``logits_of`` needs it). isa: the kernels' ISA tier
+    ("native" by default, or a lesser one such as "avx2", "sse4", "neon").
+    """
+
+    def __init__(self, model: Model, *, context: int = 0, threads: int = 1,
+                 kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
+                 isa: Optional[str] = None):
+        if kv_type not in _KV_TYPES:
+            raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
+        self.model = model
+        self._guard = _Guard()
+        self._handle = None
+        self._pool = None
+        options = _capi.defaults(_capi.SessionOptions, lib.ember_session_options_default)
+        options.max_context = context
+        options.max_batch = batch
+        options.all_logits = int(all_logits)
+        options.kv_type = _KV_TYPES[kv_type]
+        self._isa = isa.encode() if isa else None  # read only during the call
+        options.isa = self._isa
+        if threads > 1:
+            pool_options = _capi.defaults(_capi.ThreadpoolOptions,
+                                          lib.ember_threadpool_options_default)
+            pool_options.num_threads = threads
+            self._pool = ctypes.c_void_p()
+            _check(lib.ember_threadpool_create_with_options(ctypes.byref(pool_options),
+                                                            ctypes.byref(self._pool)))
+        handle = ctypes.c_void_p()
+        try:
+            _check(lib.ember_session_create(model.handle, ctypes.byref(options), self._pool,
+                                            None, 0, ctypes.byref(handle)))
+        finally:
+            self._free_pool()  # the session keeps its pool alive
+        self._handle = handle
+        self._chats: "weakref.WeakSet" = weakref.WeakSet()
+        self.arena_bytes = lib.ember_arena_bytes(model.handle, ctypes.byref(options))
+        self.max_batch = batch or 64
+        self.all_logits = all_logits
+        self._vocab = model.vocab_size
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _free_pool(self) -> None:
+        if self._pool:
+            lib.ember_threadpool_free(self._pool)
+            self._pool = None
+
+    def close(self) -> None:
+        """Frees the session, its chats and its arena (views of its logits must not be
+        used after)."""
+        if getattr(self, "_handle", None):
+            with self._guard:
+                for chat in list(self._chats):
+                    chat.close()
+                lib.ember_session_free(self._handle)
+                self._handle = None
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError("ember: the session is closed")
+        return self._handle
+
+    @property
+    def position(self) -> int:
+        """Positions of the context in use."""
+        return lib.ember_session_position(self.handle)
+
+    def reset(self) -> None:
+        """Forgets the context: the next prefill starts at position 0."""
+        with self._guard:
+            lib.ember_session_reset(self.handle)
+
+    def tokenize(self, text: str, *, add_bos: Optional[bool] = None,
+                 parse_special: bool = False) -> list:
+        """Token ids of ``text``: BOS first as the model's tokenizer says (or as add_bos
+        says); control tokens written in the text are text unless parse_special."""
+        data = text.encode("utf-8")
+        options = _capi.defaults(_capi.TokenizeOptions, lib.ember_tokenize_options_default)
+        options.add_bos = -1 if add_bos is None else int(add_bos)
+        options.parse_special = int(parse_special)
+        capacity = len(data) + 8
+        with self._guard:
+            while True:
+                ids = (ctypes.c_int32 * capacity)()
+                n = ctypes.c_size_t()
+                status = lib.ember_tokenize_with_options(self.handle, data, len(data),
+                                                         ctypes.byref(options), ids,
+                                                         capacity, ctypes.byref(n))
+                if status == 6 and n.value > capacity:  # more ids than room: retry
+                    capacity = n.value
+                    continue
+                _check(status)
+                return list(ids[:n.value])
+
+    def detokenize(self, tokens: Iterable[int]) -> str:
+        """The text of tokens (``Model.detokenize``)."""
+        return self.model.detokenize(tokens)
+
+    def prefill(self, tokens: Sequence[int]) -> None:
+        """Runs the model over tokens at the current position and advances it."""
+        ids = _ids(tokens)
+        with self._guard:
+            _check(lib.ember_prefill(self.handle, ids, len(ids)))
+
+    def decode(self, token: int) -> None:
+        """Runs the model over one token at the current position and advances it."""
+        with self._guard:
+            _check(lib.ember_decode(self.handle, token))
+
+    def _view(self, address: int, rows: int) -> np.ndarray:
+        buffer = (ctypes.c_float * (rows * self._vocab)).from_address(address)
+        buffer._session = self  # the view keeps the session (and its arena) alive
+        view = np.frombuffer(buffer, dtype=np.float32).reshape(rows, self._vocab)
+        view.flags.writeable = False
+        return view
+
+    @property
+    def logits(self) -> np.ndarray:
+        """The last position's logits, float32 [vocab]: a read-only view of the arena
+        that the next prefill or decode overwrites."""
+        address = lib.ember_logits(self.handle)
+        if not address:
+            raise ValueError("ember: no logits yet: prefill first")
+        return self._view(address, 1)[0]
+
+    def logits_of(self, tokens: Sequence[int]) -> np.ndarray:
+        """Prefills tokens and returns the logits of each, float32 [len(tokens), vocab]
+        (needs ``all_logits=True``). Up to ``batch`` tokens, the rows are a read-only
+        view of the arena (the next prefill or decode overwrites them); more are
+        prefilled ``batch`` at a time and their rows copied."""
+        if not self.all_logits:
+            raise ValueError("ember: logits_of needs a Session(..., all_logits=True)")
+        tokens = list(tokens)
+        if not tokens:
+            return np.zeros((0, self._vocab), dtype=np.float32)
+        steps = []
+        for start in range(0, len(tokens), self.max_batch):
+            chunk = tokens[start:start + self.max_batch]
+            self.prefill(chunk)
+            rows = ctypes.c_size_t()
+            address = lib.ember_logits_rows(self.handle, ctypes.byref(rows))
+            assert rows.value == len(chunk), (rows.value, len(chunk))
+            view = self._view(address, rows.value)
+            steps.append(view if len(tokens) <= self.max_batch else view.copy())
+        return steps[0] if len(steps) == 1 else np.concatenate(steps)
+
+    def top_k(self, k: int = 10) -> list:
+        """The k likeliest next tokens after the last position: (id, text,
+        probability) with probabilities of the softmax over all logits, likeliest first."""
+        logits = self.logits.astype(np.float64)
+        probabilities = np.exp(logits - logits.max())
+        probabilities /= probabilities.sum()
+        best = np.argsort(-logits, kind="stable")[:k]
+        return [(int(t), self.model.token_bytes(int(t)).decode("utf-8", "replace"),
+                 float(probabilities[t])) for t in best]
+
+    def set_sampler(self, *, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                    min_p: float = 0.0, seed: int = 0, repeat_penalty: float = 1.0,
+                    repeat_last_n: int = 64, frequency_penalty: float = 0.0,
+                    presence_penalty: float = 0.0, stop: Sequence[str] = ()) -> None:
+        """How ``sample``, ``generate`` and ``stream`` pick tokens (temperature 0:
+        greedy, the default); ``stop`` strings end generation."""
+        options = _capi.defaults(_capi.SamplerOptions, lib.ember_sampler_options_default)
+        options.temperature = temperature
+        options.top_k = top_k
+        options.top_p = top_p
+        options.min_p = min_p
+        options.seed = seed
+        options.repeat_penalty = repeat_penalty
+        options.repeat_last_n = repeat_last_n
+        options.frequency_penalty = frequency_penalty
+        options.presence_penalty = presence_penalty
+        encoded = [s.encode("utf-8") for s in stop]
+        array = (ctypes.c_char_p * max(1, len(encoded)))(*encoded)
+        options.stop = ctypes.cast(array, ctypes.POINTER(ctypes.c_char_p))
+        options.n_stop = len(encoded)
+        with self._guard:
+            _check(lib.ember_session_set_sampler(self.handle, ctypes.byref(options)))
+
+    def sample(self) -> int:
+        """A token drawn from the last position's logits by the session's sampler."""
+        token = ctypes.c_int32()
+        with self._guard:
+            _check(lib.ember_sample(self.handle, ctypes.byref(token)))
+        return token.value
+
+    def set_grammar(self, gbnf: Optional[str], root: Optional[str] = None) -> None:
+        """Holds every later generation to a GBNF grammar (llama.cpp's format; None:
+        no grammar). A malformed grammar raises EmberError naming line and column."""
+        options = _capi.defaults(_capi.GrammarOptions, lib.ember_grammar_options_default)
+        root_bytes = root.encode() if root else None
+        options.root = root_bytes
+        data = gbnf.encode("utf-8") if gbnf is not None else None
+        with self._guard:
+            _check(lib.ember_session_set_grammar(self.handle, data,
+                                                 len(data) if data else 0,
+                                                 ctypes.byref(options)))
+
+    @property
+    def grammar_complete(self) -> bool:
+        """Whether the last generation's text is a whole sentence of the grammar."""
+        return bool(lib.ember_session_grammar_complete(self.handle))
+
+    def _prompt(self, prompt: Union[str, Sequence[int], None]) -> ctypes.Array:
+        if prompt is None:
+            return (ctypes.c_int32 * 0)()
+        if isinstance(prompt, str):
+            return _ids(self.tokenize(prompt))
+        return _ids(prompt)
+
+    def _run(self, prompt: ctypes.Array, max_new: int, on_piece) -> int:
+        """ember_generate with on_piece(bytes) -> bool (False stops); the guard held."""
+        def callback(user, token, data, length):
+            return 1 if on_piece(ctypes.string_at(data, length) if length else b"") else 0
+
+        native = _capi.TokenCallback(callback)
+        generated = ctypes.c_size_t()
+        _check(lib.ember_generate(self.handle, prompt, len(prompt), max_new, native, None,
+                                  ctypes.byref(generated)))
+        return generated.value
+
+    def generate(self, prompt: Union[str, Sequence[int], None] = None,
+                 max_new: int = 128) -> str:
+        """Prefills the prompt (text or token ids; None: go on from the last logits) and
+        generates up to max_new tokens with the session's sampler; returns their text.
+        Stops at the end of text or a stop string; EmberError when the context fills."""
+        ids = self._prompt(prompt)
+        pieces = []
+        with self._guard:
+            self._run(ids, max_new, lambda piece: pieces.append(piece) or True)
+        return b"".join(pieces).decode("utf-8", "replace")
+
+    def stream(self, prompt: Union[str, Sequence[int], None] = None,
+               max_new: int = 128) -> Iterator[str]:
+        """``generate`` as an iterator of text pieces (whole UTF-8 characters), produced
+        as the tokens come. The session is busy until the iterator ends or is closed;
+        breaking out of the loop stops generation at the next token."""
+        ids = self._prompt(prompt)
+        self._guard.__enter__()
+        pieces: "queue.Queue" = queue.Queue(maxsize=1)
+        stop = threading.Event()
+        done = object()
+        failure = []
+
+        def on_piece(piece: bytes) -> bool:
+            while not stop.is_set():
+                try:
+                    pieces.put(piece, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work() -> None:
+            try:
+                self._run(ids, max_new, on_piece)
+            except BaseException as error:  # handed to the consumer
+                failure.append(error)
+            finally:
+                while True:
+                    try:
+                        pieces.put(done, timeout=0.1)
+                        break
+                    except queue.Full:
+                        if stop.is_set():
+                            break
+
+        worker = threading.Thread(target=work, name="ember-stream", daemon=True)
+        worker.start()
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            while True:
+                piece = pieces.get()
+                if piece is done:
+                    break
+                text = decoder.decode(piece)
+                if text:
+                    yield text
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail
+            if failure:
+                raise failure[0]
+        finally:
+            stop.set()
+            while worker.is_alive():
+                try:
+                    pieces.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            worker.join()
+            self._guard.__exit__(None, None, None)
+
+
+class Chat:
+    """A conversation over a session, rendered with the model's chat template.
+
+    ``send(text)`` adds a user turn and returns the assistant's reply; the KV cache
+    keeps what it already holds, so each turn prefills only what is new.
+    """
+
+    def __init__(self, session: Session, system: Optional[str] = None, *,
+                 max_text_bytes: int = 0, max_messages: int = 0,
+                 enable_thinking: Optional[bool] = None):
+        self.session = session
+        options = _capi.defaults(_capi.ChatOptions, lib.ember_chat_options_default)
+        options.max_text_bytes = max_text_bytes
+        if max_messages:
+            options.max_messages = max_messages
+        if enable_thinking is not None:
+            options.enable_thinking = int(enable_thinking)
+        self._handle = None
+        handle = ctypes.c_void_p()
+        with session._guard:
+            _check(lib.ember_chat_create(session.handle, ctypes.byref(options),
+                                         ctypes.byref(handle)))
+        self._handle = handle
+        session._chats.add(self)
+        if system:
+            self.set_system(system)
+
+    def __enter__(self) -> "Chat":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Frees the conversation (closing its session closes it too)."""
+        if getattr(self, "_handle", None):
+            lib.ember_chat_free(self._handle)
+            self._handle = None
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError("ember: the chat is closed")
+        return self._handle
+
+    def set_system(self, text: str) -> None:
+        """The system text from the next reply on ("" : none)."""
+        data = text.encode("utf-8")
+        with self.session._guard:
+            _check(lib.ember_chat_set_system(self.handle, data, len(data)))
+
+    def add(self, role: str, text: str) -> None:
+        """Appends a turn: "user", "assistant" (a reply given elsewhere) or "tool"."""
+        data = text.encode("utf-8")
+        with self.session._guard:
+            _check(lib.ember_chat_add(self.handle, role.encode(), data, len(data)))
+
+    def reply(self, max_new: int = 256) -> str:
+        """Generates the assistant's reply to the conversation and appends it."""
+        pieces = []
+
+        def callback(user, token, data, length):
+            pieces.append(ctypes.string_at(data, length) if length else b"")
+            return 1
+
+        native = _capi.TokenCallback(callback)
+        generated = ctypes.c_size_t()
+        with self.session._guard:
+            _check(lib.ember_chat_generate(self.handle, max_new, native, None,
+                                           ctypes.byref(generated)))
+        return b"".join(pieces).decode("utf-8", "replace")
+
+    def send(self, text: str, max_new: int = 256) -> str:
+        """Adds a user turn and returns the reply."""
+        self.add("user", text)
+        return self.reply(max_new)
+
+    def reset(self) -> None:
+        """Forgets the turns (the system text stays)."""
+        with self.session._guard:
+            lib.ember_chat_reset(self.handle)
+
+    @property
+    def stats(self) -> dict:
+        """What the last reply cost: prompt, cached and generated tokens, seconds."""
+        stats = _capi.ChatStats()
+        stats.struct_size = ctypes.sizeof(stats)
+        _check(lib.ember_chat_last_stats(self.handle, ctypes.byref(stats)))
+        return {name: getattr(stats, name) for name, _ in stats._fields_[1:]}

@@ -1,0 +1,246 @@
+"""The Python package against the CLI and the C API it wraps, on stories260K.
+
+Run by ctest (tests/CMakeLists.txt: python_test), which sets EMBER_LIBRARY (the build's
+libember.so), EMBER_CLI (its ember) and EMBER_TEST_MODEL / EMBER_TEST_CHAT_MODEL (the
+converted stories260K, without and with a chat template).
+"""
+import ctypes
+import json
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+from ember._capi import lib
+
+CLI = os.environ["EMBER_CLI"]
+MODEL = os.environ["EMBER_TEST_MODEL"]
+CHAT_MODEL = os.environ["EMBER_TEST_CHAT_MODEL"]
+PROMPT = "Once upon a time"
+
+
+def cli(*args: str) -> str:
+    return subprocess.run([CLI, *args], check=True, capture_output=True).stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def model():
+    with ember.Model(MODEL) as m:
+        yield m
+
+
+def test_the_library_is_the_one_asked_for():
+    assert os.path.realpath(lib.path) == os.path.realpath(os.environ["EMBER_LIBRARY"])
+    assert ember.version() == "0.3.0"
+
+
+def test_model_properties(model):
+    assert model.vocab_size == 512
+    assert model.max_context == 512
+    assert model.bos == 1 and model.eos == 2
+    assert not model.has_chat_template
+    with ember.Model(CHAT_MODEL) as chat_model:
+        assert chat_model.has_chat_template
+
+
+def test_tokenize_equals_the_cli(model):
+    session = ember.Session(model, context=64)
+    for text in [PROMPT, "Lily and Ben went to the park. \u00e9t\u00e9 \u4e2d", ""]:
+        expected = [int(t) for t in cli("tokenize", "-m", MODEL, "-p", text).split()]
+        assert session.tokenize(text) == expected
+    assert session.tokenize(PROMPT, add_bos=False) == session.tokenize(PROMPT)[1:]
+    assert model.detokenize(session.tokenize(PROMPT)) == PROMPT
+
+
+@pytest.mark.parametrize("kv_type", ["f32", "f16", "q8"])
+def test_generate_equals_the_cli(model, kv_type):
+    session = ember.Session(model, context=128, kv_type=kv_type)
+    text = session.generate(PROMPT, max_new=60)
+    expected = cli("run", "-m", MODEL, "-p", PROMPT, "-n", "60", "--temp", "0",
+                   "--kv-type", kv_type)
+    assert PROMPT + text + "\n" == expected
+    # The prompt and the tokens fed back: all but the last one sampled.
+    assert session.position == len(session.tokenize(PROMPT)) + 59
+
+
+def test_stream_equals_generate(model):
+    session = ember.Session(model, context=256)
+    session.set_sampler(temperature=0.9, top_k=40, seed=7)
+    whole = session.generate(PROMPT, max_new=100)
+    session.reset()
+    session.set_sampler(temperature=0.9, top_k=40, seed=7)
+    pieces = list(session.stream(PROMPT, max_new=100))
+    assert len(pieces) > 10
+    assert "".join(pieces) == whole
+
+
+def test_breaking_out_of_a_stream_stops_it(model):
+    session = ember.Session(model, context=256)
+    stream = session.stream(PROMPT, max_new=200)
+    first = [next(stream) for _ in range(3)]
+    stream.close()
+    assert len(first) == 3
+    assert session.position < len(session.tokenize(PROMPT)) + 200
+    session.reset()
+    assert session.generate(PROMPT, max_new=5)  # usable again
+
+
+def test_logits_are_the_cli_s_bitwise(model, tmp_path):
+    out = tmp_path / "logits.npy"
+    cli("logits", "-m", MODEL, "-p", PROMPT, "--all", "-o", str(out))
+    expected = np.load(out)
+    tokens = ember.Session(model, context=64).tokenize(PROMPT)
+    session = ember.Session(model, context=64, all_logits=True)
+    rows = session.logits_of(tokens)
+    assert rows.shape == (len(tokens), model.vocab_size) and rows.dtype == np.float32
+    assert np.array_equal(rows, expected)
+    # More tokens than a prefill step takes: stepped, rows copied, the same values.
+    stepped = ember.Session(model, context=64, all_logits=True, batch=2)
+    assert np.array_equal(stepped.logits_of(tokens), expected)
+    # The last position only.
+    last = ember.Session(model, context=64)
+    last.prefill(tokens)
+    assert np.array_equal(last.logits, expected[-1])
+
+
+def test_logits_view_the_arena(model):
+    session = ember.Session(model, context=64)
+    session.prefill(session.tokenize(PROMPT))
+    view = session.logits
+    assert view.__array_interface__["data"][0] == lib.ember_logits(session.handle)
+    assert not view.flags.writeable
+    before = view.copy()
+    session.decode(int(np.argmax(view)))
+    assert not np.array_equal(view, before)  # the arena moved on, and the view with it
+
+
+def test_top_k(model):
+    session = ember.Session(model, context=64)
+    session.prefill(session.tokenize(PROMPT))
+    logits = session.logits.astype(np.float64)
+    top = session.top_k(5)
+    assert [t for t, _, _ in top] == list(np.argsort(-logits, kind="stable")[:5])
+    probabilities = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    for token, text, p in top:
+        assert p == pytest.approx(probabilities[token], rel=1e-12)
+        assert text == model.token_bytes(token).decode()
+    assert top[0][1] == ","
+    assert all(a[2] >= b[2] for a, b in zip(top, top[1:]))
+
+
+def test_a_grammar_holds_generation(model):
+    session = ember.Session(model, context=64)
+    session.set_grammar('root ::= ("yes" | "no") " " [a-z]{1,3} "."')
+    text = session.generate(PROMPT, max_new=30)
+    assert text.split(" ")[0] in ("yes", "no") and text.endswith(".")
+    assert session.grammar_complete
+    with pytest.raises(ember.EmberError, match=r"line 1, column"):
+        session.set_grammar("root ::= (")
+
+
+def test_errors_are_exceptions_with_ember_s_message(model):
+    with pytest.raises(ember.EmberError, match="nonexistent") as error:
+        ember.Model("/nonexistent/model.ember")
+    assert error.value.status == "I/O error"
+    session = ember.Session(model, context=16)
+    with pytest.raises(ember.EmberError) as error:
+        session.decode(100000)
+    assert error.value.status == "invalid argument"
+    with pytest.raises(ember.EmberError) as error:
+        session.generate(PROMPT, max_new=100)  # past the 16 positions
+    assert error.value.status == "out of range"
+    with pytest.raises(ember.EmberError) as error:
+        session.set_sampler(temperature=float("nan"))
+    assert "temperature" in str(error.value)
+    with pytest.raises(ValueError):
+        ember.Session(model, kv_type="f8")
+    with pytest.raises(ember.EmberError, match="context"):
+        ember.Session(model, context=1 << 30)
+    with pytest.raises(ValueError, match="all_logits"):
+        session.logits_of([1, 2])
+    closed = ember.Session(model, context=16)
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        closed.prefill([1])
+
+
+def test_a_session_is_used_by_one_thread_at_a_time(model):
+    session = ember.Session(model, context=256)
+    stream = session.stream(PROMPT, max_new=100)
+    next(stream)  # the stream holds the session until it ends or closes
+    with pytest.raises(ember.EmberBusy):
+        session.generate(PROMPT, max_new=5)
+    failures = []
+
+    def other_thread():
+        try:
+            session.tokenize(PROMPT)
+        except ember.EmberBusy as error:
+            failures.append(error)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert len(failures) == 1
+    stream.close()
+    assert session.tokenize(PROMPT)  # free again
+
+
+def test_sessions_on_threads_give_what_one_thread_gives(model):
+    expected = ember.Session(model, context=128).generate(PROMPT, max_new=40)
+    results = [None] * 4
+
+    def run(i):
+        results[i] = ember.Session(model, context=128).generate(PROMPT, max_new=40)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [expected] * 4
+    two = ember.Session(model, context=128, threads=2).generate(PROMPT, max_new=40)
+    assert two == expected
+
+
+def test_chat_renders_as_the_cli_and_replies(tmp_path):
+    with ember.Model(CHAT_MODEL) as model:
+        messages = [{"role": "system", "content": "You tell stories."},
+                    {"role": "user", "content": "Tell me about Lily."}]
+        path = tmp_path / "messages.json"
+        path.write_text(json.dumps(messages))
+        rendered = cli("template", "-m", CHAT_MODEL, "--messages", str(path))
+        assert model.render_chat(messages) == rendered
+        session = ember.Session(model, context=512)
+        chat = ember.Chat(session, system="You tell stories.")
+        reply = chat.send("Tell me about Lily.", max_new=30)
+        assert reply
+        assert chat.stats["generated_tokens"] <= 30
+        second = chat.send("And then?", max_new=20)
+        assert second and chat.stats["cached_tokens"] > 0
+        session.close()  # closes the chat first
+        with pytest.raises(ValueError, match="closed"):
+            chat.send("Hello")
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_thousand_models_and_sessions_do_not_leak():
+    def lifetime():
+        with ember.Model(MODEL) as m, ember.Session(m, context=64) as s:
+            s.prefill(s.tokenize(PROMPT))
+            assert s.logits.shape == (512,)
+
+    for _ in range(50):
+        lifetime()
+    before = rss_bytes()
+    for _ in range(1000):
+        lifetime()
+    grown = rss_bytes() - before
+    assert grown < 4 << 20, f"RSS grew {grown} bytes over 1,000 lifetimes"
