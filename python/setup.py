@@ -1,6 +1,8 @@
 """Puts libember.so into the package: the file $EMBER_LIBRARY names, or one CMake builds
 from this repository (the runtime and kernels only: no tools, tests or firmware)."""
+import ctypes
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -30,6 +32,19 @@ def library() -> Path:
     return build / "runtime" / "libember.so"
 
 
+def version() -> str:
+    """ember.h's EMBER_VERSION_*, or the version of the library $EMBER_LIBRARY names."""
+    header = HERE.parent / "runtime" / "ember.h"
+    if header.exists():
+        text = header.read_text()
+        parts = [re.search(rf"#define EMBER_VERSION_{p} (\d+)", text).group(1)
+                 for p in ("MAJOR", "MINOR", "PATCH")]
+        return ".".join(parts)
+    lib = ctypes.CDLL(os.environ["EMBER_LIBRARY"])
+    lib.ember_version.restype = ctypes.c_char_p
+    return lib.ember_version().decode()
+
+
 class BuildWithLibrary(build_py):
     def run(self):
         super().run()
@@ -40,4 +55,4 @@ class BuildWithLibrary(build_py):
         shutil.copyfile(source.resolve(), target / "libember.so")
 
 
-setup(cmdclass={"build_py": BuildWithLibrary})
+setup(version=version(), cmdclass={"build_py": BuildWithLibrary})

@@ -7,8 +7,10 @@ converted stories260K, without and with a chat template).
 import ctypes
 import json
 import os
+import re
 import subprocess
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,7 +36,10 @@ def model():
 
 def test_the_library_is_the_one_asked_for():
     assert os.path.realpath(lib.path) == os.path.realpath(os.environ["EMBER_LIBRARY"])
-    assert ember.version() == "0.3.0"
+    header = (Path(__file__).resolve().parents[2] / "runtime" / "ember.h").read_text()
+    expected = ".".join(re.search(rf"#define EMBER_VERSION_{part} (\d+)", header).group(1)
+                        for part in ("MAJOR", "MINOR", "PATCH"))
+    assert ember.version() == expected
 
 
 def test_model_properties(model):
