@@ -389,6 +389,25 @@ class Session:
             _check(lib.ember_sample(self.handle, ctypes.byref(token)))
         return token.value
 
+    def save_state(self) -> bytes:
+        """The session's state: position, the KV cache rows used, the tokens and the
+        sampler's generator (``restore_state`` brings it back, in this session or
+        another over the same model with the same kv_type)."""
+        with self._guard:
+            size = lib.ember_session_state_size(self.handle)
+            buffer = ctypes.create_string_buffer(max(size, 1))
+            written = ctypes.c_size_t()
+            _check(lib.ember_session_save_state(self.handle, buffer, size,
+                                                ctypes.byref(written)))
+            return buffer.raw[:written.value]
+
+    def restore_state(self, state: bytes) -> None:
+        """Restores what ``save_state`` returned; a damaged or foreign state raises
+        EmberError and leaves the session as it was. The next generate(None) or
+        prefill continues after it."""
+        with self._guard:
+            _check(lib.ember_session_restore_state(self.handle, bytes(state), len(state)))
+
     def set_grammar(self, gbnf: Optional[str], root: Optional[str] = None) -> None:
         """Holds every later generation to a GBNF grammar (llama.cpp's format; None:
         no grammar). A malformed grammar raises EmberError naming line and column."""

@@ -136,6 +136,30 @@ def test_top_k(model):
     assert all(a[2] >= b[2] for a, b in zip(top, top[1:]))
 
 
+def test_a_saved_state_continues_as_the_session_would(model):
+    session = ember.Session(model, context=128)
+    session.set_sampler(temperature=0.8, seed=3)
+    session.prefill(session.tokenize(PROMPT))
+    state = session.save_state()
+    assert len(state) > 0
+    first = session.generate(None, max_new=30)
+    other = ember.Session(model, context=128)
+    other.set_sampler(temperature=0.8, seed=3)
+    other.restore_state(state)
+    assert other.position == len(session.tokenize(PROMPT))
+    assert other.generate(None, max_new=30) == first
+    damaged = bytearray(state)
+    damaged[len(damaged) // 2] ^= 0xFF
+    with pytest.raises(ember.EmberError):
+        other.restore_state(bytes(damaged))
+    # f32 rows restore into an f16 cache (converted); f16 rows into an f32 one do not.
+    half = ember.Session(model, context=128, kv_type="f16")
+    half.restore_state(state)
+    half.prefill([400])
+    with pytest.raises(ember.EmberError, match="f16"):
+        ember.Session(model, context=128).restore_state(half.save_state())
+
+
 def test_a_grammar_holds_generation(model):
     session = ember.Session(model, context=64)
     session.set_grammar('root ::= ("yes" | "no") " " [a-z]{1,3} "."')
