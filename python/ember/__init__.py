@@ -6,6 +6,7 @@ A thin layer over ember's C API (runtime/ember.h) through ctypes::
     model = ember.Model("stories.ember")
     session = ember.Session(model, context=256)
     print(session.generate("Once upon a time", max_new=40))
+    session.reset()           # forget the context: the stream tells the same story
     for piece in session.stream("Once upon a time", max_new=40):
         print(piece, end="", flush=True)
 
