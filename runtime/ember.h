@@ -255,8 +255,9 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
 /* ---- Saved state (appended in 0.3) ----
  * A session's state (position, the KV cache rows used, the tokens, the sampler's
  * generator) saved into caller memory and restored into a session over the same model
- * with the same KV cache type (kv_type; the rows are saved as stored) and a context that
- * holds it; a sliding layer's ring that has wrapped restores only into the same ring
+ * with the same KV cache type (kv_type; the rows are saved as stored; an f32 state also
+ * restores into an f16 or q8 cache, its rows converted) and a context that holds it; a
+ * sliding layer's ring that has wrapped restores only into the same ring
  * (the same max_batch and context_keep). A header with a magic, a version, the model's
  * fingerprint, the sizes and checksums makes any other state an error
  * (EMBER_INVALID_ARGUMENT, EMBER_OUT_OF_RANGE), never a half-restored session. */
