@@ -292,25 +292,16 @@ void GrammarMatcher::Collect() {
   }
 }
 
-Status GrammarMatcher::Accept(uint32_t cp) {
-  switch (Advance(cp)) {
-    case Step::kAccepted:
-      return Status::Ok();
-    case Step::kRefused:
-      return Refusal();
-    case Step::kFailed:
-      break;
-  }
-  return error_;
+Status GrammarMatcher::Accept(uint32_t cp) { return StatusOf(Advance(cp)); }
+
+GrammarMatcher::Step GrammarMatcher::Refuse(Refused why, uint32_t value) {
+  refused_ = why;
+  refused_value_ = value;
+  return Step::kRefused;
 }
 
 GrammarMatcher::Step GrammarMatcher::Advance(uint32_t cp) {
-  const auto refuse = [this](Refused why, uint32_t value) {
-    refused_ = why;
-    refused_value_ = value;
-    return Step::kRefused;
-  };
-  if (held_ != 0) return refuse(Refused::kUnfinished, 0);
+  if (held_ != 0) return Refuse(Refused::kUnfinished, 0);
   if (num_frames_ > limits_.max_frames / 2 && saved_used_ == 0) Collect();
   BeginStep();
   for (size_t s = 0; s < num_stacks_; ++s) {
@@ -325,29 +316,14 @@ GrammarMatcher::Step GrammarMatcher::Advance(uint32_t cp) {
     error_ = expanded;
     return Step::kFailed;
   }
-  if (num_next_ == 0 && !next_can_end_) return refuse(Refused::kCodePoint, cp);
+  if (num_next_ == 0 && !next_can_end_) return Refuse(Refused::kCodePoint, cp);
   Commit();
   return Step::kAccepted;
 }
 
-Status GrammarMatcher::AcceptByte(uint8_t byte) {
-  switch (FeedByte(byte)) {
-    case Step::kAccepted:
-      return Status::Ok();
-    case Step::kRefused:
-      return Refusal();
-    case Step::kFailed:
-      break;
-  }
-  return error_;
-}
+Status GrammarMatcher::AcceptByte(uint8_t byte) { return StatusOf(FeedByte(byte)); }
 
 GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
-  const auto refuse = [this](Refused why, uint32_t value) {
-    refused_ = why;
-    refused_value_ = value;
-    return Step::kRefused;
-  };
   if (held_ == 0) {
     if (byte < 0x80) return Advance(byte);
     // A lead byte: how many follow, and the least code point that many encode.
@@ -358,15 +334,15 @@ GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
     } else if ((byte & 0xF8) == 0xF0) {
       held_cp_ = byte & 0x07, held_ = 3, held_min_ = 0x10000;
     } else {
-      return refuse(Refused::kNotLead, byte);
+      return Refuse(Refused::kNotLead, byte);
     }
     if (!HeldCanMatch()) {
       held_ = 0;
-      return refuse(Refused::kNoLead, byte);
+      return Refuse(Refused::kNoLead, byte);
     }
     return Step::kAccepted;
   }
-  if ((byte & 0xC0) != 0x80) return refuse(Refused::kNotContinuing, byte);
+  if ((byte & 0xC0) != 0x80) return Refuse(Refused::kNotContinuing, byte);
   const uint32_t cp = held_cp_ << 6 | (byte & 0x3F);
   if (held_ > 1) {
     const uint32_t was = held_cp_;
@@ -375,12 +351,12 @@ GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
     if (!HeldCanMatch()) {
       held_cp_ = was;
       ++held_;
-      return refuse(Refused::kNoContinuation, 0);
+      return Refuse(Refused::kNoContinuation, 0);
     }
     return Step::kAccepted;
   }
   if (cp < held_min_ || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return refuse(Refused::kNotUtf8, cp);
+    return Refuse(Refused::kNotUtf8, cp);
   }
   held_ = 0;
   const Step step = Advance(cp);
@@ -388,7 +364,15 @@ GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
   return step;
 }
 
-Status GrammarMatcher::Refusal() const {
+Status GrammarMatcher::StatusOf(Step step) const {
+  switch (step) {
+    case Step::kAccepted:
+      return Status::Ok();
+    case Step::kRefused:
+      break;
+    case Step::kFailed:
+      return error_;
+  }
   switch (refused_) {
     case Refused::kCodePoint:
       return InvalidArgument("grammar: U+%04X is not allowed here", refused_value_);

@@ -127,10 +127,6 @@ class GrammarMatcher {
   void Collect();  // reclaims the frames no current stack reaches
   // Whether some stack allows a code point the held bytes can still become.
   bool HeldCanMatch() const;
-  // Accept's work; a refusal records why (for the message Accept or AcceptByte makes).
-  Step Advance(uint32_t cp);
-  Status Refusal() const;  // the message of the last kRefused
-
   enum class Refused : uint8_t {
     kCodePoint,      // value: the code point, not allowed here
     kUnfinished,     // a code point after an unfinished one
@@ -140,6 +136,12 @@ class GrammarMatcher {
     kNotContinuing,  // value: a byte that does not continue UTF-8
     kNotUtf8,        // value: a code point encoded too long, too big or a surrogate
   };
+  // Accept's work; a refusal records why (Refuse), for the message StatusOf makes.
+  Step Advance(uint32_t cp);
+  Step Refuse(Refused why, uint32_t value);
+  // OK, the last refusal's message, or error_ (Accept's and AcceptByte's Status).
+  Status StatusOf(Step step) const;
+
   Refused refused_ = Refused::kCodePoint;
   uint32_t refused_value_ = 0;
 
