@@ -72,18 +72,14 @@ def _ids(tokens: Iterable[int]) -> ctypes.Array:
     return (ctypes.c_int32 * len(values))(*values)
 
 
-class Model:
-    """A .ember model file, mapped read-only: its weights are used in place.
+class _Handle:
+    """An object over a C handle: ``close()`` releases it, as leaving a ``with`` block
+    and garbage collection do; ``handle`` refuses a closed one."""
 
-    Sessions keep their model alive; ``close()`` (or ``with``) releases this handle.
-    """
+    _handle = None
+    _kind = "handle"
 
-    def __init__(self, path: Union[str, os.PathLike]):
-        self._handle = ctypes.c_void_p()
-        _check(lib.ember_model_open(os.fsencode(path), ctypes.byref(self._handle)))
-        self.path = os.fspath(path)
-
-    def __enter__(self) -> "Model":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
@@ -93,17 +89,34 @@ class Model:
         self.close()
 
     def close(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise ValueError(f"ember: the {self._kind} is closed")
+        return self._handle
+
+
+class Model(_Handle):
+    """A .ember model file, mapped read-only: its weights are used in place.
+
+    Sessions keep their model alive; ``close()`` (or ``with``) releases this handle.
+    """
+
+    _kind = "model"
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self._handle = ctypes.c_void_p()
+        _check(lib.ember_model_open(os.fsencode(path), ctypes.byref(self._handle)))
+        self.path = os.fspath(path)
+
+    def close(self) -> None:
         """Releases this handle (sessions over the model keep it until they go)."""
         handle = getattr(self, "_handle", None)
         if handle:
             lib.ember_model_free(handle)
             self._handle = None
-
-    @property
-    def handle(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("ember: the model is closed")
-        return self._handle
 
     @property
     def vocab_size(self) -> int:
@@ -190,7 +203,7 @@ class _Guard:
         self._lock.release()
 
 
-class Session:
+class Session(_Handle):
     """A model's running state: its KV cache and buffers, in one arena sized here.
 
     context: positions the KV cache holds (0: the model's, if that session fits in
@@ -199,6 +212,8 @@ class Session:
     position of a prefill step (``logits_of`` needs it). isa: the kernels' ISA tier
     ("native" by default, or a lesser one such as "avx2", "sse4", "neon").
     """
+
+    _kind = "session"
 
     def __init__(self, model: Model, *, context: int = 0, threads: int = 1,
                  kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
@@ -214,8 +229,8 @@ class Session:
         options.max_batch = batch
         options.all_logits = int(all_logits)
         options.kv_type = _KV_TYPES[kv_type]
-        self._isa = isa.encode() if isa else None  # read only during the call
-        options.isa = self._isa
+        isa_name = isa.encode() if isa else None  # read only during the create call
+        options.isa = isa_name
         if threads > 1:
             pool_options = _capi.defaults(_capi.ThreadpoolOptions,
                                           lib.ember_threadpool_options_default)
@@ -236,15 +251,6 @@ class Session:
         self.all_logits = all_logits
         self._vocab = model.vocab_size
 
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
     def _free_pool(self) -> None:
         if self._pool:
             lib.ember_threadpool_free(self._pool)
@@ -259,12 +265,6 @@ class Session:
                     chat.close()
                 lib.ember_session_free(self._handle)
                 self._handle = None
-
-    @property
-    def handle(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("ember: the session is closed")
-        return self._handle
 
     @property
     def position(self) -> int:
@@ -517,12 +517,14 @@ class Session:
             self._guard.__exit__(None, None, None)
 
 
-class Chat:
+class Chat(_Handle):
     """A conversation over a session, rendered with the model's chat template.
 
     ``send(text)`` adds a user turn and returns the assistant's reply; the KV cache
     keeps what it already holds, so each turn prefills only what is new.
     """
+
+    _kind = "chat"
 
     def __init__(self, session: Session, system: Optional[str] = None, *,
                  max_text_bytes: int = 0, max_messages: int = 0,
@@ -544,26 +546,11 @@ class Chat:
         if system:
             self.set_system(system)
 
-    def __enter__(self) -> "Chat":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
     def close(self) -> None:
         """Frees the conversation (closing its session closes it too)."""
         if getattr(self, "_handle", None):
             lib.ember_chat_free(self._handle)
             self._handle = None
-
-    @property
-    def handle(self) -> ctypes.c_void_p:
-        if not self._handle:
-            raise ValueError("ember: the chat is closed")
-        return self._handle
 
     def set_system(self, text: str) -> None:
         """The system text from the next reply on ("" : none)."""
