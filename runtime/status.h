@@ -60,6 +60,18 @@ class Status {
   char message_[kMaxMessageBytes];
 };
 
+// snprintf's contract (writes at most `size` bytes, always terminated when size > 0;
+// returns the length the whole text needs) without the C library's printf, so a
+// bare-metal image does not link newlib's floating-point printf (about 11 KB of
+// Cortex-M55 code). Conversions: d i u o x X c s p % f F e E g G with flags - 0 + space
+// #, width and precision (or *), lengths hh h l ll z t j L. Floating point prints what
+// snprintf prints for up to 15 significant digits (%e, %g), and for %f while the value
+// times 10^precision is below 2^52; past those, digits after the 15th are zeros. %n and
+// unknown conversions are written out as text.
+int FormatV(char* out, size_t size, const char* format, va_list args);
+int Format(char* out, size_t size, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 // Shorthands: InvalidModel("tensor %s: ...", name) and so on.
 #define EMBER_STATUS_FACTORY(Name) \
   Status Name(const char* format, ...) __attribute__((format(printf, 1, 2)));

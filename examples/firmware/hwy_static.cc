@@ -7,12 +7,12 @@
 // compiled target, HWY_STATIC_TARGET, which the compiler flags guarantee the CPU has; so
 // the "supported targets" are that target by construction and nothing is detected.
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "hwy/base.h"
 #include "hwy/targets.h"
+#include "runtime/status.h"  // ember::Format: no C library printf in the image
 
 #if !defined(HWY_COMPILE_ONLY_STATIC)
 #error "hwy_static.cc stands in for libhwy only in HWY_COMPILE_ONLY_STATIC builds"
@@ -39,11 +39,11 @@ ChosenTarget& GetChosenTarget() {
 HWY_NORETURN void HWY_FORMAT(3, 4)
     Abort(const char* file, int line, const char* format, ...) {
   char message[512];
-  int n = snprintf(message, sizeof(message), "Abort at %s:%d: ", file, line);
+  int n = ember::Format(message, sizeof(message), "Abort at %s:%d: ", file, line);
   if (n < 0 || n >= static_cast<int>(sizeof(message))) n = 0;
   va_list args;
   va_start(args, format);
-  const int more = vsnprintf(message + n, sizeof(message) - n, format, args);
+  const int more = ember::FormatV(message + n, sizeof(message) - n, format, args);
   va_end(args);
   if (more > 0) n += more;
   if (n > static_cast<int>(sizeof(message)) - 2)

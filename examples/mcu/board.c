@@ -49,7 +49,7 @@ void BoardPrintf(const char* format, ...) {
   char line[256];
   va_list args;
   va_start(args, format);
-  int n = vsnprintf(line, sizeof(line), format, args);
+  int n = vsniprintf(line, sizeof(line), format, args); /* newlib: integers only */
   va_end(args);
   if (n < 0) return;
   BoardWrite(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

@@ -38,7 +38,7 @@ thread_local char last_error[ember::Status::kMaxMessageBytes] = "";
 
 ember_status Report(const ember::Status& status) {
   if (status.ok()) return EMBER_OK;
-  snprintf(last_error, sizeof(last_error), "%s", status.message());
+  ember::Format(last_error, sizeof(last_error), "%s", status.message());
   return static_cast<ember_status>(status.code());
 }
 

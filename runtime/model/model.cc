@@ -59,7 +59,7 @@ bool EnumInRange(E value, E max) {
 
 Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
   const char* arch = fc.architecture() ? fc.architecture()->c_str() : "";
-  snprintf(c->architecture, sizeof(c->architecture), "%s", arch);
+  Format(c->architecture, sizeof(c->architecture), "%s", arch);
   c->d_model = fc.d_model();
   c->n_layers = fc.n_layers();
   c->n_heads = fc.n_heads();

@@ -3,8 +3,9 @@
 #ifndef EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
 #define EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
 
-#include <cstdio>
 #include <string>
+
+#include "runtime/status.h"
 
 namespace ember::names {
 
@@ -43,7 +44,7 @@ inline constexpr char kFfnPostNorm[] = "blk.%u.post_ffw_norm.weight";
 
 // Formats a per-layer name into `out` (64 bytes is always enough).
 inline void LayerName(const char* format, unsigned layer, char (&out)[64]) {
-  snprintf(out, sizeof(out), format, layer);
+  Format(out, sizeof(out), format, layer);
 }
 
 inline std::string LayerName(const char* format, unsigned layer) {
