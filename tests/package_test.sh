@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build tree into a temporary prefix, then builds tests/package/example.c
 # against it twice, through find_package(ember) (shared and static) and through
-# pkg-config, and checks each prints the stories260K golden story.
+# pkg-config, and checks each prints the stories260K golden story; and that the installed
+# libember.so exports the C API (ember_*) and nothing else.
 # usage: package_test.sh BUILD_DIR SOURCE_DIR MODEL.ember
 set -euo pipefail
 build="$1" source="$2" model="$3"
@@ -36,3 +37,11 @@ cc -std=c99 -Wall -Werror -static-libstdc++ "$source/tests/package/example.c" \
   "$(pkg-config --variable=libdir ember)/libember.a" \
   $(pkg-config --libs-only-l --static ember | sed 's/-lember//')
 check "pkg-config, static" "$tmp/example_pc_static"
+
+lib=$(find "$tmp/prefix" -name 'libember.so.*.*' | head -1)
+others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^ember_' || true)
+if [[ -n "$others" ]]; then
+  echo "FAIL: $lib exports more than the C API: $(echo "$others" | head -5 | tr '\n' ' ')"
+  exit 1
+fi
+echo "ok: libember.so exports $(nm -D --defined-only "$lib" | grep -c ' ember_') ember_* symbols, nothing else"
