@@ -15,6 +15,10 @@ A thin layer over ember's C API (runtime/ember.h) through ctypes::
     session.logits            # NumPy view of the arena's logits: [vocab], no copy
     session.top_k(5)          # [(token id, its text, probability), ...]
 
+    model.info                # ModelInfo: config, parameters by kind and type
+    seen = ember.Session(model, context=64, attention=True).attention("Once upon a time")
+    seen.shape                # [layers, heads, query, key]: a view of the arena
+
 Memory: a session takes all it needs at creation (its arena); nothing it computes
 afterwards allocates. ``Session.logits`` is a read-only view of that arena, changed by
 the next prefill or decode (``.copy()`` keeps one).
@@ -38,8 +42,10 @@ import numpy as np
 
 from . import _capi
 from ._capi import lib
+from ._reports import AttentionSelection, ModelInfo, model_info, selection_of, set_selection
 
-__all__ = ["Model", "Session", "Chat", "EmberError", "EmberBusy", "version"]
+__all__ = ["Model", "Session", "Chat", "EmberError", "EmberBusy", "ModelInfo",
+           "AttentionSelection", "version"]
 
 _KV_TYPES = {"f32": 0, "f16": 1, "q8": 2}
 
@@ -141,6 +147,13 @@ class Model(_Handle):
         return None if value < 0 else value
 
     @property
+    def info(self) -> ModelInfo:
+        """The architecture (layers, heads, KV heads, dimensions, norm, activation,
+        positions, ...), the tokenizer's kind, and the parameters by kind and by stored
+        type, as ``ember inspect`` prints them."""
+        return model_info(lib, self.handle, _check)
+
+    @property
     def has_chat_template(self) -> bool:
         """Whether the model holds a compiled chat template (``Chat`` needs one)."""
         return bool(lib.ember_model_has_chat_template(self.handle))
@@ -211,13 +224,17 @@ class Session(_Handle):
     batch: tokens per prefill step (0: 64). all_logits: keep a row of logits for every
     position of a prefill step (``logits_of`` needs it). isa: the kernels' ISA tier
     ("native" by default, or a lesser one such as "avx2", "sse4", "neon").
+    attention: record the attention weights for ``attention()``: True (every layer
+    and head over the whole context), an ``AttentionSelection`` or a dict of its
+    fields; the record lives in the arena (``arena_bytes`` counts it).
     """
 
     _kind = "session"
 
     def __init__(self, model: Model, *, context: int = 0, threads: int = 1,
                  kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
-                 isa: Optional[str] = None):
+                 isa: Optional[str] = None,
+                 attention: Union[bool, AttentionSelection, dict, None] = False):
         if kv_type not in _KV_TYPES:
             raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
         self.model = model
@@ -231,6 +248,9 @@ class Session(_Handle):
         options.kv_type = _KV_TYPES[kv_type]
         isa_name = isa.encode() if isa else None  # read only during the create call
         options.isa = isa_name
+        selection = selection_of(attention)
+        if selection is not None:
+            set_selection(options, selection)
         if threads > 1:
             pool_options = _capi.defaults(_capi.ThreadpoolOptions,
                                           lib.ember_threadpool_options_default)
@@ -349,6 +369,43 @@ class Session(_Handle):
             view = self._view(address, rows.value)
             steps.append(view if len(tokens) <= self.max_batch else view.copy())
         return steps[0] if len(steps) == 1 else np.concatenate(steps)
+
+    def attention(self, tokens: Union[str, Sequence[int], None] = None) -> np.ndarray:
+        """The recorded attention weights, float32 [layers, heads, query, key]: softmax
+        probabilities, 0 where the mask hides a key (causal: key > query). A read-only
+        view of the arena (no copy; it keeps the session alive), over the positions
+        prefilled so far (at most the selection's max_positions); the next prefill or
+        decode adds rows, and ``reset()`` starts them again. Layer and head i are the
+        selection's first_layer + i and first_head + i (``attention_selection``).
+        With ``tokens`` (text or ids), resets the session and prefills them first.
+        Needs ``Session(..., attention=...)``."""
+        if tokens is not None:
+            ids = self.tokenize(tokens) if isinstance(tokens, str) else list(tokens)
+            self.reset()
+            self.prefill(ids)
+        info = _capi.AttentionInfo()
+        info.struct_size = ctypes.sizeof(info)
+        address = lib.ember_attention(self.handle, ctypes.byref(info))
+        if not address:
+            _check(1)  # EMBER_INVALID_ARGUMENT, with ember's message
+        p = info.positions
+        shape = (info.num_layers, info.num_heads, p, p)
+        buffer = (ctypes.c_float * (shape[0] * shape[1] * p * p)).from_address(address)
+        buffer._session = self  # the view keeps the session (and its arena) alive
+        whole = np.frombuffer(buffer, dtype=np.float32).reshape(shape)
+        whole.flags.writeable = False
+        return whole[:, :, :info.rows, :info.rows]
+
+    @property
+    def attention_selection(self) -> AttentionSelection:
+        """What the session records, resolved: first layer and head, how many of each,
+        and the positions (EmberError when it records none)."""
+        info = _capi.AttentionInfo()
+        info.struct_size = ctypes.sizeof(info)
+        if not lib.ember_attention(self.handle, ctypes.byref(info)):
+            _check(1)  # EMBER_INVALID_ARGUMENT, with ember's message
+        return AttentionSelection(info.first_layer, info.num_layers, info.first_head,
+                                  info.num_heads, info.positions)
 
     def top_k(self, k: int = 10) -> list:
         """The k likeliest next tokens after the last position: (id, text,
