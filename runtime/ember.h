@@ -74,14 +74,14 @@ typedef struct ember_session_options {
   /* Appended in 0.3 (attention capture): */
   int record_attention; /* nonzero: keep the attention weights (softmax probabilities)
                            of the selection below in the arena, for ember_attention
-                           (ember_info.h);
-                           ember_arena_bytes counts them (layers x heads x positions^2
-                           floats). Out-of-range selections are EMBER_INVALID_ARGUMENT,
-                           as is a model's baked prompt (set ignore_baked_prompt) */
+                           (ember_info.h); ember_arena_bytes counts them (layers x heads
+                           x positions^2 floats). Out-of-range selections are
+                           EMBER_INVALID_ARGUMENT, as is a model's baked prompt (set
+                           ignore_baked_prompt) */
   uint32_t attention_first_layer;
-  uint32_t attention_num_layers; /* 0: through the last layer */
-  uint32_t attention_first_head; /* query heads (under GQA each has its own weights) */
-  uint32_t attention_num_heads;  /* 0: through the last head */
+  uint32_t attention_num_layers;    /* 0: through the last layer */
+  uint32_t attention_first_head;    /* query heads (under GQA each has its own weights) */
+  uint32_t attention_num_heads;     /* 0: through the last head */
   uint32_t attention_max_positions; /* query and key positions kept, from 0; 0: the
                                        session's context; later ones are not kept */
 } ember_session_options;

@@ -33,21 +33,21 @@ typedef struct ember_model_info {
   uint32_t ffn_dim;
   uint32_t vocab_size;
   uint32_t max_context;
-  const char* norm;     /* "rmsnorm" or "layernorm" */
-  int pre_norm;         /* 1: the norm before each block (pre-LN); 0: after (post-LN) */
+  const char* norm; /* "rmsnorm" or "layernorm" */
+  int pre_norm;     /* 1: the norm before each block (pre-LN); 0: after (post-LN) */
   float norm_eps;
-  const char* activation; /* "silu", "relu", "gelu_tanh", "gelu_erf" */
-  int gated_ffn;          /* 1: SwiGLU/GeGLU (gate, up, down); 0: up, down */
-  const char* positions;  /* "none", "learned" or "rope" */
-  float rope_theta;       /* RoPE only */
+  const char* activation;   /* "silu", "relu", "gelu_tanh", "gelu_erf" */
+  int gated_ffn;            /* 1: SwiGLU/GeGLU (gate, up, down); 0: up, down */
+  const char* positions;    /* "none", "learned" or "rope" */
+  float rope_theta;         /* RoPE only */
   const char* rope_scaling; /* "none", "linear", "llama3", "yarn", "longrope" */
   int causal;               /* 1: causal attention (a decoder); 0: bidirectional */
   int qkv_bias, out_bias, ffn_bias;
-  int tied_embeddings;      /* 1: the classifier is the token embedding */
+  int tied_embeddings; /* 1: the classifier is the token embedding */
   int qk_norm;
-  uint32_t sliding_window;  /* 0: none */
-  uint32_t sliding_layers;  /* layers that attend within sliding_window */
-  const char* tokenizer;    /* "sentencepiece-bpe" or "byte-level-bpe" */
+  uint32_t sliding_window; /* 0: none */
+  uint32_t sliding_layers; /* layers that attend within sliding_window */
+  const char* tokenizer;   /* "sentencepiece-bpe" or "byte-level-bpe" */
   /* Parameters (weights and biases, elements) by kind: a tied classifier is the token
      embedding, counted once (as PyTorch's parameters() counts a shared tensor). */
   uint64_t params_total;

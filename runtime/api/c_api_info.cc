@@ -123,9 +123,9 @@ const float* ember_attention(const ember_session* session, ember_attention_info*
   const ember::AttentionRecord record = session->session.attention_record();
   if (record.weights == nullptr) {
     CopyKnownFields(full, info);
-    Report(ember::InvalidArgument(
-        "the session records no attention (create it with "
-        "ember_session_options.record_attention)"));
+    Report(
+        ember::InvalidArgument("the session records no attention (create it with "
+                               "ember_session_options.record_attention)"));
     return nullptr;
   }
   full.first_layer = record.first_layer;
