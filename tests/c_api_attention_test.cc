@@ -2,7 +2,8 @@
 // parameters by kind and type as the runtime counts them for `ember inspect`) and
 // attention capture (ember_session_options.record_attention, ember_attention): its shape,
 // rows, softmax rows and causal zeros, the same weights the C++ SessionOptions path
-// records, the arena it takes, refused selections, and struct_size older and newer.
+// records, the arena it takes, refused selections (a baked prompt's too), and struct_size
+// older and newer.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "runtime/session.h"
 #include "testing/testing.h"
 #include "tests/stories260k.h"
+#include "tools/convert/bake.h"
 
 namespace ember {
 namespace {
@@ -240,6 +242,39 @@ TEST_F(CApiReportTest, AttentionRefusesBadSelections) {
   o.attention_first_layer = 99;
   o.record_attention = 0;
   EXPECT_GT(model_.ArenaBytes(&o), 0u) << cpp::LastError();
+}
+
+// Rows count from position 0: a session that would start after the model's baked prompt
+// is refused, one that ignores it records from 0.
+TEST_F(CApiReportTest, AttentionRefusesASessionAfterABakedPrompt) {
+  auto model = Model::Open(path_.c_str());
+  ASSERT_TRUE(model.ok());
+  ModelSpec spec;
+  ASSERT_TRUE(tools::SpecFromModel(**model, &spec).ok());
+  tools::BakeRequest request;
+  request.text = "Once upon a time";
+  ASSERT_TRUE(tools::BakeSpec(request, &spec).ok());
+  const testing::LoadedModel baked = testing::LoadSpec(spec);
+  ASSERT_NE(baked.model, nullptr);
+  cpp::Model m;
+  ASSERT_EQ(m.FromMemory(baked.bytes.data(), baked.bytes.size()), EMBER_OK)
+      << cpp::LastError();
+  ember_session_options o = Selection();
+  EXPECT_EQ(m.ArenaBytes(&o), 0u);
+  EXPECT_NE(std::string(ember_last_error()).find("set ignore_baked_prompt"),
+            std::string::npos)
+      << ember_last_error();
+  cpp::Session refused;
+  EXPECT_EQ(refused.Create(m, &o), EMBER_INVALID_ARGUMENT);
+  o.ignore_baked_prompt = 1;
+  cpp::Session session;
+  ASSERT_EQ(session.Create(m, &o), EMBER_OK) << cpp::LastError();
+  EXPECT_EQ(ember_session_position(session.get()), 0u);
+  const int32_t ids[] = {1, 403, 407};
+  ASSERT_EQ(ember_prefill(session.get(), ids, 3), EMBER_OK);
+  ember_attention_info info = Info();
+  ASSERT_NE(ember_attention(session.get(), &info), nullptr);
+  EXPECT_EQ(info.rows, 3u);
 }
 
 TEST_F(CApiReportTest, AttentionStructSizes) {
