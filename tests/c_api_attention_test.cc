@@ -99,6 +99,11 @@ TEST_F(CApiReportTest, ModelInfoIsTheConfigAndTheRuntimesCounts) {
                          info.params_norms + info.params_classifier + info.params_other;
   EXPECT_EQ(kinds, info.params_total);
   EXPECT_EQ(info.params_f32, info.params_total);  // converted as f32
+  ember_model_info through_cpp;
+  ASSERT_EQ(model_.Info(&through_cpp), EMBER_OK);  // ember.hpp's wrapper
+  EXPECT_EQ(through_cpp.n_layers, info.n_layers);
+  EXPECT_EQ(through_cpp.params_ffn, info.params_ffn);
+  EXPECT_EQ(through_cpp.weight_bytes, info.weight_bytes);
   EXPECT_GE(info.weight_bytes, 4 * info.params_total);
 
   // An older caller's struct gets the fields it knows, nothing past them.
@@ -131,6 +136,9 @@ TEST_F(CApiReportTest, AttentionShapeRowsAndSoftmax) {
   EXPECT_EQ(info.num_heads, 3u);
   EXPECT_EQ(info.positions, 16u);
   EXPECT_EQ(info.rows, 0u);
+  ember_attention_info through_cpp;
+  EXPECT_EQ(session.Attention(&through_cpp), w);  // ember.hpp's wrapper
+  EXPECT_EQ(through_cpp.positions, 16u);
 
   std::vector<int32_t> ids;
   ASSERT_EQ(session.Tokenize("Once upon a time, there was", true, &ids), EMBER_OK);
