@@ -84,8 +84,9 @@ typedef struct ember_attention_info {
   size_t rows;      /* query rows written so far */
 } ember_attention_info;
 
-/* The recorded weights and their shape in *info; NULL (info zeroed past struct_size) when
- * the session records none, or for a bad argument (with ember_last_error). */
+/* The recorded weights and their shape in *info. NULL with the reason in
+ * ember_last_error: when the session records none or is NULL (info's fields zeroed), or
+ * for a NULL info or a struct_size refused as above (info left as it was). */
 const float* ember_attention(const ember_session* session, ember_attention_info* info);
 
 #ifdef __cplusplus
