@@ -71,6 +71,19 @@ typedef struct ember_session_options {
   int context_shift;     /* nonzero: a full context is shifted, not an error
                             (ember_session_shift_context; RoPE models only) */
   uint32_t context_keep; /* positions a shift keeps at the start */
+  /* Appended in 0.3 (attention capture): */
+  int record_attention; /* nonzero: keep the attention weights (softmax probabilities)
+                           of the selection below in the arena, for ember_attention
+                           (ember_info.h); ember_arena_bytes counts them (layers x heads
+                           x positions^2 floats). Out-of-range selections are
+                           EMBER_INVALID_ARGUMENT, as is a model's baked prompt (set
+                           ignore_baked_prompt) */
+  uint32_t attention_first_layer;
+  uint32_t attention_num_layers;    /* 0: through the last layer */
+  uint32_t attention_first_head;    /* query heads (under GQA each has its own weights) */
+  uint32_t attention_num_heads;     /* 0: through the last head */
+  uint32_t attention_max_positions; /* query and key positions kept, from 0; 0: the
+                                       session's context; later ones are not kept */
 } ember_session_options;
 
 /* What the KV cache stores: f32; f16; or q8, int8 with an f32 scale per group of 32
@@ -417,5 +430,8 @@ int ember_session_grammar_complete(const ember_session* session);
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* What a model and a session report: ember_model_get_info, ember_attention. */
+#include "ember_info.h"
 
 #endif /* EMBER_EMBER_H_ */

@@ -35,6 +35,11 @@ class Model {
   size_t ArenaBytes(const ember_session_options* options = nullptr) const {
     return ember_arena_bytes(handle_, options);
   }
+  // The configuration and parameter counts (ember_info.h), struct_size set here.
+  ember_status Info(ember_model_info* info) const {
+    info->struct_size = sizeof(*info);
+    return ember_model_get_info(handle_, info);
+  }
   // The text of `token` after `prev` (-1 at the start).
   std::string_view Detokenize(int32_t prev, int32_t token) const {
     const char* bytes = nullptr;
@@ -96,6 +101,12 @@ class Session {
   }
   ember_status Decode(int32_t token) { return ember_decode(handle_, token); }
   const float* logits() const { return ember_logits(handle_); }
+  // The recorded attention weights (options.record_attention) and their shape in *info;
+  // null when the session records none.
+  const float* Attention(ember_attention_info* info) const {
+    info->struct_size = sizeof(*info);
+    return ember_attention(handle_, info);
+  }
   ember_status SetSampler(const ember_sampler_options& options) {
     return ember_session_set_sampler(handle_, &options);
   }

@@ -273,3 +273,88 @@ def test_a_thousand_models_and_sessions_do_not_leak():
         lifetime()
     grown = rss_bytes() - before
     assert grown < 4 << 20, f"RSS grew {grown} bytes over 1,000 lifetimes"
+
+
+def inspect_counts(path: str) -> tuple:
+    """(total, {kind: parameters}) as `ember inspect` prints them."""
+    text = cli("inspect", "-m", path, "-c", "16")
+    total = int(re.search(r"^parameters +(\d+)$", text, re.M).group(1))
+    section = text.split("\nparameters", 1)[1].split("weights by type", 1)[0]
+    kinds = {m.group(1): int(m.group(2))
+             for m in re.finditer(r"^  (\S+) +(\d+)  \(\d+ tensors?\)$", section, re.M)}
+    return total, kinds
+
+
+def test_info_is_inspect_s(model):
+    info = model.info
+    assert isinstance(info, ember.ModelInfo)
+    total, kinds = inspect_counts(MODEL)
+    assert info.total_parameters == total == 260032
+    assert info.parameters == kinds
+    assert sum(info.parameters.values()) == total
+    assert info.weight_types == {"f32": total}
+    assert (info.architecture, info.n_layers, info.n_heads, info.n_kv_heads,
+            info.head_dim, info.d_model, info.ffn_dim) == ("llama", 5, 8, 4, 8, 64, 172)
+    assert (info.vocab_size, info.max_context) == (model.vocab_size, model.max_context)
+    assert (info.norm, info.activation, info.positions) == ("rmsnorm", "silu", "rope")
+    assert info.pre_norm and info.gated_ffn and info.causal and info.tied_embeddings
+    assert info.norm_eps == 1e-5 and info.rope_theta == 10000.0
+    assert info.tokenizer == "sentencepiece-bpe" and info.attention_kind == "GQA"
+
+
+def test_attention_is_the_cli_s_and_a_view(model, tmp_path):
+    ids = ember.Session(model, context=16).tokenize(PROMPT)
+    n = len(ids)
+    session = ember.Session(model, context=32, attention=True)
+    weights = session.attention(ids)
+    assert weights.shape == (5, 8, n, n) and weights.dtype == np.float32
+    # Softmax rows over the keys a query sees, zeros above the diagonal (causal).
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-5)
+    assert (weights >= 0).all()
+    assert not np.triu(weights, k=1).any()
+    # `ember logits --attn` records through the C++ session: the same weights.
+    out, attn = tmp_path / "logits.npy", tmp_path / "attn.npy"
+    cli("logits", "-m", MODEL, "-p", PROMPT, "-o", str(out), "--attn", str(attn))
+    np.testing.assert_array_equal(weights, np.load(attn))
+    # A view of the arena, not a copy: read-only, and the next decode's row appears in
+    # a new view over the same memory.
+    assert not weights.flags.writeable and not weights.flags.owndata
+    with pytest.raises(ValueError):
+        weights[0, 0, 0, 0] = 1
+    address = weights.__array_interface__["data"][0]
+    session.decode(42)
+    grown = session.attention()
+    assert grown.shape == (5, 8, n + 1, n + 1)
+    assert grown.__array_interface__["data"][0] == address
+    np.testing.assert_array_equal(grown[:, :, :n, :n], weights)
+
+
+def test_attention_selection(model):
+    selection = ember.AttentionSelection(first_layer=2, num_layers=2, first_head=1,
+                                         num_heads=3, max_positions=8)
+    whole = ember.Session(model, context=32, attention=True).attention(PROMPT).copy()
+    session = ember.Session(model, context=32, attention=selection)
+    assert session.attention_selection == selection
+    assert session.arena_bytes < ember.Session(model, context=32, attention=True).arena_bytes
+    part = session.attention(PROMPT)
+    np.testing.assert_array_equal(part, whole[2:4, 1:4])
+    session.prefill([300] * 10)  # past max_positions: the rows stop at 8
+    assert session.attention().shape == (2, 3, 8, 8)
+    session.reset()
+    assert session.attention().shape == (2, 3, 0, 0)
+    # A view keeps its session alive.
+    view = ember.Session(model, context=16, attention={"num_layers": 1}).attention(PROMPT)
+    assert view.shape[:2] == (1, 8) and np.allclose(view.sum(-1), 1, atol=1e-5)
+
+
+def test_attention_refusals(model):
+    with pytest.raises(ember.EmberError, match="layers \\[5, 5\\) are outside"):
+        ember.Session(model, context=16, attention={"first_layer": 5})
+    with pytest.raises(ember.EmberError, match="heads \\[6, 9\\) are outside"):
+        ember.Session(model, context=16, attention={"first_head": 6, "num_heads": 3})
+    with pytest.raises(ember.EmberError, match="exceed the session's context of 16"):
+        ember.Session(model, context=16, attention={"max_positions": 17})
+    with pytest.raises(ember.EmberError, match="records no attention"):
+        ember.Session(model, context=16).attention()
+    with pytest.raises(TypeError):
+        ember.Session(model, context=16, attention="all")

@@ -203,7 +203,10 @@ size_t ember_arena_bytes(const ember_model* model, const ember_session_options* 
     return 0;
   }
   ember::SessionOptions session_options;
-  const ember::Status status = ToSessionOptions(options, &session_options);
+  ember::Status status = ToSessionOptions(options, &session_options);
+  if (status.ok()) {
+    status = ember::c_api::CheckAttentionCapture(*model->model, session_options);
+  }
   if (!status.ok()) {
     Report(status);
     return 0;
@@ -233,7 +236,10 @@ ember_status ember_session_create(const ember_model* model,
   if (!session) return NullArgument("session");
   *session = nullptr;
   ember::SessionOptions session_options;
-  const ember::Status status = ToSessionOptions(options, &session_options);
+  ember::Status status = ToSessionOptions(options, &session_options);
+  if (status.ok()) {
+    status = ember::c_api::CheckAttentionCapture(*model->model, session_options);
+  }
   if (!status.ok()) return Report(status);
   auto result =
       ember::Session::Create(*model->model, session_options,

@@ -41,6 +41,29 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
   if (EMBER_HAS_FIELD(o, ember_session_options, context_keep)) {
     options->context_keep = o->context_keep;
   }
+  // The selection is checked against the model when the session is planned
+  // (ResolveAttentionRecord), naming what is out of range.
+  if (EMBER_HAS_FIELD(o, ember_session_options, attention_max_positions)) {
+    AttentionRecordOptions& r = options->record_attention;
+    r.enabled = o->record_attention != 0;
+    r.first_layer = o->attention_first_layer;
+    r.num_layers = o->attention_num_layers;
+    r.first_head = o->attention_first_head;
+    r.num_heads = o->attention_num_heads;
+    r.max_positions = o->attention_max_positions;
+  }
+  return Status::Ok();
+}
+
+Status CheckAttentionCapture(const Model& model, const SessionOptions& options) {
+  if (options.record_attention.enabled && options.baked_prompt &&
+      model.baked_prompt().state != nullptr) {
+    return InvalidArgument(
+        "ember_session_options: record_attention counts positions from 0, and this "
+        "model's sessions start after its baked prompt of %zu tokens (set "
+        "ignore_baked_prompt)",
+        model.baked_prompt().num_tokens);
+  }
   return Status::Ok();
 }
 
@@ -134,6 +157,13 @@ void ember_session_options_default(ember_session_options* options) {
   options->kv_type = static_cast<uint32_t>(d.kv_type);
   options->context_shift = d.context_shift;
   options->context_keep = d.context_keep;
+  const ember::AttentionRecordOptions& r = d.record_attention;
+  options->record_attention = r.enabled;
+  options->attention_first_layer = r.first_layer;
+  options->attention_num_layers = r.num_layers;
+  options->attention_first_head = r.first_head;
+  options->attention_num_heads = r.num_heads;
+  options->attention_max_positions = r.max_positions;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {

@@ -15,6 +15,9 @@ namespace ember::c_api {
 
 // o may be null: the defaults.
 Status ToSessionOptions(const ember_session_options* o, SessionOptions* options);
+// What ToSessionOptions cannot check without the model: attention capture counts
+// positions from 0, so a session that starts after a baked prompt cannot record.
+Status CheckAttentionCapture(const Model& model, const SessionOptions& options);
 // The stop strings go to *stop (copied).
 Status ToSamplerOptions(const ember_sampler_options* o, SamplerOptions* options,
                         StopStrings* stop);

@@ -1,6 +1,7 @@
 // Model loading: a valid file loads from memory and from disk, its segments are in
 // forward order, and missing, unaligned or truncated files are refused with a message
-// that names what is wrong. Corrupted fields: model_corruption_test.cc.
+// that names what is wrong; its parameters counted by kind and type. Corrupted fields:
+// model_corruption_test.cc.
 #include "runtime/model/model.h"
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "model_generated.h"
 #include "runtime/model/model_test_util.h"
 #include "runtime/model/model_writer.h"
+#include "runtime/model/parameter_counts.h"
 #include "runtime/model/tensor_names.h"
 #include "testing/testing.h"
 
@@ -24,6 +26,47 @@ namespace {
 
 using testing::Bytes;
 using testing::LoadError;
+
+// CountParameters: each tensor in the kind its name says and in its dtype, the kinds
+// and the dtypes each summing to the model's parameter_count.
+TEST(ModelTest, ParametersByKindAndType) {
+  EXPECT_EQ(ParameterKindOf("blk.3.attn_q.weight"), ParameterKind::kWq);
+  EXPECT_EQ(ParameterKindOf("blk.0.attn_k.bias"), ParameterKind::kWk);
+  EXPECT_EQ(ParameterKindOf("blk.0.attn_v.weight"), ParameterKind::kWv);
+  EXPECT_EQ(ParameterKindOf("blk.0.attn_output.weight"), ParameterKind::kWo);
+  EXPECT_EQ(ParameterKindOf("blk.0.ffn_gate.weight"), ParameterKind::kFfn);
+  EXPECT_EQ(ParameterKindOf("blk.0.attn_norm.weight"), ParameterKind::kNorms);
+  EXPECT_EQ(ParameterKindOf("blk.0.attn_q_norm.weight"), ParameterKind::kNorms);
+  EXPECT_EQ(ParameterKindOf("output_norm.bias"), ParameterKind::kNorms);
+  EXPECT_EQ(ParameterKindOf("position_embd.weight"), ParameterKind::kEmbeddings);
+  EXPECT_EQ(ParameterKindOf("output.weight"), ParameterKind::kClassifier);
+  EXPECT_EQ(ParameterKindOf("rope_freqs.weight"), ParameterKind::kOther);
+  EXPECT_STREQ(ParameterKindName(ParameterKind::kWo), "W_o");
+  EXPECT_STREQ(ParameterKindName(ParameterKind::kOther), "other");
+
+  ModelSpec spec = testing::TinyModelSpec();
+  for (TensorSpec& t : spec.tensors) {
+    if (t.name == "blk.1.ffn_down.weight") t.dtype = DType::kF16;
+  }
+  const testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_NE(loaded.model, nullptr);
+  const ParameterCounts n = CountParameters(*loaded.model);
+  EXPECT_EQ(n.total, loaded.model->parameter_count());
+  uint64_t kinds = 0, dtypes = 0, tensors = 0;
+  for (const ParameterCount& c : n.by_kind) kinds += c.parameters, tensors += c.tensors;
+  for (const ParameterCount& c : n.by_dtype) dtypes += c.parameters;
+  EXPECT_EQ(kinds, n.total);
+  EXPECT_EQ(dtypes, n.total);
+  EXPECT_EQ(tensors, loaded.model->tensors().size());
+  const ModelConfig& c = loaded.model->config();
+  EXPECT_EQ(n.of(ParameterKind::kWq).parameters,
+            uint64_t{c.n_layers} * c.q_dim() * c.d_model);
+  EXPECT_EQ(n.of(ParameterKind::kWk).tensors, c.n_layers);
+  EXPECT_EQ(n.of(ParameterKind::kClassifier).tensors, 0u);  // tied
+  EXPECT_EQ(n.of(DType::kF16).tensors, 1u);
+  EXPECT_EQ(n.of(DType::kF16).parameters, uint64_t{c.ffn_dim} * c.d_model);
+  EXPECT_EQ(n.of(DType::kF16).bytes, 2 * n.of(DType::kF16).parameters);
+}
 
 TEST(ModelTest, ValidModelLoadsFromMemoryAndFile) {
   const std::vector<uint8_t> raw = testing::TinyModelBytes();

@@ -7,6 +7,7 @@
 #include "kernels/half.h"
 #include "kernels/kquant_layout.h"
 #include "kernels/quant_layout.h"
+#include "runtime/model/parameter_counts.h"
 #include "runtime/model/tensor.h"
 
 namespace ember::tools {
@@ -18,68 +19,33 @@ uint64_t Elements(const Tensor& t) {
   return n;
 }
 
-// The kind of a tensor from its GGUF-style name (runtime/model/tensor_names.h).
-const char* KindOf(const char* name) {
-  struct Rule {
-    const char* fragment;
-    const char* kind;
-  };
-  static const Rule kRules[] = {
-      {"attn_q.", "W_q"},
-      {"attn_k.", "W_k"},
-      {"attn_v.", "W_v"},
-      {"attn_output.", "W_o"},
-      {"ffn_gate.", "ffn"},
-      {"ffn_up.", "ffn"},
-      {"ffn_down.", "ffn"},
-      {"norm.", "norms"},
-      {"token_embd.", "embeddings"},
-      {"position_embd.", "embeddings"},
-      {"output.", "classifier"},
-  };
-  for (const Rule& r : kRules) {
-    if (strstr(name, r.fragment)) return r.kind;
-  }
-  return "other";
-}
-
 }  // namespace
 
+// Both from the runtime's one count (runtime/model/parameter_counts.h), which the C API's
+// ember_model_info reports too.
 std::vector<KindCount> ParametersByKind(const Model& model) {
-  std::vector<KindCount> kinds;
-  for (const char* k : {"embeddings", "W_q", "W_k", "W_v", "W_o", "ffn", "norms",
-                        "classifier", "other"}) {
-    kinds.push_back({k, 0, 0});
-  }
-  for (const Tensor& t : model.tensors()) {
-    for (KindCount& k : kinds) {
-      if (k.kind == KindOf(t.name)) {
-        k.parameters += Elements(t);
-        k.tensors += 1;
-      }
-    }
-  }
+  const ParameterCounts counts = CountParameters(model);
   std::vector<KindCount> present;
-  for (const KindCount& k : kinds) {
-    if (k.tensors) present.push_back(k);
+  for (size_t k = 0; k < kNumParameterKinds; ++k) {
+    const ParameterCount& c = counts.by_kind[k];
+    if (c.tensors) {
+      present.push_back(
+          {ParameterKindName(static_cast<ParameterKind>(k)), c.parameters, c.tensors});
+    }
   }
   return present;
 }
 
 std::vector<DTypeCount> DTypeCounts(const Model& model) {
-  std::vector<DTypeCount> counts;
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8, DType::kQ4,
-                  DType::kQ4K, DType::kQ5K, DType::kQ6K}) {
-    DTypeCount c{d, 0, 0, 0};
-    for (const Tensor& t : model.tensors()) {
-      if (t.dtype != d) continue;
-      c.parameters += Elements(t);
-      c.bytes += t.size_bytes;
-      c.tensors += 1;
+  const ParameterCounts counts = CountParameters(model);
+  std::vector<DTypeCount> present;
+  for (size_t d = 0; d < kNumDTypes; ++d) {
+    const ParameterCount& c = counts.by_dtype[d];
+    if (c.tensors) {
+      present.push_back({static_cast<DType>(d), c.parameters, c.bytes, c.tensors});
     }
-    if (c.tensors) counts.push_back(c);
   }
-  return counts;
+  return present;
 }
 
 std::string DTypeMix(const Model& model) {

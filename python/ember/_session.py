@@ -1,0 +1,378 @@
+"""``Session``: a model's running state in one arena, and the NumPy views of it."""
+from __future__ import annotations
+
+import codecs
+import ctypes
+import queue
+import threading
+import weakref
+from typing import Iterable, Iterator, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _capi
+from ._base import _check, _Guard, _Handle, _ids
+from ._capi import lib
+from ._model import Model
+from ._reports import AttentionSelection, selection_of, set_selection
+
+
+_KV_TYPES = {"f32": 0, "f16": 1, "q8": 2}
+
+
+class Session(_Handle):
+    """A model's running state: its KV cache and buffers, in one arena sized here.
+
+    context: positions the KV cache holds (0: the model's, if that session fits in
+    4 GiB). threads: the thread pool's size. kv_type: "f32", "f16" or "q8".
+    batch: tokens per prefill step (0: 64). all_logits: keep a row of logits for every
+    position of a prefill step (``logits_of`` needs it). isa: the kernels' ISA tier
+    ("native" by default, or a lesser one such as "avx2", "sse4", "neon").
+    attention: record the attention weights for ``attention()``: True (every layer
+    and head over the whole context), an ``AttentionSelection`` or a dict of its
+    fields; the record lives in the arena (``arena_bytes`` counts it).
+    """
+
+    _kind = "session"
+
+    def __init__(self, model: Model, *, context: int = 0, threads: int = 1,
+                 kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
+                 isa: Optional[str] = None,
+                 attention: Union[bool, AttentionSelection, dict, None] = False):
+        if kv_type not in _KV_TYPES:
+            raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
+        self.model = model
+        self._guard = _Guard()
+        self._handle = None
+        self._pool = None
+        options = _capi.defaults(_capi.SessionOptions, lib.ember_session_options_default)
+        options.max_context = context
+        options.max_batch = batch
+        options.all_logits = int(all_logits)
+        options.kv_type = _KV_TYPES[kv_type]
+        isa_name = isa.encode() if isa else None  # read only during the create call
+        options.isa = isa_name
+        selection = selection_of(attention)
+        if selection is not None:
+            set_selection(options, selection)
+        if threads > 1:
+            pool_options = _capi.defaults(_capi.ThreadpoolOptions,
+                                          lib.ember_threadpool_options_default)
+            pool_options.num_threads = threads
+            self._pool = ctypes.c_void_p()
+            _check(lib.ember_threadpool_create_with_options(ctypes.byref(pool_options),
+                                                            ctypes.byref(self._pool)))
+        handle = ctypes.c_void_p()
+        try:
+            _check(lib.ember_session_create(model.handle, ctypes.byref(options), self._pool,
+                                            None, 0, ctypes.byref(handle)))
+        finally:
+            self._free_pool()  # the session keeps its pool alive
+        self._handle = handle
+        self._chats: "weakref.WeakSet" = weakref.WeakSet()
+        self.arena_bytes = lib.ember_arena_bytes(model.handle, ctypes.byref(options))
+        self.max_batch = batch or 64
+        self.all_logits = all_logits
+        self._vocab = model.vocab_size
+
+    def _free_pool(self) -> None:
+        if self._pool:
+            lib.ember_threadpool_free(self._pool)
+            self._pool = None
+
+    def close(self) -> None:
+        """Frees the session, its chats and its arena (views of its logits must not be
+        used after)."""
+        if getattr(self, "_handle", None):
+            with self._guard:
+                for chat in list(self._chats):
+                    chat.close()
+                lib.ember_session_free(self._handle)
+                self._handle = None
+
+    @property
+    def position(self) -> int:
+        """Positions of the context in use."""
+        return lib.ember_session_position(self.handle)
+
+    def reset(self) -> None:
+        """Forgets the context: the next prefill starts at position 0."""
+        with self._guard:
+            lib.ember_session_reset(self.handle)
+
+    def tokenize(self, text: str, *, add_bos: Optional[bool] = None,
+                 parse_special: bool = False) -> list:
+        """Token ids of ``text``: BOS first as the model's tokenizer says (or as add_bos
+        says); control tokens written in the text are text unless parse_special."""
+        data = text.encode("utf-8")
+        options = _capi.defaults(_capi.TokenizeOptions, lib.ember_tokenize_options_default)
+        options.add_bos = -1 if add_bos is None else int(add_bos)
+        options.parse_special = int(parse_special)
+        capacity = len(data) + 8
+        with self._guard:
+            while True:
+                ids = (ctypes.c_int32 * capacity)()
+                n = ctypes.c_size_t()
+                status = lib.ember_tokenize_with_options(self.handle, data, len(data),
+                                                         ctypes.byref(options), ids,
+                                                         capacity, ctypes.byref(n))
+                if status == 6 and n.value > capacity:  # more ids than room: retry
+                    capacity = n.value
+                    continue
+                _check(status)
+                return list(ids[:n.value])
+
+    def detokenize(self, tokens: Iterable[int]) -> str:
+        """The text of tokens (``Model.detokenize``)."""
+        return self.model.detokenize(tokens)
+
+    def prefill(self, tokens: Sequence[int]) -> None:
+        """Runs the model over tokens at the current position and advances it."""
+        ids = _ids(tokens)
+        with self._guard:
+            _check(lib.ember_prefill(self.handle, ids, len(ids)))
+
+    def decode(self, token: int) -> None:
+        """Runs the model over one token at the current position and advances it."""
+        with self._guard:
+            _check(lib.ember_decode(self.handle, token))
+
+    def _view(self, address: int, rows: int) -> np.ndarray:
+        buffer = (ctypes.c_float * (rows * self._vocab)).from_address(address)
+        buffer._session = self  # the view keeps the session (and its arena) alive
+        view = np.frombuffer(buffer, dtype=np.float32).reshape(rows, self._vocab)
+        view.flags.writeable = False
+        return view
+
+    @property
+    def logits(self) -> np.ndarray:
+        """The last position's logits, float32 [vocab]: a read-only view of the arena
+        that the next prefill or decode overwrites."""
+        address = lib.ember_logits(self.handle)
+        if not address:
+            raise ValueError("ember: no logits yet: prefill first")
+        return self._view(address, 1)[0]
+
+    def logits_of(self, tokens: Sequence[int]) -> np.ndarray:
+        """Prefills tokens and returns the logits of each, float32 [len(tokens), vocab]
+        (needs ``all_logits=True``). Up to ``batch`` tokens, the rows are a read-only
+        view of the arena (the next prefill or decode overwrites them); more are
+        prefilled ``batch`` at a time and their rows copied."""
+        if not self.all_logits:
+            raise ValueError("ember: logits_of needs a Session(..., all_logits=True)")
+        tokens = list(tokens)
+        if not tokens:
+            return np.zeros((0, self._vocab), dtype=np.float32)
+        steps = []
+        for start in range(0, len(tokens), self.max_batch):
+            chunk = tokens[start:start + self.max_batch]
+            self.prefill(chunk)
+            rows = ctypes.c_size_t()
+            address = lib.ember_logits_rows(self.handle, ctypes.byref(rows))
+            assert rows.value == len(chunk), (rows.value, len(chunk))
+            view = self._view(address, rows.value)
+            steps.append(view if len(tokens) <= self.max_batch else view.copy())
+        return steps[0] if len(steps) == 1 else np.concatenate(steps)
+
+    def attention(self, tokens: Union[str, Sequence[int], None] = None) -> np.ndarray:
+        """The recorded attention weights, float32 [layers, heads, query, key]: softmax
+        probabilities, 0 where the mask hides a key (causal: key > query). A read-only
+        view of the arena (no copy; it keeps the session alive), over the positions
+        prefilled so far (at most the selection's max_positions); the next prefill or
+        decode adds rows, and ``reset()`` starts them again. Layer and head i are the
+        selection's first_layer + i and first_head + i (``attention_selection``).
+        With ``tokens`` (text or ids), resets the session and prefills them first.
+        Needs ``Session(..., attention=...)``."""
+        if tokens is not None:
+            ids = self.tokenize(tokens) if isinstance(tokens, str) else list(tokens)
+            self.reset()
+            self.prefill(ids)
+        info = _capi.AttentionInfo()
+        info.struct_size = ctypes.sizeof(info)
+        address = lib.ember_attention(self.handle, ctypes.byref(info))
+        if not address:
+            _check(1)  # EMBER_INVALID_ARGUMENT, with ember's message
+        p = info.positions
+        shape = (info.num_layers, info.num_heads, p, p)
+        buffer = (ctypes.c_float * (shape[0] * shape[1] * p * p)).from_address(address)
+        buffer._session = self  # the view keeps the session (and its arena) alive
+        whole = np.frombuffer(buffer, dtype=np.float32).reshape(shape)
+        whole.flags.writeable = False
+        return whole[:, :, :info.rows, :info.rows]
+
+    @property
+    def attention_selection(self) -> AttentionSelection:
+        """What the session records, resolved: first layer and head, how many of each,
+        and the positions (EmberError when it records none)."""
+        info = _capi.AttentionInfo()
+        info.struct_size = ctypes.sizeof(info)
+        if not lib.ember_attention(self.handle, ctypes.byref(info)):
+            _check(1)  # EMBER_INVALID_ARGUMENT, with ember's message
+        return AttentionSelection(info.first_layer, info.num_layers, info.first_head,
+                                  info.num_heads, info.positions)
+
+    def top_k(self, k: int = 10) -> list:
+        """The k likeliest next tokens after the last position: (id, text,
+        probability) with probabilities of the softmax over all logits, likeliest first."""
+        logits = self.logits.astype(np.float64)
+        probabilities = np.exp(logits - logits.max())
+        probabilities /= probabilities.sum()
+        best = np.argsort(-logits, kind="stable")[:k]
+        return [(int(t), self.model.token_bytes(int(t)).decode("utf-8", "replace"),
+                 float(probabilities[t])) for t in best]
+
+    def set_sampler(self, *, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                    min_p: float = 0.0, seed: int = 0, repeat_penalty: float = 1.0,
+                    repeat_last_n: int = 64, frequency_penalty: float = 0.0,
+                    presence_penalty: float = 0.0, stop: Sequence[str] = ()) -> None:
+        """How ``sample``, ``generate`` and ``stream`` pick tokens (temperature 0:
+        greedy, the default); ``stop`` strings end generation."""
+        options = _capi.defaults(_capi.SamplerOptions, lib.ember_sampler_options_default)
+        options.temperature = temperature
+        options.top_k = top_k
+        options.top_p = top_p
+        options.min_p = min_p
+        options.seed = seed
+        options.repeat_penalty = repeat_penalty
+        options.repeat_last_n = repeat_last_n
+        options.frequency_penalty = frequency_penalty
+        options.presence_penalty = presence_penalty
+        encoded = [s.encode("utf-8") for s in stop]
+        array = (ctypes.c_char_p * max(1, len(encoded)))(*encoded)
+        options.stop = ctypes.cast(array, ctypes.POINTER(ctypes.c_char_p))
+        options.n_stop = len(encoded)
+        with self._guard:
+            _check(lib.ember_session_set_sampler(self.handle, ctypes.byref(options)))
+
+    def sample(self) -> int:
+        """A token drawn from the last position's logits by the session's sampler."""
+        token = ctypes.c_int32()
+        with self._guard:
+            _check(lib.ember_sample(self.handle, ctypes.byref(token)))
+        return token.value
+
+    def save_state(self) -> bytes:
+        """The session's state: position, the KV cache rows used, the tokens and the
+        sampler's generator (``restore_state`` brings it back, in this session or
+        another over the same model with the same kv_type)."""
+        with self._guard:
+            size = lib.ember_session_state_size(self.handle)
+            buffer = ctypes.create_string_buffer(max(size, 1))
+            written = ctypes.c_size_t()
+            _check(lib.ember_session_save_state(self.handle, buffer, size,
+                                                ctypes.byref(written)))
+            return buffer.raw[:written.value]
+
+    def restore_state(self, state: bytes) -> None:
+        """Restores what ``save_state`` returned; a damaged or foreign state raises
+        EmberError and leaves the session as it was. The next generate(None) or
+        prefill continues after it."""
+        with self._guard:
+            _check(lib.ember_session_restore_state(self.handle, bytes(state), len(state)))
+
+    def set_grammar(self, gbnf: Optional[str], root: Optional[str] = None) -> None:
+        """Holds every later generation to a GBNF grammar (llama.cpp's format; None:
+        no grammar). A malformed grammar raises EmberError naming line and column."""
+        options = _capi.defaults(_capi.GrammarOptions, lib.ember_grammar_options_default)
+        root_bytes = root.encode() if root else None
+        options.root = root_bytes
+        data = gbnf.encode("utf-8") if gbnf is not None else None
+        with self._guard:
+            _check(lib.ember_session_set_grammar(self.handle, data,
+                                                 len(data) if data else 0,
+                                                 ctypes.byref(options)))
+
+    @property
+    def grammar_complete(self) -> bool:
+        """Whether the last generation's text is a whole sentence of the grammar."""
+        return bool(lib.ember_session_grammar_complete(self.handle))
+
+    def _prompt(self, prompt: Union[str, Sequence[int], None]) -> ctypes.Array:
+        if prompt is None:
+            return (ctypes.c_int32 * 0)()
+        if isinstance(prompt, str):
+            return _ids(self.tokenize(prompt))
+        return _ids(prompt)
+
+    def _run(self, prompt: ctypes.Array, max_new: int, on_piece) -> int:
+        """ember_generate with on_piece(bytes) -> bool (False stops); the guard held."""
+        def callback(user, token, data, length):
+            return 1 if on_piece(ctypes.string_at(data, length) if length else b"") else 0
+
+        native = _capi.TokenCallback(callback)
+        generated = ctypes.c_size_t()
+        _check(lib.ember_generate(self.handle, prompt, len(prompt), max_new, native, None,
+                                  ctypes.byref(generated)))
+        return generated.value
+
+    def generate(self, prompt: Union[str, Sequence[int], None] = None,
+                 max_new: int = 128) -> str:
+        """Prefills the prompt (text or token ids; None: go on from the last logits) and
+        generates up to max_new tokens with the session's sampler; returns their text.
+        Stops at the end of text or a stop string; EmberError when the context fills."""
+        ids = self._prompt(prompt)
+        pieces = []
+        with self._guard:
+            self._run(ids, max_new, lambda piece: pieces.append(piece) or True)
+        return b"".join(pieces).decode("utf-8", "replace")
+
+    def stream(self, prompt: Union[str, Sequence[int], None] = None,
+               max_new: int = 128) -> Iterator[str]:
+        """``generate`` as an iterator of text pieces (whole UTF-8 characters), produced
+        as the tokens come. The session is busy until the iterator ends or is closed;
+        breaking out of the loop stops generation at the next token."""
+        ids = self._prompt(prompt)
+        self._guard.__enter__()
+        pieces: "queue.Queue" = queue.Queue(maxsize=1)
+        stop = threading.Event()
+        done = object()
+        failure = []
+
+        def on_piece(piece: bytes) -> bool:
+            while not stop.is_set():
+                try:
+                    pieces.put(piece, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work() -> None:
+            try:
+                self._run(ids, max_new, on_piece)
+            except BaseException as error:  # handed to the consumer
+                failure.append(error)
+            finally:
+                while True:
+                    try:
+                        pieces.put(done, timeout=0.1)
+                        break
+                    except queue.Full:
+                        if stop.is_set():
+                            break
+
+        worker = threading.Thread(target=work, name="ember-stream", daemon=True)
+        worker.start()
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            while True:
+                piece = pieces.get()
+                if piece is done:
+                    break
+                text = decoder.decode(piece)
+                if text:
+                    yield text
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail
+            if failure:
+                raise failure[0]
+        finally:
+            stop.set()
+            while worker.is_alive():
+                try:
+                    pieces.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            worker.join()
+            self._guard.__exit__(None, None, None)
