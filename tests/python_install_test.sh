@@ -8,8 +8,11 @@ set -euo pipefail
 python="$1" source="$2" library="$3" model="$4" cli="$5"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# pip builds in the tree it is given: a copy keeps the checkout clean.
+# pip builds in the tree it is given: a copy keeps the checkout clean. Without the
+# build/ and egg-info a local `pip install ./python` leaves: setuptools would reuse the
+# stale copies of the modules there.
 cp -r "$source/python" "$work/src"
+rm -rf "$work/src/build" "$work/src"/*.egg-info
 EMBER_LIBRARY="$library" PYTHONDONTWRITEBYTECODE=1 "$python" -m pip install \
   --no-build-isolation --no-deps --no-index --quiet --root-user-action=ignore \
   --target "$work/site" "$work/src"
