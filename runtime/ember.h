@@ -426,6 +426,12 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
 /* 1 when the text the last ember_generate made is a whole sentence of the session's
  * grammar (or the session has none), else 0. */
 int ember_session_grammar_complete(const ember_session* session);
+/* Every reply of the chat from now on is a sentence of the grammar, from its start,
+ * ending at the template's end of turn (EMBER_OUT_OF_RANGE from ember_chat_generate when
+ * max_new or the context cuts one short). Replaces a tool grammar, as that replaces it;
+ * gbnf NULL: none. Allocates as ember_session_set_grammar does. */
+ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t length,
+                                    const ember_grammar_options* options);
 
 #ifdef __cplusplus
 } /* extern "C" */

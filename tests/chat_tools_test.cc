@@ -41,9 +41,11 @@ void CheckCall(const ToolCall& call) {
     ASSERT_EQ(args.size(), 2u) << call.arguments;
     ASSERT_TRUE(args["city"].is_string()) << call.arguments;
     size_t code_points = 0;  // maxLength counts code points, not bytes
-    for (const char c : args["city"].get<std::string>()) code_points += (c & 0xC0) != 0x80;
+    for (const char c : args["city"].get<std::string>())
+      code_points += (c & 0xC0) != 0x80;
     EXPECT_LE(code_points, 12u) << call.arguments;
-    EXPECT_TRUE(args["unit"] == "celsius" || args["unit"] == "fahrenheit") << call.arguments;
+    EXPECT_TRUE(args["unit"] == "celsius" || args["unit"] == "fahrenheit")
+        << call.arguments;
   } else {
     ASSERT_EQ(call.name, "add");
     ASSERT_EQ(args.size(), 2u) << call.arguments;
@@ -79,8 +81,8 @@ void MakeLazy(const char* tokenizer, ToolCallFormat format, LazyTools* s) {
 
 // Feeds allowed tokens (the lowest id past an offset that moves each step, so that the
 // walk reaches strings, enums and numbers) until the grammar lets go; returns the text.
-std::string WalkToTheEnd(const Tokenizer& tok, grammar::LazyConstraint* lazy, int32_t prev,
-                         uint32_t seed) {
+std::string WalkToTheEnd(const Tokenizer& tok, grammar::LazyConstraint* lazy,
+                         int32_t prev, uint32_t seed) {
   std::string text;
   for (uint32_t step = 0; step < 200; ++step) {
     const uint32_t* bits = nullptr;
@@ -204,7 +206,8 @@ void Qwen3Model(testing::AlignedBytes* bytes, uint32_t* vocab) {
   TokenizerSpec tokenizer;
   ASSERT_TRUE(tools::ReadHfTokenizer(dir, 0, tools::SpecialTokens(), &tokenizer).ok());
   ASSERT_TRUE(
-      tools::ReadHfChatConfig(dir, &tokenizer.chat_template, &tokenizer.chat_program).ok());
+      tools::ReadHfChatConfig(dir, &tokenizer.chat_template, &tokenizer.chat_program)
+          .ok());
   const Status compiled = tools::CompileChatTemplate(&tokenizer);
   ASSERT_TRUE(compiled.ok()) << compiled.message();
   *vocab = static_cast<uint32_t>(tokenizer.pieces.size());
@@ -225,7 +228,8 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   Qwen3Model(&bytes, &vocab);
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok()) << model.status().message();
-  ASSERT_EQ(DetectToolCallFormat((*model)->chat_template().tables()), ToolCallFormat::kHermes);
+  ASSERT_EQ(DetectToolCallFormat((*model)->chat_template().tables()),
+            ToolCallFormat::kHermes);
 
   SessionOptions options;
   options.max_context = 2048;
@@ -238,8 +242,9 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   chat_options.max_tools_bytes = sizeof(kTools);
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   Chat chat;
-  ASSERT_TRUE(chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
-                  .ok());
+  ASSERT_TRUE(
+      chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
+          .ok());
   ASSERT_TRUE(chat.SetTools(kTools).ok());
 
   // The whole reply is a call: the tag, the call's grammar, the close tag.
@@ -262,7 +267,8 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   ASSERT_TRUE(chat.Add("user", "Weather in Paris?").ok());
   ChatTurnStats stats;
   const Status replied = chat.Reply(
-      300, nullptr, [](void*, int32_t, std::string_view) { return true; }, nullptr, &stats);
+      300, nullptr, [](void*, int32_t, std::string_view) { return true; }, nullptr,
+      &stats);
   ASSERT_TRUE(replied.ok()) << replied.message();
   ASSERT_TRUE(stats.complete);
   ASSERT_TRUE(chat.tool_calls_status().ok()) << chat.tool_calls_status().message();
@@ -278,7 +284,8 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   const tools::Json extra = tools::Json::parse(reply.extra_json, nullptr, false);
   ASSERT_TRUE(extra.is_object()) << reply.extra_json;
   EXPECT_EQ(extra["tool_calls"][0]["id"], "call00001");
-  EXPECT_EQ(extra["tool_calls"][0]["function"]["name"], std::string(chat.tool_call(0).name));
+  EXPECT_EQ(extra["tool_calls"][0]["function"]["name"],
+            std::string(chat.tool_call(0).name));
   EXPECT_EQ(chat.unanswered_tool_calls(), 1u);
 
   ASSERT_TRUE(chat.Add("tool", "{\"temperature\": 21}").ok());
@@ -333,7 +340,8 @@ TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
   ASSERT_TRUE(tools::ToolCallGrammar(defs, ToolCallFormat::kHermes, &gbnf).ok());
   EXPECT_EQ(ember_chat_set_tool_grammar(chat, gbnf.data(), gbnf.size()),
             EMBER_INVALID_ARGUMENT);  // no tools yet
-  EXPECT_NE(std::string(ember_last_error()).find("ember_chat_set_tools"), std::string::npos);
+  EXPECT_NE(std::string(ember_last_error()).find("ember_chat_set_tools"),
+            std::string::npos);
   ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK)
       << ember_last_error();
   EXPECT_EQ(ember_chat_set_tool_grammar(chat, "root ::= (", 10), EMBER_INVALID_ARGUMENT);
@@ -353,6 +361,83 @@ TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
   EXPECT_EQ(n, 0u);
   EXPECT_STREQ(why, "");
   EXPECT_EQ(ember_chat_set_tool_grammar(chat, nullptr, 0), EMBER_OK);
+  ember_chat_free(chat);
+  ember_session_free(session);
+  ember_model_free(model);
+}
+
+// A whole-reply grammar through the C API: the reply is the call the grammar spells,
+// parsed back as the chat's tool call; cut short by max_new, it is EMBER_OUT_OF_RANGE.
+TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
+  if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
+  testing::AlignedBytes bytes;
+  uint32_t vocab = 0;
+  Qwen3Model(&bytes, &vocab);
+  ember_model* model = nullptr;
+  ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
+  ember_session* session = nullptr;
+  ASSERT_EQ(ember_session_create(model, nullptr, nullptr, nullptr, 0, &session), EMBER_OK)
+      << ember_last_error();
+  ember_chat_options options;
+  ember_chat_options_default(&options);
+  options.max_tools_bytes = sizeof(kTools);
+  ember_chat* chat = nullptr;
+  ASSERT_EQ(ember_chat_create(session, &options, &chat), EMBER_OK) << ember_last_error();
+  ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK);
+  const std::string call =
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"
+      "\n</tool_call>";
+  std::string gbnf = "root ::= \"";
+  for (const char c : call) {  // the call as a GBNF string literal
+    if (c == '"') {
+      gbnf += "\\\"";
+    } else if (c == '\n') {
+      gbnf += "\\n";
+    } else {
+      gbnf += c;
+    }
+  }
+  gbnf += "\"";
+  ember_grammar_options grammar_options;
+  ember_grammar_options_default(&grammar_options);
+  EXPECT_EQ(ember_chat_set_grammar(chat, "root ::= (", 10, &grammar_options),
+            EMBER_INVALID_ARGUMENT);
+  ASSERT_EQ(ember_chat_set_grammar(chat, gbnf.data(), gbnf.size(), &grammar_options),
+            EMBER_OK)
+      << ember_last_error() << "\n"
+      << gbnf;
+  const auto collect = [](void* user, int32_t, const char* text, size_t length) {
+    static_cast<std::string*>(user)->append(text, length);
+    return 1;
+  };
+  ASSERT_EQ(ember_chat_add(chat, "user", "Weather in Oslo?", 16), EMBER_OK);
+  std::string reply;
+  size_t generated = 0;
+  ASSERT_EQ(ember_chat_generate(chat, 200, collect, &reply, &generated), EMBER_OK)
+      << ember_last_error();
+  EXPECT_EQ(reply, call);
+  size_t n = 0;
+  ASSERT_EQ(ember_chat_tool_call_count(chat, &n, nullptr), EMBER_OK);
+  ASSERT_EQ(n, 1u);
+  ember_tool_call parsed;
+  parsed.struct_size = sizeof(parsed);
+  ASSERT_EQ(ember_chat_tool_call(chat, 0, &parsed), EMBER_OK);
+  EXPECT_STREQ(parsed.id, "call00001");
+  EXPECT_EQ(std::string(parsed.name, parsed.name_length), "get_weather");
+  EXPECT_EQ(std::string(parsed.arguments, parsed.arguments_length),
+            "{\"city\": \"Oslo\"}");
+
+  // Cut short: the reply is not a whole sentence of the grammar.
+  ASSERT_EQ(ember_chat_add(chat, "tool", "{}", 2), EMBER_OK);
+  reply.clear();
+  EXPECT_EQ(ember_chat_generate(chat, 3, collect, &reply, &generated),
+            EMBER_OUT_OF_RANGE);
+  EXPECT_NE(std::string(ember_last_error()).find("grammar"), std::string::npos);
+  EXPECT_EQ(generated, 3u);
+  // Removed: replies are free again.
+  ASSERT_EQ(ember_chat_set_grammar(chat, nullptr, 0, nullptr), EMBER_OK);
+  ASSERT_EQ(ember_chat_add(chat, "user", "Thanks", 6), EMBER_OK);
+  EXPECT_EQ(ember_chat_generate(chat, 2, collect, &reply, &generated), EMBER_OK);
   ember_chat_free(chat);
   ember_session_free(session);
   ember_model_free(model);

@@ -156,6 +156,17 @@ class ChatOptions(ctypes.Structure):
     ]
 
 
+class ToolCall(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("id", ctypes.c_char * 10),
+        ("name", c_void_p),
+        ("name_length", c_size_t),
+        ("arguments", c_void_p),
+        ("arguments_length", c_size_t),
+    ]
+
+
 class ChatStats(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -247,6 +258,12 @@ _PROTOTYPES = {
                                        POINTER(c_size_t)]),
     "ember_chat_reset": (None, [_P]),
     "ember_chat_last_stats": (c_status, [_P, POINTER(ChatStats)]),
+    "ember_chat_set_tools": (c_status, [_P, c_char_p, c_size_t]),
+    "ember_chat_set_tool_grammar": (c_status, [_P, c_char_p, c_size_t]),
+    "ember_chat_set_grammar": (c_status, [_P, c_char_p, c_size_t, POINTER(GrammarOptions)]),
+    "ember_chat_tool_call_count": (c_status, [_P, POINTER(c_size_t),
+                                              POINTER(ctypes.c_char_p)]),
+    "ember_chat_tool_call": (c_status, [_P, c_size_t, POINTER(ToolCall)]),
     "ember_session_state_size": (c_size_t, [_P]),
     "ember_session_save_state": (c_status, [_P, c_void_p, c_size_t, POINTER(c_size_t)]),
     "ember_session_restore_state": (c_status, [_P, c_char_p, c_size_t]),

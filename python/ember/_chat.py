@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
+import json
+from typing import List, Optional, Sequence, Union
 
 from . import _capi
 from ._base import _check, _Handle
@@ -21,10 +22,11 @@ class Chat(_Handle):
 
     def __init__(self, session: Session, system: Optional[str] = None, *,
                  max_text_bytes: int = 0, max_messages: int = 0,
-                 enable_thinking: Optional[bool] = None):
+                 enable_thinking: Optional[bool] = None, max_tools_bytes: int = 0):
         self.session = session
         options = _capi.defaults(_capi.ChatOptions, lib.ember_chat_options_default)
         options.max_text_bytes = max_text_bytes
+        options.max_tools_bytes = max_tools_bytes
         if max_messages:
             options.max_messages = max_messages
         if enable_thinking is not None:
@@ -89,3 +91,65 @@ class Chat(_Handle):
         stats.struct_size = ctypes.sizeof(stats)
         _check(lib.ember_chat_last_stats(self.handle, ctypes.byref(stats)))
         return {name: getattr(stats, name) for name, _ in stats._fields_[1:]}
+
+    def set_grammar(self, gbnf: Optional[str], root: Optional[str] = None) -> None:
+        """Every reply from now on is a sentence of the grammar (llama.cpp's GBNF, from
+        rule ``root``), ending at the template's end of turn; a reply that ``max_new`` or
+        the context cuts short raises ``EmberError`` ("out of range"). Replaces the tool
+        grammar (``set_tools(..., grammar=)``) and is replaced by it; ``None``: none."""
+        options = _capi.defaults(_capi.GrammarOptions, lib.ember_grammar_options_default)
+        if root is not None:
+            options.root = root.encode("utf-8")
+        data = gbnf.encode("utf-8") if gbnf is not None else None
+        with self.session._guard:
+            _check(lib.ember_chat_set_grammar(self.handle, data, len(data or b""),
+                                              ctypes.byref(options)))
+
+    def set_tools(self, tools: Union[Sequence[dict], str, None], *,
+                  grammar: Optional[str] = None) -> None:
+        """The functions the model may call, as OpenAI-style definitions.
+
+        ``tools`` is a list of ``{"type": "function", "function": {"name", "description",
+        "parameters"}}`` (or its JSON text; ``None`` or ``[]``: none), rendered into the
+        model's template from the next reply on; the chat must have been made with
+        ``max_tools_bytes`` large enough for its JSON. Replies are then parsed for calls
+        (``tool_calls``). ``grammar`` (GBNF, e.g. from ``ember grammar --tools``) holds
+        each call to its function's schema while the text around calls stays free.
+        Raises ``EmberError`` when the template shows no tool-call syntax.
+        """
+        text = tools if isinstance(tools, str) else json.dumps(list(tools or []))
+        data = text.encode("utf-8") if tools else b""
+        with self.session._guard:
+            _check(lib.ember_chat_set_tools(self.handle, data, len(data)))
+            if grammar is not None:
+                gbnf = grammar.encode("utf-8")
+                _check(lib.ember_chat_set_tool_grammar(self.handle, gbnf, len(gbnf)))
+
+    @property
+    def tool_calls(self) -> List[dict]:
+        """The calls the last reply made: ``[{"id", "name", "arguments"}]``, the arguments
+        parsed from their JSON ([] when it made none, or when a call was cut off: then
+        ``tool_calls_error`` says why). Answer each with ``add("tool", result)``."""
+        count = ctypes.c_size_t()
+        with self.session._guard:
+            _check(lib.ember_chat_tool_call_count(self.handle, ctypes.byref(count), None))
+            calls = []
+            for i in range(count.value):
+                call = _capi.ToolCall()
+                call.struct_size = ctypes.sizeof(call)
+                _check(lib.ember_chat_tool_call(self.handle, i, ctypes.byref(call)))
+                name = ctypes.string_at(call.name, call.name_length).decode("utf-8")
+                arguments = ctypes.string_at(call.arguments, call.arguments_length)
+                calls.append({"id": call.id.decode(), "name": name,
+                              "arguments": json.loads(arguments.decode("utf-8"))})
+        return calls
+
+    @property
+    def tool_calls_error(self) -> str:
+        """Why the last reply's calls did not parse ("" when they did, or there were none)."""
+        count = ctypes.c_size_t()
+        message = ctypes.c_char_p()
+        with self.session._guard:
+            _check(lib.ember_chat_tool_call_count(self.handle, ctypes.byref(count),
+                                                  ctypes.byref(message)))
+        return (message.value or b"").decode("utf-8", "replace")

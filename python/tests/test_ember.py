@@ -358,3 +358,53 @@ def test_attention_refusals(model):
         ember.Session(model, context=16).attention()
     with pytest.raises(TypeError):
         ember.Session(model, context=16, attention="all")
+
+
+# A Hermes-style template (Qwen's <tool_call> tags) on a small random model whose
+# byte-fallback tokenizer spells any text.
+HERMES_TEMPLATE = """{%- if tools %}<|im_start|>system
+Tools:{% for tool in tools %} {{ tool | tojson }}{% endfor %}
+Call one as <tool_call>{"name": ..., "arguments": ...}</tool_call><|im_end|>
+{% endif %}{% for m in messages %}<|im_start|>{{ m.role }}
+{% if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>
+{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}
+</tool_call>{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>
+{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"""
+
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]
+
+
+def test_chat_tool_calls_come_back_parsed(tmp_path):
+    template = tmp_path / "hermes.jinja"
+    template.write_text(HERMES_TEMPLATE)
+    path = tmp_path / "tools.ember"
+    cli("convert", "--synthetic", "custom", "--dim", "64", "--hidden", "128", "--layers", "1",
+        "--heads", "2", "--vocab", "300", "--ctx", "512", "--chat-template", str(template),
+        "-o", str(path))
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    with ember.Model(path) as model, ember.Session(model, context=512) as session:
+        chat = ember.Chat(session, max_tools_bytes=4096)
+        chat.set_tools(TOOLS)
+        chat.add("user", "Weather in Oslo?")
+        # The random model would not call by itself: a grammar makes its reply the call.
+        chat.set_grammar('root ::= "' + call.replace('"', '\\"').replace("\n", "\\n") + '"')
+        assert chat.reply(max_new=200) == call
+        assert chat.tool_calls == [{"id": "call00001", "name": "get_weather",
+                                    "arguments": {"city": "Oslo"}}]
+        assert chat.tool_calls_error == ""
+        chat.add("tool", '{"temperature": -3}')  # answers call00001
+        with pytest.raises(ember.EmberError, match="grammar"):  # cut short
+            chat.reply(max_new=3)
+        chat.set_grammar(None)
+        chat.add("user", "Thanks")
+        chat.reply(max_new=4)
+        assert chat.tool_calls == []
+        with pytest.raises(ember.EmberError, match="grammar"):
+            chat.set_tools(TOOLS, grammar="root ::= (")
+    with ember.Model(CHAT_MODEL) as plain, ember.Session(plain, context=256) as session:
+        with pytest.raises(ember.EmberError):  # its template has no tool-call syntax
+            ember.Chat(session, max_tools_bytes=4096).set_tools(TOOLS)

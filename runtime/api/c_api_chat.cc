@@ -101,9 +101,8 @@ ember_status ember_chat_template_render(const ember_model* model,
     }
     // Constructed whole in the caller's buffer (extra_json empty: C messages have none).
     new (&converted[i]) ember::ChatMessage{
-        messages[i].role,
-        std::string_view(messages[i].content ? messages[i].content : "",
-                         messages[i].content_length)};
+        messages[i].role, std::string_view(messages[i].content ? messages[i].content : "",
+                                           messages[i].content_length)};
   }
   return Report(model->model->chat_template().Render(converted, n, chat_options.render,
                                                      buffer, at - begin, length));
@@ -122,8 +121,8 @@ ember_status ember_chat_create(ember_session* session, const ember_chat_options*
   if (!c) return Report(ember::ResourceExhausted("out of memory for the chat"));
   const size_t bytes = ember::Chat::RequiredBytes(session->session, chat_options);
   if (bytes == 0) {  // sizes past the address space: Init says which
-    return Report(c->chat.Init(&session->session, &*session->sampler, chat_options,
-                               nullptr, 0));
+    return Report(
+        c->chat.Init(&session->session, &*session->sampler, chat_options, nullptr, 0));
   }
   c->memory.reset(new (std::nothrow) uint64_t[(bytes + 7) / 8]);
   if (!c->memory) {
@@ -163,6 +162,11 @@ ember_status ember_chat_generate(ember_chat* chat, size_t max_new,
   const ember::Status status = chat->chat.Reply(max_new, &chat->session->stop, &CallBack,
                                                 &trampoline, &chat->last);
   if (n_generated) *n_generated = chat->last.generated;
+  if (status.ok() && chat->whole_reply && !chat->last.complete) {
+    return Report(ember::OutOfRange(
+        "the reply stopped after %zu tokens, before the grammar's text was whole",
+        chat->last.generated));
+  }
   return Report(status);
 }
 
@@ -210,7 +214,8 @@ ember_status ember_chat_tool_call_count(const ember_chat* chat, size_t* n,
   return EMBER_OK;
 }
 
-ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_call* call) {
+ember_status ember_chat_tool_call(const ember_chat* chat, size_t i,
+                                  ember_tool_call* call) {
   if (!chat) return NullArgument("chat");
   if (!call) return NullArgument("call");
   const ember::Status size = CheckStructSize<ember_tool_call>(
@@ -219,7 +224,8 @@ ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_c
       ember::c_api::StructFill::kSizeOnly);
   if (!size.ok()) return Report(size);
   if (i >= chat->chat.num_tool_calls()) {
-    return Report(ember::OutOfRange("tool call %zu of %zu", i, chat->chat.num_tool_calls()));
+    return Report(
+        ember::OutOfRange("tool call %zu of %zu", i, chat->chat.num_tool_calls()));
   }
   const ember::ToolCall& c = chat->chat.tool_call(i);
   chat->chat.tool_call_id(i, call->id);

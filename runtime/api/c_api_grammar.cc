@@ -15,10 +15,38 @@ using ember::c_api::CheckStructSize;
 using ember::c_api::NullArgument;
 using ember::c_api::Report;
 
+namespace {
+
+// The rule to start from: options->root if given, else "root".
+ember::Status GrammarRoot(const ember_grammar_options* options, const char** root) {
+  if (!options) return ember::Status::Ok();
+  const ember::Status size = CheckStructSize<ember_grammar_options>(
+      "ember_grammar_options", options->struct_size,
+      offsetof(ember_grammar_options, root) + sizeof(const char*));
+  if (!size.ok()) return size;
+  if (options->root) *root = options->root;
+  return ember::Status::Ok();
+}
+
+// Makes `owner` (deleted by `release`; null: none) the chat's replies' grammar, through
+// `constraint`; a whole-reply grammar makes a reply it cuts short an error.
+ember_status SetChatGrammar(ember_chat* chat, void* owner, void (*release)(void*),
+                            bool whole_reply,
+                            const ember::TokenConstraint& constraint = {}) {
+  chat->grammar = std::unique_ptr<void, void (*)(void*)>(owner, release);
+  chat->constraint = constraint;
+  chat->whole_reply = owner != nullptr && whole_reply;
+  chat->chat.set_constraint(owner != nullptr ? &chat->constraint : nullptr);
+  return EMBER_OK;
+}
+
+}  // namespace
+
 extern "C" {
 
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
-                                       size_t length, const ember_grammar_options* options) {
+                                       size_t length,
+                                       const ember_grammar_options* options) {
   if (!session) return NullArgument("session");
   if (!gbnf) {
     session->grammar.reset();
@@ -27,24 +55,18 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
     return EMBER_OK;
   }
   const char* root = "root";
-  if (options) {
-    const ember::Status size = CheckStructSize<ember_grammar_options>(
-        "ember_grammar_options", options->struct_size,
-        offsetof(ember_grammar_options, root) + sizeof(const char*));
-    if (!size.ok()) return Report(size);
-    if (options->root) root = options->root;
-  }
+  ember::Status status = GrammarRoot(options, &root);
+  if (!status.ok()) return Report(status);
   std::vector<uint32_t> words;
-  ember::Status status =
-      ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
+  status = ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
   if (!status.ok()) return Report(status);
   auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
   status = constraint->Init(std::move(words), session->session.model().tokenizer());
   if (!status.ok()) return Report(status);
   session->constraint = constraint->AsTokenConstraint();
-  session->grammar = std::unique_ptr<void, void (*)(void*)>(constraint.release(), [](void* p) {
-    delete static_cast<ember::grammar::GrammarConstraint*>(p);
-  });
+  session->grammar = std::unique_ptr<void, void (*)(void*)>(
+      constraint.release(),
+      [](void* p) { delete static_cast<ember::grammar::GrammarConstraint*>(p); });
   session->grammar_complete = true;
   return EMBER_OK;
 }
@@ -53,13 +75,10 @@ int ember_session_grammar_complete(const ember_session* session) {
   return session && !session->grammar_complete ? 0 : 1;
 }
 
-ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length) {
+ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf,
+                                         size_t length) {
   if (!chat) return NullArgument("chat");
-  if (!gbnf) {
-    chat->chat.set_constraint(nullptr);
-    chat->tool_grammar.reset();
-    return EMBER_OK;
-  }
+  if (!gbnf) return SetChatGrammar(chat, nullptr, nullptr, false);
   const ember::ToolCallFormat format = chat->chat.tool_call_format();
   if (format == ember::ToolCallFormat::kNone) {
     return Report(ember::InvalidArgument(
@@ -84,11 +103,33 @@ ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, siz
   const ember::grammar::LazyTrigger trigger = ember::grammar::ToolCallTrigger(syntax);
   status = made->lazy.Init(&made->grammar, trigger, model.tokenizer());
   if (!status.ok()) return Report(status);
-  chat->constraint = made->lazy.AsTokenConstraint();
-  chat->tool_grammar = std::unique_ptr<void, void (*)(void*)>(
-      made.release(), [](void* p) { delete static_cast<ToolGrammar*>(p); });
-  chat->chat.set_constraint(&chat->constraint);
-  return EMBER_OK;
+  const ember::TokenConstraint constraint = made->lazy.AsTokenConstraint();
+  return SetChatGrammar(
+      chat, made.release(), [](void* p) { delete static_cast<ToolGrammar*>(p); }, false,
+      constraint);
+}
+
+ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t length,
+                                    const ember_grammar_options* options) {
+  if (!chat) return NullArgument("chat");
+  if (!gbnf) return SetChatGrammar(chat, nullptr, nullptr, false);
+  const char* root = "root";
+  ember::Status status = GrammarRoot(options, &root);
+  if (!status.ok()) return Report(status);
+  std::vector<uint32_t> words;
+  status = ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
+  if (!status.ok()) return Report(status);
+  auto made = std::make_unique<ember::grammar::GrammarConstraint>();
+  const ember::Model& model = chat->session->session.model();
+  const ember::ChatProgramTables& t = model.chat_template().tables();
+  status = made->Init(std::move(words), model.tokenizer(), t.end_of_turn_ids,
+                      t.num_end_of_turn_ids);
+  if (!status.ok()) return Report(status);
+  const ember::TokenConstraint constraint = made->AsTokenConstraint();
+  return SetChatGrammar(
+      chat, made.release(),
+      [](void* p) { delete static_cast<ember::grammar::GrammarConstraint*>(p); }, true,
+      constraint);
 }
 
 }  // extern "C"

@@ -24,4 +24,12 @@ ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, siz
       "grammars are left out of this build (EMBER_WITH_GRAMMAR=OFF)"));
 }
 
+ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t,
+                                    const ember_grammar_options*) {
+  if (!chat) return NullArgument("chat");
+  if (!gbnf) return EMBER_OK;  // none to remove
+  return Report(ember::Unimplemented(
+      "grammars are left out of this build (EMBER_WITH_GRAMMAR=OFF)"));
+}
+
 }  // extern "C"

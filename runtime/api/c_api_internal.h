@@ -50,10 +50,12 @@ struct ember_chat {
   ember::Chat chat;
   std::unique_ptr<uint64_t[]> memory;
   ember::ChatTurnStats last;
-  // ember_chat_set_tool_grammar's lazy grammar of a call (c_api_grammar.cc), its owner
+  // The replies' grammar (c_api_grammar.cc): ember_chat_set_tool_grammar's lazy grammar
+  // of a call, or ember_chat_set_grammar's of the whole reply (whole_reply), its owner
   // freed by its deleter as a session's grammar is.
-  std::unique_ptr<void, void (*)(void*)> tool_grammar{nullptr, nullptr};
+  std::unique_ptr<void, void (*)(void*)> grammar{nullptr, nullptr};
   ember::TokenConstraint constraint;  // over it
+  bool whole_reply = false;
 };
 
 namespace ember::c_api {
