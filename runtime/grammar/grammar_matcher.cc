@@ -1,9 +1,7 @@
-// GrammarMatcher: see grammar_matcher.h.
+// GrammarMatcher: see grammar_matcher.h (bytes and text: grammar_matcher_utf8.cc).
 #include "runtime/grammar/grammar_matcher.h"
 
 #include <cstring>
-
-#include "runtime/text/utf8.h"
 
 namespace ember::grammar {
 namespace {
@@ -68,7 +66,8 @@ Status GrammarMatcher::Init(const Program* program, const MatcherLimits& limits,
   next_ = reinterpret_cast<Pair*>(take(size_t{limits.max_stacks} * sizeof(Pair)));
   seen_slots_ = SlotsFor(limits.max_expansion);
   seen_ = reinterpret_cast<uint32_t*>(take(size_t{seen_slots_} * 4));
-  seen_pairs_ = reinterpret_cast<Pair*>(take(size_t{limits.max_expansion} * sizeof(Pair)));
+  seen_pairs_ =
+      reinterpret_cast<Pair*>(take(size_t{limits.max_expansion} * sizeof(Pair)));
   saved_ = reinterpret_cast<Pair*>(take(size_t{limits.max_saved} * 4));
   memset(seen_, 0xFF, size_t{seen_slots_} * 4);
   num_seen_ = 0;
@@ -165,7 +164,8 @@ void GrammarMatcher::BeginStep() {
   // The last step's entries only (a step touches few of the slots): each is found by
   // probing past the others, which are still there or already cleared.
   for (size_t i = 0; i < num_seen_; ++i) {
-    uint32_t slot = Hash(seen_pairs_[i].position, seen_pairs_[i].frame) & (seen_slots_ - 1);
+    uint32_t slot =
+        Hash(seen_pairs_[i].position, seen_pairs_[i].frame) & (seen_slots_ - 1);
     while (seen_[slot] != i) slot = (slot + 1) & (seen_slots_ - 1);
     seen_[slot] = kEmpty;
   }
@@ -321,95 +321,6 @@ GrammarMatcher::Step GrammarMatcher::Advance(uint32_t cp) {
   return Step::kAccepted;
 }
 
-Status GrammarMatcher::AcceptByte(uint8_t byte) { return StatusOf(FeedByte(byte)); }
-
-GrammarMatcher::Step GrammarMatcher::FeedByte(uint8_t byte) {
-  if (held_ == 0) {
-    if (byte < 0x80) return Advance(byte);
-    // A lead byte: how many follow, and the least code point that many encode.
-    if ((byte & 0xE0) == 0xC0) {
-      held_cp_ = byte & 0x1F, held_ = 1, held_min_ = 0x80;
-    } else if ((byte & 0xF0) == 0xE0) {
-      held_cp_ = byte & 0x0F, held_ = 2, held_min_ = 0x800;
-    } else if ((byte & 0xF8) == 0xF0) {
-      held_cp_ = byte & 0x07, held_ = 3, held_min_ = 0x10000;
-    } else {
-      return Refuse(Refused::kNotLead, byte);
-    }
-    if (!HeldCanMatch()) {
-      held_ = 0;
-      return Refuse(Refused::kNoLead, byte);
-    }
-    return Step::kAccepted;
-  }
-  if ((byte & 0xC0) != 0x80) return Refuse(Refused::kNotContinuing, byte);
-  const uint32_t cp = held_cp_ << 6 | (byte & 0x3F);
-  if (held_ > 1) {
-    const uint32_t was = held_cp_;
-    held_cp_ = cp;
-    --held_;
-    if (!HeldCanMatch()) {
-      held_cp_ = was;
-      ++held_;
-      return Refuse(Refused::kNoContinuation, 0);
-    }
-    return Step::kAccepted;
-  }
-  if (cp < held_min_ || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return Refuse(Refused::kNotUtf8, cp);
-  }
-  held_ = 0;
-  const Step step = Advance(cp);
-  if (step != Step::kAccepted) held_ = 1;  // as it was: the last byte still to come
-  return step;
-}
-
-Status GrammarMatcher::StatusOf(Step step) const {
-  switch (step) {
-    case Step::kAccepted:
-      return Status::Ok();
-    case Step::kRefused:
-      break;
-    case Step::kFailed:
-      return error_;
-  }
-  switch (refused_) {
-    case Refused::kCodePoint:
-      return InvalidArgument("grammar: U+%04X is not allowed here", refused_value_);
-    case Refused::kUnfinished:
-      return InvalidArgument("grammar: a code point after an unfinished one");
-    case Refused::kNotLead:
-      return InvalidArgument("grammar: byte 0x%02X does not start UTF-8", refused_value_);
-    case Refused::kNoLead:
-      return InvalidArgument("grammar: no code point starting with byte 0x%02X is allowed",
-                             refused_value_);
-    case Refused::kNoContinuation:
-      return InvalidArgument("grammar: no code point starting with these bytes is allowed");
-    case Refused::kNotContinuing:
-      return InvalidArgument("grammar: byte 0x%02X does not continue UTF-8",
-                             refused_value_);
-    case Refused::kNotUtf8:
-      return InvalidArgument("grammar: the bytes of U+%04X are not UTF-8", refused_value_);
-  }
-  return Internal("grammar: an unknown refusal");
-}
-
-bool GrammarMatcher::HeldCanMatch() const {
-  // The code points the held bytes can become: [cp << 6h, (cp << 6h) | ones], clipped
-  // to what UTF-8 may encode with this many bytes.
-  const uint32_t shift = 6u * held_;
-  uint32_t lo = held_cp_ << shift, hi = lo | ((1u << shift) - 1);
-  if (lo < held_min_) lo = held_min_;
-  if (hi > kMaxCodePoint) hi = kMaxCodePoint;
-  if (lo > hi) return false;
-  for (size_t s = 0; s < num_stacks_; ++s) {
-    if (program_->MatchesSome(ValueOf(program_->element(stacks_[s].position)), lo, hi)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 Status GrammarMatcher::SaveState(size_t* mark) {
   const size_t pairs = 2 + num_stacks_;
   if (saved_used_ + pairs > limits_.max_saved / 2) {
@@ -417,7 +328,8 @@ Status GrammarMatcher::SaveState(size_t* mark) {
                              limits_.max_saved);
   }
   Pair* at = saved_ + saved_used_;
-  at[0] = {static_cast<uint32_t>(num_stacks_), (can_end_ ? 1u : 0u) | uint32_t{held_} << 8};
+  at[0] = {static_cast<uint32_t>(num_stacks_),
+           (can_end_ ? 1u : 0u) | uint32_t{held_} << 8};
   at[1] = {held_cp_, held_min_};
   memcpy(at + 2, stacks_, num_stacks_ * sizeof(Pair));
   *mark = saved_used_;
@@ -435,22 +347,6 @@ void GrammarMatcher::RestoreState(size_t mark) {
   memcpy(stacks_, at + 2, num_stacks_ * sizeof(Pair));
 }
 
-void GrammarMatcher::DropStates(size_t mark) {
-  saved_used_ = mark;
-}
-
-Status GrammarMatcher::AcceptText(std::string_view text, size_t* accepted) {
-  size_t at = 0;
-  if (accepted) *accepted = 0;
-  while (at < text.size()) {
-    uint32_t cp = 0;
-    const size_t n = DecodeUtf8(text, at, &cp);
-    if (n == 0) return InvalidArgument("grammar: the text is not UTF-8 at byte %zu", at);
-    EMBER_RETURN_IF_ERROR(Accept(cp));
-    at += n;
-    if (accepted) *accepted = at;
-  }
-  return Status::Ok();
-}
+void GrammarMatcher::DropStates(size_t mark) { saved_used_ = mark; }
 
 }  // namespace ember::grammar
