@@ -38,6 +38,7 @@ test_pkgs=(
   clang-14 libclang-rt-14-dev lld-14 llvm-14
   python3-numpy python3-torch python3-jinja2 python3-jsonschema nodejs
   python3-pytest python3-pip python3-setuptools python3-wheel
+  default-jdk-headless junit5
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )
