@@ -88,6 +88,27 @@ class GenerateTest {
     }
   }
 
+  @Test
+  void stopStringsEndTheTextAndSampleIsTheSamplers() {
+    try (Model model = Model.open(Cli.MODEL);
+         Session session = new Session(model, new SessionOptions().context(128))) {
+      String whole = session.generate(Cli.PROMPT, 60);
+      int at = whole.indexOf("Lily");
+      assertTrue(at > 0, whole);
+      session.reset();
+      session.setSampler(new Sampler().stop("Lily", "\u00e9t\u00e9"));
+      assertEquals(whole.substring(0, at), session.generate(Cli.PROMPT, 60));
+      // Greedy sample: the first of topK.
+      session.reset();
+      session.prefill(session.tokenize(Cli.PROMPT));
+      assertEquals(session.topK(1).get(0).id, session.sample());
+      // More than 16 stop strings: refused, and the old sampler stays.
+      String[] many = new String[17];
+      for (int i = 0; i < many.length; ++i) many[i] = "s" + i;
+      assertThrows(EmberException.class, () -> session.setSampler(new Sampler().stop(many)));
+    }
+  }
+
   static int[] toArray(List<Integer> values) {
     int[] out = new int[values.size()];
     for (int i = 0; i < out.length; ++i) out[i] = values.get(i);
