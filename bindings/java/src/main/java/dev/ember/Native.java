@@ -1,0 +1,76 @@
+// Native.java: the JNI entry points (libember_jni), one static method per C call group.
+package dev.ember;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The natives of libember_jni, thin over runtime/ember.h. Handles are the C pointers as
+ * longs; strings cross as UTF-8 byte arrays ({@link #cstr} adds the NUL C wants), so
+ * any text, paths included, arrives as written. Errors throw {@link EmberException}.
+ */
+final class Native {
+  private Native() {}
+
+  static {
+    // -Dember.jni.library=/path/libember_jni.so loads that file (tests, a build tree);
+    // otherwise the library path's libember_jni (an Android app's jniLibs/ABI/).
+    String path = System.getProperty("ember.jni.library");
+    if (path != null && !path.isEmpty()) {
+      System.load(path);
+    } else {
+      System.loadLibrary("ember_jni");
+    }
+  }
+
+  /** Loads the library (the static initializer) early, where that is wanted. */
+  static void load() {}
+
+  static byte[] cstr(String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    byte[] out = new byte[bytes.length + 1];
+    System.arraycopy(bytes, 0, out, 0, bytes.length);
+    return out;
+  }
+
+  static String text(byte[] utf8) {
+    return new String(utf8, StandardCharsets.UTF_8); // malformed bytes become U+FFFD
+  }
+
+  static native String version();
+
+  static native long modelOpen(byte[] path);
+  static native void modelFree(long model);
+  static native long modelInfo(long model, int what);
+  static native byte[] detokenize(long model, int previous, int[] tokens);
+  static native byte[] renderChat(long model, byte[][] roles, byte[][] contents,
+                                  boolean addGenerationPrompt, int enableThinking);
+
+  static native long sessionCreate(long model, int context, int batch, int kvType,
+                                   boolean allLogits, byte[] isa, boolean contextShift,
+                                   int contextKeep, int threads, long[] arenaBytes);
+  static native void sessionFree(long session);
+  static native void sessionReset(long session);
+  static native long sessionPosition(long session);
+  static native int[] tokenize(long session, byte[] text, int addBos, boolean parseSpecial);
+  static native void prefill(long session, int[] tokens);
+  static native void decode(long session, int token);
+  static native ByteBuffer logits(long session, int vocab, boolean allRows);
+  static native int sample(long session);
+  static native void setSampler(long session, float[] floats, int[] ints, long seed,
+                                byte[][] stop);
+  static native void setGrammar(long session, byte[] gbnf, byte[] root);
+  static native boolean grammarComplete(long session);
+  static native byte[] saveState(long session);
+  static native void restoreState(long session, byte[] state);
+  static native long generate(long session, int[] prompt, long maxNew, Generation sink,
+                              byte[] scratch);
+
+  static native long chatCreate(long session, int maxTextBytes, int maxMessages,
+                                int enableThinking);
+  static native void chatFree(long chat);
+  static native void chatReset(long chat);
+  static native void chatAdd(long chat, byte[] role, byte[] text);
+  static native long chatGenerate(long chat, long maxNew, Generation sink, byte[] scratch);
+  static native void chatStats(long chat, double[] out);
+}

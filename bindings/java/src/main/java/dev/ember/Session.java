@@ -1,0 +1,360 @@
+// Session.java: a model's running state, in one arena (ember_session_*).
+package dev.ember;
+
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * A model's running state: its KV cache and buffers, in one arena sized and allocated
+ * when it is created; nothing it computes afterwards allocates natively.
+ *
+ * <p>Threads: a session is used by one thread at a time. A call while another thread is
+ * inside one of its calls throws {@link SessionBusyException} (it does not wait), as does
+ * a call from inside its own generation's callback. Use one session per thread; models
+ * are shared freely.
+ *
+ * <p>Close it ({@code try}-with-resources): its arena is native memory the garbage
+ * collector does not see. After close, every call throws IllegalStateException.
+ */
+public final class Session implements AutoCloseable {
+  private final Model model;
+  private final long modelHandle; // valid while the session is: it keeps its model alive
+  private final int vocabSize;
+  private final long arenaBytes;
+  private final AtomicReference<Thread> user = new AtomicReference<>();
+  private final List<Chat> chats = new ArrayList<>();
+  private long handle;
+
+  public Session(Model model) {
+    this(model, new SessionOptions());
+  }
+
+  public Session(Model model, SessionOptions options) {
+    this.model = model;
+    this.modelHandle = model.handle();
+    this.vocabSize = model.vocabSize();
+    long[] arena = new long[1];
+    byte[] isa = options.isa == null ? null : Native.cstr(options.isa);
+    this.handle = Native.sessionCreate(modelHandle, options.context, options.batch,
+        options.kvType.code, options.allLogits, isa, options.contextShift,
+        options.contextKeep, options.threads, arena);
+    this.arenaBytes = arena[0];
+  }
+
+  /** Takes the session for the calling thread; throws if busy or closed. */
+  void enter() {
+    Thread me = Thread.currentThread();
+    if (!user.compareAndSet(null, me)) {
+      throw new SessionBusyException(user.get() == me
+          ? "ember: the session is generating: its callback must not call it"
+          : "ember: the session is in use by another thread: use one session per thread");
+    }
+    if (handle == 0) {
+      user.set(null);
+      throw new IllegalStateException("ember: the session is closed");
+    }
+  }
+
+  void exit() {
+    user.set(null);
+  }
+
+  /** The handle, with the guard held by the caller. */
+  long handle() {
+    return handle;
+  }
+
+  void adopt(Chat chat) {
+    chats.add(chat);
+  }
+
+  void forget(Chat chat) {
+    chats.remove(chat);
+  }
+
+  /** Frees the session, its chats and its arena: its logits buffers must not be read after. */
+  @Override
+  public void close() {
+    Thread me = Thread.currentThread();
+    if (!user.compareAndSet(null, me)) {
+      throw new SessionBusyException("ember: the session is in use: it cannot close now");
+    }
+    try {
+      if (handle != 0) {
+        for (Chat chat : new ArrayList<>(chats)) chat.closeHeld();
+        Native.sessionFree(handle);
+        handle = 0;
+      }
+    } finally {
+      user.set(null);
+    }
+  }
+
+  public Model model() {
+    return model;
+  }
+
+  /** The bytes of the session's arena: all the native memory it computes with. */
+  public long arenaBytes() {
+    return arenaBytes;
+  }
+
+  /** Positions of the context in use. */
+  public long position() {
+    enter();
+    try {
+      return Native.sessionPosition(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Forgets the context: the next prefill starts at position 0. */
+  public void reset() {
+    enter();
+    try {
+      Native.sessionReset(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Token ids of text, BOS first as the model's tokenizer says. */
+  public int[] tokenize(String text) {
+    return tokenize(text, -1, false);
+  }
+
+  /**
+   * Token ids of text. addBos: -1 as the model says, 0 no, 1 yes; parseSpecial: control
+   * tokens written in the text (as chat templates write them) become their ids.
+   */
+  public int[] tokenize(String text, int addBos, boolean parseSpecial) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    enter();
+    try {
+      return Native.tokenize(handle, bytes, addBos, parseSpecial);
+    } finally {
+      exit();
+    }
+  }
+
+  /** The text of tokens ({@link Model#detokenize}); callable from a generation callback. */
+  public String detokenize(int[] tokens) {
+    return Native.text(Native.detokenize(modelHandleForRead(), -1, tokens));
+  }
+
+  private long modelHandleForRead() {
+    if (handle == 0) throw new IllegalStateException("ember: the session is closed");
+    return modelHandle;
+  }
+
+  /** Runs the model over tokens at the current position and advances it. */
+  public void prefill(int[] tokens) {
+    enter();
+    try {
+      Native.prefill(handle, tokens);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Runs the model over one token at the current position and advances it. */
+  public void decode(int token) {
+    enter();
+    try {
+      Native.decode(handle, token);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * The last position's logits (vocabSize floats): a read-only direct buffer over the
+   * session's arena, not a copy. The next prefill, decode or generate overwrites them
+   * (copy with {@code get(float[])} to keep them), and after close the buffer must not be
+   * read. Readable from a generation callback (the token's logits). IllegalStateException
+   * before the first prefill.
+   */
+  public FloatBuffer logits() {
+    return logitsBuffer(false);
+  }
+
+  /**
+   * With {@link SessionOptions#allLogits}: every row of the last prefill step, one after
+   * the other (rows x vocabSize floats), as {@link #logits()} a view of the arena.
+   */
+  public FloatBuffer logitsRows() {
+    return logitsBuffer(true);
+  }
+
+  private FloatBuffer logitsBuffer(boolean all) {
+    boolean held = enterForRead();
+    try {
+      java.nio.ByteBuffer bytes = Native.logits(handle, vocabSize, all);
+      if (bytes == null) throw new IllegalStateException("ember: no logits yet: prefill first");
+      return bytes.asReadOnlyBuffer().order(ByteOrder.nativeOrder()).asFloatBuffer();
+    } finally {
+      if (held) exit();
+    }
+  }
+
+  /** Like enter(), but the generating thread (inside its callback) may read too. */
+  private boolean enterForRead() {
+    if (user.get() == Thread.currentThread()) {
+      if (handle == 0) throw new IllegalStateException("ember: the session is closed");
+      return false;
+    }
+    enter();
+    return true;
+  }
+
+  /** The k likeliest next tokens, likeliest first (softmax over all the logits). */
+  public List<TopToken> topK(int k) {
+    FloatBuffer logits = logits();
+    int n = logits.limit();
+    k = Math.max(0, Math.min(k, n));
+    int[] best = new int[k];
+    int count = 0;
+    float max = Float.NEGATIVE_INFINITY;
+    for (int i = 0; i < n; ++i) {
+      float value = logits.get(i);
+      max = Math.max(max, value);
+      // Insert after every equal value: ties keep the lower id first.
+      int at = count;
+      while (at > 0 && logits.get(best[at - 1]) < value) --at;
+      if (at >= k) continue;
+      System.arraycopy(best, at, best, at + 1, Math.min(count, k - 1) - at);
+      best[at] = i;
+      count = Math.min(count + 1, k);
+    }
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += Math.exp((double) logits.get(i) - max);
+    List<TopToken> out = new ArrayList<>(k);
+    for (int i = 0; i < count; ++i) {
+      int id = best[i];
+      out.add(new TopToken(id, Native.text(Native.detokenize(modelHandle, -1, new int[] {id})),
+                           Math.exp((double) logits.get(id) - max) / sum));
+    }
+    return out;
+  }
+
+  /** How sample and generate pick tokens; refused values keep the previous sampler. */
+  public void setSampler(Sampler sampler) {
+    float[] floats = {sampler.temperature, sampler.topP, sampler.minP, sampler.repeatPenalty,
+                      sampler.frequencyPenalty, sampler.presencePenalty};
+    int[] ints = {sampler.topK, sampler.repeatLastN};
+    byte[][] stop = new byte[sampler.stop.size()][];
+    for (int i = 0; i < stop.length; ++i) stop[i] = Native.cstr(sampler.stop.get(i));
+    enter();
+    try {
+      Native.setSampler(handle, floats, ints, sampler.seed, stop);
+    } finally {
+      exit();
+    }
+  }
+
+  /** A token drawn from the last position's logits by the session's sampler. */
+  public int sample() {
+    enter();
+    try {
+      return Native.sample(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Holds every later generation to a GBNF grammar (null: none), from rule "root". */
+  public void setGrammar(String gbnf) {
+    setGrammar(gbnf, null);
+  }
+
+  /** A malformed grammar throws EmberException naming its line and column. */
+  public void setGrammar(String gbnf, String root) {
+    byte[] text = gbnf == null ? null : gbnf.getBytes(StandardCharsets.UTF_8);
+    enter();
+    try {
+      Native.setGrammar(handle, text, root == null ? null : Native.cstr(root));
+    } finally {
+      exit();
+    }
+  }
+
+  /** Whether the last generation's text is a whole sentence of the grammar. */
+  public boolean grammarComplete() {
+    enter();
+    try {
+      return Native.grammarComplete(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** The session's state: position, KV cache rows, tokens, the sampler's generator. */
+  public byte[] saveState() {
+    enter();
+    try {
+      return Native.saveState(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Restores a saved state (a damaged or foreign one throws, the session unchanged). */
+  public void restoreState(byte[] state) {
+    enter();
+    try {
+      Native.restoreState(handle, state);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Prefills the prompt's tokens and generates up to maxNew; returns their text. */
+  public String generate(String prompt, int maxNew) {
+    return generate(tokenize(prompt), maxNew, null);
+  }
+
+  /** {@link #generate(String, int)}, handing {@code onText} the text as it comes. */
+  public String generate(String prompt, int maxNew, Consumer<String> onText) {
+    return generate(tokenize(prompt), maxNew, listenerOf(onText));
+  }
+
+  /**
+   * Prefills {@code prompt} (empty: go on from the last logits, as after restoreState)
+   * and generates up to maxNew tokens with the session's sampler, calling the listener
+   * (may be null) per token. Stops at the end of text, a stop string or when the listener
+   * returns false; EmberException when the context fills. Returns the text.
+   */
+  public String generate(int[] prompt, int maxNew, TokenListener listener) {
+    checkMaxNew(maxNew);
+    Generation sink = new Generation(listener);
+    enter();
+    try {
+      Native.generate(handle, prompt, maxNew, sink, sink.scratch);
+    } finally {
+      exit();
+    }
+    sink.finish();
+    return sink.text();
+  }
+
+  static void checkMaxNew(int maxNew) {
+    if (maxNew < 0) throw new IllegalArgumentException("ember: maxNew must be >= 0");
+  }
+
+  static TokenListener listenerOf(final Consumer<String> onText) {
+    if (onText == null) return null;
+    return new TokenListener() {
+      @Override
+      public boolean onToken(int token, String text) {
+        if (!text.isEmpty()) onText.accept(text);
+        return true;
+      }
+    };
+  }
+}

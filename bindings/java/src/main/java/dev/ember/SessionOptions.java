@@ -1,0 +1,66 @@
+// SessionOptions.java: what a session is created with (ember_session_options).
+package dev.ember;
+
+/**
+ * A session's options, set fluently: {@code new SessionOptions().context(256).threads(2)}.
+ * Unset fields keep ember's defaults (ember_session_options_default).
+ */
+public final class SessionOptions {
+  int context;
+  int batch;
+  int threads = 1;
+  KvType kvType = KvType.F32;
+  boolean allLogits;
+  String isa;
+  boolean contextShift;
+  int contextKeep;
+
+  /** Positions the KV cache holds (0: the model's, if that fits in 4 GiB). */
+  public SessionOptions context(int positions) {
+    this.context = nonNegative(positions, "context");
+    return this;
+  }
+
+  /** Tokens per prefill step (0: 64). */
+  public SessionOptions batch(int tokens) {
+    this.batch = nonNegative(tokens, "batch");
+    return this;
+  }
+
+  /** Threads of the session's own pool (1: the calling thread alone). */
+  public SessionOptions threads(int threads) {
+    if (threads < 1) throw new IllegalArgumentException("ember: threads must be >= 1");
+    this.threads = threads;
+    return this;
+  }
+
+  public SessionOptions kvType(KvType type) {
+    if (type == null) throw new NullPointerException("kvType");
+    this.kvType = type;
+    return this;
+  }
+
+  /** Keep a row of logits for every position of a prefill step ({@link Session#logitsRows}). */
+  public SessionOptions allLogits(boolean all) {
+    this.allLogits = all;
+    return this;
+  }
+
+  /** The kernels' ISA tier ("native", "avx2", "neon", ...; null: $EMBER_ISA or native). */
+  public SessionOptions isa(String tier) {
+    this.isa = tier;
+    return this;
+  }
+
+  /** A full context is shifted (keeping {@code keep} positions), not an error. */
+  public SessionOptions contextShift(boolean shift, int keep) {
+    this.contextShift = shift;
+    this.contextKeep = nonNegative(keep, "keep");
+    return this;
+  }
+
+  private static int nonNegative(int value, String name) {
+    if (value < 0) throw new IllegalArgumentException("ember: " + name + " must be >= 0");
+    return value;
+  }
+}
