@@ -317,23 +317,41 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   EXPECT_GT(n, 100u);
 }
 
+// A chat through the C API over the random Qwen3 model, room for kTools; freed at the
+// end.
+struct CApiChat {
+  testing::AlignedBytes bytes;
+  ember_model* model = nullptr;
+  ember_session* session = nullptr;
+  ember_chat* chat = nullptr;
+
+  void Open() {
+    uint32_t vocab = 0;
+    Qwen3Model(&bytes, &vocab);
+    ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
+    ASSERT_EQ(ember_session_create(model, nullptr, nullptr, nullptr, 0, &session),
+              EMBER_OK)
+        << ember_last_error();
+    ember_chat_options options;
+    ember_chat_options_default(&options);
+    options.max_tools_bytes = sizeof(kTools);
+    ASSERT_EQ(ember_chat_create(session, &options, &chat), EMBER_OK)
+        << ember_last_error();
+  }
+  ~CApiChat() {
+    ember_chat_free(chat);
+    ember_session_free(session);
+    ember_model_free(model);
+  }
+};
+
 // The same through the C API: tools set, a lazy call grammar set (after them), calls
 // read back; a random model opens no call, so the reply stays text.
 TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
   if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  testing::AlignedBytes bytes;
-  uint32_t vocab = 0;
-  Qwen3Model(&bytes, &vocab);
-  ember_model* model = nullptr;
-  ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
-  ember_session* session = nullptr;
-  ASSERT_EQ(ember_session_create(model, nullptr, nullptr, nullptr, 0, &session), EMBER_OK)
-      << ember_last_error();
-  ember_chat_options options;
-  ember_chat_options_default(&options);
-  options.max_tools_bytes = sizeof(kTools);
-  ember_chat* chat = nullptr;
-  ASSERT_EQ(ember_chat_create(session, &options, &chat), EMBER_OK) << ember_last_error();
+  CApiChat c;
+  ASSERT_NO_FATAL_FAILURE(c.Open());
+  ember_chat* chat = c.chat;
   std::vector<tools::ToolDefinition> defs;
   ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &defs).ok());
   std::string gbnf;
@@ -361,28 +379,15 @@ TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
   EXPECT_EQ(n, 0u);
   EXPECT_STREQ(why, "");
   EXPECT_EQ(ember_chat_set_tool_grammar(chat, nullptr, 0), EMBER_OK);
-  ember_chat_free(chat);
-  ember_session_free(session);
-  ember_model_free(model);
 }
 
 // A whole-reply grammar through the C API: the reply is the call the grammar spells,
 // parsed back as the chat's tool call; cut short by max_new, it is EMBER_OUT_OF_RANGE.
 TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
   if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  testing::AlignedBytes bytes;
-  uint32_t vocab = 0;
-  Qwen3Model(&bytes, &vocab);
-  ember_model* model = nullptr;
-  ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
-  ember_session* session = nullptr;
-  ASSERT_EQ(ember_session_create(model, nullptr, nullptr, nullptr, 0, &session), EMBER_OK)
-      << ember_last_error();
-  ember_chat_options options;
-  ember_chat_options_default(&options);
-  options.max_tools_bytes = sizeof(kTools);
-  ember_chat* chat = nullptr;
-  ASSERT_EQ(ember_chat_create(session, &options, &chat), EMBER_OK) << ember_last_error();
+  CApiChat c;
+  ASSERT_NO_FATAL_FAILURE(c.Open());
+  ember_chat* chat = c.chat;
   ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK);
   const std::string call =
       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"
@@ -438,9 +443,6 @@ TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
   ASSERT_EQ(ember_chat_set_grammar(chat, nullptr, 0, nullptr), EMBER_OK);
   ASSERT_EQ(ember_chat_add(chat, "user", "Thanks", 6), EMBER_OK);
   EXPECT_EQ(ember_chat_generate(chat, 2, collect, &reply, &generated), EMBER_OK);
-  ember_chat_free(chat);
-  ember_session_free(session);
-  ember_model_free(model);
 }
 
 }  // namespace

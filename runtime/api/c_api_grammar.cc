@@ -17,15 +17,19 @@ using ember::c_api::Report;
 
 namespace {
 
-// The rule to start from: options->root if given, else "root".
-ember::Status GrammarRoot(const ember_grammar_options* options, const char** root) {
-  if (!options) return ember::Status::Ok();
-  const ember::Status size = CheckStructSize<ember_grammar_options>(
-      "ember_grammar_options", options->struct_size,
-      offsetof(ember_grammar_options, root) + sizeof(const char*));
-  if (!size.ok()) return size;
-  if (options->root) *root = options->root;
-  return ember::Status::Ok();
+// The GBNF text compiled from rule options->root (NULL options or root: "root").
+ember::Status Compile(const char* gbnf, size_t length,
+                      const ember_grammar_options* options,
+                      std::vector<uint32_t>* words) {
+  const char* root = "root";
+  if (options) {
+    const ember::Status size = CheckStructSize<ember_grammar_options>(
+        "ember_grammar_options", options->struct_size,
+        offsetof(ember_grammar_options, root) + sizeof(const char*));
+    if (!size.ok()) return size;
+    if (options->root) root = options->root;
+  }
+  return ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, words);
 }
 
 // Makes `owner` (deleted by `release`; null: none) the chat's replies' grammar, through
@@ -54,11 +58,8 @@ ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
     session->grammar_complete = true;
     return EMBER_OK;
   }
-  const char* root = "root";
-  ember::Status status = GrammarRoot(options, &root);
-  if (!status.ok()) return Report(status);
   std::vector<uint32_t> words;
-  status = ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
+  ember::Status status = Compile(gbnf, length, options, &words);
   if (!status.ok()) return Report(status);
   auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
   status = constraint->Init(std::move(words), session->session.model().tokenizer());
@@ -85,8 +86,7 @@ ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf,
         "ember_chat_set_tool_grammar: set the tools first (ember_chat_set_tools)"));
   }
   std::vector<uint32_t> words;
-  ember::Status status =
-      ember::grammar::CompileGbnf(std::string_view(gbnf, length), "root", &words);
+  ember::Status status = Compile(gbnf, length, nullptr, &words);
   if (!status.ok()) return Report(status);
   // The grammar and the trigger that starts it, in one owner.
   struct ToolGrammar {
@@ -113,11 +113,8 @@ ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t l
                                     const ember_grammar_options* options) {
   if (!chat) return NullArgument("chat");
   if (!gbnf) return SetChatGrammar(chat, nullptr, nullptr, false);
-  const char* root = "root";
-  ember::Status status = GrammarRoot(options, &root);
-  if (!status.ok()) return Report(status);
   std::vector<uint32_t> words;
-  status = ember::grammar::CompileGbnf(std::string_view(gbnf, length), root, &words);
+  ember::Status status = Compile(gbnf, length, options, &words);
   if (!status.ok()) return Report(status);
   auto made = std::make_unique<ember::grammar::GrammarConstraint>();
   const ember::Model& model = chat->session->session.model();
