@@ -4,7 +4,11 @@
 #ifndef EMBER_TESTING_ALLOC_COUNT_H_
 #define EMBER_TESTING_ALLOC_COUNT_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 
 namespace ember::testing {
 
@@ -18,6 +22,23 @@ uint64_t AllocCounterCount();
 // interposer (a sanitizer, an LD_PRELOADed allocator) came first, so counts would be 0
 // whatever happened.
 bool AllocCounterActive();
+
+// Text a generation callback (Append) streams into a fixed buffer: a callback that
+// allocates nothing either, for the no-allocation tests.
+struct FixedText {
+  char bytes[8192];
+  size_t size = 0;
+  size_t tokens = 0;
+};
+
+inline bool Append(void* user, int32_t, std::string_view text) {
+  auto* out = static_cast<FixedText*>(user);
+  const size_t n = std::min(text.size(), sizeof(out->bytes) - out->size);
+  std::memcpy(out->bytes + out->size, text.data(), n);
+  out->size += n;
+  ++out->tokens;
+  return true;
+}
 
 }  // namespace ember::testing
 

@@ -26,21 +26,8 @@
 namespace ember {
 namespace {
 
-// Streams into a fixed buffer: the callback must not allocate either.
-struct FixedText {
-  char bytes[8192];
-  size_t size = 0;
-  size_t tokens = 0;
-};
-
-bool Append(void* user, int32_t, std::string_view text) {
-  auto* out = static_cast<FixedText*>(user);
-  const size_t n = std::min(text.size(), sizeof(out->bytes) - out->size);
-  memcpy(out->bytes + out->size, text.data(), n);
-  out->size += n;
-  ++out->tokens;
-  return true;
-}
+using testing::Append;
+using testing::FixedText;
 
 // Loads `spec` as `dtype`, creates a session (pool of `threads`, a `kv_type` cache of 64
 // positions that shifts when full), then counts the heap calls of tokenizing, generating

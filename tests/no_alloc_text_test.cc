@@ -26,21 +26,8 @@
 namespace ember {
 namespace {
 
-// Streams into a fixed buffer: the callback must not allocate either.
-struct FixedText {
-  char bytes[8192];
-  size_t size = 0;
-  size_t tokens = 0;
-};
-
-bool Append(void* user, int32_t, std::string_view text) {
-  auto* out = static_cast<FixedText*>(user);
-  const size_t n = std::min(text.size(), sizeof(out->bytes) - out->size);
-  memcpy(out->bytes + out->size, text.data(), n);
-  out->size += n;
-  ++out->tokens;
-  return true;
-}
+using testing::Append;
+using testing::FixedText;
 
 // A chat's turns (render, tokenize, reuse the cache, generate), a template render, and
 // saving and restoring a session's state: no heap either.
