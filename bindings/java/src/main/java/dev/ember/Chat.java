@@ -58,7 +58,10 @@ public final class Chat implements AutoCloseable {
     return this;
   }
 
-  /** Generates the assistant's reply to the conversation and appends it. */
+  /**
+   * Generates the assistant's reply to the conversation and appends it; {@link
+   * Session#cancel()} on its session stops it after the current token, as for generate.
+   */
   public String reply(int maxNew) {
     return reply(maxNew, null);
   }
@@ -66,9 +69,10 @@ public final class Chat implements AutoCloseable {
   /** {@link #reply(int)}, handing {@code onText} the text as it comes. */
   public String reply(int maxNew, Consumer<String> onText) {
     Session.checkMaxNew(maxNew);
-    Generation sink = new Generation(Session.listenerOf(onText));
+    Generation sink;
     session.enter();
     try {
+      sink = session.startGeneration(Session.listenerOf(onText));
       Native.chatGenerate(handle(), maxNew, sink, sink.scratch);
     } finally {
       session.exit();
