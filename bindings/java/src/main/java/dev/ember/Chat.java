@@ -3,6 +3,7 @@ package dev.ember;
 
 import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
+import javax.annotation.Nullable;
 
 /**
  * A conversation over a session (ember_chat_*): {@code send(text)} adds a user turn and
@@ -67,7 +68,7 @@ public final class Chat implements AutoCloseable {
   }
 
   /** {@link #reply(int)}, handing {@code onText} the text as it comes. */
-  public String reply(int maxNew, Consumer<String> onText) {
+  public String reply(int maxNew, @Nullable Consumer<String> onText) {
     Session.checkMaxNew(maxNew);
     Generation sink;
     session.enter();

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import javax.annotation.Nullable;
 
 /**
  * A model's running state: its KV cache and buffers, in one arena sized and allocated
@@ -92,7 +93,7 @@ public final class Session implements AutoCloseable {
   }
 
   /** A generation's sink; clears the cancel request. With the guard held by the caller. */
-  Generation startGeneration(TokenListener listener) {
+  Generation startGeneration(@Nullable TokenListener listener) {
     cancelled = false;
     return new Generation(listener, this);
   }
@@ -302,12 +303,12 @@ public final class Session implements AutoCloseable {
   }
 
   /** Holds every later generation to a GBNF grammar (null: none), from rule "root". */
-  public void setGrammar(String gbnf) {
+  public void setGrammar(@Nullable String gbnf) {
     setGrammar(gbnf, null);
   }
 
-  /** A malformed grammar throws EmberException naming its line and column. */
-  public void setGrammar(String gbnf, String root) {
+  /** root null: "root". A malformed grammar throws EmberException naming line and column. */
+  public void setGrammar(@Nullable String gbnf, @Nullable String root) {
     byte[] text = gbnf == null ? null : gbnf.getBytes(StandardCharsets.UTF_8);
     enter();
     try {
@@ -353,7 +354,7 @@ public final class Session implements AutoCloseable {
   }
 
   /** {@link #generate(String, int)}, handing {@code onText} the text as it comes. */
-  public String generate(String prompt, int maxNew, Consumer<String> onText) {
+  public String generate(String prompt, int maxNew, @Nullable Consumer<String> onText) {
     return generate(tokenize(prompt), maxNew, listenerOf(onText));
   }
 
@@ -364,7 +365,7 @@ public final class Session implements AutoCloseable {
    * returns false or after {@link #cancel()}; EmberException when the context fills.
    * Returns the text.
    */
-  public String generate(int[] prompt, int maxNew, TokenListener listener) {
+  public String generate(int[] prompt, int maxNew, @Nullable TokenListener listener) {
     checkMaxNew(maxNew);
     Generation sink;
     enter();
@@ -382,7 +383,8 @@ public final class Session implements AutoCloseable {
     if (maxNew < 0) throw new IllegalArgumentException("ember: maxNew must be >= 0");
   }
 
-  static TokenListener listenerOf(final Consumer<String> onText) {
+  @Nullable
+  static TokenListener listenerOf(final @Nullable Consumer<String> onText) {
     if (onText == null) return null;
     return new TokenListener() {
       @Override
