@@ -39,7 +39,7 @@ test_pkgs=(
   python3-numpy python3-torch python3-jinja2 python3-jsonschema nodejs
   python3-pytest python3-pip python3-setuptools python3-wheel
   python3-matplotlib python3-seaborn python3-pil
-  default-jdk-headless junit5
+  default-jdk-headless junit5 libjsr305-java
   chromium
   qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf
 )

@@ -3,6 +3,7 @@ package dev.ember;
 
 import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
+import javax.annotation.Nullable;
 
 /**
  * A conversation over a session (ember_chat_*): {@code send(text)} adds a user turn and
@@ -58,17 +59,21 @@ public final class Chat implements AutoCloseable {
     return this;
   }
 
-  /** Generates the assistant's reply to the conversation and appends it. */
+  /**
+   * Generates the assistant's reply to the conversation and appends it; {@link
+   * Session#cancel()} on its session stops it after the current token, as for generate.
+   */
   public String reply(int maxNew) {
     return reply(maxNew, null);
   }
 
   /** {@link #reply(int)}, handing {@code onText} the text as it comes. */
-  public String reply(int maxNew, Consumer<String> onText) {
+  public String reply(int maxNew, @Nullable Consumer<String> onText) {
     Session.checkMaxNew(maxNew);
-    Generation sink = new Generation(Session.listenerOf(onText));
+    Generation sink;
     session.enter();
     try {
+      sink = session.startGeneration(Session.listenerOf(onText));
       Native.chatGenerate(handle(), maxNew, sink, sink.scratch);
     } finally {
       session.exit();

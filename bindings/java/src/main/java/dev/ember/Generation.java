@@ -7,16 +7,18 @@ import java.nio.CharBuffer;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import javax.annotation.Nullable;
 
 /**
  * The sink of one generate or chat reply: collects the bytes (for the returned text, as
  * one UTF-8 decode of them all) and, with a listener, hands it whole characters as they
- * come. The native side copies each token's bytes into {@link #scratch}, so a token
- * costs no array of its own.
+ * come; stops after a token once its session was cancelled. The native side copies each
+ * token's bytes into {@link #scratch}, so a token costs no array of its own.
  */
 final class Generation {
   final byte[] scratch = new byte[256];
-  private final TokenListener listener;
+  private final @Nullable TokenListener listener;
+  private final Session session; // asked after each token whether it was cancelled
   private final ByteArrayOutputStream all = new ByteArrayOutputStream();
   private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
       .onMalformedInput(CodingErrorAction.REPLACE)
@@ -24,14 +26,15 @@ final class Generation {
   private ByteBuffer pending = ByteBuffer.allocate(64); // bytes of an unfinished character
   private CharBuffer chars = CharBuffer.allocate(256);
 
-  Generation(TokenListener listener) {
+  Generation(@Nullable TokenListener listener, Session session) {
     this.listener = listener;
+    this.session = session;
   }
 
   /** Called by libember_jni: data[0, length) are the bytes of `token`. */
   boolean accept(int token, byte[] data, int length) {
     all.write(data, 0, length);
-    if (listener == null) return true;
+    if (listener == null) return !session.cancelled();
     if (pending.remaining() < length) {
       ByteBuffer bigger = ByteBuffer.allocate(pending.position() + length + 64);
       pending.flip();
@@ -39,7 +42,8 @@ final class Generation {
       pending = bigger;
     }
     pending.put(data, 0, length);
-    return listener.onToken(token, decode(false));
+    // Read after the listener returns: a cancel from it (or a thread it joined) ends here.
+    return listener.onToken(token, decode(false)) && !session.cancelled();
   }
 
   private String decode(boolean end) {

@@ -3,6 +3,7 @@ package dev.ember;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import javax.annotation.Nullable;
 
 /**
  * The natives of libember_jni, thin over runtime/ember.h. Handles are the C pointers as
@@ -47,19 +48,21 @@ final class Native {
                                   boolean addGenerationPrompt, int enableThinking);
 
   static native long sessionCreate(long model, int context, int batch, int kvType,
-                                   boolean allLogits, byte[] isa, boolean contextShift,
-                                   int contextKeep, int threads, long[] arenaBytes);
+                                   boolean allLogits, @Nullable byte[] isa,
+                                   boolean contextShift, int contextKeep, int threads,
+                                   long[] arenaBytes);
   static native void sessionFree(long session);
   static native void sessionReset(long session);
   static native long sessionPosition(long session);
   static native int[] tokenize(long session, byte[] text, int addBos, boolean parseSpecial);
   static native void prefill(long session, int[] tokens);
   static native void decode(long session, int token);
+  @Nullable
   static native ByteBuffer logits(long session, int vocab, boolean allRows);
   static native int sample(long session);
   static native void setSampler(long session, float[] floats, int[] ints, long seed,
                                 byte[][] stop);
-  static native void setGrammar(long session, byte[] gbnf, byte[] root);
+  static native void setGrammar(long session, @Nullable byte[] gbnf, @Nullable byte[] root);
   static native boolean grammarComplete(long session);
   static native byte[] saveState(long session);
   static native void restoreState(long session, byte[] state);
@@ -70,7 +73,7 @@ final class Native {
                                 int enableThinking);
   static native void chatFree(long chat);
   static native void chatReset(long chat);
-  static native void chatAdd(long chat, byte[] role, byte[] text);
+  static native void chatAdd(long chat, @Nullable byte[] role, byte[] text);
   static native long chatGenerate(long chat, long maxNew, Generation sink, byte[] scratch);
   static native void chatStats(long chat, double[] out);
 }

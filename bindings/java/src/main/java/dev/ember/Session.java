@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import javax.annotation.Nullable;
 
 /**
  * A model's running state: its KV cache and buffers, in one arena sized and allocated
@@ -17,6 +18,9 @@ import java.util.function.Consumer;
  * inside one of its calls throws {@link SessionBusyException} (it does not wait), as does
  * a call from inside its own generation's callback. Use one session per thread; models
  * are shared freely.
+ *
+ * <p>{@link #cancel()} is not held to that rule: any thread may call it at any time, and
+ * it stops a running generate or chat reply after its current token.
  *
  * <p>Close it ({@code try}-with-resources): its arena is native memory the garbage
  * collector does not see. After close, every call throws IllegalStateException.
@@ -28,6 +32,7 @@ public final class Session implements AutoCloseable {
   private final long arenaBytes;
   private final AtomicReference<Thread> user = new AtomicReference<>();
   private final List<Chat> chats = new ArrayList<>();
+  private volatile boolean cancelled; // set by cancel(), cleared as a generation starts
   private long handle;
 
   public Session(Model model) {
@@ -62,6 +67,35 @@ public final class Session implements AutoCloseable {
 
   void exit() {
     user.set(null);
+  }
+
+  /**
+   * Stops the session's running {@link #generate} or {@link Chat#reply} after its current
+   * token: that token still reaches the listener and the text, then the call returns what
+   * was generated so far, as when a listener returns false (no exception). Any thread may
+   * call it at any time, the generation's own listener included; it never throws and
+   * never waits. The request holds until the next generate or reply of this session
+   * starts, which clears it: a cancel made while no generation runs, or before one has
+   * started, has no effect on it. A generation sees the request after each token, once
+   * its listener has returned: a cancel from the listener, or one that happened before
+   * the listener returned (a thread it joined), ends the generation at that token; one
+   * from another thread at any other moment ends it at the token being computed. A
+   * prompt's prefill runs to its end; the first token then ends it. prefill and decode
+   * are not cancelled.
+   */
+  public void cancel() {
+    cancelled = true;
+  }
+
+  /** Whether cancel() was called since the running generation started. */
+  boolean cancelled() {
+    return cancelled;
+  }
+
+  /** A generation's sink; clears the cancel request. With the guard held by the caller. */
+  Generation startGeneration(@Nullable TokenListener listener) {
+    cancelled = false;
+    return new Generation(listener, this);
   }
 
   /** The handle, with the guard held by the caller. */
@@ -269,12 +303,12 @@ public final class Session implements AutoCloseable {
   }
 
   /** Holds every later generation to a GBNF grammar (null: none), from rule "root". */
-  public void setGrammar(String gbnf) {
+  public void setGrammar(@Nullable String gbnf) {
     setGrammar(gbnf, null);
   }
 
-  /** A malformed grammar throws EmberException naming its line and column. */
-  public void setGrammar(String gbnf, String root) {
+  /** root null: "root". A malformed grammar throws EmberException naming line and column. */
+  public void setGrammar(@Nullable String gbnf, @Nullable String root) {
     byte[] text = gbnf == null ? null : gbnf.getBytes(StandardCharsets.UTF_8);
     enter();
     try {
@@ -320,21 +354,23 @@ public final class Session implements AutoCloseable {
   }
 
   /** {@link #generate(String, int)}, handing {@code onText} the text as it comes. */
-  public String generate(String prompt, int maxNew, Consumer<String> onText) {
+  public String generate(String prompt, int maxNew, @Nullable Consumer<String> onText) {
     return generate(tokenize(prompt), maxNew, listenerOf(onText));
   }
 
   /**
    * Prefills {@code prompt} (empty: go on from the last logits, as after restoreState)
    * and generates up to maxNew tokens with the session's sampler, calling the listener
-   * (may be null) per token. Stops at the end of text, a stop string or when the listener
-   * returns false; EmberException when the context fills. Returns the text.
+   * (may be null) per token. Stops at the end of text, a stop string, when the listener
+   * returns false or after {@link #cancel()}; EmberException when the context fills.
+   * Returns the text.
    */
-  public String generate(int[] prompt, int maxNew, TokenListener listener) {
+  public String generate(int[] prompt, int maxNew, @Nullable TokenListener listener) {
     checkMaxNew(maxNew);
-    Generation sink = new Generation(listener);
+    Generation sink;
     enter();
     try {
+      sink = startGeneration(listener);
       Native.generate(handle, prompt, maxNew, sink, sink.scratch);
     } finally {
       exit();
@@ -347,7 +383,8 @@ public final class Session implements AutoCloseable {
     if (maxNew < 0) throw new IllegalArgumentException("ember: maxNew must be >= 0");
   }
 
-  static TokenListener listenerOf(final Consumer<String> onText) {
+  @Nullable
+  static TokenListener listenerOf(final @Nullable Consumer<String> onText) {
     if (onText == null) return null;
     return new TokenListener() {
       @Override

@@ -1,6 +1,8 @@
 // SessionOptions.java: what a session is created with (ember_session_options).
 package dev.ember;
 
+import javax.annotation.Nullable;
+
 /**
  * A session's options, set fluently: {@code new SessionOptions().context(256).threads(2)}.
  * Unset fields keep ember's defaults (ember_session_options_default).
@@ -11,7 +13,7 @@ public final class SessionOptions {
   int threads = 1;
   KvType kvType = KvType.F32;
   boolean allLogits;
-  String isa;
+  @Nullable String isa;
   boolean contextShift;
   int contextKeep;
 
@@ -47,7 +49,7 @@ public final class SessionOptions {
   }
 
   /** The kernels' ISA tier ("native", "avx2", "neon", ...; null: $EMBER_ISA or native). */
-  public SessionOptions isa(String tier) {
+  public SessionOptions isa(@Nullable String tier) {
     this.isa = tier;
     return this;
   }
