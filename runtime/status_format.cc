@@ -1,10 +1,10 @@
 // FormatV and Format: ember's printf (status.h says what it formats), so messages need no
 // C library printf (a bare-metal image links none) and print the same everywhere.
-#include "runtime/status.h"
-
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
+
+#include "runtime/status.h"
 
 namespace ember {
 namespace {
@@ -380,9 +380,10 @@ int FormatV(char* out, size_t size, const char* format, va_list args) {
       case 's': {
         const char* s = va_arg(args, const char*);
         if (s == nullptr) s = "(null)";
+        // The precision bounds the read: "%.*s" may name text with no terminator.
         size_t n = 0;
-        while (s[n] != '\0' &&
-               (spec.precision < 0 || n < static_cast<size_t>(spec.precision)))
+        while ((spec.precision < 0 || n < static_cast<size_t>(spec.precision)) &&
+               s[n] != '\0')
           ++n;
         Field(sink, spec, "", 0, s, n, false);
         break;

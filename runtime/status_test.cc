@@ -115,6 +115,17 @@ TEST(FormatTest, RandomDoublesMatchSnprintf) {
   }
 }
 
+// "%.*s" of text with no terminator reads only the precision's bytes (the template VM's
+// messages name slices of its strings this way); ASan sees a read past them.
+TEST(FormatTest, APrecisionBoundsTheTextRead) {
+  const char unterminated[3] = {'a', 'b', 'c'};
+  char out[16];
+  EXPECT_EQ(Format(out, sizeof(out), "[%.*s]", 3, unterminated), 5);
+  EXPECT_STREQ(out, "[abc]");
+  EXPECT_EQ(Format(out, sizeof(out), "[%.2s]", unterminated), 4);
+  EXPECT_STREQ(out, "[ab]");
+}
+
 TEST(FormatTest, TruncatesAndTerminatesLikeSnprintf) {
   char out[8];
   std::memset(out, 'x', sizeof(out));
