@@ -6,15 +6,12 @@
 #include "runtime/model/tensor.h"
 
 namespace ember {
-namespace {
 
 uint64_t Elements(const Tensor& t) {
   uint64_t n = 1;
   for (uint32_t d = 0; d < t.n_dims; ++d) n *= t.shape[d];
   return n;
 }
-
-}  // namespace
 
 const char* ParameterKindName(ParameterKind kind) {
   static const char* const kNames[kNumParameterKinds] = {

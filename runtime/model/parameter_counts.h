@@ -29,6 +29,9 @@ inline constexpr size_t kNumParameterKinds = 9;
 inline constexpr size_t kNumDTypes = static_cast<size_t>(DType::kQ6K) + 1;
 
 // "embeddings", "W_q", "W_k", "W_v", "W_o", "ffn", "norms", "classifier", "other".
+// A tensor's elements: the product of its dimensions.
+uint64_t Elements(const Tensor& t);
+
 const char* ParameterKindName(ParameterKind kind);
 ParameterKind ParameterKindOf(const char* tensor_name);
 

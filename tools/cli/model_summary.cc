@@ -11,15 +11,6 @@
 #include "runtime/model/tensor.h"
 
 namespace ember::tools {
-namespace {
-
-uint64_t Elements(const Tensor& t) {
-  uint64_t n = 1;
-  for (uint32_t d = 0; d < t.n_dims; ++d) n *= t.shape[d];
-  return n;
-}
-
-}  // namespace
 
 // Both from the runtime's one count (runtime/model/parameter_counts.h), which the C API's
 // ember_model_info reports too.
