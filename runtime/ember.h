@@ -439,5 +439,7 @@ ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t l
 
 /* What a model and a session report: ember_model_get_info, ember_attention. */
 #include "ember_info.h"
+/* Embedding models' vectors: ember_embed, ember_embed_batch, ember_embed_tokens. */
+#include "ember_embed.h"
 
 #endif /* EMBER_EMBER_H_ */

@@ -56,31 +56,55 @@ Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& 
 
 size_t Forward::Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
                     float* logits) {
+  ProfileScope pass(ctx_.profile, KernelKind::kPass);
+  Layers(tokens, nullptr, batch, pos0);
+  return Logits(batch, all_logits, logits);
+}
+
+const float* Forward::Hidden(const int32_t* tokens, const uint8_t* types, size_t batch,
+                             size_t pos0) {
+  ProfileScope pass(ctx_.profile, KernelKind::kPass);
+  Layers(tokens, types, batch, pos0);
+  if (!c_.final_norm) return act_.x;
+  Norm(w_.output_norm, w_.output_norm_bias, act_.x, act_.x_norm, batch);
+  return act_.x_norm;
+}
+
+void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,
+                     size_t pos0) {
   EMBER_DCHECK(batch >= 1 && batch <= act_.max_batch);
   EMBER_DCHECK(pos0 + batch <= kv_.max_context);
-  ProfileScope pass(ctx_.profile, KernelKind::kPass);
   if (ctx_.profile) ++ctx_.profile->passes;
-  Embed(tokens, batch, pos0);
+  Embed(tokens, types, batch, pos0);
   if (c_.positions == PositionKind::kRope) RopeTables(batch, pos0);
   for (size_t layer = 0; layer < c_.n_layers; ++layer) {
     AttentionBlock(layer, batch, pos0);
     FeedForwardBlock(layer, batch);
   }
-  return Logits(batch, all_logits, logits);
 }
 
 // x[i] = token_embd[token_i] (* embedding_scale) (+ position_embd[pos0 + i])
-void Forward::Embed(const int32_t* tokens, size_t batch, size_t pos0) {
+//        (+ token_types[type_i]), then norm(x[i]) where the model norms its embeddings
+void Forward::Embed(const int32_t* tokens, const uint8_t* types, size_t batch,
+                    size_t pos0) {
   float* x = act_.x;
+  float* row = act_.x_norm;  // scratch, one row
   const size_t d = c_.d_model;
   for (size_t i = 0; i < batch; ++i) {
     EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
     if (c_.embedding_scale != 1.0f) k_.scale(x + i * d, c_.embedding_scale, d);
     if (w_.pos_embedding) {
-      float* pos = act_.x_norm;
-      EmbeddingRow(*w_.pos_embedding, pos0 + i, pos);
-      k_.add(x + i * d, pos, d);
+      EmbeddingRow(*w_.pos_embedding, pos0 + i, row);
+      k_.add(x + i * d, row, d);
     }
+    if (w_.tok_types) {
+      EmbeddingRow(*w_.tok_types, types ? types[i] : 0, row);
+      k_.add(x + i * d, row, d);
+    }
+  }
+  if (w_.embedding_norm) {
+    Norm(w_.embedding_norm, w_.embedding_norm_bias, x, act_.x_norm, batch);
+    memcpy(x, act_.x_norm, batch * d * sizeof(float));
   }
 }
 

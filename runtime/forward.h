@@ -40,9 +40,16 @@ class Forward {
   // to logits (rows, vocab). Returns the rows written.
   size_t Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
              float* logits);
+  // Runs the layers as Run does, with the tokens' segment `types` (null: all 0) where the
+  // model has segment embeddings, and returns the batch's final hidden states (batch rows
+  // of d_model, after the final norm where the model has one; valid until the next pass)
+  // instead of logits: what an embedding model pools.
+  const float* Hidden(const int32_t* tokens, const uint8_t* types, size_t batch,
+                      size_t pos0);
 
  private:
-  void Embed(const int32_t* tokens, size_t batch, size_t pos0);
+  void Layers(const int32_t* tokens, const uint8_t* types, size_t batch, size_t pos0);
+  void Embed(const int32_t* tokens, const uint8_t* types, size_t batch, size_t pos0);
   void RopeTables(size_t batch, size_t pos0);
   void AttentionBlock(size_t layer, size_t batch, size_t pos0);
   void FeedForwardBlock(size_t layer, size_t batch);

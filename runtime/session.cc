@@ -113,7 +113,7 @@ const float* Session::logits_at(size_t i) const {
   return i < num_logits_ ? buffers_.logits + i * model_->config().vocab_size : nullptr;
 }
 
-Status Session::Prefill(const int32_t* tokens, size_t n) {
+Status Session::CheckInput(const int32_t* tokens, size_t n) const {
   if (n == 0) return InvalidArgument("no tokens to process");
   // The length before the ids: a caller's count may be wrong, and then so is the array.
   if (n > plan_.max_context - position_) {
@@ -133,6 +133,39 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
         "a bidirectional model takes its whole input in one call; "
         "Reset() first");
   }
+  return Status::Ok();
+}
+
+Status Session::PrefillHidden(const int32_t* tokens, const uint8_t* types, size_t n,
+                              HiddenSink sink, void* context) {
+  const ModelConfig& c = model_->config();
+  position_ = 0;  // every text from the start (a baked prompt is not restored)
+  shifts_ = 0;
+  logits_valid_ = false;
+  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
+  for (size_t i = 0; types && i < n; ++i) {
+    if (types[i] >= (c.token_types ? c.token_types : 1)) {
+      return InvalidArgument("token type %u at index %zu: the model has %u", types[i], i,
+                             c.token_types ? c.token_types : 1);
+    }
+  }
+  memcpy(buffers_.history, tokens, n * sizeof(int32_t));
+  const ExecContext exec{&kernels_, pool_, profile_, xnn_};
+  Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
+  for (size_t done = 0; done < n; done += plan_.max_batch) {
+    const size_t count = n - done < plan_.max_batch ? n - done : plan_.max_batch;
+    const float* rows =
+        forward.Hidden(tokens + done, types ? types + done : nullptr, count, position_);
+    sink(context, rows, done, count);
+    position_ += count;
+  }
+  logits_valid_ = false;
+  return Status::Ok();
+}
+
+Status Session::Prefill(const int32_t* tokens, size_t n) {
+  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
+  const ModelConfig& c = model_->config();
   memcpy(buffers_.history + position_, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);

@@ -38,6 +38,15 @@ class Session {
   // all_logits, logits_at(i) those of the i-th token of the last prefill step).
   Status Prefill(const int32_t* tokens, size_t n);
   Status Decode(int32_t token) { return Prefill(&token, 1); }
+  // An embedding model's pass (runtime/embed/): back to position 0, then `tokens` with
+  // their segment `types` (null: all 0; each below config.token_types), handing each
+  // step's final hidden states to sink(context, rows, first, count): rows [first, first
+  // + count) of the input, d_model floats each, valid during the call. A bidirectional
+  // model takes the whole input in one step. logits() are stale afterwards.
+  using HiddenSink = void (*)(void* context, const float* rows, size_t first,
+                              size_t count);
+  Status PrefillHidden(const int32_t* tokens, const uint8_t* types, size_t n,
+                       HiddenSink sink, void* context);
 
   // Context shift: drops positions [keep, keep + discard) of the cache and moves the
   // later ones `discard` positions down, their RoPE keys rotated to the new positions
@@ -131,6 +140,9 @@ class Session {
  private:
   Session(const Model& model, const ThreadPool* pool, const SessionPlan& plan,
           const kernels::KernelTable& kernels);
+  // Prefill's checks: a count that fits the context, ids in the vocabulary, a
+  // bidirectional model's input whole.
+  Status CheckInput(const int32_t* tokens, size_t n) const;
 
   const Model* model_;
   const ThreadPool* pool_;

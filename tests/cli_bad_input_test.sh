@@ -44,6 +44,11 @@ bench="bench${S}-m${S}$m${S}-p${S}4${S}-n${S}2${S}-r${S}1"
 rows=(
   # token ids out of range
   "1|--tokens: 512 is outside [0, 511]|logits${S}-m${S}$m${S}--tokens${S}1,512${S}-o${S}$o"
+  # embed: a language model, no texts, contradicting flags, a bad output
+  "1|is not an embedding model|embed${S}-m${S}$m${S}-p${S}hi"
+  "1|no texts: give -p TEXT or --file|embed${S}-m${S}$m"
+  "1|--normalize and --no-normalize contradict|embed${S}-m${S}$m${S}-p${S}x${S}--normalize${S}--no-normalize"
+  "1|--dims: 0 is outside|embed${S}-m${S}$m${S}-p${S}x${S}--dims${S}0"
   "1|--tokens: -1 is outside [0, 511]|logits${S}-m${S}$m${S}--tokens${S}-1${S}-o${S}$o"
   "1|--tokens: '99999999999999999999' is not a whole number|logits${S}-m${S}$m${S}--tokens${S}99999999999999999999${S}-o${S}$o"
   "1|--tokens: '' is not a whole number|logits${S}-m${S}$m${S}--tokens${S}1,,2${S}-o${S}$o"

@@ -4,7 +4,7 @@
 // with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights with 1 and
 // 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
 // mid-generation; and planning and creating a session in a caller's arena make none
-// either (the C API: its session object alone). Chat, tokenizer.json and grammars:
+// either (the C API: its session object alone); nor do embeddings. Chat, tokenizer.json and grammars:
 // no_alloc_text_test.cc.
 #include <cstring>
 #include <memory>
@@ -145,6 +145,64 @@ TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
         << DTypeName(c.dtype) << ", " << c.threads << " threads, "
         << KvTypeName(c.kv_type);
   }
+}
+
+// Embeddings (a bidirectional encoder with segment embeddings, a norm of its embeddings
+// and mean pooling, q8 weights): embedding texts one by one and as a batch through the
+// C API, and token ids with their types, allocate nothing, at 1 and 2 threads.
+TEST(NoAllocTest, EmbeddingsMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  ModelSpec spec = testing::TinyModelSpec();
+  ModelConfig& c = spec.config;
+  c.mask = AttentionMask::kBidirectional;
+  c.pooling = Pooling::kMean;
+  c.normalize = true;
+  c.token_types = 2;
+  c.embedding_norm = true;
+  spec.tensors.push_back({"token_types.weight", {2, c.d_model},
+                          std::vector<float>(2 * c.d_model, 0.25f)});
+  spec.tensors.push_back({"token_embd_norm.weight", {c.d_model},
+                          std::vector<float>(c.d_model, 1.0f)});
+  ASSERT_TRUE(tools::ChooseDTypes(DType::kQ8, {}, &spec).ok());
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes bytes(raw);
+  ember_model* model = nullptr;
+  ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK)
+      << ember_last_error();
+  for (uint32_t threads : {1u, 2u}) {
+    ember_threadpool_options pool_options;
+    ember_threadpool_options_default(&pool_options);
+    pool_options.num_threads = threads;
+    ember_threadpool* pool = nullptr;
+    ASSERT_EQ(ember_threadpool_create_with_options(&pool_options, &pool), EMBER_OK);
+    ember_session* session = nullptr;
+    ASSERT_EQ(ember_session_create(model, nullptr, pool, nullptr, 0, &session), EMBER_OK)
+        << ember_last_error();
+    const char* texts[] = {"The first text.", "a second, longer text to embed here",
+                           "x"};
+    const size_t lengths[] = {strlen(texts[0]), strlen(texts[1]), strlen(texts[2])};
+    const int32_t ids[] = {4, 50, 61, 7, 9};
+    const uint8_t types[] = {0, 0, 0, 1, 1};
+    std::vector<float> out(3 * c.d_model);
+    testing::AllocCounterArm();
+    ember_status s = ember_embed_batch(session, texts, lengths, 3, nullptr, out.data(),
+                                       out.size());
+    if (s == EMBER_OK) {
+      s = ember_embed(session, texts[1], lengths[1], nullptr, out.data(), c.d_model);
+    }
+    if (s == EMBER_OK) {
+      s = ember_embed_tokens(session, ids, types, 5, nullptr, out.data(), c.d_model);
+    }
+    const uint64_t allocations = testing::AllocCounterDisarm();
+    EXPECT_EQ(s, EMBER_OK) << ember_last_error();
+    EXPECT_EQ(allocations, 0u) << threads << " threads";
+    ember_session_free(session);
+    ember_threadpool_free(pool);
+  }
+  ember_model_free(model);
 }
 
 // Planning and creating a session in the caller's memory: no heap call at all from C++,

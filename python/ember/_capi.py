@@ -198,6 +198,14 @@ class GrammarOptions(ctypes.Structure):
     ]
 
 
+class EmbedOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("dims", c_uint32),
+        ("normalize", c_int32),
+    ]
+
+
 # int (*)(void* user, int32_t token, const char* bytes, size_t length); bytes as a raw
 # pointer: a piece may hold NUL bytes or part of a UTF-8 character.
 TokenCallback = ctypes.CFUNCTYPE(c_int, c_void_p, c_int32, c_void_p, c_size_t)
@@ -270,6 +278,11 @@ _PROTOTYPES = {
     "ember_session_set_grammar": (c_status, [_P, c_char_p, c_size_t,
                                              POINTER(GrammarOptions)]),
     "ember_session_grammar_complete": (c_int, [_P]),
+    "ember_embed_options_default": (None, [POINTER(EmbedOptions)]),
+    "ember_model_embedding_dims": (c_size_t, [_P]),
+    "ember_embed_batch": (c_status, [_P, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
+                                     POINTER(EmbedOptions), POINTER(ctypes.c_float),
+                                     c_size_t]),
 }
 
 
@@ -303,7 +316,8 @@ def _load() -> ctypes.CDLL:
                          (TokenizeOptions, lib.ember_tokenize_options_default),
                          (ThreadpoolOptions, lib.ember_threadpool_options_default),
                          (ChatOptions, lib.ember_chat_options_default),
-                         (GrammarOptions, lib.ember_grammar_options_default)):
+                         (GrammarOptions, lib.ember_grammar_options_default),
+                         (EmbedOptions, lib.ember_embed_options_default)):
         value = struct()
         fill(ctypes.byref(value))
         if value.struct_size != ctypes.sizeof(struct):

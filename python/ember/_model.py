@@ -42,6 +42,12 @@ class Model(_Handle):
         return lib.ember_model_max_context(self.handle)
 
     @property
+    def embedding_dims(self) -> int:
+        """The values of an embedding model's vectors (``Session.embed``); 0 for a
+        model that puts out logits."""
+        return lib.ember_model_embedding_dims(self.handle)
+
+    @property
     def bos(self) -> Optional[int]:
         """The beginning-of-text token, or None."""
         value = lib.ember_model_bos(self.handle)

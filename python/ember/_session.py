@@ -282,6 +282,30 @@ class Session(_Handle):
                                                  len(data) if data else 0,
                                                  ctypes.byref(options)))
 
+    def embed(self, texts: Union[str, Sequence[str]], *, dims: int = 0,
+              normalize: Optional[bool] = None) -> np.ndarray:
+        """Embeddings of an embedding model (``Model.embedding_dims`` > 0): float32
+        [dims] for one text, [len(texts), dims] for a list; the leading ``dims`` values
+        (0: all), scaled to unit length as the model says (or as ``normalize`` says).
+        The vectors are written straight into the returned array."""
+        single = isinstance(texts, str)
+        items = [texts] if single else list(texts)
+        width = dims or lib.ember_model_embedding_dims(self.model.handle)
+        if width == 0:
+            raise ValueError("ember: the model puts out logits, not embeddings")
+        data = [t.encode("utf-8") for t in items]
+        pointers = (ctypes.c_char_p * max(1, len(data)))(*data)
+        lengths = (ctypes.c_size_t * max(1, len(data)))(*[len(d) for d in data])
+        options = _capi.defaults(_capi.EmbedOptions, lib.ember_embed_options_default)
+        options.dims = dims
+        options.normalize = -1 if normalize is None else int(normalize)
+        out = np.zeros((len(items), width), dtype=np.float32)
+        with self._guard:
+            _check(lib.ember_embed_batch(
+                self.handle, pointers, lengths, len(items), ctypes.byref(options),
+                out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), out.size))
+        return out[0] if single else out
+
     @property
     def grammar_complete(self) -> bool:
         """Whether the last generation's text is a whole sentence of the grammar."""

@@ -71,4 +71,18 @@ const char* RopeScalingName(RopeScaling scaling) {
   return "unknown";
 }
 
+const char* PoolingName(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::kNone:
+      return "none";
+    case Pooling::kMean:
+      return "mean";
+    case Pooling::kCls:
+      return "cls";
+    case Pooling::kLast:
+      return "last";
+  }
+  return "unknown";
+}
+
 }  // namespace ember

@@ -44,6 +44,7 @@ enum class RopeScaling : uint8_t {
   kLongRope = 4
 };
 enum class LayerAttention : uint8_t { kGlobal = 0, kSliding = 1 };
+enum class Pooling : uint8_t { kNone = 0, kMean = 1, kCls = 2, kLast = 3 };
 
 const char* DTypeName(DType dtype);
 const char* NormKindName(NormKind kind);
@@ -51,6 +52,8 @@ const char* ActivationName(Activation activation);
 const char* PositionKindName(PositionKind kind);
 // "none", "linear", "llama3", "yarn", "longrope"
 const char* RopeScalingName(RopeScaling scaling);
+// "none", "mean", "cls", "last"
+const char* PoolingName(Pooling pooling);
 
 struct ModelConfig {
   char architecture[32] = {0};
@@ -106,6 +109,12 @@ struct ModelConfig {
   std::vector<float> rope_freq_factors;         // empty or rope_dims() / 2
   std::vector<float> rope_long_freq_factors;    // LongRope: rope_dims() / 2
   uint32_t rope_dim = 0;                        // 0: head_dim
+  // Embedding models (schema/model.fbs): segment embeddings, a norm of the embeddings,
+  // the pooling of the final hidden states into one vector, and its L2 normalization.
+  uint32_t token_types = 0;
+  bool embedding_norm = false;
+  Pooling pooling = Pooling::kNone;
+  bool normalize = false;
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }
@@ -117,6 +126,8 @@ struct ModelConfig {
   }
   // Positions layer `layer` attends to: sliding_window for a Sliding layer, 0 (all) else.
   size_t window(size_t layer) const { return sliding(layer) ? sliding_window : 0; }
+  // An embedding model: its output is a pooled vector of d_model values, not logits.
+  bool embeds() const { return pooling != Pooling::kNone; }
   bool has_sliding_layers() const {
     for (LayerAttention a : layer_attention) {
       if (a == LayerAttention::kSliding) return true;

@@ -7,6 +7,8 @@ namespace ember {
 static_assert(static_cast<int>(fb::RopeScaling::MAX) ==
                   static_cast<int>(RopeScaling::kLongRope),
               "enums");
+static_assert(static_cast<int>(fb::Pooling::MAX) == static_cast<int>(Pooling::kLast),
+              "enums");
 static_assert(static_cast<int>(fb::LayerAttention::MAX) ==
                   static_cast<int>(LayerAttention::kSliding),
               "enums");
@@ -38,6 +40,27 @@ Status ReadFactors(const flatbuffers::Vector<float>* factors, const char* name,
     if (!InRange(f, 1e-6f, 1e6f)) {
       return InvalidModel("config: a factor of %s, %g, is outside [1e-6, 1e6]", name, f);
     }
+  }
+  return Status::Ok();
+}
+
+// The fields of embedding models: segment embeddings, the embeddings' norm, pooling.
+Status ReadEmbeddingConfig(const fb::Config& fc, ModelConfig* c) {
+  if (!EnumInRange(fc.pooling(), fb::Pooling::MAX)) {
+    return InvalidModel("config: pooling %u is not a kind this build knows",
+                        static_cast<unsigned>(fc.pooling()));
+  }
+  c->pooling = static_cast<Pooling>(fc.pooling());
+  c->normalize = fc.normalize();
+  c->embedding_norm = fc.embedding_norm();
+  c->token_types = fc.token_types();
+  constexpr uint32_t kMaxTokenTypes = 1u << 16;
+  if (c->token_types > kMaxTokenTypes) {
+    return InvalidModel("config: %u token types (at most %u)", c->token_types,
+                        kMaxTokenTypes);
+  }
+  if (c->normalize && !c->embeds()) {
+    return InvalidModel("config: normalize needs a pooling (the output is logits)");
   }
   return Status::Ok();
 }
@@ -165,6 +188,7 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
         "config: longrope RoPE scaling goes with both rope_freq_factors and "
         "rope_long_freq_factors, and only it has long factors");
   }
+  EMBER_RETURN_IF_ERROR(ReadEmbeddingConfig(fc, c));
   if (c->has_sliding_layers()) {
     if (c->sliding_window == 0) {
       return InvalidModel("config: sliding layers need a sliding_window of at least 1");

@@ -37,6 +37,7 @@ ParameterKind ParameterKindOf(const char* tensor_name) {
       {"norm.", ParameterKind::kNorms},
       {"token_embd.", ParameterKind::kEmbeddings},
       {"position_embd.", ParameterKind::kEmbeddings},
+      {"token_types.", ParameterKind::kEmbeddings},
       {"output.", ParameterKind::kClassifier},
   };
   for (const Rule& r : kRules) {

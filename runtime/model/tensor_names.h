@@ -11,6 +11,9 @@ namespace ember::names {
 
 inline constexpr char kTokEmbedding[] = "token_embd.weight";     // (vocab, d_model)
 inline constexpr char kPosEmbedding[] = "position_embd.weight";  // (max_context, d_model)
+inline constexpr char kTokTypes[] = "token_types.weight";        // (token_types, d_model)
+inline constexpr char kEmbeddingNorm[] = "token_embd_norm.weight";  // (d_model)
+inline constexpr char kEmbeddingNormBias[] = "token_embd_norm.bias";
 inline constexpr char kOutputNorm[] = "output_norm.weight";      // (d_model)
 inline constexpr char kOutputNormBias[] = "output_norm.bias";    // (d_model)
 inline constexpr char kOutput[] = "output.weight";               // (vocab, d_model)

@@ -92,6 +92,12 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
                                true, &w->tok_embedding));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kPosEmbedding, Role::kEmbedding, c.max_context, d,
                                c.positions == PositionKind::kLearned, &w->pos_embedding));
+  EMBER_RETURN_IF_ERROR(b.Bind(names::kTokTypes, Role::kEmbedding, c.token_types, d,
+                               c.token_types > 0, &w->tok_types));
+  EMBER_RETURN_IF_ERROR(b.Bind(names::kEmbeddingNorm, Role::kVector, d, 0,
+                               c.embedding_norm, &w->embedding_norm));
+  EMBER_RETURN_IF_ERROR(b.Bind(names::kEmbeddingNormBias, Role::kVector, d, 0,
+                               c.embedding_norm && layer_norm, &w->embedding_norm_bias));
   EMBER_RETURN_IF_ERROR(
       b.Bind(names::kOutputNorm, Role::kVector, d, 0, c.final_norm, &w->output_norm));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputNormBias, Role::kVector, d, 0,

@@ -41,6 +41,9 @@ struct LayerWeights {
 struct Weights {
   const Tensor* tok_embedding = nullptr;     // (vocab, d_model)
   const Tensor* pos_embedding = nullptr;     // (max_context, d_model), learned positions
+  const Tensor* tok_types = nullptr;         // (token_types, d_model), config.token_types
+  const Tensor* embedding_norm = nullptr;    // (d_model), config.embedding_norm
+  const Tensor* embedding_norm_bias = nullptr;  // (d_model), LayerNorm only
   const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
   const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
   const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied

@@ -158,6 +158,12 @@ void PrintModel(const std::string& path, const Model& model) {
          c.ffn_bias ? ", ffn bias" : "", c.tied_classifier ? "tied" : "separate");
   const std::string features = FeatureSummary(c);
   if (!features.empty()) printf("features     %s\n", features.c_str());
+  if (c.embeds()) {
+    printf("embedding    %u values, pooling %s%s", c.d_model, PoolingName(c.pooling),
+           c.normalize ? ", normalized to unit length" : "");
+    if (c.token_types) printf(", %u token types", c.token_types);
+    printf("%s\n", c.embedding_norm ? ", embeddings normed" : "");
+  }
   const Tokenizer& tok = model.tokenizer();
   printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",
          tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"

@@ -10,6 +10,7 @@ int ConvertCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
+int EmbedCommand(int argc, char** argv);
 int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int BenchCompareCommand(int argc, char** argv);

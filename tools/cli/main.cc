@@ -21,6 +21,8 @@ constexpr Subcommand kSubcommands[] = {
      "model summary and the session's memory plan"},
     {"tokenize", ember::tools::TokenizeCommand, "print the token ids of a text"},
     {"logits", ember::tools::LogitsCommand, "write a prompt's logits as a .npy file"},
+    {"embed", ember::tools::EmbedCommand,
+     "embeddings of texts from an embedding model (JSON or .npy)"},
     {"attn", ember::tools::AttnCommand,
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
     {"bench", ember::tools::BenchCommand,

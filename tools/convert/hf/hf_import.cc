@@ -165,6 +165,17 @@ Status ImportEmber(const JsonFields& f, HfWeights* w, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(f.Bool("ffn_bias", false, false, &c.ffn_bias));
   EMBER_RETURN_IF_ERROR(f.Bool("tied_classifier", false, true, &c.tied_classifier));
   EMBER_RETURN_IF_ERROR(f.Bool("output_bias", false, false, &c.output_bias));
+  int64_t token_types;
+  EMBER_RETURN_IF_ERROR(f.Int("token_types", false, 0, 0, 256, &token_types));
+  c.token_types = static_cast<uint32_t>(token_types);
+  EMBER_RETURN_IF_ERROR(f.Bool("embedding_norm", false, false, &c.embedding_norm));
+  EMBER_RETURN_IF_ERROR(ParseEnum(f, "pooling", Pooling::kNone,
+                                  {{"none", Pooling::kNone},
+                                   {"mean", Pooling::kMean},
+                                   {"cls", Pooling::kCls},
+                                   {"last", Pooling::kLast}},
+                                  &c.pooling));
+  EMBER_RETURN_IF_ERROR(f.Bool("normalize", false, false, &c.normalize));
   if (c.n_heads % c.n_kv_heads != 0) {
     return InvalidArgument("config.json: n_kv_heads %u does not divide n_heads %u",
                            c.n_kv_heads, c.n_heads);
@@ -257,10 +268,11 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   const JsonFields f(root, "config.json");
   std::string model_type;
   EMBER_RETURN_IF_ERROR(f.String("model_type", true, "", &model_type));
-  if (model_type != "gpt2" && !IsDecoderFamily(model_type) && model_type != "ember") {
+  if (model_type != "gpt2" && model_type != "bert" && !IsDecoderFamily(model_type) &&
+      model_type != "ember") {
     return Unimplemented(
-        "config.json: model_type '%.40s' is not supported (ember converts gpt2, llama, "
-        "mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3 and ember)",
+        "config.json: model_type '%.40s' is not supported (ember converts gpt2, bert, "
+        "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3 and ember)",
         model_type.c_str());
   }
   HfWeights weights;
@@ -268,12 +280,15 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   *spec = ModelSpec();
   if (model_type == "gpt2") {
     EMBER_RETURN_IF_ERROR(ImportGpt2(f, &weights, spec));
+  } else if (model_type == "bert") {
+    EMBER_RETURN_IF_ERROR(ImportBert(f, &weights, spec));
   } else if (IsDecoderFamily(model_type)) {
     EMBER_RETURN_IF_ERROR(ImportDecoder(model_type, root, &weights, spec));
   } else {
     EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   }
   EMBER_RETURN_IF_ERROR(weights.CheckAllUsed());
+  EMBER_RETURN_IF_ERROR(ReadSentenceTransformers(dir, &spec->config));
   SpecialTokens specials;
   EMBER_RETURN_IF_ERROR(SpecialIds(f, root, &specials));
   EMBER_RETURN_IF_ERROR(

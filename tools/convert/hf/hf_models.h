@@ -14,6 +14,18 @@ namespace ember::tools {
 // model_type "gpt2": GPT2LMHeadModel / GPT2Model names, with or without "transformer.".
 Status ImportGpt2(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
 
+// model_type "bert": BertModel names (embeddings.*, encoder.layer.{i}.*), with or
+// without "bert.": post-LN, learned positions, segment embeddings, a LayerNorm of the
+// embeddings, bidirectional; the pooler and task heads are left out. Mean pooling unless
+// a sentence-transformers configuration says otherwise (ReadSentenceTransformers).
+Status ImportBert(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
+
+// A sentence-transformers directory's modules.json: its Pooling module's mode (mean,
+// cls, last token) and a Normalize module set config->pooling and ->normalize; modules
+// ember cannot run (Dense, max pooling, ...) are refused by name. No modules.json:
+// config stays as the importer set it.
+Status ReadSentenceTransformers(const std::string& dir, ModelConfig* config);
+
 // The decoder families that share Llama's tensor names (model.embed_tokens,
 // model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
 // model_type "llama" (Llama 1-3.x, SmolLM2), "mistral", "qwen2" (Qwen2, Qwen2.5),

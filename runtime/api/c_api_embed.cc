@@ -1,0 +1,93 @@
+// The C API's embeddings (ember_embed.h) over runtime/embed/.
+#include <cstddef>
+#include <cstring>
+
+#include "runtime/api/c_api_internal.h"
+#include "runtime/embed/embed.h"
+
+using ember::c_api::CheckStructSize;
+using ember::c_api::NullArgument;
+using ember::c_api::Report;
+
+namespace {
+
+ember::Status ReadOptions(const ember_embed_options* options, ember::EmbedOptions* out) {
+  if (!options) return ember::Status::Ok();
+  EMBER_RETURN_IF_ERROR(CheckStructSize<ember_embed_options>(
+      "ember_embed_options", options->struct_size,
+      offsetof(ember_embed_options, normalize) + sizeof(int32_t)));
+  out->dims = options->dims;
+  out->normalize = options->normalize;
+  return ember::Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+void ember_embed_options_default(ember_embed_options* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->dims = 0;
+  options->normalize = -1;
+}
+
+size_t ember_model_embedding_dims(const ember_model* model) {
+  return model ? ember::EmbeddingDims(model->model->config()) : 0;
+}
+
+ember_status ember_embed(ember_session* session, const char* text, size_t length,
+                         const ember_embed_options* options, float* out,
+                         size_t out_floats) {
+  if (!session) return NullArgument("session");
+  if (!text && length) return NullArgument("text");
+  ember::EmbedOptions o;
+  const ember::Status read = ReadOptions(options, &o);
+  if (!read.ok()) return Report(read);
+  return Report(ember::EmbedText(session->session, std::string_view(text ? text : "", length),
+                                 o, out, out_floats));
+}
+
+ember_status ember_embed_batch(ember_session* session, const char* const* texts,
+                               const size_t* lengths, size_t n_texts,
+                               const ember_embed_options* options, float* out,
+                               size_t out_floats) {
+  if (!session) return NullArgument("session");
+  if (n_texts && (!texts || !lengths)) return NullArgument(!texts ? "texts" : "lengths");
+  ember::EmbedOptions o;
+  const ember::Status read = ReadOptions(options, &o);
+  if (!read.ok()) return Report(read);
+  const size_t dims = o.dims ? o.dims : ember_model_embedding_dims(session->model);
+  if (dims != 0 && out_floats / dims < n_texts) {
+    return Report(ember::ResourceExhausted(
+        "%zu embeddings of %zu values do not fit in %zu floats", n_texts, dims,
+        out_floats));
+  }
+  for (size_t i = 0; i < n_texts; ++i) {
+    if (!texts[i] && lengths[i]) {
+      return Report(ember::InvalidArgument("text %zu is NULL", i));
+    }
+    const ember::Status s = ember::EmbedText(
+        session->session, std::string_view(texts[i] ? texts[i] : "", lengths[i]), o,
+        out + i * dims, dims);
+    if (!s.ok()) {
+      return Report(ember::Status(s.code(), "text %zu: %s", i, s.message()));
+    }
+  }
+  return EMBER_OK;
+}
+
+ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
+                                const uint8_t* types, size_t n_ids,
+                                const ember_embed_options* options, float* out,
+                                size_t out_floats) {
+  if (!session) return NullArgument("session");
+  if (!ids && n_ids) return NullArgument("ids");
+  ember::EmbedOptions o;
+  const ember::Status read = ReadOptions(options, &o);
+  if (!read.ok()) return Report(read);
+  return Report(ember::Embed(session->session, ids, types, n_ids, o, out, out_floats));
+}
+
+}  // extern "C"

@@ -1,0 +1,99 @@
+// Embeddings (see embed.h): pooling, truncation and normalization over a session's pass.
+#include "runtime/embed/embed.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace ember {
+
+void PoolRows(Pooling pooling, const float* rows, size_t d, size_t first, size_t count,
+              size_t total, float* acc, size_t dims) {
+  switch (pooling) {
+    case Pooling::kMean:
+      for (size_t i = 0; i < count; ++i) {
+        const float* row = rows + i * d;
+        for (size_t j = 0; j < dims; ++j) acc[j] += row[j];
+      }
+      return;
+    case Pooling::kCls:
+      if (first == 0) memcpy(acc, rows, dims * sizeof(float));
+      return;
+    case Pooling::kLast:
+      if (first + count == total) {
+        memcpy(acc, rows + (count - 1) * d, dims * sizeof(float));
+      }
+      return;
+    case Pooling::kNone:
+      return;
+  }
+}
+
+void FinishEmbedding(Pooling pooling, size_t total, bool normalize, float* v,
+                     size_t dims) {
+  if (pooling == Pooling::kMean) {
+    const float inv = 1.0f / static_cast<float>(total);
+    for (size_t j = 0; j < dims; ++j) v[j] *= inv;
+  }
+  if (!normalize) return;
+  double sum = 0.0;  // in double: the squares of a long vector lose no low bits
+  for (size_t j = 0; j < dims; ++j) sum += static_cast<double>(v[j]) * v[j];
+  if (sum == 0.0) return;
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum));
+  for (size_t j = 0; j < dims; ++j) v[j] *= inv;
+}
+
+namespace {
+
+struct PoolTarget {
+  Pooling pooling;
+  size_t d, total, dims;
+  float* acc;
+};
+
+void PoolSink(void* context, const float* rows, size_t first, size_t count) {
+  const PoolTarget& t = *static_cast<const PoolTarget*>(context);
+  PoolRows(t.pooling, rows, t.d, first, count, t.total, t.acc, t.dims);
+}
+
+}  // namespace
+
+Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
+             const EmbedOptions& options, float* out, size_t out_size) {
+  const ModelConfig& c = session.model().config();
+  if (!c.embeds()) {
+    return InvalidArgument(
+        "the model (%s) puts out logits, not embeddings: its config has no pooling",
+        c.architecture);
+  }
+  const size_t dims = options.dims ? options.dims : c.d_model;
+  if (dims > c.d_model) {
+    return InvalidArgument("%zu dimensions asked of an embedding of %u", dims, c.d_model);
+  }
+  if (out == nullptr || out_size < dims) {
+    return ResourceExhausted("an embedding of %zu values does not fit in %zu", dims,
+                             out ? out_size : 0);
+  }
+  if (options.normalize < -1 || options.normalize > 1) {
+    return InvalidArgument("normalize is -1 (the model's), 0 or 1, not %d",
+                           options.normalize);
+  }
+  memset(out, 0, dims * sizeof(float));
+  PoolTarget target{c.pooling, c.d_model, n, dims, out};
+  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+  const bool normalize = options.normalize < 0 ? c.normalize : options.normalize == 1;
+  FinishEmbedding(c.pooling, n, normalize, out, dims);
+  return Status::Ok();
+}
+
+Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
+                 float* out, size_t out_size) {
+  EncodeOptions encode;
+  encode.add_bos = session.model().tokenizer().add_bos();
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  EMBER_RETURN_IF_ERROR(session.Tokenize(text.data(), text.size(), encode, &ids, &n));
+  if (n == 0) return InvalidArgument("the text encodes to no tokens");
+  return Embed(session, ids, nullptr, n, options, out, out_size);
+}
+
+}  // namespace ember

@@ -1,0 +1,48 @@
+// Embeddings: an embedding model's pass over a text, pooled into one vector (the
+// config's pooling of the final hidden states), cut to its first `dims` values
+// (Matryoshka truncation) and scaled to unit length (the config's normalize, or the
+// caller's choice), written to caller memory. Nothing here allocates.
+#ifndef EMBER_RUNTIME_EMBED_EMBED_H_
+#define EMBER_RUNTIME_EMBED_EMBED_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/model/config.h"
+#include "runtime/session.h"
+#include "runtime/status.h"
+
+namespace ember {
+
+struct EmbedOptions {
+  size_t dims = 0;     // the leading values kept (<= d_model); 0: all
+  int normalize = -1;  // -1: as the model says (config.normalize); 0: no; 1: yes
+};
+
+// The values of a model's embedding: d_model, 0 when it is not an embedding model.
+inline size_t EmbeddingDims(const ModelConfig& c) { return c.embeds() ? c.d_model : 0; }
+
+// Pools rows [first, first + count) of a pass over a text of `total` tokens into
+// acc[0, dims): their sum (mean: divided later by FinishEmbedding), row 0's values
+// (cls), or the last row's (last). acc starts zeroed for mean. Rows have `d` values.
+void PoolRows(Pooling pooling, const float* rows, size_t d, size_t first, size_t count,
+              size_t total, float* acc, size_t dims);
+// The pooled sum divided by `total` (mean), then scaled to unit length when `normalize`
+// (a zero vector stays zero).
+void FinishEmbedding(Pooling pooling, size_t total, bool normalize, float* v,
+                     size_t dims);
+
+// The embedding of `tokens` (segment `types`, null: all 0) into out[0, dims) where dims
+// is options.dims or the model's; out_size must hold dims floats.
+Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
+             const EmbedOptions& options, float* out, size_t out_size);
+
+// The embedding of UTF-8 text, encoded as the tokenizer's post-processor says (BERT:
+// [CLS] text [SEP]) in the session's token buffer.
+Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
+                 float* out, size_t out_size);
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_EMBED_EMBED_H_

@@ -1,0 +1,160 @@
+// Tests of embed.h: pooling over a pass's steps, truncation and normalization, the
+// embedding against the logits of the same pass, and the checks of the inputs.
+#include "runtime/embed/embed.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testing/testing.h"
+
+namespace ember {
+namespace {
+
+using testing::LoadedModel;
+using testing::LoadSpec;
+using testing::SpreadTokens;
+using testing::TinyModelSpec;
+
+TEST(PoolTest, MeanOverStepsIsTheMeanOfTheRows) {
+  // Three rows of d = 3 in two steps (2 rows, then 1), the first two values kept.
+  const float rows[] = {1, 2, 100, 3, 4, 100, 5, 9, 100};
+  std::vector<float> acc(2, 0.0f);
+  PoolRows(Pooling::kMean, rows, 3, 0, 2, 3, acc.data(), 2);
+  PoolRows(Pooling::kMean, rows + 6, 3, 2, 1, 3, acc.data(), 2);
+  FinishEmbedding(Pooling::kMean, 3, false, acc.data(), 2);
+  EXPECT_FLOAT_EQ(acc[0], 3.0f);
+  EXPECT_FLOAT_EQ(acc[1], 5.0f);
+}
+
+TEST(PoolTest, ClsTakesTheFirstRowAndLastTheLast) {
+  const float rows[] = {1, 2, 3, 4, 5, 6};
+  std::vector<float> cls(2, 0.0f), last(2, 0.0f);
+  for (size_t step = 0; step < 3; ++step) {  // one row per step
+    PoolRows(Pooling::kCls, rows + 2 * step, 2, step, 1, 3, cls.data(), 2);
+    PoolRows(Pooling::kLast, rows + 2 * step, 2, step, 1, 3, last.data(), 2);
+  }
+  EXPECT_EQ(cls, (std::vector<float>{1, 2}));
+  EXPECT_EQ(last, (std::vector<float>{5, 6}));
+}
+
+TEST(PoolTest, NormalizeScalesToUnitLengthAndKeepsZero) {
+  std::vector<float> v = {3, 4};
+  FinishEmbedding(Pooling::kCls, 1, true, v.data(), 2);
+  EXPECT_FLOAT_EQ(v[0], 0.6f);
+  EXPECT_FLOAT_EQ(v[1], 0.8f);
+  std::vector<float> zero = {0, 0};
+  FinishEmbedding(Pooling::kMean, 4, true, zero.data(), 2);
+  EXPECT_EQ(zero, (std::vector<float>{0, 0}));
+}
+
+ModelSpec EmbedderSpec(Pooling pooling, bool normalize) {
+  ModelSpec spec = TinyModelSpec();
+  spec.config.pooling = pooling;
+  spec.config.normalize = normalize;
+  return spec;
+}
+
+Session MakeSession(const Model& model, uint32_t max_batch) {
+  SessionOptions options;
+  options.max_batch = max_batch;
+  auto session = Session::Create(model, options, nullptr);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  return std::move(*session);
+}
+
+// Last pooling without normalization is the final hidden state: the tied classifier
+// times it gives the logits a Prefill of the same tokens computes.
+TEST(EmbedTest, LastHiddenStateGivesThePrefillsLogits) {
+  LoadedModel l = LoadSpec(EmbedderSpec(Pooling::kLast, false));
+  ASSERT_NE(l.model, nullptr);
+  const ModelConfig& c = l.model->config();
+  Session s = MakeSession(*l.model, 64);
+  const std::vector<int32_t> tokens = SpreadTokens(11);
+  std::vector<float> hidden(c.d_model);
+  ASSERT_TRUE(Embed(s, tokens.data(), nullptr, tokens.size(), EmbedOptions{},
+                    hidden.data(), hidden.size())
+                  .ok());
+  s.Reset();
+  ASSERT_TRUE(s.Prefill(tokens.data(), tokens.size()).ok());
+  const float* w = l.model->weights().output->f32();
+  for (size_t v = 0; v < c.vocab_size; v += 7) {
+    double dot = 0;
+    for (size_t j = 0; j < c.d_model; ++j) dot += double(w[v * c.d_model + j]) * hidden[j];
+    EXPECT_NEAR(dot, s.logits()[v], 1e-4) << "vocab row " << v;
+  }
+}
+
+// Steps of 3 tokens give what one step gives; the embedding does not depend on where
+// the session was (Embed starts at position 0 each time).
+TEST(EmbedTest, StepsAndEarlierTextsDoNotChangeIt) {
+  for (Pooling pooling : {Pooling::kMean, Pooling::kCls, Pooling::kLast}) {
+    LoadedModel l = LoadSpec(EmbedderSpec(pooling, true));
+    ASSERT_NE(l.model, nullptr);
+    const size_t d = l.model->config().d_model;
+    const std::vector<int32_t> tokens = SpreadTokens(10), other = SpreadTokens(7, 11);
+    Session one = MakeSession(*l.model, 64), steps = MakeSession(*l.model, 3);
+    std::vector<float> a(d), b(d), scratch(d);
+    ASSERT_TRUE(Embed(one, tokens.data(), nullptr, 10, {}, a.data(), d).ok());
+    ASSERT_TRUE(Embed(steps, other.data(), nullptr, 7, {}, scratch.data(), d).ok());
+    ASSERT_TRUE(Embed(steps, tokens.data(), nullptr, 10, {}, b.data(), d).ok());
+    double norm = 0;
+    for (size_t j = 0; j < d; ++j) {
+      EXPECT_NEAR(a[j], b[j], 1e-5) << PoolingName(pooling) << " value " << j;
+      norm += double(a[j]) * a[j];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-5) << PoolingName(pooling);
+  }
+}
+
+// --dims keeps the leading values, normalized again: the full vector's first values
+// over their own length.
+TEST(EmbedTest, TruncationIsTheLeadingValuesRenormalized) {
+  LoadedModel l = LoadSpec(EmbedderSpec(Pooling::kMean, true));
+  ASSERT_NE(l.model, nullptr);
+  const size_t d = l.model->config().d_model;
+  Session s = MakeSession(*l.model, 64);
+  const std::vector<int32_t> tokens = SpreadTokens(9);
+  std::vector<float> full(d), cut(8);
+  EmbedOptions raw;
+  raw.normalize = 0;
+  ASSERT_TRUE(Embed(s, tokens.data(), nullptr, 9, raw, full.data(), d).ok());
+  EmbedOptions eight;
+  eight.dims = 8;
+  ASSERT_TRUE(Embed(s, tokens.data(), nullptr, 9, eight, cut.data(), 8).ok());
+  double len = 0;
+  for (size_t j = 0; j < 8; ++j) len += double(full[j]) * full[j];
+  for (size_t j = 0; j < 8; ++j) EXPECT_NEAR(cut[j], full[j] / std::sqrt(len), 1e-5);
+}
+
+TEST(EmbedTest, RefusesWhatItCannotDo) {
+  LoadedModel lm = LoadSpec(TinyModelSpec());
+  ASSERT_NE(lm.model, nullptr);
+  Session plain = MakeSession(*lm.model, 64);
+  const std::vector<int32_t> tokens = SpreadTokens(4);
+  std::vector<float> out(64);
+  EXPECT_EQ(Embed(plain, tokens.data(), nullptr, 4, {}, out.data(), out.size()).code(),
+            StatusCode::kInvalidArgument);  // a language model: no pooling
+
+  LoadedModel l = LoadSpec(EmbedderSpec(Pooling::kMean, true));
+  ASSERT_NE(l.model, nullptr);
+  Session s = MakeSession(*l.model, 64);
+  const size_t d = l.model->config().d_model;
+  EmbedOptions too_many;
+  too_many.dims = d + 1;
+  EXPECT_EQ(Embed(s, tokens.data(), nullptr, 4, too_many, out.data(), out.size()).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Embed(s, tokens.data(), nullptr, 4, {}, out.data(), d - 1).code(),
+            StatusCode::kResourceExhausted);
+  const uint8_t types[] = {0, 0, 1, 0};  // the model has no segment embeddings
+  EXPECT_EQ(Embed(s, tokens.data(), types, 4, {}, out.data(), d).code(),
+            StatusCode::kInvalidArgument);
+  const int32_t bad[] = {1, -3};
+  EXPECT_EQ(Embed(s, bad, nullptr, 2, {}, out.data(), d).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Embed(s, tokens.data(), nullptr, 0, {}, out.data(), d).code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ember

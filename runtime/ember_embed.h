@@ -1,0 +1,56 @@
+/* ember_embed.h: embeddings through the C API (C99; included by ember.h, which is the
+ * one to include). An embedding model (a BERT-style sentence encoder, or any model whose
+ * file says how to pool: `ember inspect` shows it) turns a text into one vector: its
+ * final hidden states pooled (mean, first token or last token), cut to its leading
+ * values (Matryoshka truncation) and scaled to unit length, written to caller memory.
+ * Each call runs the text from position 0 on the session (whose context bounds the
+ * tokens of one text) and makes no heap allocation. Appended in 0.4. */
+#ifndef EMBER_EMBER_EMBED_H_
+#define EMBER_EMBER_EMBED_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ember_embed_options {
+  uint32_t struct_size; /* sizeof(ember_embed_options) */
+  uint32_t dims;        /* leading values kept, at most the model's; 0: all of them */
+  int32_t normalize;    /* -1: as the model says; 0: as pooled; 1: unit length */
+} ember_embed_options;
+void ember_embed_options_default(ember_embed_options* options);
+
+/* The values in the model's embedding; 0 when the model puts out logits instead. */
+size_t ember_model_embedding_dims(const ember_model* model);
+
+/* Embeds UTF-8 text (encoded as the tokenizer says, BERT: [CLS] text [SEP]) into
+ * out[0, dims), dims = options->dims or the model's (options NULL: the defaults).
+ * EMBER_INVALID_ARGUMENT for a model without pooling, dims past the model's or text
+ * that encodes to nothing; EMBER_RESOURCE_EXHAUSTED when out_floats < dims;
+ * EMBER_OUT_OF_RANGE when its tokens exceed the session's context. */
+ember_status ember_embed(ember_session* session, const char* text, size_t length,
+                         const ember_embed_options* options, float* out,
+                         size_t out_floats);
+/* n_texts texts (texts[i] of lengths[i] bytes), one after the other: row i of dims
+ * floats in out for text i (out_floats >= n_texts x dims). On an error, the rows of the
+ * texts before the failing one are written and the message names its index. */
+ember_status ember_embed_batch(ember_session* session, const char* const* texts,
+                               const size_t* lengths, size_t n_texts,
+                               const ember_embed_options* options, float* out,
+                               size_t out_floats);
+/* Token ids as they are, with their segment types (NULL: all 0; a pair's second text is
+ * type 1 in BERT), into out[0, dims). */
+ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
+                                const uint8_t* types, size_t n_ids,
+                                const ember_embed_options* options, float* out,
+                                size_t out_floats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EMBER_EMBER_EMBED_H_ */
