@@ -210,6 +210,12 @@ def main():
         hidden = forward(torch, w, ids, [0] * len(ids), H, eps)
         report.compare(f"{name}: --dims 16 --normalize, 2 threads", got[0],
                        pool(torch, hidden, pooling, True, 16).numpy(), 2e-5, 1e-4)
+        # `ember bench --embed`: texts/s after the report, no heap call while timed.
+        bench = ember.run("bench", "-m", model, "--embed", 3, "-p", 8, "-r", 1, "-t", 1,
+                          "--probe-mib", 1)
+        report.check(f"{name}: bench --embed reports texts/s with no heap call",
+                     "embed 3x8" in bench and "texts/s" in bench and
+                     "heap allocations 0" in bench, "")
         lines = ember.run("embed", "-m", model, "-p", TEXTS[2], "--no-normalize").split("\n")
         got = np.array(json.loads(lines[0]))
         ids = ember.tokenize(model, TEXTS[2])

@@ -250,6 +250,9 @@ void WriteMarkdown(const std::vector<BenchResult>& results, FILE* out) {
 }  // namespace
 
 std::string BenchResult::test() const {
+  if (n_texts > 0) {
+    return "embed " + std::to_string(n_texts) + "x" + std::to_string(n_prompt / n_texts);
+  }
   const std::string test =
       n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
   return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;

@@ -25,8 +25,9 @@ struct ProfileShares {
 
 // One test (pp N or tg N) of one model at one thread count.
 struct BenchResult {
-  // Under --grammar: a line on its masks' cost (printed after the report), else empty.
-  std::string grammar_summary;
+  // Under --grammar, its masks' cost; under --embed, texts/s: a line printed after the
+  // report (else empty).
+  std::string summary;
   // As llama-bench names them.
   std::string build_commit;
   std::string cpu_info;
@@ -41,6 +42,7 @@ struct BenchResult {
   int n_prompt = 0;
   int n_gen = 0;
   int n_depth = 0;  // tokens already in the cache when the test starts (-d)
+  int n_texts = 0;  // --embed: texts of n_prompt / n_texts tokens each; 0: not embedding
   std::string test_time;             // ISO 8601, UTC
   std::vector<uint64_t> samples_ns;  // one per repetition
 
@@ -73,7 +75,8 @@ struct BenchResult {
       model_sha256;  // of the model file; empty: not computed (no --history, --hash)
 
   // Derived.
-  std::string test() const;  // "pp128" or "tg64"; "tg64 @ d1024" after a depth
+  // "pp128" or "tg64"; "tg64 @ d1024" after a depth; "embed 32x128" (--embed)
+  std::string test() const;
   int n_tokens() const { return n_prompt + n_gen; }
   double avg_ns() const;
   double stddev_ns() const;

@@ -65,6 +65,10 @@ ArgParser BenchParser() {
        true,
        "append each result, as a JSON line with the model's SHA-256, to this file"},
       {{"--hash"}, false, "record the model files' SHA-256 (--history implies it)"},
+      {{"--embed"},
+       true,
+       "an embedding model: each -p N test embeds this many texts of N tokens, one after "
+       "another (tokens/s as t/s; texts/s reported after the results); no tg tests"},
   };
   for (OptionSpec& spec : GrammarFlagSpecs()) {
     spec.help += " (tg tests: each step masks, samples and advances it; the masks' cost "
@@ -134,6 +138,14 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
   }
   if (args.Has("--history") && o->history_path.empty()) {
     return InvalidArgument("--history: no file");
+  }
+  EMBER_RETURN_IF_ERROR(args.GetInt("--embed", 0, 1, 1 << 16, &value));
+  o->embed_texts = static_cast<int>(value);
+  if (o->embed_texts > 0) {
+    if (args.Has("-n") || args.Has("-d") || !o->grammar.empty()) {
+      return InvalidArgument("--embed runs pp tests only: no -n, -d or grammar");
+    }
+    o->gens.clear();
   }
   // 0 in -p or -n means no such test (as llama-bench).
   o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),

@@ -30,6 +30,9 @@ struct BenchOptions {
   // --grammar, --json-schema or --json: tg tests sample under it (GBNF text; empty:
   // none), and report what its masks cost.
   std::string grammar, grammar_name;
+  // --embed N: each pp test embeds N texts of that many tokens (an embedding model), one
+  // after another; 0: none.
+  int embed_texts = 0;
 };
 
 ArgParser BenchParser();

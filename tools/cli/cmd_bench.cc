@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/ember.h"
+#include "runtime/embed/embed.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_constraint.h"
 #include "runtime/model/atomic_file.h"
@@ -60,6 +61,7 @@ struct Bench {
   ForwardProfile profile;
   uint64_t sampling_ns = 0;
   Progress* progress;
+  std::vector<float> embedding;  // --embed: one text's vector (sized before the tests)
   bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
   // Under a grammar: each step's mask time (reserved before the tests: no allocation
   // in them), the token sampled before, and how often the grammar started over.
@@ -112,6 +114,17 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     s.set_profile(profile);
   }
   const Clock::time_point start = Clock::now();
+  if (n_prompt > 0 && b.options->embed_texts > 0) {
+    // Texts of n_prompt tokens, each its own slice of the random prompt.
+    for (int i = 0; i < b.options->embed_texts; ++i) {
+      EMBER_RETURN_IF_ERROR(Embed(s, b.prompt.data() + size_t{1} * i * n_prompt, nullptr,
+                                  n_prompt, EmbedOptions{}, b.embedding.data(),
+                                  b.embedding.size()));
+      if (i == 0) *ttft_ns = ElapsedNs(start);
+    }
+    *ns = ElapsedNs(start);
+    return Status::Ok();
+  }
   if (n_prompt > 0) {
     EMBER_RETURN_IF_ERROR(s.Prefill(b.prompt.data() + depth, n_prompt));
     *ns = ElapsedNs(start);
@@ -159,7 +172,8 @@ ProfileShares Shares(const ForwardProfile& p, uint64_t sampling_ns) {
 // A test: a warm-up (one prefill, or one decode step), then the timed repetitions.
 Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
   const BenchOptions& o = *b.options;
-  r->n_prompt = n_prompt;
+  r->n_texts = n_prompt > 0 ? o.embed_texts : 0;
+  r->n_prompt = r->n_texts > 0 ? r->n_texts * n_prompt : n_prompt;
   r->n_gen = n_gen;
   r->n_depth = depth;
   r->test_time = UtcNow();
@@ -218,7 +232,20 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
              masks.empty() ? 0.0 : masks.back() / 1e3,
              test_total ? 100.0 * static_cast<double>(mask_total) / test_total : 0.0,
              b.restarts, static_cast<long long>(r->heap_allocs));
-    r->grammar_summary = line;
+    r->summary = line;
+  }
+  if (r->n_texts > 0) {
+    std::vector<uint64_t> sorted = r->samples_ns;
+    std::sort(sorted.begin(), sorted.end());
+    const double median_s = static_cast<double>(sorted[sorted.size() / 2]) / 1e9;
+    char line[320];
+    snprintf(line, sizeof(line),
+             "%s, %d thread%s, %s: %.1f texts/s, %.0f tokens/s (median of %zu); heap "
+             "allocations %lld\n",
+             r->model_filename.c_str(), r->n_threads, r->n_threads == 1 ? "" : "s",
+             r->test().c_str(), r->n_texts / median_s, r->n_prompt / median_s,
+             sorted.size(), static_cast<long long>(r->heap_allocs));
+    r->summary = line;
   }
   r->ttft_ns = ttft_sum / o.repetitions;
   r->peak_rss_bytes = PeakRssBytes();
@@ -255,6 +282,10 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   const int max_depth =
       static_cast<int>(*std::max_element(o.depths.begin(), o.depths.end()));
   const int context = std::max(max_prompt, max_gen) + max_depth;
+  if (o.embed_texts > 0 && !c.embeds()) {
+    return InvalidArgument("--embed: %s is not an embedding model (no pooling)",
+                           path.c_str());
+  }
   if (static_cast<uint32_t>(context) > c.max_context) {
     return InvalidArgument(
         "%s: a test of %d tokens at depth %d needs a context of %d; the model holds %u",
@@ -300,7 +331,9 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   }
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;
-  for (int i = 0; i < max_depth + max_prompt; ++i) {
+  const int texts = std::max(o.embed_texts, 1);
+  b.embedding.assign(EmbeddingDims(c), 0.0f);
+  for (int i = 0; i < max_depth + max_prompt * texts; ++i) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     const uint32_t first = c.vocab_size > 3 ? 3 : 0;
     b.prompt.push_back(static_cast<int32_t>(first + state % (c.vocab_size - first)));
@@ -403,7 +436,7 @@ Status RunBench(const ArgParser& args) {
   progress.Done();
   WriteBenchReport(results, o.format, stdout);
   for (const BenchResult& r : results) {
-    if (!r.grammar_summary.empty()) fputs(r.grammar_summary.c_str(), stdout);
+    if (!r.summary.empty()) fputs(r.summary.c_str(), stdout);
   }
   if (!o.chart_path.empty()) {
     EMBER_RETURN_IF_ERROR(WriteFileAtomic(o.chart_path, [&](FILE* f) {
@@ -424,7 +457,8 @@ int BenchCommand(int argc, char** argv) {
       "                   [--backend highway,xnnpack] [--isa avx2,...] [-r 5]\n"
       "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
       "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n"
-      "                   [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n\n"
+      "                   [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n"
+      "                   [--embed N]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
       "runs once to warm up, then -r timed repetitions. Progress on stderr, results on\n"
