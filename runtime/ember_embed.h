@@ -49,6 +49,23 @@ ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
                                 const ember_embed_options* options, float* out,
                                 size_t out_floats);
 
+/* Rerankers: a cross-encoder (a BERT-style model with a classification head, e.g. a
+ * sentence-transformers CrossEncoder) scores how well a document answers a query. The
+ * head's outputs; 0 when the model has no head. */
+size_t ember_model_labels(const ember_model* model);
+/* The relevance of each of n_docs documents to the query: the pair encoded as the
+ * tokenizer's post-processor says ([CLS] query [SEP] doc [SEP], the document's tokens of
+ * type 1) through the model and its head of one output; scores[i] (a logit: higher is
+ * more relevant) for docs[i]. On an error the message names the document. */
+ember_status ember_rerank(ember_session* session, const char* query, size_t query_length,
+                          const char* const* docs, const size_t* doc_lengths,
+                          size_t n_docs, float* scores);
+/* The head's outputs for token ids with their types (NULL: all 0) into
+ * scores[0, ember_model_labels). */
+ember_status ember_score_tokens(ember_session* session, const int32_t* ids,
+                                const uint8_t* types, size_t n_ids, float* scores,
+                                size_t n_scores);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

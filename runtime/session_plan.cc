@@ -209,6 +209,10 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                            kStepSession, kStepLogits);
   id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
                               kStepSession, kStepLogits, BufferKind::kScratch);
+  id.pooled = a.Add<float>("pooled", c.embeds() ? Product({2, c.d_model}) : 0,
+                           kStepSession, kStepLogits, BufferKind::kScratch);
+  id.types = a.Add<uint8_t>("token_types", c.embeds() ? plan.max_context : 0,
+                            kStepSession, kStepLogits, BufferKind::kScratch);
   id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
                              BufferKind::kScratch);
   // One pass.
@@ -315,6 +319,8 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.logits = arena.Bind(ids.logits, base);
   s.sampler = arena.Bind(ids.sampler, base);
   s.tokens = arena.Bind(ids.tokens, base);
+  s.pooled = arena.Bind(ids.pooled, base);
+  s.types = arena.Bind(ids.types, base);
   s.attention_record = arena.Bind(ids.attention_record, base);
   s.xnnpack = arena.Bind(ids.xnnpack, base);
   s.history = arena.Bind(ids.history, base);

@@ -80,6 +80,8 @@ struct SessionBuffers {
   float* logits = nullptr;            // (SessionPlan::logit_rows, vocab)
   uint8_t* sampler = nullptr;         // Sampler::ScratchBytes(vocab)
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
+  float* pooled = nullptr;  // an embedding model's (2, d_model): pooled vector, head input
+  uint8_t* types = nullptr;  // an embedding model's (max_context): a pair's token types
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
   int32_t* history = nullptr;         // (max_context): the token at each cached position
@@ -120,9 +122,10 @@ struct SessionPlan {
     ArenaBuffer<KvLayer> kv_layers;
     ArenaBuffer<float> kv_new, q8_scales;
     ArenaBuffer<int8_t> q8;
-    ArenaBuffer<float> logits, attention_record;
+    ArenaBuffer<float> logits, attention_record, pooled;
     ArenaBuffer<uint8_t> sampler, xnnpack;
     ArenaBuffer<int32_t> tokens, history;
+    ArenaBuffer<uint8_t> types;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
         ffn_a, ffn_b, rope_local_cos, rope_local_sin;
     ArenaBuffer<int8_t> act_q;

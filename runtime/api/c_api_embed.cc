@@ -90,4 +90,49 @@ ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
   return Report(ember::Embed(session->session, ids, types, n_ids, o, out, out_floats));
 }
 
+size_t ember_model_labels(const ember_model* model) {
+  return model ? model->model->config().labels : 0;
+}
+
+ember_status ember_rerank(ember_session* session, const char* query, size_t query_length,
+                          const char* const* docs, const size_t* doc_lengths,
+                          size_t n_docs, float* scores) {
+  if (!session) return NullArgument("session");
+  if (!query && query_length) return NullArgument("query");
+  if (n_docs && (!docs || !doc_lengths || !scores)) {
+    return NullArgument(!docs ? "docs" : !doc_lengths ? "doc_lengths" : "scores");
+  }
+  ember::Session& s = session->session;
+  const size_t labels = s.model().config().labels;
+  if (labels != 1) {
+    return Report(ember::InvalidArgument(
+        "a reranker has a head of one output (a relevance logit); this model's has %zu "
+        "(ember_score_tokens gives them all)", labels));
+  }
+  for (size_t i = 0; i < n_docs; ++i) {
+    if (!docs[i] && doc_lengths[i]) {
+      return Report(ember::InvalidArgument("document %zu is NULL", i));
+    }
+    const int32_t* ids = nullptr;
+    const uint8_t* types = nullptr;
+    size_t n = 0;
+    ember::Status st = ember::EncodePair(
+        s, std::string_view(query ? query : "", query_length),
+        std::string_view(docs[i] ? docs[i] : "", doc_lengths[i]), &ids, &types, &n);
+    if (st.ok()) st = ember::Score(s, ids, types, n, &scores[i], 1);
+    if (!st.ok()) {
+      return Report(ember::Status(st.code(), "document %zu: %s", i, st.message()));
+    }
+  }
+  return EMBER_OK;
+}
+
+ember_status ember_score_tokens(ember_session* session, const int32_t* ids,
+                                const uint8_t* types, size_t n_ids, float* scores,
+                                size_t n_scores) {
+  if (!session) return NullArgument("session");
+  if (!ids && n_ids) return NullArgument("ids");
+  return Report(ember::Score(session->session, ids, types, n_ids, scores, n_scores));
+}
+
 }  // extern "C"

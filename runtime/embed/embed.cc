@@ -96,4 +96,82 @@ Status EmbedText(Session& session, std::string_view text, const EmbedOptions& op
   return Embed(session, ids, nullptr, n, options, out, out_size);
 }
 
+Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
+             float* scores, size_t scores_size) {
+  const ModelConfig& c = session.model().config();
+  const Weights& w = session.model().weights();
+  if (c.labels == 0) {
+    return InvalidArgument("the model (%s) has no classification head to score with",
+                           c.architecture);
+  }
+  if (scores == nullptr || scores_size < c.labels) {
+    return ResourceExhausted("%u scores do not fit in %zu", c.labels,
+                             scores ? scores_size : 0);
+  }
+  const size_t d = c.d_model;
+  float* pooled = session.buffers().pooled;
+  float* hidden = pooled + d;
+  memset(pooled, 0, d * sizeof(float));
+  PoolTarget target{c.pooling, d, n, d, pooled};
+  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+  FinishEmbedding(c.pooling, n, c.normalize, pooled, d);
+  const float* v = pooled;
+  if (w.cls_pool) {  // BERT's pooler: tanh(W v + b)
+    const float* m = w.cls_pool->f32();
+    const float* bias = w.cls_pool_bias->f32();
+    for (size_t i = 0; i < d; ++i) {
+      double sum = bias[i];
+      for (size_t j = 0; j < d; ++j) sum += static_cast<double>(m[i * d + j]) * v[j];
+      hidden[i] = static_cast<float>(std::tanh(sum));
+    }
+    v = hidden;
+  }
+  const float* m = w.cls_out->f32();
+  const float* bias = w.cls_out_bias->f32();
+  for (size_t i = 0; i < c.labels; ++i) {
+    double sum = bias[i];
+    for (size_t j = 0; j < d; ++j) sum += static_cast<double>(m[i * d + j]) * v[j];
+    scores[i] = static_cast<float>(sum);
+  }
+  return Status::Ok();
+}
+
+Status EncodePair(Session& session, std::string_view a, std::string_view b,
+                  const int32_t** ids, const uint8_t** types_out, size_t* n) {
+  uint8_t* types = session.buffers().types;
+  const size_t types_size = session.plan().max_context;
+  const Tokenizer& tok = session.model().tokenizer();
+  const size_t capacity = session.plan().token_capacity;
+  if (b.size() > session.plan().max_prompt_bytes ||
+      a.size() > session.plan().max_prompt_bytes - b.size()) {
+    return InvalidArgument("a pair of %zu and %zu bytes exceeds the session's "
+                           "max_prompt_bytes %zu", a.size(), b.size(),
+                           session.plan().max_prompt_bytes);
+  }
+  int32_t* buffer = session.buffers().tokens;
+  EncodeOptions first;
+  first.add_bos = tok.add_bos();
+  size_t a_n = 0, b_n = 0;
+  EMBER_RETURN_IF_ERROR(tok.Encode(a, first, buffer, capacity, &a_n));
+  // b after a's ids (and an EOS after b): in the room left, which must be b's work room.
+  const size_t room = capacity - a_n;
+  if (room < tok.EncodeCapacity(b.size()) + 1) {
+    return ResourceExhausted("the pair's second text needs more token room than the "
+                             "session's %zu ids", capacity);
+  }
+  EMBER_RETURN_IF_ERROR(tok.Encode(b, EncodeOptions{}, buffer + a_n, room - 1, &b_n));
+  size_t total = a_n + b_n;
+  if (tok.eos_id() >= 0) buffer[total++] = tok.eos_id();
+  if (total > types_size) {
+    return OutOfRange("the pair encodes to %zu tokens; the session holds %zu", total,
+                      types_size);
+  }
+  memset(types, 0, a_n);
+  memset(types + a_n, 1, total - a_n);
+  *ids = buffer;
+  *types_out = types;
+  *n = total;
+  return Status::Ok();
+}
+
 }  // namespace ember

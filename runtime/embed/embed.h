@@ -43,6 +43,18 @@ Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size
 Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
                  float* out, size_t out_size);
 
+// A cross-encoder's scores (config.labels > 0): the pooled vector of `tokens` (segment
+// `types`, null: all 0) through the classification head, raw (logits), into
+// scores[0, labels).
+Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
+             float* scores, size_t scores_size);
+
+// Encodes a pair of texts as BERT's post-processor does, into the session's token and
+// type buffers (valid until the next encoding): `a` as one text (BERT: [CLS] a [SEP]),
+// then `b` without BOS, and EOS after it; the types are 0 over a's part, 1 over b's.
+Status EncodePair(Session& session, std::string_view a, std::string_view b,
+                  const int32_t** ids, const uint8_t** types, size_t* n);
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_EMBED_EMBED_H_

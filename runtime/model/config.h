@@ -115,6 +115,8 @@ struct ModelConfig {
   bool embedding_norm = false;
   Pooling pooling = Pooling::kNone;
   bool normalize = false;
+  uint32_t labels = 0;        // a classification head's outputs (0: none)
+  bool label_pooler = false;  // BERT's pooler (dense, tanh) before the head
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }

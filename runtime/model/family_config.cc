@@ -59,6 +59,13 @@ Status ReadEmbeddingConfig(const fb::Config& fc, ModelConfig* c) {
     return InvalidModel("config: %u token types (at most %u)", c->token_types,
                         kMaxTokenTypes);
   }
+  c->labels = fc.labels();
+  c->label_pooler = fc.label_pooler();
+  if (c->labels > (1u << 16) || ((c->labels > 0 || c->label_pooler) && !c->embeds()) ||
+      (c->label_pooler && c->labels == 0)) {
+    return InvalidModel("config: a head of %u labels%s needs a pooling (at most 65536)",
+                        c->labels, c->label_pooler ? " with a pooler" : "");
+  }
   if (c->normalize && !c->embeds()) {
     return InvalidModel("config: normalize needs a pooling (the output is logits)");
   }

@@ -283,7 +283,7 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
         c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
         c.rope_dim, c.token_types, c.embedding_norm, static_cast<fb::Pooling>(c.pooling),
-        c.normalize);
+        c.normalize, c.labels, c.label_pooler);
 
     const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
       if (v.empty()) return {};  // absent

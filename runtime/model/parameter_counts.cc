@@ -38,6 +38,7 @@ ParameterKind ParameterKindOf(const char* tensor_name) {
       {"token_embd.", ParameterKind::kEmbeddings},
       {"position_embd.", ParameterKind::kEmbeddings},
       {"token_types.", ParameterKind::kEmbeddings},
+      {"cls.", ParameterKind::kClassifier},
       {"output.", ParameterKind::kClassifier},
   };
   for (const Rule& r : kRules) {

@@ -14,6 +14,11 @@ inline constexpr char kPosEmbedding[] = "position_embd.weight";  // (max_context
 inline constexpr char kTokTypes[] = "token_types.weight";        // (token_types, d_model)
 inline constexpr char kEmbeddingNorm[] = "token_embd_norm.weight";  // (d_model)
 inline constexpr char kEmbeddingNormBias[] = "token_embd_norm.bias";
+// A classification head (config.labels): BERT's pooler and the output layer, f32.
+inline constexpr char kClsPool[] = "cls.weight";             // (d_model, d_model)
+inline constexpr char kClsPoolBias[] = "cls.bias";           // (d_model)
+inline constexpr char kClsOut[] = "cls.output.weight";       // (labels, d_model)
+inline constexpr char kClsOutBias[] = "cls.output.bias";     // (labels)
 inline constexpr char kOutputNorm[] = "output_norm.weight";      // (d_model)
 inline constexpr char kOutputNormBias[] = "output_norm.bias";    // (d_model)
 inline constexpr char kOutput[] = "output.weight";               // (vocab, d_model)

@@ -98,6 +98,21 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
                                c.embedding_norm, &w->embedding_norm));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kEmbeddingNormBias, Role::kVector, d, 0,
                                c.embedding_norm && layer_norm, &w->embedding_norm_bias));
+  const bool head = c.labels > 0;
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kClsPool, Role::kEmbedding, d, d, c.label_pooler, &w->cls_pool));
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kClsPoolBias, Role::kVector, d, 0, c.label_pooler, &w->cls_pool_bias));
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kClsOut, Role::kEmbedding, c.labels, d, head, &w->cls_out));
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kClsOutBias, Role::kVector, c.labels, 0, head, &w->cls_out_bias));
+  for (const Tensor* t : {w->cls_pool, w->cls_out}) {
+    if (t && t->dtype != DType::kF32) {
+      return InvalidModel("tensor '%s' is %s: a classification head is f32", t->name,
+                          DTypeName(t->dtype));
+    }
+  }
   EMBER_RETURN_IF_ERROR(
       b.Bind(names::kOutputNorm, Role::kVector, d, 0, c.final_norm, &w->output_norm));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputNormBias, Role::kVector, d, 0,

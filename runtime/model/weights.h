@@ -44,6 +44,11 @@ struct Weights {
   const Tensor* tok_types = nullptr;         // (token_types, d_model), config.token_types
   const Tensor* embedding_norm = nullptr;    // (d_model), config.embedding_norm
   const Tensor* embedding_norm_bias = nullptr;  // (d_model), LayerNorm only
+  // The classification head (config.labels), f32: pooler (with label_pooler) and output.
+  const Tensor* cls_pool = nullptr;
+  const Tensor* cls_pool_bias = nullptr;
+  const Tensor* cls_out = nullptr;
+  const Tensor* cls_out_bias = nullptr;
   const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
   const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
   const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied

@@ -43,7 +43,7 @@ def random_weights(torch, V, D, F, L, T, types):
         for name in ("attention.output.LayerNorm", "output.LayerNorm"):
             w[p + name + ".weight"] = rnd(D, scale=0.1, base=1.0)
             w[p + name + ".bias"] = rnd(D, scale=0.1)
-    w["pooler.dense.weight"] = rnd(D, D)  # left out by the importer
+    w["pooler.dense.weight"] = rnd(D, D)  # left out for embeddings; a cross-encoder uses it
     w["pooler.dense.bias"] = rnd(D)
     return {k: v.float().double() for k, v in w.items()}  # as stored: f32
 
@@ -152,6 +152,53 @@ def write_model(u, torch, d, w, config, pooling, normalize):
                    "pooling_mode_mean_sqrt_len_tokens": False}, f)
 
 
+def cross_encoder(u, torch, np, ember, report, D, H, F, L, T, eps):
+    """BertForSequenceClassification with one label (a reranker): the pair's tokens with
+    types 0 and 1, [CLS]'s final state through the pooler (tanh) and the classifier;
+    `ember rerank` must give the reference's logits, best first."""
+    d = os.path.join(ember.dir, "cross_encoder")
+    os.makedirs(d)
+    eot = u.write_small_byte_level_tokenizer(d, 300)
+    w = random_weights(torch, 300, D, F, L, T, 2)
+    hf = {"bert." + k: v for k, v in w.items()}  # BertForSequenceClassification names
+    g = torch.Generator().manual_seed(11)
+    hf["classifier.weight"] = (torch.randn(1, D, generator=g, dtype=torch.float64)
+                               ).float().double()
+    hf["classifier.bias"] = torch.tensor([0.1], dtype=torch.float64)
+    config = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
+              "hidden_size": D, "num_hidden_layers": L, "num_attention_heads": H,
+              "intermediate_size": F, "hidden_act": "gelu", "max_position_embeddings": T,
+              "type_vocab_size": 2, "vocab_size": 300, "layer_norm_eps": eps,
+              "num_labels": 1, "eos_token_id": eot}
+    u.write_safetensors(os.path.join(d, "model.safetensors"),
+                        {k: v.numpy() for k, v in hf.items()}, "F32")
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    model = ember.convert(d, "cross_encoder")
+    info = ember.run("inspect", "-m", model)
+    report.check("cross-encoder: inspect shows cls pooling", "pooling cls" in info, "")
+    query, docs = "where does the cat sit", TEXTS
+    out = ember.run("rerank", "-m", model, "--query", query, *sum((["-p", t] for t in docs), []),
+                    "-t", 2)
+    got = {}
+    for line in out.strip().split("\n"):
+        score, index, _ = line.split("\t", 2)
+        got[int(index) - 1] = float(score)
+    order = [int(line.split("\t")[1]) - 1 for line in out.strip().split("\n")]
+    refs = []
+    q_ids = ember.tokenize(model, query)
+    for doc in docs:
+        d_ids = ember.tokenize(model, doc, bos=False) + [eot]
+        ids, types = q_ids + d_ids, [0] * len(q_ids) + [1] * len(d_ids)
+        hidden = forward(torch, w, ids, types, H, eps)
+        pooled = torch.tanh(w["pooler.dense.weight"] @ hidden[0] + w["pooler.dense.bias"])
+        refs.append(float(hf["classifier.weight"][0] @ pooled + hf["classifier.bias"][0]))
+    report.compare("cross-encoder: rerank scores of 6 documents, 2 threads",
+                   [got[i] for i in range(len(docs))], refs, 2e-5, 1e-5)
+    report.check("cross-encoder: best first", order == sorted(range(len(docs)),
+                                                               key=lambda i: -refs[i]), "")
+
+
 TEXTS = ["the cat sat on the mat", "Hello, world! Embedding models run here.",
          "dogs running and playing", "a", "the the the the the the the the the the",
          "Numbers 12345 and punctuation?!"]
@@ -221,6 +268,7 @@ def main():
         ids = ember.tokenize(model, TEXTS[2])
         ref = pool(torch, forward(torch, w, ids, [0] * len(ids), H, eps), pooling, False)
         report.compare(f"{name}: --no-normalize (stdout JSON)", got, ref.numpy(), 1e-4, 1e-5)
+    cross_encoder(u, torch, np, ember, report, D, H, F, L, T, eps)
     report.finish(ember)
 
 

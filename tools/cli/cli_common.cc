@@ -10,6 +10,7 @@
 #include "kernels/isa.h"
 #include "runtime/model/atomic_file.h"
 #include "tools/convert/hf/hf_tokenizer.h"
+#include "tools/util/files.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -204,6 +205,24 @@ Status OpenTokenizer(const ArgParser& args, std::unique_ptr<Model>* model,
   }
   EMBER_RETURN_IF_ERROR(LoadHfTokenizer(args.Get("--tokenizer"), loaded));
   *tokenizer = &loaded->tokenizer;
+  return Status::Ok();
+}
+
+Status ReadTexts(const ArgParser& args, std::vector<std::string>* texts) {
+  *texts = args.GetAll("-p");
+  if (!args.Has("--file")) return Status::Ok();
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(ReadFile(args.Get("--file"), &bytes));
+  std::string line;
+  for (size_t i = 0; i <= bytes.size(); ++i) {
+    if (i == bytes.size() || bytes[i] == '\n') {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) texts->push_back(line);
+      line.clear();
+    } else {
+      line.push_back(static_cast<char>(bytes[i]));
+    }
+  }
   return Status::Ok();
 }
 

@@ -71,6 +71,10 @@ Status EncodeText(const Model& model, const std::string& text, bool add_bos,
 Status EncodeWith(const Tokenizer& tokenizer, const std::string& text,
                   const EncodeOptions& options, std::vector<int32_t>* ids);
 
+// The texts of -p (repeatable) then of --file (one a line; empty lines and a line's
+// final \r dropped), in order (embed, rerank).
+Status ReadTexts(const ArgParser& args, std::vector<std::string>* texts);
+
 // A parser of -m MODEL and the prompt's options, which ReadPromptTokens reads (-p,
 // --tokens, --no-bos), then `more`.
 ArgParser ArgParserWithModelAndPrompt(std::vector<OptionSpec> more);

@@ -39,26 +39,6 @@ ArgParser MakeParser() {
   });
 }
 
-Status ReadTexts(const ArgParser& args, std::vector<std::string>* texts) {
-  *texts = args.GetAll("-p");
-  if (args.Has("--file")) {
-    std::vector<uint8_t> bytes;
-    EMBER_RETURN_IF_ERROR(ReadFile(args.Get("--file"), &bytes));
-    std::string line;
-    for (size_t i = 0; i <= bytes.size(); ++i) {
-      if (i == bytes.size() || bytes[i] == '\n') {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty()) texts->push_back(line);
-        line.clear();
-      } else {
-        line.push_back(static_cast<char>(bytes[i]));
-      }
-    }
-  }
-  if (texts->empty()) return InvalidArgument("no texts: give -p TEXT or --file LINES.txt");
-  return Status::Ok();
-}
-
 std::string JsonRow(const float* v, size_t dims) {
   std::string out = "[";
   char buf[32];
@@ -99,6 +79,7 @@ Status Embed(const ArgParser& args) {
   }
   std::vector<std::string> texts;
   EMBER_RETURN_IF_ERROR(ReadTexts(args, &texts));
+  if (texts.empty()) return InvalidArgument("no texts: give -p TEXT or --file LINES.txt");
   int64_t threads, dims_flag;
   EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
   EMBER_RETURN_IF_ERROR(args.GetInt("--dims", 0, 1, 1 << 20, &dims_flag));

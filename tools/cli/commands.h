@@ -11,6 +11,7 @@ int InspectCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
 int LogitsCommand(int argc, char** argv);
 int EmbedCommand(int argc, char** argv);
+int RerankCommand(int argc, char** argv);
 int AttnCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int BenchCompareCommand(int argc, char** argv);

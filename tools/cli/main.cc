@@ -23,6 +23,8 @@ constexpr Subcommand kSubcommands[] = {
     {"logits", ember::tools::LogitsCommand, "write a prompt's logits as a .npy file"},
     {"embed", ember::tools::EmbedCommand,
      "embeddings of texts from an embedding model (JSON or .npy)"},
+    {"rerank", ember::tools::RerankCommand,
+     "score documents against a query with a cross-encoder, best first"},
     {"attn", ember::tools::AttnCommand,
      "attention heatmaps (SVG) or weights (CSV, .npy)"},
     {"bench", ember::tools::BenchCommand,

@@ -6,84 +6,12 @@
 #include <initializer_list>
 
 #include "runtime/model/tensor_names.h"
+#include "tools/convert/gguf/gguf_arch_keys.h"
 #include "tools/convert/gguf/gguf_family.h"
 
 namespace ember::tools {
 namespace {
 
-// The {arch}.* keys of one architecture.
-class ArchKeys {
- public:
-  ArchKeys(const GgufFile& file, std::string arch) : f_(file), arch_(std::move(arch)) {}
-
-  std::string Key(const char* suffix) const { return arch_ + "." + suffix; }
-  bool Has(const char* suffix) const { return f_.Find(Key(suffix)) != nullptr; }
-
-  Status Dim(const char* suffix, bool required, int64_t fallback, int64_t max,
-             uint32_t* out) const {
-    int64_t v;
-    EMBER_RETURN_IF_ERROR(f_.GetInt(Key(suffix), required, fallback, 1, max, &v));
-    *out = static_cast<uint32_t>(v);
-    return Status::Ok();
-  }
-
-  Status Float(const char* suffix, double fallback, double min, double max,
-               float* out) const {
-    double v;
-    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key(suffix), false, fallback, &v));
-    if (v < min || v > max) {
-      return InvalidModel("GGUF: %s is %g (%g to %g allowed)", Key(suffix).c_str(), v,
-                          min, max);
-    }
-    *out = static_cast<float>(v);
-    return Status::Ok();
-  }
-
-  // Refuses every {arch}.* key not in `known`: a key ember does not read may change the
-  // arithmetic (a scale, a soft cap, a window), and ignoring it would run a different
-  // model without a word.
-  Status CheckAllKnown(std::initializer_list<const char*> known,
-                       std::initializer_list<const char*> extra = {}) const {
-    const std::string prefix = arch_ + ".";
-    for (const GgufKv& kv : f_.metadata()) {
-      if (kv.key.substr(0, prefix.size()) != prefix) continue;
-      const std::string_view suffix = kv.key.substr(prefix.size());
-      bool found = false;
-      for (const char* k : known) found = found || suffix == k;
-      for (const char* k : extra) found = found || suffix == k;
-      if (!found) {
-        return Unimplemented("GGUF: %s is a %s setting ember does not support",
-                             GgufQuote(kv.key).c_str(), arch_.c_str());
-      }
-    }
-    return Status::Ok();
-  }
-
-  // RoPE scaling: llama.cpp's type (linear when absent) and factor (or the older
-  // rope.scale_linear); "none", and a factor of 0 or 1, change nothing. Linear is read;
-  // others are refused (Llama 3's scaling comes as the rope_freqs tensor).
-  Status RopeScaling(ModelConfig* c) const {
-    std::string_view type;
-    double factor, linear;
-    EMBER_RETURN_IF_ERROR(f_.GetString(Key("rope.scaling.type"), false, &type));
-    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scaling.factor"), false, 0.0, &factor));
-    EMBER_RETURN_IF_ERROR(f_.GetFloat(Key("rope.scale_linear"), false, 0.0, &linear));
-    if (factor == 0.0) factor = linear;
-    if (factor == 0.0 || factor == 1.0) return Status::Ok();
-    if ((type.empty() || type == "linear") && factor > 1.0 && factor < 1e6) {
-      c->rope_scaling = RopeScaling::kLinear;
-      c->rope_scaling_factor = static_cast<float>(factor);
-      return Status::Ok();
-    }
-    return Unimplemented("GGUF: RoPE scaling (%s '%.20s', factor %g) is not supported",
-                         Key("rope.scaling.type").c_str(),
-                         type.empty() ? "linear" : std::string(type).c_str(), factor);
-  }
-
- private:
-  const GgufFile& f_;
-  std::string arch_;
-};
 
 // Tensors the architecture has no place for, with what they mean (else the binder's
 // message).
@@ -217,6 +145,8 @@ void TieIdenticalClassifier(std::vector<GgufTensorSource>* tensors, bool* tied) 
   }
 }
 
+}  // namespace
+
 Status VocabSize(const GgufFile& f, const ArchKeys& keys, uint32_t* vocab) {
   const GgufTensorInfo* embedding = f.FindTensor(names::kTokEmbedding);
   if (!embedding || embedding->n_dims != 2) {
@@ -237,6 +167,8 @@ Status VocabSize(const GgufFile& f, const ArchKeys& keys, uint32_t* vocab) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 // The families on Llama's blocks (gguf_family.h): the same keys; biases are in the file
 // or not; RoPE on halves but for llama (llama.cpp's converter permutes Llama's Q/K rows
@@ -369,10 +301,12 @@ Status MapGgufModel(const GgufFile& f, uint32_t max_context, ModelConfig* c,
     EMBER_RETURN_IF_ERROR(LlamaLikeConfig(f, *family, c));
   } else if (arch == "gpt2") {
     EMBER_RETURN_IF_ERROR(Gpt2Config(f, c));
+  } else if (arch == "bert") {
+    EMBER_RETURN_IF_ERROR(BertConfig(f, c));
   } else {
     return Unimplemented(
         "GGUF: architecture %s is not supported (ember converts llama, qwen2, qwen3, "
-        "gemma3, phi3 and gpt2)",
+        "gemma3, phi3, gpt2 and bert)",
         GgufQuote(arch).c_str());
   }
   if (max_context != 0) {
@@ -383,6 +317,7 @@ Status MapGgufModel(const GgufFile& f, uint32_t max_context, ModelConfig* c,
     c->max_context = max_context;
   }
   EMBER_RETURN_IF_ERROR(MapTensors(f, *c, family && family->phi3, tensors));
+  if (arch == "bert") RenameBertTensors(tensors);
   TieIdenticalClassifier(tensors, &c->tied_classifier);
   if (c->positions == PositionKind::kRope) {
     // Biases are in the file or not (Llama-architecture models with biases exist).

@@ -189,6 +189,26 @@ Status ImportBert(const JsonFields& f, HfWeights* w, ModelSpec* spec) {
       EMBER_RETURN_IF_ERROR(m.Copy(hf + ".bias", Layer(t.bias, i), {t.rows}));
     }
   }
+  if (w->Has("classifier.weight")) {
+    // BertForSequenceClassification (a cross-encoder): the pooler (dense and tanh over
+    // [CLS]) and the classifier make the head.
+    const std::vector<uint64_t>& shape = w->tensors().at("classifier.weight")->shape;
+    if (shape.size() != 2 || shape[0] == 0 || shape[0] > 65536) {
+      return InvalidArgument("classifier.weight: a (labels, %llu) matrix expected",
+                             static_cast<unsigned long long>(D));
+    }
+    c.labels = static_cast<uint32_t>(shape[0]);
+    c.pooling = Pooling::kCls;
+    c.label_pooler = w->Has(p + "pooler.dense.weight");
+    if (c.label_pooler) {
+      EMBER_RETURN_IF_ERROR(m.Copy(p + "pooler.dense.weight", names::kClsPool, {D, D}));
+      EMBER_RETURN_IF_ERROR(m.Copy(p + "pooler.dense.bias", names::kClsPoolBias, {D}));
+    }
+    EMBER_RETURN_IF_ERROR(
+        m.Copy("classifier.weight", names::kClsOut, {uint64_t{c.labels}, D}));
+    EMBER_RETURN_IF_ERROR(m.Copy("classifier.bias", names::kClsOutBias, {c.labels}));
+    return Status::Ok();
+  }
   // The pooler (a dense layer and tanh over [CLS], for next-sentence prediction) and the
   // pre-training heads are not part of the embedding.
   w->IgnorePrefix(p + "pooler.");

@@ -4,9 +4,11 @@
 #include "tools/convert/hf/hf_import.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,9 +80,11 @@ class HfImportTest : public ::testing::Test {
     for (const char* f :
          {"config.json", "model.safetensors", "vocab.json", "merges.txt",
           "tokenizer.json", "tokenizer_config.json", "pytorch_model.bin",
-          "model.safetensors.index.json", "generation_config.json", "out.ember"}) {
+          "model.safetensors.index.json", "generation_config.json", "out.ember",
+          "modules.json", "1_Pooling/config.json"}) {
       unlink((dir_ + "/" + f).c_str());
     }
+    rmdir((dir_ + "/1_Pooling").c_str());
     rmdir(dir_.c_str());
   }
   Status Import(ModelSpec* spec) {
@@ -240,8 +244,38 @@ TEST_F(HfImportTest, ConfigFilesOfTheWrongTypeAreErrors) {
 }
 
 TEST_F(HfImportTest, UnknownModelType) {
-  config_["model_type"] = "bert";
-  ExpectError("model_type 'bert' is not supported");
+  config_["model_type"] = "t5";
+  ExpectError("model_type 't5' is not supported");
+}
+
+// sentence-transformers' modules.json: Pooling and Normalize are read; a module ember
+// cannot run, a second pooling, a path out of the directory are refused by name.
+TEST_F(HfImportTest, SentenceTransformersModules) {
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+  };
+  mkdir((dir_ + "/1_Pooling").c_str(), 0755);
+  write("1_Pooling/config.json", R"({"pooling_mode_cls_token": true})");
+  const std::string transformer =
+      R"({"type": "sentence_transformers.models.Transformer", "path": ""})";
+  const std::string pooling =
+      R"({"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"})";
+  write("modules.json", "[" + transformer + "," + pooling +
+                            R"(, {"type": "sentence_transformers.models.Normalize"}])");
+  ModelSpec spec;
+  ASSERT_TRUE(Import(&spec).ok());
+  EXPECT_EQ(spec.config.pooling, Pooling::kCls);
+  EXPECT_TRUE(spec.config.normalize);
+  write("modules.json", "[" + transformer + "," + pooling +
+                            R"(, {"type": "sentence_transformers.models.Dense"}])");
+  ExpectError("module 2 (sentence_transformers.models.Dense) is not supported");
+  write("modules.json",
+        "[" + transformer + R"(, {"type": "sentence_transformers.models.Pooling", )" +
+            R"("path": "../elsewhere"}])");
+  ExpectError("has the path '../elsewhere'");
+  write("modules.json", "[" + transformer + "," + pooling + "]");
+  write("1_Pooling/config.json", R"({"pooling_mode_max_tokens": true})");
+  ExpectError("pooling_mode_max_tokens is not supported");
 }
 
 TEST_F(HfImportTest, MissingTensor) {
