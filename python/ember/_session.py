@@ -306,6 +306,19 @@ class Session(_Handle):
                 out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), out.size))
         return out[0] if single else out
 
+    def rerank(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """A cross-encoder's relevance of each document to the query (float32 logits,
+        higher is more relevant), in the documents' order."""
+        q = query.encode("utf-8")
+        data = [d.encode("utf-8") for d in documents]
+        pointers = (ctypes.c_char_p * max(1, len(data)))(*data)
+        lengths = (ctypes.c_size_t * max(1, len(data)))(*[len(d) for d in data])
+        out = np.zeros(len(data), dtype=np.float32)
+        with self._guard:
+            _check(lib.ember_rerank(self.handle, q, len(q), pointers, lengths, len(data),
+                                    out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+        return out
+
     @property
     def grammar_complete(self) -> bool:
         """Whether the last generation's text is a whole sentence of the grammar."""

@@ -410,9 +410,10 @@ def test_chat_tool_calls_come_back_parsed(tmp_path):
             ember.Chat(session, max_tools_bytes=4096).set_tools(TOOLS)
 
 
-def write_embedder(directory: Path) -> None:
-    """A small encoder with mean pooling and Normalize as a Hugging Face directory of
-    model_type "ember" (random weights, a byte-level tokenizer of 300 pieces)."""
+def write_embedder(directory: Path, reranker: bool = False) -> None:
+    """A small encoder with mean pooling and Normalize (or, as a reranker, cls pooling
+    and a head of one output) as a Hugging Face directory of model_type "ember" (random
+    weights, a byte-level tokenizer of 300 pieces)."""
     rng = np.random.default_rng(3)
     d, f, vocab, layers = 32, 64, 300, 2
     tensors = {"token_embd.weight": rng.normal(0, 0.5, (vocab, d)),
@@ -425,6 +426,11 @@ def write_embedder(directory: Path) -> None:
         for name in ("attn_norm", "ffn_norm"):
             tensors[f"blk.{i}.{name}.weight"] = 1 + rng.normal(0, 0.1, d)
             tensors[f"blk.{i}.{name}.bias"] = rng.normal(0, 0.1, d)
+    if reranker:
+        tensors["cls.weight"] = rng.normal(0, 0.2, (d, d))
+        tensors["cls.bias"] = rng.normal(0, 0.1, d)
+        tensors["cls.output.weight"] = rng.normal(0, 0.5, (1, d))
+        tensors["cls.output.bias"] = rng.normal(0, 0.1, 1)
     header, blobs, offset = {}, [], 0
     for name, value in tensors.items():
         data = np.ascontiguousarray(value, dtype=np.float32).tobytes()
@@ -441,6 +447,9 @@ def write_embedder(directory: Path) -> None:
               "final_norm": False, "ffn": "plain", "activation": "gelu_erf",
               "positions": "learned", "mask": "bidirectional", "tied_classifier": True,
               "pooling": "mean", "normalize": True}
+    if reranker:
+        config.update(pooling="cls", normalize=False, labels=1, label_pooler=True,
+                      eos_token_id=299)
     (directory / "config.json").write_text(json.dumps(config))
     printable = [chr(c) for c in range(33, 127)] + [chr(c) for c in range(161, 173)] + \
         [chr(c) for c in range(174, 256)]
@@ -488,3 +497,20 @@ def test_embeddings_match_the_cli_and_batch_rows(tmp_path):
         assert plain.embedding_dims == 0
         with pytest.raises(ValueError, match="not embeddings"):
             session.embed("x")
+
+
+def test_rerank_matches_the_cli(tmp_path):
+    source = tmp_path / "cross"
+    source.mkdir()
+    write_embedder(source, reranker=True)
+    path = tmp_path / "cross.ember"
+    cli("convert", "--hf", str(source), "-o", str(path))
+    docs = ["the cat sat", "a dog ran in the park", "nothing here", "the the the"]
+    lines = cli("rerank", "-m", str(path), "--query", "where is the cat",
+                *sum((["-p", d] for d in docs), [])).splitlines()
+    expected = {int(line.split("\t")[1]) - 1: float(line.split("\t")[0]) for line in lines}
+    with ember.Model(path) as model, ember.Session(model, context=64) as session:
+        scores = session.rerank("where is the cat", docs)
+        assert scores.shape == (4,) and scores.dtype == np.float32
+        np.testing.assert_allclose(scores, [expected[i] for i in range(4)], atol=2e-6)
+        assert len(set(scores.tolist())) == 4  # the documents are told apart

@@ -169,7 +169,8 @@ Status EncodePair(Session& session, std::string_view a, std::string_view b,
   memset(types, 0, a_n);
   memset(types + a_n, 1, total - a_n);
   *ids = buffer;
-  *types_out = types;
+  // A model without segment embeddings reads no types (Hugging Face's ignore them too).
+  *types_out = session.model().config().token_types > 0 ? types : nullptr;
   *n = total;
   return Status::Ok();
 }

@@ -51,7 +51,8 @@ Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size
 
 // Encodes a pair of texts as BERT's post-processor does, into the session's token and
 // type buffers (valid until the next encoding): `a` as one text (BERT: [CLS] a [SEP]),
-// then `b` without BOS, and EOS after it; the types are 0 over a's part, 1 over b's.
+// then `b` without BOS, and EOS after it; the types are 0 over a's part, 1 over b's
+// (*types null for a model without segment embeddings).
 Status EncodePair(Session& session, std::string_view a, std::string_view b,
                   const int32_t** ids, const uint8_t** types, size_t* n);
 

@@ -176,6 +176,10 @@ Status ImportEmber(const JsonFields& f, HfWeights* w, ModelSpec* spec) {
                                    {"last", Pooling::kLast}},
                                   &c.pooling));
   EMBER_RETURN_IF_ERROR(f.Bool("normalize", false, false, &c.normalize));
+  int64_t labels;
+  EMBER_RETURN_IF_ERROR(f.Int("labels", false, 0, 0, 65536, &labels));
+  c.labels = static_cast<uint32_t>(labels);
+  EMBER_RETURN_IF_ERROR(f.Bool("label_pooler", false, false, &c.label_pooler));
   if (c.n_heads % c.n_kv_heads != 0) {
     return InvalidArgument("config.json: n_kv_heads %u does not divide n_heads %u",
                            c.n_kv_heads, c.n_heads);
