@@ -1,6 +1,7 @@
 // Model loading of corrupted tokenizer tables: each broken field (kinds, offsets, ids,
 // types, pre-tokenizer and normalizer values, the added-token table, WordPiece's fields)
-// is refused with its own message. The cases model_corruption_test.cc's CorruptionTest runs as "Tokenizer".
+// is refused with its own message. The cases model_corruption_test.cc's CorruptionTest
+// runs as "Tokenizer".
 #include <cstring>
 #include <string>
 #include <vector>

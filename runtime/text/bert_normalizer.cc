@@ -15,7 +15,12 @@ namespace {
 
 static_assert(kGeneratedMaxGrowth == kBertMaxGrowth, "regenerate the BERT tables");
 
-enum BertClass : uint32_t { kNone = 0, kPunct = 1, kOtherCategory = 2, kNonspacingMark = 3 };
+enum BertClass : uint32_t {
+  kNone = 0,
+  kPunct = 1,
+  kOtherCategory = 2,
+  kNonspacingMark = 3
+};
 
 BertClass ClassOf(uint32_t cp) {
   if (cp > 0x10FFFF) return kNone;
@@ -47,7 +52,8 @@ size_t AppendLower(uint32_t cp, char* out) {
       hi = mid;
     }
   }
-  if (lo == sizeof(kBertLowerFrom) / sizeof(kBertLowerFrom[0]) || kBertLowerFrom[lo] != cp) {
+  if (lo == sizeof(kBertLowerFrom) / sizeof(kBertLowerFrom[0]) ||
+      kBertLowerFrom[lo] != cp) {
     return AppendUtf8(cp, out);
   }
   const uint32_t ref = kBertLowerTo[lo];
@@ -59,7 +65,8 @@ size_t AppendLower(uint32_t cp, char* out) {
 }
 
 // One code point's accents stripped (decomposed, Mn dropped) and/or lowercased.
-size_t AppendStrippedLowered(uint32_t cp, const BertNormalizerOptions& options, char* out) {
+size_t AppendStrippedLowered(uint32_t cp, const BertNormalizerOptions& options,
+                             char* out) {
   if (!options.strip_accents) {
     return options.lowercase ? AppendLower(cp, out) : AppendUtf8(cp, out);
   }

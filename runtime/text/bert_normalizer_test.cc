@@ -51,7 +51,9 @@ TEST(BertNormalizerTest, CleanTextDropsControlsAndMapsSpaces) {
 TEST(BertNormalizerTest, ChineseCharsAreSpaced) {
   // U+4E2D U+6587 (CJK), U+3042 (Hiragana, not CJK), U+2B820 (extension E: outside
   // Hugging Face's ranges), U+2B920 (inside), U+F900 (compatibility ideograph).
-  EXPECT_EQ(Normalize("a\xE4\xB8\xAD\xE6\x96\x87" "b", false, true, false, false),
+  EXPECT_EQ(Normalize("a\xE4\xB8\xAD\xE6\x96\x87"
+                      "b",
+                      false, true, false, false),
             "a \xE4\xB8\xAD  \xE6\x96\x87 b");
   EXPECT_EQ(Normalize("\xE3\x81\x82", false, true, false, false), "\xE3\x81\x82");
   EXPECT_EQ(Normalize("\xF0\xAB\xA0\xA0", false, true, false, false), "\xF0\xAB\xA0\xA0");
@@ -64,13 +66,18 @@ TEST(BertNormalizerTest, ChineseCharsAreSpaced) {
 
 TEST(BertNormalizerTest, StripAccentsAndLowercase) {
   // "Ébène" "Ångström" "naïve": decomposed, Mn dropped; precomposed or not.
-  EXPECT_EQ(Normalize("\xC3\x89" "b\xC3\xA8ne", false, false, true, false), "Ebene");
+  EXPECT_EQ(Normalize("\xC3\x89"
+                      "b\xC3\xA8ne",
+                      false, false, true, false),
+            "Ebene");
   EXPECT_EQ(Normalize("e\xCC\x81", false, false, true, false), "e");
   EXPECT_EQ(Normalize("\xC3\x85ngstr\xC3\xB6m", false, false, true, true), "angstrom");
   // Lowercase alone keeps accents, precomposed.
-  EXPECT_EQ(Normalize("\xC3\x89T\xC3\x89", false, false, false, true), "\xC3\xA9t\xC3\xA9");
+  EXPECT_EQ(Normalize("\xC3\x89T\xC3\x89", false, false, false, true),
+            "\xC3\xA9t\xC3\xA9");
   // Hangul decomposes to jamo (letters, kept).
-  EXPECT_EQ(Normalize("\xEA\xB0\x80", false, false, true, false), "\xE1\x84\x80\xE1\x85\xA1");
+  EXPECT_EQ(Normalize("\xEA\xB0\x80", false, false, true, false),
+            "\xE1\x84\x80\xE1\x85\xA1");
   // A Mc mark stays (U+0903), an Mn goes (U+0901).
   EXPECT_EQ(Normalize("\xE0\xA4\x95\xE0\xA4\x83\xE0\xA4\x81", false, false, true, false),
             "\xE0\xA4\x95\xE0\xA4\x83");
@@ -86,9 +93,14 @@ TEST(BertNormalizerTest, LowercaseIsRustsCharToLowercase) {
   // Kelvin sign -> k; U+023A (2 bytes) -> U+2C65 (3 bytes); U+1E9E -> ß; ß stays.
   EXPECT_EQ(Normalize("\xE2\x84\xAA", false, false, false, true), "k");
   EXPECT_EQ(Normalize("\xC8\xBA", false, false, false, true), "\xE2\xB1\xA5");
-  EXPECT_EQ(Normalize("\xE1\xBA\x9E\xC3\x9F", false, false, false, true), "\xC3\x9F\xC3\x9F");
+  EXPECT_EQ(Normalize("\xE1\xBA\x9E\xC3\x9F", false, false, false, true),
+            "\xC3\x9F\xC3\x9F");
   // Deseret (4 bytes) and ASCII.
-  EXPECT_EQ(Normalize("\xF0\x90\x90\x80" "Az", false, false, false, true), "\xF0\x90\x90\xA8" "az");
+  EXPECT_EQ(Normalize("\xF0\x90\x90\x80"
+                      "Az",
+                      false, false, false, true),
+            "\xF0\x90\x90\xA8"
+            "az");
 }
 
 TEST(BertNormalizerTest, GrowthStaysWithinTheBound) {
@@ -101,9 +113,9 @@ TEST(BertNormalizerTest, GrowthStaysWithinTheBound) {
 }
 
 TEST(BertPreTokenizerTest, SplitsOnSpaceAndPunctuation) {
-  EXPECT_EQ(Chunks("Hello, world!  (x)"),
-            (std::vector<std::string>{"Hello", ",", " ", "world", "!", "  ", "(", "x",
-                                      ")"}));
+  EXPECT_EQ(
+      Chunks("Hello, world!  (x)"),
+      (std::vector<std::string>{"Hello", ",", " ", "world", "!", "  ", "(", "x", ")"}));
   // ASCII symbols count as punctuation ($ + < = > ^ ` | ~), as do Unicode P* (U+3002,
   // U+00BF); U+00A9 (So) and U+2260 (Sm) do not.
   EXPECT_EQ(Chunks("a$b+c^d`e|f~g"),
@@ -114,10 +126,11 @@ TEST(BertPreTokenizerTest, SplitsOnSpaceAndPunctuation) {
                                       "y\xC2\xA9\xE2\x89\xA0z"}));
   // Runs of punctuation are one code point each; white space of any kind splits.
   EXPECT_EQ(Chunks("..."), (std::vector<std::string>{".", ".", "."}));
-  EXPECT_EQ(Chunks("a\xE2\x80\x83" "b\tc"),
+  EXPECT_EQ(Chunks("a\xE2\x80\x83"
+                   "b\tc"),
             (std::vector<std::string>{"a", "\xE2\x80\x83", "b", "\t", "c"}));
   EXPECT_TRUE(IsBertPunctuation('#'));
-  EXPECT_TRUE(IsBertPunctuation(0x2014));  // em dash (Pd)
+  EXPECT_TRUE(IsBertPunctuation(0x2014));   // em dash (Pd)
   EXPECT_FALSE(IsBertPunctuation(0x20AC));  // euro sign (Sc)
   EXPECT_TRUE(IsBertSpace(0x85));
   EXPECT_FALSE(IsBertSpace(0xFEFF));

@@ -243,8 +243,9 @@ std::string_view Tokenizer::Decode(int32_t prev_id, int32_t id) const {
   // The space before a word: none at the start (WordPiece) or after BOS.
   const bool starts = prev_id == t_.bos_id ||
                       (t_.kind == TokenizerKind::kWordPiece && prev_id < 0);
-  const bool spaced = t_.kind == TokenizerKind::kWordPiece ||
-                      (t_.kind == TokenizerKind::kSentencePieceBpe && t_.add_dummy_prefix);
+  const bool spaced =
+      t_.kind == TokenizerKind::kWordPiece ||
+      (t_.kind == TokenizerKind::kSentencePieceBpe && t_.add_dummy_prefix);
   if (spaced && starts && !p.empty() && p[0] == ' ') {
     p.remove_prefix(1);
   }

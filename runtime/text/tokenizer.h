@@ -160,9 +160,9 @@ class Tokenizer {
   }
   // Encodes UTF-8 text into ids[0, *n): BOS first when asked, then each section of the
   // text between added tokens (normalized, pre-tokenized, merged) and the added
-  // tokens, then EOS when asked for BOS and the tokenizer has append_eos. `ids` is also the work buffer: capacity must be at least
-  // EncodeCapacity(text.size()). Invalid UTF-8 and text longer than max_text_bytes()
-  // are errors, found before any merging.
+  // tokens, then EOS when asked for BOS and the tokenizer has append_eos. `ids` is also
+  // the work buffer: capacity must be at least EncodeCapacity(text.size()). Invalid
+  // UTF-8 and text longer than max_text_bytes() are errors, found before any merging.
   Status Encode(std::string_view text, const EncodeOptions& options, int32_t* ids,
                 size_t capacity, size_t* n) const;
   Status Encode(std::string_view text, bool add_bos, int32_t* ids, size_t capacity,

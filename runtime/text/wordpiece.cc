@@ -28,9 +28,10 @@ Status Tokenizer::InitWordPiece() const {
   const bool bert_options = t.bert.clean_text || t.bert.handle_chinese_chars ||
                             t.bert.strip_accents || t.bert.lowercase;
   if (t.kind != TokenizerKind::kWordPiece) {
-    if (t.pre_tokenizer == PreTokenizerKind::kBert || t.normalizer == Normalization::kBert ||
-        bert_options) {
-      return InvalidModel("tokenizer: the BERT normalizer or pre-tokenizer without WordPiece");
+    if (t.pre_tokenizer == PreTokenizerKind::kBert ||
+        t.normalizer == Normalization::kBert || bert_options) {
+      return InvalidModel(
+          "tokenizer: the BERT normalizer or pre-tokenizer without WordPiece");
     }
     return Status::Ok();
   }
@@ -41,8 +42,9 @@ Status Tokenizer::InitWordPiece() const {
   }
   if (t.normalizer == Normalization::kNfc ||
       (bert_options && t.normalizer != Normalization::kBert)) {
-    return InvalidModel("tokenizer: WordPiece with NFC, or BERT options without BERT's "
-                        "normalizer");
+    return InvalidModel(
+        "tokenizer: WordPiece with NFC, or BERT options without BERT's "
+        "normalizer");
   }
   if (t.num_merges != 0) return InvalidModel("tokenizer: WordPiece with merges");
   if (t.wordpiece_prefix_bytes > kMaxPrefixBytes || !t.wordpiece_prefix) {

@@ -14,9 +14,25 @@ namespace {
 
 // Ids: 0 [PAD], 1 [UNK], 2 [CLS], 3 [SEP], 4 [MASK], then the vocabulary as a BERT
 // vocab.txt spells it ("##" continuations).
-const char* const kVocab[] = {"un",  "##aff", "##able", "aff", "able", "the", "##s",
-                              "cat", ",",     "!",      "a",   "##b",  "b",   "\xC3\xA9t\xC3\xA9",
-                              "ete", "\xE4\xB8\xAD", "##\xE4\xB8\xAD", "x", "##x"};
+const char* const kVocab[] = {"un",
+                              "##aff",
+                              "##able",
+                              "aff",
+                              "able",
+                              "the",
+                              "##s",
+                              "cat",
+                              ",",
+                              "!",
+                              "a",
+                              "##b",
+                              "b",
+                              "\xC3\xA9t\xC3\xA9",
+                              "ete",
+                              "\xE4\xB8\xAD",
+                              "##\xE4\xB8\xAD",
+                              "x",
+                              "##x"};
 constexpr int32_t kFirst = 5;
 
 TokenizerSpec Spec(bool lowercase, bool strip) {
