@@ -47,7 +47,7 @@ typedef struct ember_model_info {
   int qk_norm;
   uint32_t sliding_window; /* 0: none */
   uint32_t sliding_layers; /* layers that attend within sliding_window */
-  const char* tokenizer;   /* "sentencepiece-bpe" or "byte-level-bpe" */
+  const char* tokenizer;   /* "sentencepiece-bpe", "byte-level-bpe" or "wordpiece" */
   /* Parameters (weights and biases, elements) by kind: a tied classifier is the token
      embedding, counted once (as PyTorch's parameters() counts a shared tensor). */
   uint64_t params_total;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ember tokenize --tokenizer DIR: Qwen3's and Gemma 3's Hugging Face tokenizer directories
-# tokenized without a model (ids as transformers.js gives them), --parse-special, and bad
-# directories refused with a message.
+# ember tokenize --tokenizer DIR: a WordPiece directory written here, Qwen3's and Gemma
+# 3's Hugging Face tokenizer directories tokenized without a model (ids as
+# transformers.js gives them), --parse-special, and bad directories refused with a
+# message.
 # usage: cli_tokenize_dir_test.sh EMBER_BINARY MODELS_DIR
 set -uo pipefail
 ember="$1"
@@ -12,6 +13,39 @@ failures=0
 
 # expect STATUS FRAGMENT -- command... (counts failures).
 source "$(dirname "$0")/cli_expect.sh"
+
+# A WordPiece (BERT) tokenizer written here: [CLS] text [SEP], lowercase and accents
+# stripped, "##" continuations, [UNK] for a word it cannot split; --pieces shows each
+# piece as it decodes (a word's first with its space).
+mkdir "$tmp/bert"
+cat >"$tmp/bert/tokenizer.json" <<'JSON'
+{"added_tokens": [
+  {"id": 0, "content": "[PAD]", "special": true, "normalized": false},
+  {"id": 1, "content": "[UNK]", "special": true, "normalized": false},
+  {"id": 2, "content": "[CLS]", "special": true, "normalized": false},
+  {"id": 3, "content": "[SEP]", "special": true, "normalized": false}],
+ "normalizer": {"type": "BertNormalizer", "clean_text": true,
+                "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+ "pre_tokenizer": {"type": "BertPreTokenizer"},
+ "post_processor": {"type": "TemplateProcessing",
+   "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+              {"Sequence": {"id": "A", "type_id": 0}},
+              {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+   "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                      "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+ "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+   "max_input_chars_per_word": 100,
+   "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "un": 4, "##aff": 5,
+             "##able": 6, "cafe": 7, "!": 8}}}
+JSON
+echo '{}' >"$tmp/bert/tokenizer_config.json"
+expect 0 "2 4 5 6 7 8 1 3" -- "$ember" tokenize --tokenizer "$tmp/bert" \
+  -p $'Unaffable CAF\xc3\x89! xyz'
+expect 0 "4 5 6" -- "$ember" tokenize --tokenizer "$tmp/bert" -p "unaffable" --no-bos
+expect 0 $'5\t"aff"' -- "$ember" tokenize --tokenizer "$tmp/bert" -p "unaffable" --pieces
+sed -i 's/"BertPreTokenizer"/"Whitespace"/' "$tmp/bert/tokenizer.json"
+expect 1 "the pre-tokenizer 'Whitespace' is not supported with WordPiece" -- \
+  "$ember" tokenize --tokenizer "$tmp/bert" -p "x"
 
 qwen="$models/hf-tokenizers/qwen3"
 gemma="$models/hf-tokenizers/gemma3"

@@ -3,12 +3,15 @@
 // against ember's import of the same tokenizer.json, on the tokenizers of Llama 3, Qwen3
 // and Gemma 3 (../shared/models/hf-tokenizers), and on tokenizer.json files written here
 // from GPT-2's and Llama 2's vocabularies in GPT-2's, SmolLM's and Llama 2's shapes
-// (tests/hf_tokenizer_files.h): every id equal on a corpus the test builds
-// (tests/hf_tokenizer_corpus.h), with and without special-token parsing, and BOS as
-// encode(add_special_tokens) adds it. Without node or the package the test skips, or
+// (tests/hf_tokenizer_files.h), and on WordPiece tokenizers with a generated vocabulary
+// in four BertNormalizer variants (tests/wordpiece_tokenizer_files.h): every id equal on
+// a corpus the test builds (tests/hf_tokenizer_corpus.h), with and without special-token
+// parsing, and BOS (and [SEP] after WordPiece's text) as encode(add_special_tokens) adds
+// it. Without node or the package the test skips, or
 // fails under EMBER_REQUIRE_MODELS=1 (CI).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +22,7 @@
 #include "testing/testing.h"
 #include "tests/hf_tokenizer_corpus.h"
 #include "tests/hf_tokenizer_files.h"
+#include "tests/wordpiece_tokenizer_files.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/util/json_util.h"
 
@@ -78,9 +82,24 @@ std::string Join(const std::vector<int32_t>& ids) {
 // A tokenizer directory: a real one under hf-tokenizers/, or one written here.
 struct Case {
   const char* name;
-  const char* needs;  // the model file it is made of (under ModelsDir())
+  const char* needs;  // the model file it is made of (under ModelsDir()); null: none
   Status (*write)(const std::string& models, const std::string& dir);
+  bool wordpiece = false;  // add testing::WordPieceCorpus() to the texts
 };
+
+// The generated WordPiece tokenizers (tests/wordpiece_tokenizer_files.h).
+template <bool kLower, int kStrip, bool kChinese, bool kClean, bool kBertProcessing,
+          int kMaxChars>
+Status WriteWordPiece(const std::string&, const std::string& dir) {
+  testing::WordPieceVariant v;
+  v.lowercase = kLower;
+  v.strip_accents = kStrip;
+  v.handle_chinese_chars = kChinese;
+  v.clean_text = kClean;
+  v.bert_processing = kBertProcessing;
+  v.max_input_chars_per_word = kMaxChars;
+  return testing::WriteWordPieceTokenizer(v, dir);
+}
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -89,7 +108,7 @@ class HfTokenizerOracleTest : public ::testing::TestWithParam<Case> {};
 TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
   const Case& c = GetParam();
   const std::string name = c.name;
-  if (!testing::HaveModel(c.needs) || !HaveNode()) return;
+  if ((c.needs && !testing::HaveModel(c.needs)) || !HaveNode()) return;
   testing::ScratchDir scratch("hf_oracle");
   std::string dir = testing::ModelsDir() + "/hf-tokenizers/" + name;
   if (c.write) {
@@ -97,8 +116,15 @@ TEST_P(HfTokenizerOracleTest, EveryIdEqual) {
     const Status written = c.write(testing::ModelsDir(), dir);
     ASSERT_TRUE(written.ok()) << written.message();
   }
-  const std::vector<std::string> texts =
+  std::vector<std::string> texts =
       testing::HfTokenizerCorpus(EMBER_UNICODE_DATA_DIR "/UnicodeData.txt", kRandomTexts);
+  if (c.wordpiece) {
+    const std::vector<std::string> more = testing::WordPieceCorpus();
+    texts.insert(texts.begin(), more.begin(), more.end());
+    texts.erase(std::remove_if(texts.begin(), texts.end(),
+                               testing::HasRecategorizedCodePoint),
+                texts.end());
+  }
 
   const std::string texts_path = scratch.path() + "/texts.json";
   const std::string out_path = scratch.path() + "/ids.json";
@@ -165,7 +191,19 @@ INSTANTIATE_TEST_SUITE_P(
                              return testing::WriteGpt2StyleTokenizer(models, true, dir);
                            }},
                       Case{"llama2_style", "llama2c/tokenizer.bin",
-                           testing::WriteLlama2StyleTokenizer}),
+                           testing::WriteLlama2StyleTokenizer},
+                      // BERT uncased: lowercase, strip_accents null (so stripped).
+                      Case{"wordpiece_uncased", nullptr,
+                           WriteWordPiece<true, -1, true, true, false, 100>, true},
+                      // Cased: strip_accents null follows lowercase (false).
+                      Case{"wordpiece_cased", nullptr,
+                           WriteWordPiece<false, -1, true, true, true, 100>, true},
+                      // Accents stripped without lowercasing, CJK not spaced.
+                      Case{"wordpiece_strip_no_cjk", nullptr,
+                           WriteWordPiece<false, 1, false, true, false, 100>, true},
+                      // Lowercase keeping accents, no cleaning, short words.
+                      Case{"wordpiece_lower_raw", nullptr,
+                           WriteWordPiece<true, 0, true, false, false, 12>, true}),
     [](const ::testing::TestParamInfo<Case>& info) {
       return std::string(info.param.name);
     });

@@ -1,8 +1,9 @@
 // The no-allocation promise for the text around generation (no_alloc_test.cc has the
 // forward pass, its weights, caches and threads): a chat's turns and template renders,
-// saving and restoring a session's state, encoding with the tokenizers of tokenizer.json,
-// and generation under a grammar (JSON; masks over the 128k Llama 3 vocabulary too) make
-// zero heap allocations once set up (every allocator is interposed and counted).
+// saving and restoring a session's state, encoding with the tokenizers of tokenizer.json
+// (WordPiece too), and generation under a grammar (JSON; masks over the 128k Llama 3
+// vocabulary too) make zero heap allocations once set up (every allocator is interposed
+// and counted).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 #include "tools/convert/hf/hf_tokenizer.h"
+#include "tests/wordpiece_tokenizer_files.h"
 #include "tools/template/chat_program.h"
 
 namespace ember {
@@ -126,6 +128,44 @@ TEST(NoAllocTest, HfTokenizersEncodeWithoutAllocating) {
     EXPECT_GT(decoded, 0u);
     EXPECT_EQ(allocations, 0u) << name;
   }
+}
+
+// WordPiece (a generated BERT tokenizer: tests/wordpiece_tokenizer_files.h): BERT's
+// normalizer, pre-tokenizer and word pieces run in the caller's buffer, [CLS] and [SEP]
+// included, and decoding returns views.
+TEST(NoAllocTest, WordPieceEncodesWithoutAllocating) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  testing::ScratchDir dir("no_alloc_wordpiece");
+  ASSERT_TRUE(
+      testing::WriteWordPieceTokenizer(testing::WordPieceVariant(), dir.path()).ok());
+  LoadedTokenizer loaded;
+  const Status s = tools::LoadHfTokenizer(dir.path(), &loaded);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const Tokenizer& tok = loaded.tokenizer;
+  std::string text;
+  for (const std::string& t : testing::WordPieceCorpus()) text += t + " [SEP] ";
+  std::vector<int32_t> ids(tok.EncodeCapacity(text.size()));
+  size_t total = 0, decoded = 0;
+  bool ok = true;
+  testing::AllocCounterArm();
+  for (bool parse_special : {false, true}) {
+    EncodeOptions options;
+    options.parse_special = parse_special;
+    options.add_bos = true;
+    size_t n = 0;
+    ok &= tok.Encode(text, options, ids.data(), ids.size(), &n).ok();
+    for (size_t i = 0; i < n; ++i) {
+      decoded += tok.Decode(i ? ids[i - 1] : -1, ids[i]).size();
+    }
+    total += n;
+  }
+  const uint64_t allocations = testing::AllocCounterDisarm();
+  EXPECT_TRUE(ok);
+  EXPECT_GT(total, 1000u);
+  EXPECT_GT(decoded, 1000u);
+  EXPECT_EQ(allocations, 0u);
 }
 
 // Under a grammar: once it is set (compiled, its tables built), each step's mask, the

@@ -58,7 +58,7 @@ class ModelInfo:
     qk_norm: bool
     sliding_window: int
     sliding_layers: int
-    tokenizer: str  # "sentencepiece-bpe" or "byte-level-bpe"
+    tokenizer: str  # "sentencepiece-bpe", "byte-level-bpe" or "wordpiece"
     total_parameters: int
     parameters: Dict[str, int] = field(default_factory=dict)
     weight_types: Dict[str, int] = field(default_factory=dict)

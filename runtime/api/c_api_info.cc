@@ -53,9 +53,10 @@ void FillModelInfo(const ember::Model& model, ember_model_info* info) {
   for (uint32_t layer = 0; layer < c.n_layers; ++layer) sliding += c.sliding(layer);
   info->sliding_window = sliding ? c.sliding_window : 0;
   info->sliding_layers = sliding;
-  info->tokenizer = model.tokenizer().kind() == ember::TokenizerKind::kSentencePieceBpe
-                        ? "sentencepiece-bpe"
-                        : "byte-level-bpe";
+  const ember::TokenizerKind kind = model.tokenizer().kind();
+  info->tokenizer = kind == ember::TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"
+                    : kind == ember::TokenizerKind::kWordPiece      ? "wordpiece"
+                                                                    : "byte-level-bpe";
 
   using K = ember::ParameterKind;
   using D = ember::DType;

@@ -27,11 +27,14 @@ static_assert(static_cast<int>(fb::Layout::KQuantPanels) ==
 static_assert(static_cast<int>(fb::TokenType::UserDefined) ==
                   static_cast<int>(TokenType::kUserDefined),
               "enums");
-static_assert(static_cast<int>(fb::PreTokenizer::SmolLm) ==
-                  static_cast<int>(PreTokenizerKind::kSmolLm),
+static_assert(static_cast<int>(fb::PreTokenizer::Bert) ==
+                  static_cast<int>(PreTokenizerKind::kBert),
               "enums");
-static_assert(static_cast<int>(fb::Normalizer::Nfc) ==
-                  static_cast<int>(Normalization::kNfc),
+static_assert(static_cast<int>(fb::Normalizer::Bert) ==
+                  static_cast<int>(Normalization::kBert),
+              "enums");
+static_assert(static_cast<int>(fb::TokenizerKind::WordPiece) ==
+                  static_cast<int>(TokenizerKind::kWordPiece),
               "enums");
 static_assert(static_cast<int>(fb::DummyPrefix::EveryUnlessSpace) ==
                   static_cast<int>(DummyPrefix::kEveryUnlessSpace),
@@ -298,6 +301,17 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   t.added_text = VectorData(ft.added_text());
   t.added_text_size = size(ft.added_text());
   t.added_flags = VectorData(ft.added_flags());
+  t.bert.clean_text = ft.bert_clean_text();
+  t.bert.handle_chinese_chars = ft.bert_handle_chinese_chars();
+  t.bert.strip_accents = ft.bert_strip_accents();
+  t.bert.lowercase = ft.bert_lowercase();
+  if (ft.wordpiece_prefix()) {
+    t.wordpiece_prefix = ft.wordpiece_prefix()->c_str();
+    t.wordpiece_prefix_bytes = ft.wordpiece_prefix()->size();
+  }
+  t.max_input_chars_per_word = ft.max_input_chars_per_word();
+  t.append_eos = ft.append_eos();
+  t.pad_id = ft.pad_id();
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {

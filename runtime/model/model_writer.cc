@@ -197,6 +197,7 @@ TokenizerLayout LayOutTokenizer(const TokenizerSpec& tok) {
   t.pre_tokenizer = tok.pre_tokenizer;
   if (t.pre_tokenizer == PreTokenizerKind::kDefault) {
     t.pre_tokenizer = tok.kind == TokenizerKind::kByteLevelBpe ? PreTokenizerKind::kGpt2
+                      : tok.kind == TokenizerKind::kWordPiece  ? PreTokenizerKind::kBert
                                                                : PreTokenizerKind::kNone;
   }
   std::vector<const TokenizerSpec::Added*> added;
@@ -302,7 +303,10 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         tok.metaspace_is_space, static_cast<fb::DummyPrefix>(tok.dummy_prefix),
         vector_or_none(tables.added_ids), vector_or_none(tables.added_offsets),
         vector_or_none(tables.added_text), vector_or_none(tables.added_flags),
-        WriteChatProgram(&b, tok.chat_program));
+        WriteChatProgram(&b, tok.chat_program), tok.bert.clean_text,
+        tok.bert.handle_chinese_chars, tok.bert.strip_accents, tok.bert.lowercase,
+        b.CreateString(tok.wordpiece_prefix), tok.max_input_chars_per_word,
+        tok.append_eos, tok.pad_id);
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -57,6 +57,12 @@ struct TokenizerSpec {
   };
   std::vector<Added> added;
   ChatProgramSpec chat_program;  // the compiled template; empty: none
+  // WordPiece (TokenizerKind::kWordPiece; pieces as they decode: " word", "ing").
+  BertNormalizerOptions bert;      // with normalizer kBert
+  std::string wordpiece_prefix;    // the source's "##", informational
+  uint32_t max_input_chars_per_word = 100;
+  bool append_eos = false;         // [CLS] text [SEP] when encoding with BOS
+  int32_t pad_id = -1;
 };
 
 struct TensorSpec {

@@ -1,6 +1,7 @@
 // Model loading of corrupted tokenizer tables: each broken field (kinds, offsets, ids,
-// types, pre-tokenizer and normalizer values, the added-token table) is refused with its
-// own message. The cases model_corruption_test.cc's CorruptionTest runs as "Tokenizer".
+// types, pre-tokenizer and normalizer values, the added-token table, WordPiece's fields)
+// is refused with its own message. The cases model_corruption_test.cc's CorruptionTest
+// runs as "Tokenizer".
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +18,20 @@ fb::Tokenizer* Tok(Bytes& b) { return b.root()->mutable_tokenizer(); }
 // Two added tokens, "<s>" (id 1) and "<t>" (id 2), sorted by text.
 void WithAddedTokens(ModelSpec& spec) {
   spec.tokenizer.added = {{1, "<s>", 0}, {2, "<t>", kAddedRstrip}};
+}
+
+// The tiny model's tokenizer as WordPiece with BERT's normalizer, [CLS] ... [SEP] (ids
+// 1, 2) and padding (id 0).
+void AsWordPiece(ModelSpec& spec) {
+  TokenizerSpec& t = spec.tokenizer;
+  t.kind = TokenizerKind::kWordPiece;
+  t.scores.clear();
+  t.add_dummy_prefix = false;
+  t.normalizer = Normalization::kBert;
+  t.bert = {true, true, true, true};
+  t.wordpiece_prefix = "##";
+  t.append_eos = true;
+  t.pad_id = 0;
 }
 
 }  // namespace
@@ -109,7 +124,40 @@ std::vector<Corruption> TokenizerCorruptions() {
                  "added tokens out of order", WithAddedTokens},
       Corruption{"added_token_empty",
                  [](Bytes& b) { Tok(b)->mutable_added_offsets()->Mutate(1, 0); },
-                 "added token 0 is empty", WithAddedTokens}};
+                 "added token 0 is empty", WithAddedTokens},
+      Corruption{"wordpiece_without_unk", [](Bytes& b) { Tok(b)->mutate_unk_id(-1); },
+                 "WordPiece without an unknown token", AsWordPiece},
+      Corruption{"wordpiece_prefix_not_utf8",
+                 [](Bytes& b) {
+                   auto* prefix = Tok(b)->mutable_wordpiece_prefix();
+                   reinterpret_cast<uint8_t*>(const_cast<char*>(prefix->c_str()))[0] = 0xFF;
+                 },
+                 "WordPiece prefix is not valid UTF-8", AsWordPiece},
+      Corruption{"wordpiece_prefix_too_long", [](Bytes&) {},
+                 "WordPiece prefix is longer than 16 bytes",
+                 [](ModelSpec& spec) {
+                   AsWordPiece(spec);
+                   spec.tokenizer.wordpiece_prefix = std::string(17, '#');
+                 }},
+      Corruption{"wordpiece_max_chars_zero",
+                 [](Bytes& b) { Tok(b)->mutate_max_input_chars_per_word(0); },
+                 "max_input_chars_per_word 0 is not in", AsWordPiece},
+      Corruption{"pad_past_vocab", [](Bytes& b) { Tok(b)->mutate_pad_id(300); },
+                 "special token id 300 outside the vocabulary of 300", AsWordPiece},
+      Corruption{"append_eos_without_eos", [](Bytes& b) { Tok(b)->mutate_eos_id(-1); },
+                 "append_eos without an EOS token", AsWordPiece},
+      Corruption{"wordpiece_with_gpt2_split",
+                 [](Bytes& b) { Tok(b)->mutate_pre_tokenizer(fb::PreTokenizer::Gpt2); },
+                 "WordPiece with the gpt-2 pre-tokenizer", AsWordPiece},
+      Corruption{"wordpiece_with_nfc",
+                 [](Bytes& b) { Tok(b)->mutate_normalizer(fb::Normalizer::Nfc); },
+                 "WordPiece with NFC", AsWordPiece},
+      Corruption{"bert_options_without_bert_normalizer",
+                 [](Bytes& b) { Tok(b)->mutate_normalizer(fb::Normalizer::None); },
+                 "BERT options without", AsWordPiece},
+      Corruption{"bert_normalizer_without_wordpiece",
+                 [](Bytes& b) { Tok(b)->mutate_normalizer(fb::Normalizer::Bert); },
+                 "the BERT normalizer or pre-tokenizer without WordPiece"}};
 }
 
 }  // namespace ember::testing

@@ -130,29 +130,6 @@ void SortByClass(uint32_t* v, size_t n, uint32_t* tmp) {
   }
 }
 
-size_t AppendUtf8(uint32_t cp, char* out) {
-  if (cp < 0x80) {
-    out[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = static_cast<char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
-}
-
 // Normalizes `span` (from a boundary to the next) into out, using the 4-byte aligned
 // memory from out onwards for its code points (at most 3 per 2 bytes) and a merge
 // buffer of as many: the UTF-8 written never passes the code point being read.
@@ -207,6 +184,12 @@ size_t Next(std::string_view text, size_t pos, Props* props) {
 }
 
 }  // namespace
+
+size_t CanonicalDecomposition(uint32_t code_point, uint32_t* out) {
+  const size_t n = Decompose(code_point, out);
+  for (size_t i = 0; i < n; ++i) out[i] &= kCpMask;
+  return n;
+}
 
 bool IsNfcQuick(std::string_view text) {
   uint32_t last_class = 0;

@@ -29,6 +29,12 @@ inline constexpr size_t NfcWorkBytes(size_t text_bytes) { return 15 * text_bytes
 // NFC are copied; the rest is decomposed, put in canonical order and composed.
 size_t ToNfc(std::string_view text, char* work);
 
+// The full canonical decomposition of `code_point` (itself when it has none) into
+// out[0, returned count), at most kMaxDecomposition code points, Hangul syllables
+// included (BertNormalizer's strip_accents decomposes one code point at a time).
+inline constexpr size_t kMaxDecomposition = 7;
+size_t CanonicalDecomposition(uint32_t code_point, uint32_t* out);
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_TEXT_NORMALIZER_H_

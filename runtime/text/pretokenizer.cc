@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "runtime/text/bert_normalizer.h"
 #include "runtime/text/unicode.h"
 #include "runtime/text/utf8.h"
 
@@ -158,6 +159,8 @@ size_t ChunkEnd(PreTokenizerKind kind, std::string_view text, size_t pos) {
       return SplitPattern(text, pos, 3);
     case PreTokenizerKind::kQwen2:
       return SplitPattern(text, pos, 1);
+    case PreTokenizerKind::kBert:
+      return BertChunkEnd(text, pos);
     case PreTokenizerKind::kDefault:
     case PreTokenizerKind::kNone:
       break;

@@ -45,6 +45,7 @@ enum class PreTokenizerKind : uint8_t {
   kLlama3 = 3,
   kQwen2 = 4,
   kSmolLm = 5,
+  kBert = 6,  // BertPreTokenizer (bert_normalizer.h: BertChunkEnd), WordPiece only
 };
 
 // The patterns, exactly as tokenizer.json spells them (after JSON unescaping).

@@ -63,6 +63,8 @@ const char* PreTokenizerName(PreTokenizerKind kind) {
       return "qwen2";
     case PreTokenizerKind::kSmolLm:
       return "smollm";
+    case PreTokenizerKind::kBert:
+      return "bert";
   }
   return "unknown";
 }
@@ -71,7 +73,7 @@ Status Tokenizer::Init(const TokenizerTables& t) {
   const uint32_t n = t.vocab_size;
   if (n == 0) return InvalidModel("tokenizer: empty vocabulary");
   if (t.kind != TokenizerKind::kSentencePieceBpe &&
-      t.kind != TokenizerKind::kByteLevelBpe) {
+      t.kind != TokenizerKind::kByteLevelBpe && t.kind != TokenizerKind::kWordPiece) {
     return InvalidModel("tokenizer: unknown kind %u", static_cast<unsigned>(t.kind));
   }
   if (!t.piece_offsets || !t.types || !t.sorted_ids) {
@@ -106,8 +108,8 @@ Status Tokenizer::Init(const TokenizerTables& t) {
   }
   if (!t.merges && t.num_merges != 0) return InvalidModel("tokenizer: merges missing");
   if (static_cast<uint8_t>(t.pre_tokenizer) >
-          static_cast<uint8_t>(PreTokenizerKind::kSmolLm) ||
-      static_cast<uint8_t>(t.normalizer) > static_cast<uint8_t>(Normalization::kNfc) ||
+          static_cast<uint8_t>(PreTokenizerKind::kBert) ||
+      static_cast<uint8_t>(t.normalizer) > static_cast<uint8_t>(Normalization::kBert) ||
       static_cast<uint8_t>(t.dummy_prefix) >
           static_cast<uint8_t>(DummyPrefix::kEveryUnlessSpace)) {
     return InvalidModel(
@@ -121,7 +123,7 @@ Status Tokenizer::Init(const TokenizerTables& t) {
     return InvalidModel("tokenizer: SentencePiece BPE with the %s pre-tokenizer",
                         PreTokenizerName(t.pre_tokenizer));
   }
-  for (int32_t id : {t.bos_id, t.eos_id, t.unk_id}) {
+  for (int32_t id : {t.bos_id, t.eos_id, t.unk_id, t.pad_id}) {
     if (id < -1 || id >= static_cast<int64_t>(n)) {
       return InvalidModel("tokenizer: special token id %d outside the vocabulary of %u",
                           id, n);
@@ -136,13 +138,20 @@ Status Tokenizer::Init(const TokenizerTables& t) {
   t_ = t;  // piece() and type() below read the tables through t_
   if (t_.pre_tokenizer == PreTokenizerKind::kDefault) {  // files older than the field
     t_.pre_tokenizer = t.kind == TokenizerKind::kByteLevelBpe ? PreTokenizerKind::kGpt2
+                       : t.kind == TokenizerKind::kWordPiece  ? PreTokenizerKind::kBert
                                                               : PreTokenizerKind::kNone;
   }
+  if (t_.append_eos && t_.eos_id < 0) {
+    return InvalidModel("tokenizer: append_eos without an EOS token");
+  }
+  EMBER_RETURN_IF_ERROR(InitWordPiece());
   const bool pre_tokenizes = t_.pre_tokenizer != PreTokenizerKind::kNone;
   if (!HfTextBuiltIn() && (pre_tokenizes || t_.normalizer != Normalization::kNone)) {
     return Unimplemented("tokenizer: the %s %s is left out of this build "
                          "(EMBER_WITH_HF_TEXT=OFF)",
-                         pre_tokenizes ? PreTokenizerName(t_.pre_tokenizer) : "NFC",
+                         pre_tokenizes ? PreTokenizerName(t_.pre_tokenizer)
+                         : t_.normalizer == Normalization::kNfc ? "NFC"
+                                                                : "BERT",
                          pre_tokenizes ? "pre-tokenizer" : "normalizer");
   }
 
@@ -231,8 +240,13 @@ std::string_view Tokenizer::Decode(int32_t prev_id, int32_t id) const {
     const int value = ParseBytePiece(p);
     return {kByteTable.bytes + value, 1};
   }
-  if (t_.kind == TokenizerKind::kSentencePieceBpe && t_.add_dummy_prefix &&
-      prev_id == t_.bos_id && !p.empty() && p[0] == ' ') {
+  // The space before a word: none at the start (WordPiece) or after BOS.
+  const bool starts = prev_id == t_.bos_id ||
+                      (t_.kind == TokenizerKind::kWordPiece && prev_id < 0);
+  const bool spaced =
+      t_.kind == TokenizerKind::kWordPiece ||
+      (t_.kind == TokenizerKind::kSentencePieceBpe && t_.add_dummy_prefix);
+  if (spaced && starts && !p.empty() && p[0] == ' ') {
     p.remove_prefix(1);
   }
   return p;

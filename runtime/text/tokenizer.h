@@ -8,13 +8,18 @@
 #include <string_view>
 
 #include "runtime/status.h"
+#include "runtime/text/bert_normalizer.h"
 #include "runtime/text/pretokenizer.h"
 
 namespace ember {
 
-enum class TokenizerKind : uint8_t { kSentencePieceBpe = 0, kByteLevelBpe = 1 };
+enum class TokenizerKind : uint8_t {
+  kSentencePieceBpe = 0,
+  kByteLevelBpe = 1,
+  kWordPiece = 2
+};
 // Unicode normalization before pre-tokenizing (schema: Normalizer).
-enum class Normalization : uint8_t { kNone = 0, kNfc = 1 };
+enum class Normalization : uint8_t { kNone = 0, kNfc = 1, kBert = 2 };
 // Which sections get SentencePiece's dummy-prefix space (schema: DummyPrefix).
 enum class DummyPrefix : uint8_t {
   kEverySection = 0,
@@ -69,6 +74,15 @@ struct TokenizerTables {
   const uint8_t* added_text = nullptr;
   size_t added_text_size = 0;
   const uint8_t* added_flags = nullptr;  // num_added
+  // WordPiece: BertNormalizer's options (normalizer kBert), the source's continuing
+  // prefix (informational: pieces are stored without it), the longest word in code
+  // points (longer: unk_id), [SEP] after the text when encoding with BOS, padding.
+  BertNormalizerOptions bert;
+  const char* wordpiece_prefix = "";
+  size_t wordpiece_prefix_bytes = 0;
+  uint32_t max_input_chars_per_word = 100;
+  bool append_eos = false;
+  int32_t pad_id = -1;
 };
 
 struct EncodeOptions {
@@ -88,7 +102,11 @@ class Tokenizer {
   uint32_t vocab_size() const { return t_.vocab_size; }
   int32_t bos_id() const { return t_.bos_id; }
   int32_t eos_id() const { return t_.eos_id; }
+  int32_t unk_id() const { return t_.unk_id; }
+  int32_t pad_id() const { return t_.pad_id; }  // -1: none
   bool add_bos() const { return t_.add_bos; }
+  // Whether Encode with add_bos also ends the ids with eos_id (BERT: [CLS] ... [SEP]).
+  bool append_eos() const { return t_.append_eos; }
   // Whether sampling `id` ends generation (the file's stop ids).
   bool IsStop(int32_t id) const {
     if (!t_.has_stop_ids) return id >= 0 && (id == t_.eos_id || id == t_.bos_id);
@@ -117,6 +135,8 @@ class Tokenizer {
   // int32, and EncodeCapacity cannot overflow a 32-bit size_t.
   static constexpr size_t kMaxTextBytes = size_t{1} << 28;
   static constexpr size_t kMaxNfcTextBytes = size_t{1} << 26;
+  // Longest word-piece lookup: a word-start piece is looked up with its leading space.
+  static constexpr size_t kMaxWordPieceBytes = 256;
   size_t max_text_bytes() const {
     return t_.normalizer == Normalization::kNfc ? kMaxNfcTextBytes : kMaxTextBytes;
   }
@@ -129,17 +149,20 @@ class Tokenizer {
   // in the heap (m); the heap of (symbol, piece or merge) entries (2m). See
   // bpe_merge.h. The ids so far are at most 2 per byte before the section (a byte and a
   // dummy prefix). NFC text, up to 3 times longer, lies at the end of the buffer while
-  // it is merged: 5.25 ints per normalized byte.
+  // it is merged: 5.25 ints per normalized byte. WordPiece: 4 per byte plus 8: at most
+  // one id per normalized code point, up to kBertMaxGrowth (3) per byte, with the
+  // section's normalized text (as many bytes) at the end of the buffer, BOS and EOS.
   size_t EncodeCapacity(size_t text_bytes) const {
     if (text_bytes > max_text_bytes()) return SIZE_MAX;
+    if (t_.kind == TokenizerKind::kWordPiece) return 4 * text_bytes + 8;
     return t_.normalizer == Normalization::kNfc ? 16 * text_bytes + 8
                                                 : 5 * text_bytes + 6;
   }
   // Encodes UTF-8 text into ids[0, *n): BOS first when asked, then each section of the
   // text between added tokens (normalized, pre-tokenized, merged) and the added
-  // tokens. `ids` is also the work buffer: capacity must be at least
-  // EncodeCapacity(text.size()). Invalid UTF-8 and text longer than max_text_bytes()
-  // are errors, found before any merging.
+  // tokens, then EOS when asked for BOS and the tokenizer has append_eos. `ids` is also
+  // the work buffer: capacity must be at least EncodeCapacity(text.size()). Invalid
+  // UTF-8 and text longer than max_text_bytes() are errors, found before any merging.
   Status Encode(std::string_view text, const EncodeOptions& options, int32_t* ids,
                 size_t capacity, size_t* n) const;
   Status Encode(std::string_view text, bool add_bos, int32_t* ids, size_t capacity,
@@ -151,7 +174,9 @@ class Tokenizer {
 
   // The bytes token `id` adds to the text when it follows `prev_id` (-1 at the start):
   // a byte token gives its byte, a control token nothing, and after BOS a SentencePiece
-  // piece loses its leading (dummy-prefix) space. `id` must be < vocab_size.
+  // piece loses its leading (dummy-prefix) space, as a WordPiece word-start piece does
+  // at the start and after BOS (a continuation joins: "##ing" is stored "ing"). `id`
+  // must be < vocab_size.
   std::string_view Decode(int32_t prev_id, int32_t id) const;
 
  private:
@@ -170,6 +195,10 @@ class Tokenizer {
   Status EncodeSentencePiece(std::string_view text, bool prefix, int32_t* ids,
                              size_t* n) const;
   void EncodeByteLevel(std::string_view text, int32_t* ids, size_t* n) const;
+  Status InitWordPiece() const;
+  void EncodeWordPiece(std::string_view text, int32_t* ids, size_t capacity,
+                       size_t* count) const;
+  void EncodeWord(std::string_view word, int32_t* ids, size_t* count) const;
   int32_t Join(int32_t left, int32_t right) const;
   size_t MergeByScore(int32_t* sym, int32_t num_symbols) const;
   int32_t FindMerge(int32_t left, int32_t right) const;

@@ -1,6 +1,7 @@
 // Tokenizer::Encode: added tokens split the text into sections; each is normalized,
 // pre-tokenized and merged by SentencePiece-style BPE (by score as llama2.c, or by rank
-// as Hugging Face) or byte-level BPE, all in the caller's buffer (bpe_merge.h).
+// as Hugging Face) or byte-level BPE, all in the caller's buffer (bpe_merge.h), or split
+// into word pieces (wordpiece.cc).
 #include <cstring>
 
 #include "runtime/text/bpe_merge.h"
@@ -63,6 +64,7 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
     section_start = !(m.flags & kAddedNormalized);
     pos = m.end;
   }
+  if (options.add_bos && t_.append_eos) ids[count++] = t_.eos_id;  // Init: eos_id >= 0
   *n = count;
   return Status::Ok();
 }
@@ -73,6 +75,10 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
 Status Tokenizer::EncodeSection(std::string_view text, bool prefix, int32_t* ids,
                                 size_t capacity, size_t* count) const {
   if (text.empty()) return Status::Ok();
+  if (t_.kind == TokenizerKind::kWordPiece) {
+    EncodeWordPiece(text, ids, capacity, count);
+    return Status::Ok();
+  }
   if (t_.normalizer == Normalization::kNfc && !IsNfcQuick(text)) {
     char* work = reinterpret_cast<char*>(ids + *count);
     const size_t bytes = ToNfc(text, work);

@@ -1,4 +1,4 @@
-// UTF-8 validation and decoding of one code point (RFC 3629: no overlongs, no
+// UTF-8 validation, decoding and encoding of one code point (RFC 3629: no overlongs, no
 // surrogates, nothing above U+10FFFF).
 #ifndef EMBER_RUNTIME_TEXT_UTF8_H_
 #define EMBER_RUNTIME_TEXT_UTF8_H_
@@ -52,6 +52,30 @@ inline bool ValidUtf8(std::string_view text, size_t* bad_offset) {
     pos += len;
   }
   return true;
+}
+
+// Writes `cp` (a Unicode scalar value) as UTF-8 to out; returns its length (1 to 4).
+inline size_t AppendUtf8(uint32_t cp, char* out) {
+  if (cp < 0x80) {
+    out[0] = static_cast<char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = static_cast<char>(0xC0 | (cp >> 6));
+    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | (cp >> 12));
+    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | (cp >> 18));
+  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
 }
 
 }  // namespace ember

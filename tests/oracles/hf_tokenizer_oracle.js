@@ -48,16 +48,47 @@ function numericDigits(tok) {
   return tok;
 }
 
-const parsing =
-    numericDigits(TokenizerLoader.fromPreTrained({tokenizerJSON, tokenizerConfig}));
+// Three departures of the port's BertNormalizer from the Rust code (normalizers/bert.rs),
+// undone here with the port's own steps: it lowercases the whole string (JavaScript's
+// toLowerCase applies Final_Sigma; Rust's char::to_lowercase, code point by code point,
+// does not); it lowercases before stripping accents (Rust strips first); and it spaces
+// CJK ideographs by UTF-16 unit (missing those above U+FFFF) with BERT's Python ranges
+// (Rust's fifth range starts at U+2B920, not U+2B820).
+function rustBertNormalizer(tok) {
+  const n = tok.normalizer;
+  if (!n || n.constructor.name !== 'BertNormalizer') {
+    if (JSON.stringify(tokenizerJSON.normalizer || null).includes('"BertNormalizer"')) {
+      throw new Error('the BertNormalizer was not found to correct');
+    }
+    return tok;
+  }
+  const cjk = (cp) => (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+      (cp >= 0x20000 && cp <= 0x2a6df) || (cp >= 0x2a700 && cp <= 0x2b73f) ||
+      (cp >= 0x2b740 && cp <= 0x2b81f) || (cp >= 0x2b920 && cp <= 0x2ceaf) ||
+      (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x2f800 && cp <= 0x2fa1f);
+  n._tokenize_chinese_chars = (text) =>
+      Array.from(text, (c) => (cjk(c.codePointAt(0)) ? ` ${c} ` : c)).join('');
+  n.normalize = function(text) {
+    const config = this.config;
+    if (config.clean_text) text = this._clean_text(text);
+    if (config.handle_chinese_chars) text = this._tokenize_chinese_chars(text);
+    if (config.strip_accents ?? config.lowercase) text = this.stripAccents(text);
+    if (config.lowercase) text = Array.from(text, (c) => c.toLowerCase()).join('');
+    return text;
+  };
+  return tok;
+}
+
+const load = (json) => rustBertNormalizer(
+    numericDigits(TokenizerLoader.fromPreTrained({tokenizerJSON: json, tokenizerConfig})));
+const parsing = load(tokenizerJSON);
 // The same tokenizer with its special added tokens removed from the list it splits on:
 // their text goes through normalization, pre-tokenization and BPE like any other.
 const plainJSON = {
   ...tokenizerJSON,
   added_tokens: tokenizerJSON.added_tokens.filter((t) => !t.special),
 };
-const plain = numericDigits(
-    TokenizerLoader.fromPreTrained({tokenizerJSON: plainJSON, tokenizerConfig}));
+const plain = load(plainJSON);
 
 const encode = (tok, text, add_special_tokens) =>
     Array.from(tok.encode(text, {add_special_tokens}));

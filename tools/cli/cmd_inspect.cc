@@ -167,6 +167,7 @@ void PrintModel(const std::string& path, const Model& model) {
   const Tokenizer& tok = model.tokenizer();
   printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",
          tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"
+         : tok.kind() == TokenizerKind::kWordPiece      ? "wordpiece"
                                                         : "byte-level-bpe",
          tok.vocab_size(), tok.bos_id(), tok.eos_id());
   const TokenizerTables& t = tok.tables();
@@ -178,6 +179,15 @@ void PrintModel(const std::string& path, const Model& model) {
          PreTokenizerName(t.pre_tokenizer),
          t.normalizer == Normalization::kNfc ? ", NFC" : "", t.scores ? "score" : "rank",
          t.ignore_merges ? " (whole pieces first)" : "", t.num_added);
+  if (tok.kind() == TokenizerKind::kWordPiece) {
+    printf("             wordpiece: unk %d, pad %d, %s, words of up to %u characters, "
+           "normalizer%s%s%s%s%s\n",
+           t.unk_id, t.pad_id, t.append_eos ? "eos after the text" : "no eos",
+           t.max_input_chars_per_word, t.normalizer == Normalization::kBert ? "" : " none",
+           t.bert.clean_text ? " clean" : "", t.bert.handle_chinese_chars ? " cjk" : "",
+           t.bert.strip_accents ? " strip-accents" : "",
+           t.bert.lowercase ? " lowercase" : "");
+  }
   if (t.chat_template_bytes > 0) {
     printf("chat         a template of %zu bytes (Jinja source)\n",
            t.chat_template_bytes);

@@ -172,6 +172,50 @@ Status SentencePiece(const GgufFile& f, const std::vector<std::string_view>& tok
   return Status::Ok();
 }
 
+// llama.cpp's "bert" (WPM) vocabulary: its converter writes a word-start piece with a
+// U+2581 prefix and a continuation without its "##" (special tokens as they are); ember
+// stores them as they decode (" word", "ing"). [CLS] is tokenizer.ggml.cls_token_id (or
+// BOS), [SEP] tokenizer.ggml.seperator_token_id (llama.cpp's spelling; or EOS), appended
+// as llama.cpp does. The normalizer is BERT uncased's: llama.cpp lowercases every BERT
+// vocabulary; it decomposes (NFD) without dropping the marks, where Hugging Face's
+// uncased tokenizers strip them, which ember follows (accented text can differ).
+Status WordPiece(const GgufFile& f, const std::vector<std::string_view>& tokens,
+                 const std::vector<int32_t>& types, SpecialTokens* specials,
+                 TokenizerSpec* tok) {
+  const uint32_t n = static_cast<uint32_t>(tokens.size());
+  tok->kind = TokenizerKind::kWordPiece;
+  tok->pre_tokenizer = PreTokenizerKind::kBert;
+  tok->normalizer = Normalization::kBert;
+  tok->bert = {true, true, true, true};
+  tok->wordpiece_prefix = "##";
+  tok->add_dummy_prefix = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string piece(tokens[i]);
+    const TokenType type = EmberType(types[i]);
+    if (type == TokenType::kByte) {
+      return InvalidModel("GGUF: a bert vocabulary with byte token %u", i);
+    }
+    if ((type == TokenType::kNormal || type == TokenType::kUserDefined) &&
+        piece.compare(0, 3, kMetaSpace) == 0) {
+      piece = " " + piece.substr(3);
+    }
+    tok->pieces.push_back(std::move(piece));
+    tok->types.push_back(type);
+  }
+  int64_t cls, sep;
+  EMBER_RETURN_IF_ERROR(SpecialId(f, "tokenizer.ggml.cls_token_id", n, &cls));
+  EMBER_RETURN_IF_ERROR(SpecialId(f, "tokenizer.ggml.seperator_token_id", n, &sep));
+  if (cls >= 0) specials->bos_id = cls;
+  if (sep >= 0) specials->eos_id = sep;
+  tok->bos_id = static_cast<int32_t>(specials->bos_id);
+  tok->eos_id = static_cast<int32_t>(specials->eos_id);
+  bool add_sep;
+  EMBER_RETURN_IF_ERROR(f.GetBool("tokenizer.ggml.add_sep_token", false, true, &add_sep));
+  tok->append_eos = add_sep && tok->eos_id >= 0;
+  SetAddedTokens(tokens, types, tok);
+  return Status::Ok();
+}
+
 Status ByteLevel(const GgufFile& f, const std::vector<std::string_view>& tokens,
                  const std::vector<int32_t>& types, const SpecialTokens& specials,
                  TokenizerSpec* tok) {
@@ -261,7 +305,7 @@ Status ReadGgufTokenizer(const GgufFile& f, uint32_t vocab_size, TokenizerSpec* 
   bool add_eos;
   EMBER_RETURN_IF_ERROR(
       f.GetBool("tokenizer.ggml.add_eos_token", false, false, &add_eos));
-  if (add_eos) {
+  if (add_eos && model != "bert") {  // BERT's [SEP] is its eos: appended (WordPiece)
     return Unimplemented(
         "GGUF: tokenizer.ggml.add_eos_token is true: ember does not end "
         "prompts with EOS");
@@ -277,10 +321,14 @@ Status ReadGgufTokenizer(const GgufFile& f, uint32_t vocab_size, TokenizerSpec* 
     EMBER_RETURN_IF_ERROR(
         f.GetBool("tokenizer.ggml.add_bos_token", false, false, &add_bos));
     EMBER_RETURN_IF_ERROR(ByteLevel(f, tokens, types, specials, tok));
+  } else if (model == "bert") {
+    EMBER_RETURN_IF_ERROR(
+        f.GetBool("tokenizer.ggml.add_bos_token", false, true, &add_bos));
+    EMBER_RETURN_IF_ERROR(WordPiece(f, tokens, types, &specials, tok));
   } else {
     return Unimplemented(
         "GGUF: tokenizer.ggml.model %s is not supported (ember reads "
-        "llama and gpt2)",
+        "llama, gpt2 and bert)",
         GgufQuote(model).c_str());
   }
   tok->add_bos = add_bos;
@@ -290,6 +338,10 @@ Status ReadGgufTokenizer(const GgufFile& f, uint32_t vocab_size, TokenizerSpec* 
         "tokenizer.ggml.bos_token_id");
   }
   tok->unk_id = static_cast<int32_t>(unk_id);
+  tok->pad_id = static_cast<int32_t>(pad_id);
+  if (tok->kind == TokenizerKind::kWordPiece && unk_id < 0) {
+    return InvalidModel("GGUF: a bert vocabulary without tokenizer.ggml.unknown_token_id");
+  }
   if (unk_id >= 0) tok->types[unk_id] = TokenType::kUnknown;
   for (int64_t id : {specials.bos_id, specials.eos_id, eot_id, eom_id, pad_id}) {
     if (id >= 0 && tok->types[id] != TokenType::kUnknown)

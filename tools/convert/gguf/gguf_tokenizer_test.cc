@@ -292,5 +292,43 @@ TEST(GgufTokenizerTest, TokenTypesOfAnyIntegerWidth) {
       << s.message();
 }
 
+// llama.cpp's bert vocabulary: "▁" word starts, bare continuations, [CLS] and [SEP] by
+// its cls and seperator keys; encodes as the tokenizer.json it came from would.
+TEST(GgufTokenizerTest, BertVocabularyIsWordPiece) {
+  const std::vector<std::string> tokens = {"[PAD]", "[UNK]",          "[CLS]",
+                                           "[SEP]", "\xE2\x96\x81un", "aff",
+                                           "able",  "\xE2\x96\x81!"};
+  GgufBuilder b;
+  b.Str("tokenizer.ggml.model", "bert")
+      .Strings("tokenizer.ggml.tokens", tokens)
+      .I32s("tokenizer.ggml.token_type", {3, 3, 3, 3, 1, 1, 1, 1})
+      .U32("tokenizer.ggml.unknown_token_id", 1)
+      .U32("tokenizer.ggml.padding_token_id", 0)
+      .U32("tokenizer.ggml.cls_token_id", 2)
+      .U32("tokenizer.ggml.seperator_token_id", 3);
+  auto file = Parse(b.Build());
+  ASSERT_NE(file, nullptr);
+  TokenizerSpec tok;
+  const Status s = ReadGgufTokenizer(*file, 0, &tok);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(tok.kind, TokenizerKind::kWordPiece);
+  EXPECT_EQ(tok.pieces[4], " un");
+  EXPECT_EQ(tok.pieces[5], "aff");
+  EXPECT_EQ(tok.bos_id, 2);
+  EXPECT_EQ(tok.eos_id, 3);
+  EXPECT_EQ(tok.pad_id, 0);
+  EXPECT_TRUE(tok.add_bos && tok.append_eos);
+  LoadedTokenizer loaded;
+  ASSERT_TRUE(LoadTokenizerSpec(tok, "bert", &loaded).ok());
+  int32_t ids[64];
+  size_t n = 0;
+  ASSERT_TRUE(loaded.tokenizer.Encode("Unaffable! x", true, ids, 64, &n).ok());
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + n),
+            (std::vector<int32_t>{2, 4, 5, 6, 7, 1, 3}));
+  b.Remove("tokenizer.ggml.unknown_token_id");
+  file = Parse(b.Build());
+  EXPECT_FALSE(ReadGgufTokenizer(*file, 0, &tok).ok());
+}
+
 }  // namespace
 }  // namespace ember::tools

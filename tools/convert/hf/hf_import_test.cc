@@ -344,8 +344,10 @@ TEST_F(HfImportTest, MalformedTokenizerJsonIsAnError) {
   WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0},)"
                                       R"( "merges": []}, "pre_tokenizer": {"type": 7}})");
   ExpectError("tokenizer.json");
+  WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "Unigram"}})");
+  ExpectError("tokenizer model 'Unigram' is not supported");
   WriteText(dir_ + "/tokenizer.json", R"({"model": {"type": "WordPiece"}})");
-  ExpectError("tokenizer model 'WordPiece' is not supported");
+  ExpectError("model has no vocab");
 }
 
 // A bos_token_id naming a byte's piece makes it a control token: byte-level BPE then

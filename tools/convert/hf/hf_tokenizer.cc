@@ -160,11 +160,8 @@ Status CheckAddedTokens(const std::string& where, const RawVocab& v, bool senten
   return Status::Ok();
 }
 
-namespace {
-
-// Finishes a tokenizer: added and special tokens, dense ids, unique pieces.
-Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& specials,
-              TokenizerSpec* tok) {
+Status FinishTokenizer(const std::string& where, const RawVocab& v,
+                       const SpecialTokens& specials, TokenizerSpec* tok) {
   for (const auto& [id, added] : v.added) {
     if (id >= v.pieces.size() + v.added.size()) {  // ids must stay dense
       return InvalidArgument("%s: added token id %u is past the %zu pieces",
@@ -212,6 +209,8 @@ Status Finish(const std::string& where, const RawVocab& v, const SpecialTokens& 
   }
   return Status::Ok();
 }
+
+namespace {
 
 // Merges of ids (left, right) -> result from the file's list of piece pairs, in rank
 // order.
@@ -268,7 +267,7 @@ Status BuildByteLevel(const std::string& where, const RawVocab& v,
     }
   }
   EMBER_RETURN_IF_ERROR(ResolveMerges(where, v, tok));
-  return Finish(where, v, specials, tok);
+  return FinishTokenizer(where, v, specials, tok);
 }
 
 // SentencePiece-style BPE as tokenizer.json has it: pieces spell spaces "▁" (stored as
@@ -300,7 +299,7 @@ Status BuildSentencePiece(const std::string& where, const RawVocab& v,
     tok->pieces[id] = std::move(piece);
   }
   EMBER_RETURN_IF_ERROR(ResolveMerges(where, v, tok));
-  return Finish(where, v, specials, tok);
+  return FinishTokenizer(where, v, specials, tok);
 }
 
 uint32_t ByteToUnicode(uint8_t byte) { return Alphabet().to_unicode[byte]; }

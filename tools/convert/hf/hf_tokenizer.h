@@ -1,7 +1,7 @@
 // Hugging Face tokenizers -> ember TokenizerSpec: byte-level BPE (vocab.json +
 // merges.txt, or tokenizer.json with GPT-2's, Llama 3's, Qwen2's or SmolLM's
-// pre-tokenizer, NFC) and SentencePiece-style BPE with byte fallback (Gemma 3's and Llama
-// 2's tokenizer.json), with their added tokens.
+// pre-tokenizer, NFC), SentencePiece-style BPE with byte fallback (Gemma 3's and Llama
+// 2's tokenizer.json) and WordPiece (BERT's tokenizer.json), with their added tokens.
 #ifndef EMBER_TOOLS_CONVERT_HF_HF_TOKENIZER_H_
 #define EMBER_TOOLS_CONVERT_HF_HF_TOKENIZER_H_
 
@@ -39,8 +39,9 @@ Status ReadVocabAndMerges(const std::string& vocab_json_path,
 
 // A tokenizer.json with a BPE model: byte-level (a pre-tokenizer of
 // runtime/text/pretokenizer.h, recognised by its exact pattern) or SentencePiece-style
-// ("▁" for spaces, byte fallback, the dummy prefix of Prepend or Metaspace). Steps it
-// does not run exactly are refused with a message that names them.
+// ("▁" for spaces, byte fallback, the dummy prefix of Prepend or Metaspace); or with a
+// WordPiece model (BertNormalizer, BertPreTokenizer, [CLS] $A [SEP]). Steps it does not
+// run exactly are refused with a message that names them.
 Status ReadTokenizerJson(const std::string& path, const SpecialTokens& specials,
                          TokenizerSpec* tokenizer);
 

@@ -110,6 +110,15 @@ Status ReadHfTokenizer(const std::string& dir, uint32_t vocab_size,
       }
     }
   }
+  // The padding token, named only by text in tokenizer_config.json (WordPiece's may come
+  // from tokenizer.json's padding settings).
+  if (tok->pad_id < 0 && !chat.pad_token.empty()) {
+    for (size_t i = 0; i < tok->pieces.size(); ++i) {
+      if (tok->types[i] == TokenType::kControl && tok->pieces[i] == chat.pad_token) {
+        tok->pad_id = static_cast<int32_t>(i);
+      }
+    }
+  }
   tok->chat_template = chat_template;
   // What the template reads (CompileChatTemplate compiles it when the model is written).
   tok->chat_program = chat;

@@ -54,6 +54,20 @@ Status ReadAddedToken(const std::string& where, const Json& token, AddedToken* a
 Status CheckAddedTokens(const std::string& where, const RawVocab& v, bool sentencepiece,
                         Normalization normalizer);
 
+// A step's "type" ("?" when it has none).
+std::string TypeOf(const Json& step);
+// The steps of a normalizer, pre-tokenizer or post-processor (`field`): a Sequence's
+// (its list under `list_key`), flattened, or the step itself; none for null.
+Status Steps(const std::string& where, const Json& node, const char* field,
+             const char* list_key, std::vector<const Json*>* steps, int depth = 0);
+// Finishes a tokenizer: added and special tokens, dense ids, unique pieces.
+Status FinishTokenizer(const std::string& where, const RawVocab& v,
+                       const SpecialTokens& specials, TokenizerSpec* tokenizer);
+// A tokenizer.json whose model is WordPiece (hf_tokenizer_wordpiece.cc): BertNormalizer,
+// BertPreTokenizer, TemplateProcessing or BertProcessing.
+Status ReadWordPieceJson(const std::string& path, const Json& root,
+                         const SpecialTokens& specials, TokenizerSpec* tokenizer);
+
 // GPT-2 byte-level BPE: pieces leave GPT-2's alphabet; merges resolved to ids.
 Status BuildByteLevel(const std::string& where, const RawVocab& v,
                       const SpecialTokens& specials, TokenizerSpec* tokenizer);

@@ -26,6 +26,8 @@ struct Pipeline {
 // levels once overflowed the converter's stack).
 constexpr int kMaxSequenceNesting = 16;
 
+}  // namespace
+
 std::string TypeOf(const Json& step) {
   const auto type = step.find("type");
   return type != step.end() && type->is_string() ? type->get<std::string>() : "?";
@@ -34,7 +36,7 @@ std::string TypeOf(const Json& step) {
 // The steps of a normalizer, pre-tokenizer or post-processor (`field`): a Sequence's,
 // flattened, or the step itself; each an object with a string "type".
 Status Steps(const std::string& where, const Json& node, const char* field,
-             const char* list_key, std::vector<const Json*>* steps, int depth = 0) {
+             const char* list_key, std::vector<const Json*>* steps, int depth) {
   if (depth == 0) steps->clear();
   if (node.is_null() && depth == 0) return Status::Ok();
   const char* step_of = depth ? "a step of " : "";
@@ -64,6 +66,8 @@ Status Steps(const std::string& where, const Json& node, const char* field,
   }
   return Status::Ok();
 }
+
+namespace {
 
 // A step's fields, read typed: a wrong type is an error naming the file, the step and
 // the key ("tokenizer.json pre_tokenizer ByteLevel: 'use_regex' must be true or false").
@@ -300,9 +304,11 @@ Status ReadTokenizerJsonUnguarded(const std::string& path, SpecialTokens special
   const JsonFields f(model, path + " model");
   std::string type;
   EMBER_RETURN_IF_ERROR(f.String("type", false, "BPE", &type));
+  if (type == "WordPiece") return ReadWordPieceJson(path, root, specials, tok);
   if (type != "BPE") {
-    return InvalidArgument("%s: tokenizer model '%.40s' is not supported (only BPE)",
-                           path.c_str(), type.c_str());
+    return InvalidArgument(
+        "%s: tokenizer model '%.40s' is not supported (only BPE and WordPiece)",
+        path.c_str(), type.c_str());
   }
   double dropout = 0;
   std::string prefix, suffix;
