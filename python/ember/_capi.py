@@ -36,6 +36,7 @@ class SessionOptions(ctypes.Structure):
         ("attention_first_head", c_uint32),
         ("attention_num_heads", c_uint32),
         ("attention_max_positions", c_uint32),
+        ("grammar_bytes", c_size_t),
     ]
 
 
