@@ -399,6 +399,15 @@ Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
   Result<size_t> smallest = arena_at(1);
   if (!smallest.ok()) return smallest.status();
   if (*smallest > budget_bytes) {
+    options.max_context = 1;
+    const Result<SessionPlan> one = PlanSession(model, options);
+    const size_t grammar = one.ok() ? one->grammar_bytes : 0;
+    if (grammar > 0) {
+      return ResourceExhausted(
+          "not even one position fits in %zu bytes: a session of one position needs %zu, "
+          "%zu of them the room for a grammar (grammar_bytes; it can be none)",
+          budget_bytes, *smallest, grammar);
+    }
     return ResourceExhausted(
         "not even one position fits in %zu bytes: a session of one position needs %zu",
         budget_bytes, *smallest);

@@ -271,6 +271,8 @@ _PROTOTYPES = {
     "ember_session_set_grammar": (c_status, [_P, c_char_p, c_size_t,
                                              POINTER(GrammarOptions)]),
     "ember_session_grammar_complete": (c_int, [_P]),
+    "ember_grammar_bytes": (c_status, [_P, c_char_p, c_size_t, POINTER(GrammarOptions),
+                                       POINTER(c_size_t)]),
 }
 
 
