@@ -88,8 +88,8 @@ typedef struct ember_session_options {
   size_t grammar_bytes; /* arena bytes for a grammar (ember_grammar_bytes tells what one
                            needs): 0, the default, 256 KiB + 80 bytes per vocabulary
                            token, room for each of llama.cpp's example grammars and tool
-                           calls (none in builds without grammars); EMBER_NO_GRAMMAR: none.
-                           ember_arena_bytes counts them */
+                           calls (none in builds without grammars); EMBER_NO_GRAMMAR:
+                           none. ember_arena_bytes counts them */
 } ember_session_options;
 
 /* ember_session_options.grammar_bytes: no grammar memory (setting one is refused). */
@@ -389,8 +389,8 @@ ember_status ember_chat_set_tools(ember_chat* chat, const char* json, size_t len
  * stays free. `ember grammar --tools tools.json --tool-format F` prints the grammar of
  * a call whose arguments follow each function's parameter schema. Set the tools first;
  * gbnf NULL: none. Builds the grammar into the session's arena here, as
- * ember_session_set_grammar does; replies under it allocate nothing. EMBER_UNIMPLEMENTED in builds without
- * grammars. */
+ * ember_session_set_grammar does; replies under it allocate nothing. EMBER_UNIMPLEMENTED
+ * in builds without grammars. */
 ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length);
 
 /* One call of the last reply: views of the chat's text, valid until the conversation
@@ -439,8 +439,9 @@ void ember_grammar_options_default(ember_grammar_options* options);
 /* Arena bytes the grammar takes in a session of this model (its vocabulary; room for
  * the chat template's end-of-turn ids too), as ember_session_set_grammar would place
  * it: what grammar_bytes must be at least. Builds the tables (as setting it does). */
-ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf, size_t length,
-                                 const ember_grammar_options* options, size_t* bytes);
+ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf,
+                                 size_t length, const ember_grammar_options* options,
+                                 size_t* bytes);
 
 /* `options` may be NULL (the defaults). */
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,

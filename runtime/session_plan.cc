@@ -148,8 +148,8 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
                            plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
   }
   plan->grammar_bytes = o.grammar_bytes == kNoGrammar ? 0
-                        : o.grammar_bytes       ? o.grammar_bytes
-                                                : DefaultGrammarBytes(c.vocab_size);
+                        : o.grammar_bytes             ? o.grammar_bytes
+                                                      : DefaultGrammarBytes(c.vocab_size);
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 

@@ -29,8 +29,9 @@ class CApiGrammarArenaTest : public ::testing::Test {
 // a session planned with less refuses it naming the bytes (and keeps the grammar it
 // had), one planned with exactly that much takes it, and EMBER_NO_GRAMMAR plans none.
 TEST_F(CApiGrammarArenaTest, TheGrammarLivesInTheSessionsArena) {
-  const char kJson[] = "root ::= \"{\" ws ( str ws \":\" ws str ws )? \"}\"\n"
-                       "str ::= \"\\\"\" [a-z ]{0,8} \"\\\"\"\nws ::= [ ]?";
+  const char kJson[] =
+      "root ::= \"{\" ws ( str ws \":\" ws str ws )? \"}\"\n"
+      "str ::= \"\\\"\" [a-z ]{0,8} \"\\\"\"\nws ::= [ ]?";
   size_t need = 0;
   ASSERT_EQ(ember_grammar_bytes(model_.get(), kJson, strlen(kJson), nullptr, &need),
             EMBER_OK)

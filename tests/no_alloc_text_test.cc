@@ -1,8 +1,9 @@
 // The no-allocation promise for the text around generation (no_alloc_test.cc has the
 // forward pass, its weights, caches and threads): a chat's turns and template renders,
 // saving and restoring a session's state, encoding with the tokenizers of tokenizer.json,
-// and generation under a grammar (JSON; masks over the 128k Llama 3 vocabulary too) make
-// zero heap allocations once set up (every allocator is interposed and counted).
+// and generation under a grammar (JSON; masks over the 128k Llama 3 vocabulary too) and
+// under a lazy (tool-call) grammar, each in the session's arena, make zero heap
+// allocations once set up (every allocator is interposed and counted).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -154,8 +155,9 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
     // In the session's arena, as the C API places it.
     grammar::GrammarConstraint constraint;
     ASSERT_TRUE(constraint
-                    .Init(words, (*model)->tokenizer(), nullptr, 0, grammar::MatcherLimits(),
-                          session->grammar_memory(), session->grammar_bytes())
+                    .Init(words, (*model)->tokenizer(), nullptr, 0,
+                          grammar::MatcherLimits(), session->grammar_memory(),
+                          session->grammar_bytes())
                     .ok());
     const uint32_t* mask = nullptr;
     ASSERT_TRUE(constraint.Allowed(&mask).ok());
@@ -195,7 +197,8 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
   grammar::GrammarConstraint constraint;
   ASSERT_TRUE(constraint.Build(words, tok).ok());
   std::vector<uint64_t> region((constraint.bytes().total + 15) / 8);
-  uint64_t* aligned = region.data() + (reinterpret_cast<uintptr_t>(region.data()) % 16) / 8;
+  uint64_t* aligned =
+      region.data() + (reinterpret_cast<uintptr_t>(region.data()) % 16) / 8;
   ASSERT_TRUE(constraint.Place(aligned, constraint.bytes().total).ok());
   // 40 steps, each taking the allowed token of the lowest id past a moving offset (so
   // that the walk goes into strings, numbers, arrays and objects).
@@ -253,8 +256,8 @@ TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
   int32_t trigger = -1;
   std::string_view trigger_text;
   for (uint32_t id = 0; id < tok.vocab_size() && trigger < 0; ++id) {
-    const std::string_view t = tok.Decode(static_cast<int32_t>(tok.vocab_size()),
-                                          static_cast<int32_t>(id));
+    const std::string_view t =
+        tok.Decode(static_cast<int32_t>(tok.vocab_size()), static_cast<int32_t>(id));
     if (!t.empty() && t.size() <= 8 && t.find_first_of("{}[]\" \t\n\r") == t.npos) {
       trigger = static_cast<int32_t>(id);
       trigger_text = t;
@@ -279,7 +282,8 @@ TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
   // The prompt's last token opens the grammar (as a model saying it would).
   Status s = lazy.Accept(trigger, trigger_text);
   const bool opened = lazy.active();
-  if (s.ok()) s = Generate(*session, sampler, prompt, 2, generate, &Append, &text, &result);
+  if (s.ok())
+    s = Generate(*session, sampler, prompt, 2, generate, &Append, &text, &result);
   const uint64_t allocations = testing::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(opened);

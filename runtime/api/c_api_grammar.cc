@@ -75,8 +75,9 @@ ember::Status BuildInRegion(ember_session* session, std::vector<uint32_t> words,
 
 extern "C" {
 
-ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf, size_t length,
-                                 const ember_grammar_options* options, size_t* bytes) {
+ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf,
+                                 size_t length, const ember_grammar_options* options,
+                                 size_t* bytes) {
   if (!model) return NullArgument("model");
   if (!gbnf) return NullArgument("gbnf");
   if (!bytes) return NullArgument("bytes");

@@ -18,7 +18,8 @@ class GrammarArena {
   static constexpr size_t kAlignment = 16;
 
   GrammarArena() = default;  // counts only
-  GrammarArena(void* base, size_t bytes) : base_(static_cast<uint8_t*>(base)), size_(bytes) {}
+  GrammarArena(void* base, size_t bytes)
+      : base_(static_cast<uint8_t*>(base)), size_(bytes) {}
 
   // Room for `count` Ts (uninitialised), or null when the region cannot hold them (or
   // there is no region): `used()` then still grows by what they need, so that a failed

@@ -134,7 +134,8 @@ Status GrammarConstraint::Allowed(const uint32_t** bits) {
   size_t count = 0;
   EMBER_RETURN_IF_ERROR(mask_.Allowed(&matcher_, bits_, &count));
   if (matcher_.CanEnd()) {
-    for (size_t i = 0; i < num_stops_; ++i) bits_[stops_[i] >> 5] |= 1u << (stops_[i] & 31);
+    for (size_t i = 0; i < num_stops_; ++i)
+      bits_[stops_[i] >> 5] |= 1u << (stops_[i] & 31);
     count += num_stops_;
   }
   if (count == 0) {

@@ -94,8 +94,8 @@ TEST_F(GrammarConstraintTest, TheParseStackIsBoundedByThePlannedLimits) {
   MatcherLimits limits;
   limits.max_frames = 8;
   GrammarConstraint small, large;
-  ASSERT_TRUE(small.Build(Compile("root ::= \"[\" root? \"]\""), tok(), nullptr, 0, limits)
-                  .ok());
+  ASSERT_TRUE(
+      small.Build(Compile("root ::= \"[\" root? \"]\""), tok(), nullptr, 0, limits).ok());
   ASSERT_TRUE(large.Build(Compile("root ::= \"[\" root? \"]\""), tok()).ok());
   EXPECT_LT(small.bytes().matcher, large.bytes().matcher);
   ASSERT_TRUE(small.Place(Region(small.bytes().total), small.bytes().total).ok());

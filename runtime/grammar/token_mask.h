@@ -36,7 +36,8 @@ class TokenOrder {
   template <class BytesOf>
   void Build(size_t vocab_size, BytesOf bytes) {
     std::vector<std::string_view> pieces(vocab_size);
-    for (size_t id = 0; id < vocab_size; ++id) pieces[id] = bytes(static_cast<int32_t>(id));
+    for (size_t id = 0; id < vocab_size; ++id)
+      pieces[id] = bytes(static_cast<int32_t>(id));
     Sort(pieces);
   }
   size_t vocab_size() const { return vocab_size_; }

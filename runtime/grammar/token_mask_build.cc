@@ -252,8 +252,8 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     uint32_t next = e + 1;
     while (next < program.num_elements() && heap_.entry_of[next] == kNoEntry) ++next;
     heap_.entry_end[e] = next < program.num_elements()
-                        ? heap_.entry_of[next]
-                        : static_cast<uint32_t>(heap_.entries.size());
+                             ? heap_.entry_of[next]
+                             : static_cast<uint32_t>(heap_.entries.size());
   }
   heap_.seen.assign(heap_.entries.size(), 0);
   stamp_ = 0;

@@ -149,8 +149,8 @@ Status Chat(const ArgParser& args) {
   // template's end of turn.
   std::unique_ptr<grammar::GrammarConstraint> constraint;
   EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
-                                         tables.end_of_turn_ids, tables.num_end_of_turn_ids,
-                                         RegionOf(*session)));
+                                         tables.end_of_turn_ids,
+                                         tables.num_end_of_turn_ids, RegionOf(*session)));
   TokenConstraint token_constraint;
   if (constraint) {
     token_constraint = constraint->AsTokenConstraint();

@@ -39,11 +39,12 @@ ArgParser MakeParser() {
       {{"-h", "--help"}, false, "show this help"},
   };
   // The arena bytes a grammar takes (the grammar buffer is planned either way).
-  specs.push_back({{"--grammar"}, true,
+  specs.push_back({{"--grammar"},
+                   true,
                    "FILE: print the arena bytes this GBNF grammar takes in a session of "
                    "the model (program, matcher, vocabulary, mask tables)"});
-  specs.push_back({{"--json-schema"}, true,
-                   "FILE: the same for the grammar of this JSON Schema"});
+  specs.push_back(
+      {{"--json-schema"}, true, "FILE: the same for the grammar of this JSON Schema"});
   specs.push_back({{"--json"}, false, "the same for the grammar of any JSON value"});
   return ArgParser(specs);
 }
@@ -293,8 +294,9 @@ Status Inspect(const ArgParser& args) {
   printf("\ntotals\n");
   printf("  %-22s %s (mapped read-only, not copied)\n", "weights (file)",
          Bytes((*model)->file_bytes()).c_str());
-  for (BufferKind k : {BufferKind::kKvCache, BufferKind::kActivations,
-                       BufferKind::kScratch, BufferKind::kXnnpack, BufferKind::kGrammar}) {
+  for (BufferKind k :
+       {BufferKind::kKvCache, BufferKind::kActivations, BufferKind::kScratch,
+        BufferKind::kXnnpack, BufferKind::kGrammar}) {
     printf("  %-22s %s (sum of buffers; planned ones share bytes)\n", BufferKindName(k),
            Bytes(by_kind[static_cast<int>(k)]).c_str());
   }

@@ -120,7 +120,8 @@ Status BuildConstraint(const std::string& text, const std::string& name,
     return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
   }
   auto made = std::make_unique<grammar::GrammarConstraint>();
-  EMBER_RETURN_IF_ERROR(made->Build(std::move(words), tokenizer, extra_stops, num_extra_stops));
+  EMBER_RETURN_IF_ERROR(
+      made->Build(std::move(words), tokenizer, extra_stops, num_extra_stops));
   if (region.session) {
     const Status fits = made->Fits(region.memory, region.bytes);
     if (!fits.ok()) {
@@ -136,9 +137,9 @@ Status BuildConstraint(const std::string& text, const std::string& name,
           "ember %s: grammar %s: %zu bytes of the %s (program %zu, matcher %zu, "
           "vocabulary %zu, mask tables %zu with %zu dependent tokens, mask %zu), set up "
           "in %.0f ms\n",
-          command, name.c_str(), b.total,
-          region.session ? "session's arena" : "heap", b.program, b.matcher, b.vocabulary,
-          b.tables, made->mask().stats().dependent, b.mask, ms);
+          command, name.c_str(), b.total, region.session ? "session's arena" : "heap",
+          b.program, b.matcher, b.vocabulary, b.tables, made->mask().stats().dependent,
+          b.mask, ms);
   *constraint = std::move(made);
   return Status::Ok();
 }

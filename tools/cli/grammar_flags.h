@@ -11,8 +11,8 @@
 #include "runtime/grammar/grammar_constraint.h"
 #include "runtime/grammar/lazy_constraint.h"
 #include "runtime/session.h"
-#include "tools/grammar/tool_grammar.h"
 #include "tools/cli/args.h"
+#include "tools/grammar/tool_grammar.h"
 
 namespace ember::tools {
 

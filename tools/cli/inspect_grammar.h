@@ -15,7 +15,8 @@ bool HasGrammarFlag(const ArgParser& args);
 // Builds the grammar for the model's vocabulary (and its chat template's end-of-turn
 // ids, as a chat places it) and prints its bytes by part against the plan's grammar
 // buffer; ResourceExhausted (after printing) when it does not fit there.
-Status PrintGrammarBytes(const ArgParser& args, const Model& model, const SessionPlan& plan);
+Status PrintGrammarBytes(const ArgParser& args, const Model& model,
+                         const SessionPlan& plan);
 
 }  // namespace ember::tools
 
