@@ -13,6 +13,8 @@ const char* BufferKindName(BufferKind kind) {
       return "scratch";
     case BufferKind::kXnnpack:
       return "xnnpack";
+    case BufferKind::kGrammar:
+      return "grammar";
   }
   return "unknown";
 }

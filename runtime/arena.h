@@ -18,7 +18,7 @@ namespace ember {
 inline constexpr size_t kArenaAlignment = 64;
 
 // What a buffer holds, for the totals `ember inspect` prints.
-enum class BufferKind { kKvCache, kActivations, kScratch, kXnnpack };
+enum class BufferKind { kKvCache, kActivations, kScratch, kXnnpack, kGrammar };
 const char* BufferKindName(BufferKind kind);
 
 // A buffer of a plan, typed by its elements: Add returns it, Bind turns it into a T*.

@@ -84,7 +84,16 @@ typedef struct ember_session_options {
   uint32_t attention_num_heads;     /* 0: through the last head */
   uint32_t attention_max_positions; /* query and key positions kept, from 0; 0: the
                                        session's context; later ones are not kept */
+  /* Appended in 0.3 (grammars in the arena): */
+  size_t grammar_bytes; /* arena bytes for a grammar (ember_grammar_bytes tells what one
+                           needs): 0, the default, 256 KiB + 80 bytes per vocabulary
+                           token, room for each of llama.cpp's example grammars and tool
+                           calls (none in builds without grammars); EMBER_NO_GRAMMAR:
+                           none. ember_arena_bytes counts them */
 } ember_session_options;
+
+/* ember_session_options.grammar_bytes: no grammar memory (setting one is refused). */
+#define EMBER_NO_GRAMMAR ((size_t)-1)
 
 /* What the KV cache stores: f32; f16; or q8, int8 with an f32 scale per group of 32
  * values of each head (36 bytes per 32 values). ember_arena_bytes tells the memory. */
@@ -379,9 +388,9 @@ ember_status ember_chat_set_tools(ember_chat* chat, const char* json, size_t len
  * call in the template's syntax and lets go where the call ends; the text around calls
  * stays free. `ember grammar --tools tools.json --tool-format F` prints the grammar of
  * a call whose arguments follow each function's parameter schema. Set the tools first;
- * gbnf NULL: none. Allocates the grammar's tables here, as ember_session_set_grammar
- * does; replies under it allocate nothing. EMBER_UNIMPLEMENTED in builds without
- * grammars. */
+ * gbnf NULL: none. Builds the grammar into the session's arena here, as
+ * ember_session_set_grammar does; replies under it allocate nothing. EMBER_UNIMPLEMENTED
+ * in builds without grammars. */
 ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf, size_t length);
 
 /* One call of the last reply: views of the chat's text, valid until the conversation
@@ -420,6 +429,20 @@ typedef struct ember_grammar_options {
 } ember_grammar_options;
 void ember_grammar_options_default(ember_grammar_options* options);
 
+/* The grammar's memory is the session's arena (ember_session_options.grammar_bytes): it
+ * is compiled and its tables built on the heap here (the grammar's load, freed before
+ * the call returns), then moved into the arena; generating under it allocates nothing.
+ * The arena holds one grammar: setting one on the session or on any of its chats
+ * replaces the one set before. One that does not fit is EMBER_RESOURCE_EXHAUSTED,
+ * naming the bytes it needs, and the grammar set before stays. */
+
+/* Arena bytes the grammar takes in a session of this model (its vocabulary; room for
+ * the chat template's end-of-turn ids too), as ember_session_set_grammar would place
+ * it: what grammar_bytes must be at least. Builds the tables (as setting it does). */
+ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf,
+                                 size_t length, const ember_grammar_options* options,
+                                 size_t* bytes);
+
 /* `options` may be NULL (the defaults). */
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
                                        size_t length, const ember_grammar_options* options);
@@ -429,7 +452,7 @@ int ember_session_grammar_complete(const ember_session* session);
 /* Every reply of the chat from now on is a sentence of the grammar, from its start,
  * ending at the template's end of turn (EMBER_OUT_OF_RANGE from ember_chat_generate when
  * max_new or the context cuts one short). Replaces a tool grammar, as that replaces it;
- * gbnf NULL: none. Allocates as ember_session_set_grammar does. */
+ * gbnf NULL: none. Builds into the session's arena as ember_session_set_grammar does. */
 ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t length,
                                     const ember_grammar_options* options);
 

@@ -120,6 +120,9 @@ class Session {
   const KvCache& kv_cache() const { return buffers_.kv; }
   // Sampler::ScratchBytes(vocab) bytes for a Sampler over this session's logits.
   void* sampler_scratch() const { return buffers_.sampler; }
+  // The region planned for a grammar (SessionOptions::grammar_bytes; null when none).
+  void* grammar_memory() const { return buffers_.grammar; }
+  size_t grammar_bytes() const { return buffers_.grammar ? plan_.grammar_bytes : 0; }
   // The session's arena buffers (the KV cache, for saving and restoring state).
   const SessionBuffers& buffers() const { return buffers_; }
   // Sets the position after a restore wrote the cache and tokens of positions

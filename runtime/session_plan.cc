@@ -147,6 +147,9 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
     return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
                            plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
   }
+  plan->grammar_bytes = o.grammar_bytes == kNoGrammar ? 0
+                        : o.grammar_bytes             ? o.grammar_bytes
+                                                      : DefaultGrammarBytes(c.vocab_size);
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -154,6 +157,15 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
 
 const char* BackendName(Backend backend) {
   return backend == Backend::kXnnpack ? "xnnpack" : "highway";
+}
+
+size_t DefaultGrammarBytes(size_t vocab_size) {
+#if defined(EMBER_NO_GRAMMAR_BY_DEFAULT)
+  (void)vocab_size;  // a build without grammars
+  return 0;
+#else
+  return Padded(Product({vocab_size, 80}), size_t{256} << 10);
+#endif
 }
 
 const char* ArenaStepName(int step) {
@@ -277,6 +289,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   // chat or a prompt cache compares a new prompt with them, a saved state keeps them.
   id.history =
       a.Add<int32_t>("history", T, kStepSession, kStepLogits, BufferKind::kKvCache);
+  // A grammar set on the session lives from then on (between passes and through them).
+  id.grammar = a.Add<uint8_t>("grammar", plan.grammar_bytes, kStepSession, kStepLogits,
+                              BufferKind::kGrammar);
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
@@ -324,6 +339,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.attention_record = arena.Bind(ids.attention_record, base);
   s.xnnpack = arena.Bind(ids.xnnpack, base);
   s.history = arena.Bind(ids.history, base);
+  s.grammar = arena.Bind(ids.grammar, base);
   Activations& act = s.act;
   act.max_batch = max_batch;
   act.x = arena.Bind(ids.x, base);
@@ -389,6 +405,15 @@ Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
   Result<size_t> smallest = arena_at(1);
   if (!smallest.ok()) return smallest.status();
   if (*smallest > budget_bytes) {
+    options.max_context = 1;
+    const Result<SessionPlan> one = PlanSession(model, options);
+    const size_t grammar = one.ok() ? one->grammar_bytes : 0;
+    if (grammar > 0) {
+      return ResourceExhausted(
+          "not even one position fits in %zu bytes: a session of one position needs %zu, "
+          "%zu of them the room for a grammar (grammar_bytes; it can be none)",
+          budget_bytes, *smallest, grammar);
+    }
     return ResourceExhausted(
         "not even one position fits in %zu bytes: a session of one position needs %zu",
         budget_bytes, *smallest);

@@ -58,7 +58,19 @@ struct SessionOptions {
   // CPU); null: the EMBER_ISA environment variable, else "native". A tier this CPU
   // cannot run is an error, not a fallback. The string need not outlive Create.
   const char* isa = nullptr;
+  // Arena bytes reserved for a grammar (runtime/grammar: its program, matcher, the
+  // vocabulary in byte order and the token mask's tables; GrammarConstraint::bytes()
+  // tells what one needs). 0: DefaultGrammarBytes(vocabulary), room for each of
+  // llama.cpp's example grammars and a tool-call grammar; kNoGrammar: none (a grammar
+  // is then refused, naming its bytes).
+  size_t grammar_bytes = 0;
 };
+
+inline constexpr size_t kNoGrammar = SIZE_MAX;
+// 256 KiB (a matcher at the default MatcherLimits takes 212 KiB, a program a few) and
+// 80 bytes a vocabulary token (the vocabulary in byte order takes about 18, the mask
+// tables of the largest example grammar, json_arr.gbnf, about 34 on Llama 3's).
+size_t DefaultGrammarBytes(size_t vocab_size);
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
 // of them. The attention and feed-forward steps repeat once per layer, so a buffer read
@@ -85,6 +97,7 @@ struct SessionBuffers {
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
   int32_t* history = nullptr;         // (max_context): the token at each cached position
+  uint8_t* grammar = nullptr;         // SessionPlan::grammar_bytes: a grammar's region
 };
 
 // Where a layer keeps its keys and values in a session of `context` positions (first_row
@@ -107,6 +120,7 @@ struct SessionPlan {
   bool context_shift = false;
   size_t context_keep = 0;
   size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
+  size_t grammar_bytes = 0;  // SessionOptions::grammar_bytes resolved
   kernels::IsaChoice isa;    // SessionOptions::isa (or EMBER_ISA) resolved on this CPU
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
@@ -123,7 +137,7 @@ struct SessionPlan {
     ArenaBuffer<float> kv_new, q8_scales;
     ArenaBuffer<int8_t> q8;
     ArenaBuffer<float> logits, attention_record, pooled;
-    ArenaBuffer<uint8_t> sampler, xnnpack;
+    ArenaBuffer<uint8_t> sampler, xnnpack, grammar;
     ArenaBuffer<int32_t> tokens, history;
     ArenaBuffer<uint8_t> types;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,

@@ -255,6 +255,43 @@ TEST_F(CApiEdgeTest, StructSizeMessagesNameWhatExists) {
   ember_chat_free(chat);
 }
 
+// The session's arena holds one grammar: a chat's takes the region (the session's own is
+// dropped: its generation is free again), and the session's then drops the chat's.
+TEST_F(CApiEdgeTest, OneGrammarPerSessionsRegion) {
+  const auto generate = [&](std::string* text) {
+    text->clear();
+    ember_session_reset(session_);
+    const int32_t prompt[1] = {3};
+    size_t generated = 0;
+    return ember_generate(
+        session_, prompt, 1, 6,
+        [](void* user, int32_t, const char* piece, size_t length) {
+          static_cast<std::string*>(user)->append(piece, length);
+          return 1;
+        },
+        text, &generated);
+  };
+  std::string free_text, text;
+  ASSERT_EQ(generate(&free_text), EMBER_OK) << LastError();
+  ASSERT_NE(free_text, "yes.");
+  const char kYes[] = "root ::= \"yes.\"";
+  ASSERT_EQ(ember_session_set_grammar(session_, kYes, strlen(kYes), nullptr), EMBER_OK)
+      << LastError();
+  ASSERT_EQ(generate(&text), EMBER_OK) << LastError();
+  EXPECT_EQ(text, "yes.");
+  ember_chat* chat = nullptr;
+  ASSERT_EQ(ember_chat_create(session_, nullptr, &chat), EMBER_OK) << LastError();
+  ASSERT_EQ(ember_chat_set_grammar(chat, kYes, strlen(kYes), nullptr), EMBER_OK)
+      << LastError();
+  ASSERT_EQ(generate(&text), EMBER_OK) << LastError();
+  EXPECT_EQ(text, free_text);  // the session's grammar went with the region
+  ASSERT_EQ(ember_session_set_grammar(session_, kYes, strlen(kYes), nullptr), EMBER_OK)
+      << LastError();
+  ember_chat_free(chat);  // its grammar was dropped already
+  ASSERT_EQ(generate(&text), EMBER_OK) << LastError();
+  EXPECT_EQ(text, "yes.");
+}
+
 }  // namespace
 }  // namespace c_api_edge
 }  // namespace ember

@@ -15,10 +15,26 @@ ember=("${args[@]}")
 source "$(dirname "$0")/cli_expect.sh"
 
 printf 'root ::= "Once" (" " [a-z]+){1,3} "."\n' >"$tmp/words.gbnf"
-expect 0 "grammar $tmp/words.gbnf: program" -- "${ember[@]}" run -m "$model" -p "Once" \
-  --grammar "$tmp/words.gbnf" --temp 0 -n 40
+expect 0 "grammar $tmp/words.gbnf: 224464 bytes of the session's arena (program 416" -- \
+  "${ember[@]}" run -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --temp 0 -n 40
 text=$(tail -c +5 "$tmp/stdout" | head -n 1)  # after the prompt's echo
 expect 0 complete -- "${ember[@]}" grammar -g "$tmp/words.gbnf" --text "$text"
+
+# The grammar lives in the session's arena: inspect tells its bytes against the planned
+# buffer; a session planned with less (or none) refuses it naming the bytes, not a crash.
+expect 0 "total              224464 bytes" -- "${ember[@]}" inspect -m "$model" \
+  --grammar "$tmp/words.gbnf"
+expect 0 "grammar      " -- "${ember[@]}" inspect -m "$model" -c 16
+expect 1 "needs 224464 bytes of the session's arena, 224000 are planned" -- \
+  "${ember[@]}" inspect -m "$model" --grammar "$tmp/words.gbnf" --grammar-bytes 224000
+expect 1 "needs 224464 bytes of the session's arena (program 416, matcher 217088" -- \
+  "${ember[@]}" run -m "$model" -p "Once" --grammar "$tmp/words.gbnf" --grammar-bytes 224000
+expect 1 "the session planned 0" -- "${ember[@]}" run -m "$model" -p "Once" \
+  --grammar "$tmp/words.gbnf" --grammar-bytes none
+expect 0 "Once" -- "${ember[@]}" run -m "$model" -p "Once" --grammar "$tmp/words.gbnf" \
+  --grammar-bytes 224464 --temp 0 -n 40
+expect 1 "--grammar-bytes -3: not a positive number" -- "${ember[@]}" run -m "$model" \
+  -p "Once" --grammar "$tmp/words.gbnf" --grammar-bytes -3
 
 # Sampled, with several seeds: each text is whole, or status 1 says it is not.
 for seed in 1 2 3; do

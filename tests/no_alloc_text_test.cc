@@ -2,8 +2,8 @@
 // forward pass, its weights, caches and threads): a chat's turns and template renders,
 // saving and restoring a session's state, encoding with the tokenizers of tokenizer.json
 // (WordPiece too), and generation under a grammar (JSON; masks over the 128k Llama 3
-// vocabulary too) make zero heap allocations once set up (every allocator is interposed
-// and counted).
+// vocabulary too) and under a lazy (tool-call) grammar, each in the session's arena, make
+// zero heap allocations once set up (every allocator is interposed and counted).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "runtime/generate.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_constraint.h"
+#include "runtime/grammar/lazy_constraint.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
@@ -190,8 +191,18 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
     options.max_context = 128;
     auto session = Session::Create(**model, options, nullptr);
     ASSERT_TRUE(session.ok()) << session.status().message();
+    // In the session's arena, as the C API places it.
     grammar::GrammarConstraint constraint;
-    ASSERT_TRUE(constraint.Init(words, (*model)->tokenizer()).ok());
+    ASSERT_TRUE(constraint
+                    .Init(words, (*model)->tokenizer(), nullptr, 0,
+                          grammar::MatcherLimits(), session->grammar_memory(),
+                          session->grammar_bytes())
+                    .ok());
+    const uint32_t* mask = nullptr;
+    ASSERT_TRUE(constraint.Allowed(&mask).ok());
+    const auto* region = static_cast<const uint8_t*>(session->grammar_memory());
+    const auto* at = reinterpret_cast<const uint8_t*>(mask);
+    EXPECT_TRUE(at >= region && at < region + session->grammar_bytes());
     SamplerOptions sampling;
     sampling.seed = 3;
     Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
@@ -221,8 +232,13 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
       tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/llama3", &loaded)
           .ok());
   const Tokenizer& tok = loaded.tokenizer;
+  // Placed in a caller's region of exactly the bytes it needs.
   grammar::GrammarConstraint constraint;
-  ASSERT_TRUE(constraint.Init(words, tok).ok());
+  ASSERT_TRUE(constraint.Build(words, tok).ok());
+  std::vector<uint64_t> region((constraint.bytes().total + 15) / 8);
+  uint64_t* aligned =
+      region.data() + (reinterpret_cast<uintptr_t>(region.data()) % 16) / 8;
+  ASSERT_TRUE(constraint.Place(aligned, constraint.bytes().total).ok());
   // 40 steps, each taking the allowed token of the lowest id past a moving offset (so
   // that the walk goes into strings, numbers, arrays and objects).
   size_t steps = 0;
@@ -247,6 +263,71 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
   const uint64_t allocations = testing::AllocCounterDisarm();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GE(steps, 10u);
+  EXPECT_EQ(allocations, 0u);
+}
+
+// A lazy grammar (a tool call's) in the session's arena: free text, then, once the
+// trigger is in the text, tokens under the grammar until its sentence is whole: no heap.
+TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  std::vector<uint32_t> words;
+  ASSERT_TRUE(grammar::CompileGbnf(grammar::kJsonGrammar, "root", &words).ok());
+  ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+  ASSERT_TRUE(tools::ChooseDTypes(DType::kF32, {}, &spec).ok());
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
+  testing::AlignedBytes aligned(bytes);
+  auto model = Model::FromMemory(aligned.data(), aligned.size());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Tokenizer& tok = (*model)->tokenizer();
+  SessionOptions options;
+  options.max_context = 128;
+  auto session = Session::Create(**model, options, nullptr);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  grammar::GrammarConstraint inner;
+  ASSERT_TRUE(inner
+                  .Init(words, tok, nullptr, 0, grammar::MatcherLimits(),
+                        session->grammar_memory(), session->grammar_bytes())
+                  .ok());
+  // The trigger: a token's bytes (one that the model is then made to say).
+  int32_t trigger = -1;
+  std::string_view trigger_text;
+  for (uint32_t id = 0; id < tok.vocab_size() && trigger < 0; ++id) {
+    const std::string_view t =
+        tok.Decode(static_cast<int32_t>(tok.vocab_size()), static_cast<int32_t>(id));
+    if (!t.empty() && t.size() <= 8 && t.find_first_of("{}[]\" \t\n\r") == t.npos) {
+      trigger = static_cast<int32_t>(id);
+      trigger_text = t;
+    }
+  }
+  ASSERT_GE(trigger, 0);
+  grammar::LazyTrigger lazy_trigger;
+  lazy_trigger.text = trigger_text;
+  grammar::LazyConstraint lazy;
+  ASSERT_TRUE(lazy.Init(&inner, lazy_trigger, tok).ok());
+  SamplerOptions sampling;
+  sampling.seed = 5;
+  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+  GenerateOptions generate;
+  generate.max_new = 60;
+  const TokenConstraint token_constraint = lazy.AsTokenConstraint();
+  generate.constraint = &token_constraint;
+  FixedText text;
+  GenerateResult result;
+  const int32_t prompt[2] = {tok.bos_id(), trigger};
+  testing::AllocCounterArm();
+  // The prompt's last token opens the grammar (as a model saying it would).
+  Status s = lazy.Accept(trigger, trigger_text);
+  const bool opened = lazy.active();
+  if (s.ok())
+    s = Generate(*session, sampler, prompt, 2, generate, &Append, &text, &result);
+  const uint64_t allocations = testing::AllocCounterDisarm();
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(opened);
+  EXPECT_GE(lazy.opened(), 1u);
+  EXPECT_GT(text.tokens, 0u);
   EXPECT_EQ(allocations, 0u);
 }
 

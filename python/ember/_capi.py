@@ -36,6 +36,7 @@ class SessionOptions(ctypes.Structure):
         ("attention_first_head", c_uint32),
         ("attention_num_heads", c_uint32),
         ("attention_max_positions", c_uint32),
+        ("grammar_bytes", c_size_t),
     ]
 
 
@@ -286,6 +287,8 @@ _PROTOTYPES = {
     "ember_embed_batch": (c_status, [_P, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
                                      POINTER(EmbedOptions), POINTER(ctypes.c_float),
                                      c_size_t]),
+    "ember_grammar_bytes": (c_status, [_P, c_char_p, c_size_t, POINTER(GrammarOptions),
+                                       POINTER(c_size_t)]),
 }
 
 

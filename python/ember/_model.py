@@ -71,6 +71,18 @@ class Model(_Handle):
         """Whether the model holds a compiled chat template (``Chat`` needs one)."""
         return bool(lib.ember_model_has_chat_template(self.handle))
 
+    def grammar_bytes(self, gbnf: str, root: Optional[str] = None) -> int:
+        """Arena bytes a GBNF grammar takes in a session of this model (what
+        ``Session(grammar_bytes=...)`` must be at least): builds its tables."""
+        options = _capi.defaults(_capi.GrammarOptions, lib.ember_grammar_options_default)
+        root_bytes = root.encode() if root else None
+        options.root = root_bytes
+        data = gbnf.encode("utf-8")
+        size = ctypes.c_size_t()
+        _check(lib.ember_grammar_bytes(self.handle, data, len(data), ctypes.byref(options),
+                                       ctypes.byref(size)))
+        return size.value
+
     def token_bytes(self, token: int, previous: int = -1) -> bytes:
         """The bytes ``token`` adds to the text after ``previous`` (-1: at the start)."""
         data, length = ctypes.c_void_p(), ctypes.c_size_t()

@@ -31,6 +31,8 @@ class Session(_Handle):
     attention: record the attention weights for ``attention()``: True (every layer
     and head over the whole context), an ``AttentionSelection`` or a dict of its
     fields; the record lives in the arena (``arena_bytes`` counts it).
+    grammar_bytes: arena bytes for a grammar (``Model.grammar_bytes(gbnf)`` tells what
+    one needs): None, the default room (256 KiB + 80 bytes a vocabulary token); 0, none.
     """
 
     _kind = "session"
@@ -38,7 +40,8 @@ class Session(_Handle):
     def __init__(self, model: Model, *, context: int = 0, threads: int = 1,
                  kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
                  isa: Optional[str] = None,
-                 attention: Union[bool, AttentionSelection, dict, None] = False):
+                 attention: Union[bool, AttentionSelection, dict, None] = False,
+                 grammar_bytes: Optional[int] = None):
         if kv_type not in _KV_TYPES:
             raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
         self.model = model
@@ -50,6 +53,10 @@ class Session(_Handle):
         options.max_batch = batch
         options.all_logits = int(all_logits)
         options.kv_type = _KV_TYPES[kv_type]
+        if grammar_bytes is not None:
+            if grammar_bytes < 0:
+                raise ValueError(f"ember: grammar_bytes {grammar_bytes} is negative")
+            options.grammar_bytes = grammar_bytes if grammar_bytes else ctypes.c_size_t(-1).value
         isa_name = isa.encode() if isa else None  # read only during the create call
         options.isa = isa_name
         selection = selection_of(attention)

@@ -170,6 +170,21 @@ def test_a_grammar_holds_generation(model):
         session.set_grammar("root ::= (")
 
 
+def test_a_grammar_lives_in_the_sessions_arena(model):
+    gbnf = 'root ::= ("yes" | "no") " " [a-z]{1,3} "."'
+    need = model.grammar_bytes(gbnf)
+    assert need > 0
+    none = ember.Session(model, context=64, grammar_bytes=0)
+    exact = ember.Session(model, context=64, grammar_bytes=need)
+    assert exact.arena_bytes >= none.arena_bytes + need
+    with pytest.raises(ember.EmberError, match=f"needs {need} bytes"):
+        ember.Session(model, context=64, grammar_bytes=need - 16).set_grammar(gbnf)
+    with pytest.raises(ember.EmberError, match="planned 0"):
+        none.set_grammar(gbnf)
+    exact.set_grammar(gbnf)
+    assert exact.generate(PROMPT, max_new=30).endswith(".")
+
+
 def test_errors_are_exceptions_with_ember_s_message(model):
     with pytest.raises(ember.EmberError, match="nonexistent") as error:
         ember.Model("/nonexistent/model.ember")

@@ -136,7 +136,10 @@ ember_status ember_chat_create(ember_session* session, const ember_chat_options*
   return EMBER_OK;
 }
 
-void ember_chat_free(ember_chat* chat) { delete chat; }
+void ember_chat_free(ember_chat* chat) {
+  if (chat && chat->session->grammar_chat == chat) chat->session->grammar_chat = nullptr;
+  delete chat;
+}
 
 ember_status ember_chat_set_system(ember_chat* chat, const char* text, size_t length) {
   if (!chat) return NullArgument("chat");

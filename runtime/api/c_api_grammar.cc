@@ -41,28 +41,73 @@ ember_status SetChatGrammar(ember_chat* chat, void* owner, void (*release)(void*
   chat->constraint = constraint;
   chat->whole_reply = owner != nullptr && whole_reply;
   chat->chat.set_constraint(owner != nullptr ? &chat->constraint : nullptr);
+  if (owner == nullptr && chat->session->grammar_chat == chat) {
+    chat->session->grammar_chat = nullptr;
+  }
   return EMBER_OK;
+}
+
+// Forgets the grammar the session's arena region holds (the session's or a chat's).
+void ReleaseRegion(ember_session* session) {
+  session->grammar.reset();
+  session->constraint = ember::TokenConstraint();
+  session->grammar_complete = true;
+  if (session->grammar_chat != nullptr) {
+    SetChatGrammar(session->grammar_chat, nullptr, nullptr, false);
+  }
+}
+
+// Builds the grammar for the session's vocabulary (on the heap: its load), then, when it
+// fits, places it in the session's arena region in place of the grammar held there.
+// When it does not, the grammar held there stays.
+ember::Status BuildInRegion(ember_session* session, std::vector<uint32_t> words,
+                            const int32_t* stops, size_t num_stops,
+                            ember::grammar::GrammarConstraint* grammar) {
+  const ember::Session& s = session->session;
+  EMBER_RETURN_IF_ERROR(
+      grammar->Build(std::move(words), s.model().tokenizer(), stops, num_stops));
+  EMBER_RETURN_IF_ERROR(grammar->Fits(s.grammar_memory(), s.grammar_bytes()));
+  ReleaseRegion(session);
+  return grammar->Place(s.grammar_memory(), s.grammar_bytes());
 }
 
 }  // namespace
 
 extern "C" {
 
+ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf,
+                                 size_t length, const ember_grammar_options* options,
+                                 size_t* bytes) {
+  if (!model) return NullArgument("model");
+  if (!gbnf) return NullArgument("gbnf");
+  if (!bytes) return NullArgument("bytes");
+  std::vector<uint32_t> words;
+  ember::Status status = Compile(gbnf, length, options, &words);
+  if (!status.ok()) return Report(status);
+  const ember::Model& m = *model->model;
+  // A chat's end-of-turn ids too: the most a session or a chat of it places.
+  const ember::ChatProgramTables& t = m.chat_template().tables();
+  ember::grammar::GrammarConstraint grammar;
+  status = grammar.Build(std::move(words), m.tokenizer(), t.end_of_turn_ids,
+                         t.num_end_of_turn_ids);
+  if (!status.ok()) return Report(status);
+  *bytes = grammar.bytes().total;
+  return EMBER_OK;
+}
+
 ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
                                        size_t length,
                                        const ember_grammar_options* options) {
   if (!session) return NullArgument("session");
   if (!gbnf) {
-    session->grammar.reset();
-    session->constraint = ember::TokenConstraint();
-    session->grammar_complete = true;
+    if (session->grammar_chat == nullptr) ReleaseRegion(session);
     return EMBER_OK;
   }
   std::vector<uint32_t> words;
   ember::Status status = Compile(gbnf, length, options, &words);
   if (!status.ok()) return Report(status);
   auto constraint = std::make_unique<ember::grammar::GrammarConstraint>();
-  status = constraint->Init(std::move(words), session->session.model().tokenizer());
+  status = BuildInRegion(session, std::move(words), nullptr, 0, constraint.get());
   if (!status.ok()) return Report(status);
   session->constraint = constraint->AsTokenConstraint();
   session->grammar = std::unique_ptr<void, void (*)(void*)>(
@@ -96,14 +141,15 @@ ember_status ember_chat_set_tool_grammar(ember_chat* chat, const char* gbnf,
   auto made = std::make_unique<ToolGrammar>();
   const ember::Model& model = chat->session->session.model();
   const ember::ChatProgramTables& t = model.chat_template().tables();
-  status = made->grammar.Init(std::move(words), model.tokenizer(), t.end_of_turn_ids,
-                              t.num_end_of_turn_ids);
+  status = BuildInRegion(chat->session, std::move(words), t.end_of_turn_ids,
+                         t.num_end_of_turn_ids, &made->grammar);
   if (!status.ok()) return Report(status);
   const ember::ToolCallSyntax syntax = ember::SyntaxOf(format);
   const ember::grammar::LazyTrigger trigger = ember::grammar::ToolCallTrigger(syntax);
   status = made->lazy.Init(&made->grammar, trigger, model.tokenizer());
   if (!status.ok()) return Report(status);
   const ember::TokenConstraint constraint = made->lazy.AsTokenConstraint();
+  chat->session->grammar_chat = chat;
   return SetChatGrammar(
       chat, made.release(), [](void* p) { delete static_cast<ToolGrammar*>(p); }, false,
       constraint);
@@ -119,10 +165,11 @@ ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t l
   auto made = std::make_unique<ember::grammar::GrammarConstraint>();
   const ember::Model& model = chat->session->session.model();
   const ember::ChatProgramTables& t = model.chat_template().tables();
-  status = made->Init(std::move(words), model.tokenizer(), t.end_of_turn_ids,
-                      t.num_end_of_turn_ids);
+  status = BuildInRegion(chat->session, std::move(words), t.end_of_turn_ids,
+                         t.num_end_of_turn_ids, made.get());
   if (!status.ok()) return Report(status);
   const ember::TokenConstraint constraint = made->AsTokenConstraint();
+  chat->session->grammar_chat = chat;
   return SetChatGrammar(
       chat, made.release(),
       [](void* p) { delete static_cast<ember::grammar::GrammarConstraint*>(p); }, true,

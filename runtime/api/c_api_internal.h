@@ -43,6 +43,9 @@ struct ember_session {
   std::unique_ptr<void, void (*)(void*)> grammar{nullptr, nullptr};
   ember::TokenConstraint constraint;  // over it
   bool grammar_complete = true;
+  // The chat whose grammar the session's arena region holds (null: none, or the
+  // session's own): the region holds one grammar at a time.
+  ember_chat* grammar_chat = nullptr;
 };
 
 struct ember_chat {

@@ -52,6 +52,9 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
     r.num_heads = o->attention_num_heads;
     r.max_positions = o->attention_max_positions;
   }
+  if (EMBER_HAS_FIELD(o, ember_session_options, grammar_bytes)) {
+    options->grammar_bytes = o->grammar_bytes;  // EMBER_NO_GRAMMAR is kNoGrammar
+  }
   return Status::Ok();
 }
 
@@ -164,6 +167,7 @@ void ember_session_options_default(ember_session_options* options) {
   options->attention_first_head = r.first_head;
   options->attention_num_heads = r.num_heads;
   options->attention_max_positions = r.max_positions;
+  options->grammar_bytes = d.grammar_bytes;
 }
 
 void ember_sampler_options_default(ember_sampler_options* options) {

@@ -22,25 +22,92 @@ size_t CountBits(const uint32_t* bits, size_t words) {
 
 }  // namespace
 
-void TokenOrder::Sort() {
-  order_.clear();
-  for (size_t id = 0; id < pieces_.size(); ++id) {
-    if (!pieces_[id].empty()) order_.push_back(static_cast<int32_t>(id));
+namespace {
+
+// Copies `src` to `to`, room taken for it from a grammar's arena.
+template <class T>
+T* PlaceCopy(const std::vector<T>& src, T* to) {
+  if (to != nullptr && !src.empty()) memcpy(to, src.data(), src.size() * sizeof(T));
+  return to;
+}
+
+}  // namespace
+
+void TokenOrder::Sort(const std::vector<std::string_view>& pieces) {
+  Heap& h = heap_;
+  vocab_size_ = pieces.size();
+  h.order.clear();
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    if (!pieces[id].empty()) h.order.push_back(static_cast<int32_t>(id));
   }
-  std::sort(order_.begin(), order_.end(), [this](int32_t a, int32_t b) {
-    return pieces_[a] < pieces_[b] || (pieces_[a] == pieces_[b] && a < b);
+  std::sort(h.order.begin(), h.order.end(), [&pieces](int32_t a, int32_t b) {
+    return pieces[a] < pieces[b] || (pieces[a] == pieces[b] && a < b);
   });
-  bytes_.clear();
-  offsets_.assign(1, 0);
-  shared_.assign(order_.size(), 0);
-  for (size_t i = 0; i < order_.size(); ++i) {
-    bytes_.append(pieces_[order_[i]].data(), pieces_[order_[i]].size());
-    offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
-    if (i > 0) {
-      shared_[i] = static_cast<uint16_t>(
-          std::min<size_t>(SharedPrefix(sorted(i - 1), sorted(i)), UINT16_MAX));
-    }
+  h.bytes.clear();
+  h.offsets.assign(1, 0);
+  h.shared.assign(h.order.size(), 0);
+  for (size_t i = 0; i < h.order.size(); ++i) {
+    const std::string_view piece = pieces[h.order[i]];
+    h.bytes.insert(h.bytes.end(), piece.begin(), piece.end());
+    h.offsets.push_back(static_cast<uint32_t>(h.bytes.size()));
   }
+  num_tokens_ = h.order.size();
+  num_bytes_ = h.bytes.size();
+  order_ = h.order.data();
+  bytes_ = h.bytes.data();
+  offsets_ = h.offsets.data();
+  shared_ = h.shared.data();
+  for (size_t i = 1; i < num_tokens_; ++i) {
+    h.shared[i] = static_cast<uint16_t>(
+        std::min<size_t>(SharedPrefix(sorted(i - 1), sorted(i)), UINT16_MAX));
+  }
+}
+
+void TokenOrder::Place(GrammarArena* arena) {
+  int32_t* order = arena->Take<int32_t>(num_tokens_);
+  char* bytes = arena->Take<char>(num_bytes_);
+  uint32_t* offsets = arena->Take<uint32_t>(num_tokens_ + 1);
+  uint16_t* shared = arena->Take<uint16_t>(num_tokens_);
+  if (!arena->fits() || heap_.offsets.empty()) return;
+  order_ = PlaceCopy(heap_.order, order);
+  bytes_ = PlaceCopy(heap_.bytes, bytes);
+  offsets_ = PlaceCopy(heap_.offsets, offsets);
+  shared_ = PlaceCopy(heap_.shared, shared);
+  heap_ = Heap();
+}
+
+void TokenMask::Point() {
+  entry_of_ = heap_.entry_of.data();
+  entry_end_ = heap_.entry_end.data();
+  entries_ = heap_.entries.data();
+  words_ = heap_.words.data();
+  chains_ = heap_.chains.data();
+  candidates_ = heap_.candidates.data();
+  seen_ = heap_.seen.data();
+  num_elements_ = heap_.entry_of.size();
+  num_entries_ = heap_.entries.size();
+  num_words_ = heap_.words.size();
+  num_chains_ = heap_.chains.size();
+  num_candidates_ = heap_.candidates.size();
+}
+
+void TokenMask::Place(GrammarArena* arena) {
+  uint32_t* entry_of = arena->Take<uint32_t>(num_elements_);
+  uint32_t* entry_end = arena->Take<uint32_t>(num_elements_);
+  Entry* entries = arena->Take<Entry>(num_entries_);
+  uint32_t* words = arena->Take<uint32_t>(num_words_);
+  uint32_t* chains = arena->Take<uint32_t>(num_chains_);
+  uint32_t* candidates = arena->Take<uint32_t>(num_candidates_);
+  uint32_t* seen = arena->Take<uint32_t>(num_entries_);
+  if (!arena->fits() || order_ == nullptr) return;
+  entry_of_ = PlaceCopy(heap_.entry_of, entry_of);
+  entry_end_ = PlaceCopy(heap_.entry_end, entry_end);
+  entries_ = PlaceCopy(heap_.entries, entries);
+  words_ = PlaceCopy(heap_.words, words);
+  chains_ = PlaceCopy(heap_.chains, chains);
+  candidates_ = PlaceCopy(heap_.candidates, candidates);
+  seen_ = PlaceCopy(heap_.seen, seen);
+  heap_ = Heap();
 }
 
 Status TokenMask::AllowedByWalk(GrammarMatcher* m, const TokenOrder& order,
@@ -50,7 +117,7 @@ Status TokenMask::AllowedByWalk(GrammarMatcher* m, const TokenOrder& order,
   TokenWalker walker(m);
   EMBER_RETURN_IF_ERROR(walker.Begin());
   Status status;
-  for (size_t i = 0; i < order.order_.size(); ++i) {
+  for (size_t i = 0; i < order.size(); ++i) {
     const int32_t id = order.order_[i];
     TokenWalker::Result r;
     status = walker.Try(order.sorted(i), &r, i > 0 ? order.shared_[i] : 0);
@@ -68,7 +135,7 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
   const size_t words = order_->mask_words();
   memset(bits, 0, words * 4);
   if (++stamp_ == 0) {  // wrapped: forget every stamp
-    std::fill(seen_.begin(), seen_.end(), 0);
+    std::fill(seen_, seen_ + num_entries_, 0);
     stamp_ = 1;
   }
   size_t first = SIZE_MAX, last = 0;  // the candidates' words
@@ -77,22 +144,22 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
     const uint32_t top = m->top(s);
     uint32_t e = entry_of_[top];
     while (e < entry_end_[top] &&
-           !m->ReturnsTo(s, chains_.data() + entries_[e].chain, entries_[e].chain_length,
+           !m->ReturnsTo(s, chains_ + entries_[e].chain, entries_[e].chain_length,
                          entries_[e].exact)) {
       ++e;
     }
     if (e == entry_end_[top]) {
       // Frames the grammar's references cannot push (a program no compiler wrote):
       // the tables do not hold.
-      for (uint32_t c = 0; c < candidates_.size(); ++c) candidates_[c] = 0;
+      for (size_t c = 0; c < num_candidates_; ++c) candidates_[c] = 0;
       return AllowedByWalk(m, *order_, bits, count);
     }
     const Entry& entry = entries_[e];
     if (seen_[e] == stamp_) continue;
     seen_[e] = stamp_;
-    const uint32_t* allowed = words_.data() + entry.allowed;
+    const uint32_t* allowed = words_ + entry.allowed;
     for (size_t i = 0; i < words; ++i) bits[i] |= allowed[i];
-    const uint32_t* dependent = words_.data() + entry.dependent;
+    const uint32_t* dependent = words_ + entry.dependent;
     for (uint32_t i = 0; i < entry.count; ++i) {
       candidates_[dependent[i] >> 5] |= 1u << (dependent[i] & 31);
     }
@@ -127,12 +194,11 @@ Status TokenMask::Allowed(GrammarMatcher* m, uint32_t* bits, size_t* count) {
 
 TokenMask::Stats TokenMask::stats() const {
   Stats s;
-  s.entries = entries_.size();
+  s.entries = num_entries_;
   s.allowed_sets = allowed_sets_;
-  for (const Entry& e : entries_) s.dependent += e.count;
-  s.bytes = words_.size() * 4 + entries_.size() * sizeof(Entry) + entry_of_.size() * 4 +
-            chains_.size() * 4 + entry_end_.size() * 4 + candidates_.size() * 4 +
-            seen_.size() * 4;
+  for (size_t e = 0; e < num_entries_; ++e) s.dependent += entries_[e].count;
+  s.bytes = num_words_ * 4 + num_entries_ * sizeof(Entry) + num_elements_ * 8 +
+            num_chains_ * 4 + num_candidates_ * 4 + num_entries_ * 4;
   return s;
 }
 

@@ -14,46 +14,62 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/grammar/grammar_arena.h"
 #include "runtime/grammar/grammar_matcher.h"
 #include "runtime/status.h"
 
 namespace ember::grammar {
 
-// A vocabulary in byte order. Built where a grammar is set (it allocates); `bytes(id)`
+// A vocabulary in byte order. Built where a grammar is set (on the heap, then Placed in
+// the grammar's arena region); `bytes(id)`
 // must return the bytes token id adds to the text (empty for control tokens, which a
 // grammar never allows: the caller allows the end of text when the matcher CanEnd).
 class TokenOrder {
  public:
+  TokenOrder() = default;
+  TokenOrder(const TokenOrder&) = delete;  // views of its own heap copies until Place
+  TokenOrder& operator=(const TokenOrder&) = delete;
+
   template <class BytesOf>
   void Build(size_t vocab_size, BytesOf bytes) {
-    pieces_.resize(vocab_size);
-    for (size_t id = 0; id < vocab_size; ++id) pieces_[id] = bytes(static_cast<int32_t>(id));
-    Sort();
+    std::vector<std::string_view> pieces(vocab_size);
+    for (size_t id = 0; id < vocab_size; ++id)
+      pieces[id] = bytes(static_cast<int32_t>(id));
+    Sort(pieces);
   }
-  size_t vocab_size() const { return pieces_.size(); }
-  size_t size() const { return order_.size(); }  // tokens with bytes
+  size_t vocab_size() const { return vocab_size_; }
+  size_t size() const { return num_tokens_; }  // tokens with bytes
   // Words of a mask of this vocabulary's ids (a bit each).
-  size_t mask_words() const { return (pieces_.size() + 31) / 32; }
+  size_t mask_words() const { return (vocab_size_ + 31) / 32; }
+  // Moves the tables into `arena` and frees the heap copies, when it has room (else
+  // only counts their bytes there: arena->fits() is false).
+  void Place(GrammarArena* arena);
 
  private:
   friend class TokenMask;
-  void Sort();
+  void Sort(const std::vector<std::string_view>& pieces);
 
   // Token i in byte order: its bytes (contiguous, so that walks read them in order),
   // and how many it shares with token i - 1.
   std::string_view sorted(size_t i) const {
-    return std::string_view(bytes_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
+    return std::string_view(bytes_ + offsets_[i], offsets_[i + 1] - offsets_[i]);
   }
 
-  std::vector<std::string_view> pieces_;  // by id
-  std::vector<int32_t> order_;            // ids in byte order, empty pieces left out
-  std::string bytes_;                     // the pieces in byte order, end to end
-  std::vector<uint32_t> offsets_;         // order_.size() + 1 offsets into bytes_
-  std::vector<uint16_t> shared_;          // bytes token i shares with token i - 1
+  // Where Build leaves the tables (Place moves them to an arena).
+  struct Heap {
+    std::vector<int32_t> order;
+    std::vector<char> bytes;
+    std::vector<uint32_t> offsets;
+    std::vector<uint16_t> shared;
+  } heap_;
+  size_t vocab_size_ = 0, num_tokens_ = 0, num_bytes_ = 0;
+  const int32_t* order_ = nullptr;     // ids in byte order, empty pieces left out
+  const char* bytes_ = nullptr;        // the pieces in byte order, end to end
+  const uint32_t* offsets_ = nullptr;  // num_tokens_ + 1 offsets into bytes_
+  const uint16_t* shared_ = nullptr;   // bytes token i shares with token i - 1
 };
 
 class TokenMask {
@@ -62,8 +78,8 @@ class TokenMask {
   // vocabularies has one).
   static constexpr size_t kMaxWalk = 256;
 
-  // Precomputes the tables for `program` over `order` (both must outlive the mask).
-  // Allocates and walks the vocabulary once per class element: where a grammar is set.
+  // Precomputes the tables for `program` over `order` (both must outlive the mask) on
+  // the heap, walking the vocabulary once per class element: where a grammar is set.
   Status Build(const Program& program, const TokenOrder& order, const MatcherLimits& limits);
 
   // Sets bit id of `bits` (order.mask_words() words) for each token whose bytes the
@@ -84,6 +100,14 @@ class TokenMask {
   };
   Stats stats() const;
 
+  TokenMask() = default;
+  TokenMask(const TokenMask&) = delete;  // views of its own heap copies until Place
+  TokenMask& operator=(const TokenMask&) = delete;
+  // Moves the tables into `arena` and frees the heap copies, when it has room (else
+  // only counts their bytes there). The mask's order must have been placed first, or
+  // stay where it is.
+  void Place(GrammarArena* arena);
+
  private:
   struct Entry {
     uint32_t allowed;            // offset of its allowed bits in words_
@@ -95,15 +119,24 @@ class TokenMask {
   static constexpr uint32_t kNoEntry = UINT32_MAX;
 
   const TokenOrder* order_ = nullptr;
+  // Where Build leaves the tables (Place moves them to an arena).
+  struct Heap {
+    std::vector<uint32_t> entry_of, entry_end, words, chains, candidates, seen;
+    std::vector<Entry> entries;
+  } heap_;
+  void Point();  // the views below over heap_
   // By program element: its entries, entries_[entry_of_[e] .. entry_end_[e]).
-  std::vector<uint32_t> entry_of_, entry_end_;
-  std::vector<Entry> entries_;
-  std::vector<uint32_t> words_;     // allowed bit sets (ids), dependent lists (order)
-  std::vector<uint32_t> chains_;    // return positions of the frames below each entry
+  const uint32_t* entry_of_ = nullptr;
+  const uint32_t* entry_end_ = nullptr;
+  const Entry* entries_ = nullptr;
+  const uint32_t* words_ = nullptr;   // allowed bit sets (ids), dependent lists (order)
+  const uint32_t* chains_ = nullptr;  // return positions of the frames below each entry
+  size_t num_elements_ = 0, num_entries_ = 0, num_words_ = 0, num_chains_ = 0;
   size_t allowed_sets_ = 0;
   // Per step (sized by Build, so Allowed does not allocate).
-  std::vector<uint32_t> candidates_;  // dependent tokens to try: bits by order index
-  std::vector<uint32_t> seen_;        // entries_ applied this step: their step's stamp
+  uint32_t* candidates_ = nullptr;  // dependent tokens to try: bits by order index
+  uint32_t* seen_ = nullptr;        // entries_ applied this step: their step's stamp
+  size_t num_candidates_ = 0;
   uint32_t stamp_ = 0;
 };
 

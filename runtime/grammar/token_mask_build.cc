@@ -64,16 +64,17 @@ std::vector<std::vector<uint32_t>> ReturnsOfRules(const Program& p,
 
 Status TokenMask::Build(const Program& program, const TokenOrder& order,
                         const MatcherLimits& limits) {
-  order_ = &order;
-  entry_of_.assign(program.num_elements(), kNoEntry);
-  entries_.clear();
-  words_.clear();
+  order_ = nullptr;  // until the tables are whole
+  heap_ = Heap();
+  heap_.entry_of.assign(program.num_elements(), kNoEntry);
+  heap_.entries.clear();
+  heap_.words.clear();
   allowed_sets_ = 0;
   const size_t words = order.mask_words();
-  candidates_.assign((order.size() + 31) / 32, 0);
+  heap_.candidates.assign((order.size() + 31) / 32, 0);
   const std::vector<uint32_t> owner = OwnerOfElements(program);
   const std::vector<std::vector<uint32_t>> returns = ReturnsOfRules(program, owner);
-  chains_.clear();
+  heap_.chains.clear();
 
   std::vector<uint64_t> memory((GrammarMatcher::RequiredBytes(limits) + 7) / 8);
   GrammarMatcher m;
@@ -91,7 +92,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
   EMBER_RETURN_IF_ERROR(
       follow.Init(&program, limits, follow_memory.data(), follow_memory.size() * 8));
   std::unordered_multimap<uint64_t, uint32_t> allowed_at;  // distinct allowed sets
-  std::vector<uint32_t> allowed(words), dependent, all(order.order_.size()), chain;
+  std::vector<uint32_t> allowed(words), dependent, all(order.size()), chain;
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
 
   // Walks `tokens` (order indices, ascending) from element e over frames returning to
@@ -180,25 +181,25 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     for (const uint32_t w : allowed) key = (key ^ w) * 1099511628211ull;
     entry.allowed = kNoEntry;
     for (auto [at, end] = allowed_at.equal_range(key); at != end; ++at) {
-      if (memcmp(words_.data() + at->second, allowed.data(), words * 4) == 0) {
+      if (memcmp(heap_.words.data() + at->second, allowed.data(), words * 4) == 0) {
         entry.allowed = at->second;
         break;
       }
     }
     if (entry.allowed == kNoEntry) {
-      entry.allowed = static_cast<uint32_t>(words_.size());
-      words_.insert(words_.end(), allowed.begin(), allowed.end());
+      entry.allowed = static_cast<uint32_t>(heap_.words.size());
+      heap_.words.insert(heap_.words.end(), allowed.begin(), allowed.end());
       allowed_at.emplace(key, entry.allowed);
       ++allowed_sets_;
     }
-    entry.dependent = static_cast<uint32_t>(words_.size());
+    entry.dependent = static_cast<uint32_t>(heap_.words.size());
     entry.count = static_cast<uint32_t>(depends_on.size());
-    words_.insert(words_.end(), depends_on.begin(), depends_on.end());
-    entry.chain = static_cast<uint32_t>(chains_.size());
+    heap_.words.insert(heap_.words.end(), depends_on.begin(), depends_on.end());
+    entry.chain = static_cast<uint32_t>(heap_.chains.size());
     entry.chain_length = static_cast<uint32_t>(chain.size());
     entry.exact = exact;
-    chains_.insert(chains_.end(), chain.begin(), chain.end());
-    entries_.push_back(entry);
+    heap_.chains.insert(heap_.chains.end(), chain.begin(), chain.end());
+    heap_.entries.push_back(entry);
   };
   // Extends `chain` from rule `rule` while its frames can return to one place only;
   // returns the rule under the last frame.
@@ -217,7 +218,7 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
     // The frames below the element while they can return to one place only: the
     // tables then hold for those frames, and only a token running past them depends
     // on the stack.
-    entry_of_[e] = static_cast<uint32_t>(entries_.size());
+    heap_.entry_of[e] = static_cast<uint32_t>(heap_.entries.size());
     chain.clear();
     const uint32_t rule = extend(owner[e]);
     std::fill(allowed.begin(), allowed.end(), 0);
@@ -245,17 +246,19 @@ Status TokenMask::Build(const Program& program, const TokenOrder& order,
       store(extended, to == kRootEnd);
     }
   }
-  entry_end_.resize(program.num_elements());
+  heap_.entry_end.resize(program.num_elements());
   for (uint32_t e = 0; e < program.num_elements(); ++e) {
-    if (entry_of_[e] == kNoEntry) continue;
+    if (heap_.entry_of[e] == kNoEntry) continue;
     uint32_t next = e + 1;
-    while (next < program.num_elements() && entry_of_[next] == kNoEntry) ++next;
-    entry_end_[e] = next < program.num_elements()
-                        ? entry_of_[next]
-                        : static_cast<uint32_t>(entries_.size());
+    while (next < program.num_elements() && heap_.entry_of[next] == kNoEntry) ++next;
+    heap_.entry_end[e] = next < program.num_elements()
+                             ? heap_.entry_of[next]
+                             : static_cast<uint32_t>(heap_.entries.size());
   }
-  seen_.assign(entries_.size(), 0);
+  heap_.seen.assign(heap_.entries.size(), 0);
   stamp_ = 0;
+  Point();
+  order_ = &order;
   return Status::Ok();
 }
 

@@ -199,6 +199,65 @@ def cross_encoder(u, torch, np, ember, report, D, H, F, L, T, eps):
                                                                key=lambda i: -refs[i]), "")
 
 
+def gguf_bert(u, torch, np, ember, report, D, H, F, L, T, eps):
+    """The WordPiece BERT written as llama.cpp's bert GGUF (its tensor names, U+2581 word
+    starts, mean pooling_type), with tests/oracles/gguf_writer.py: `ember convert --gguf`
+    must tokenize as the Hugging Face import does and embed as the reference (normalized,
+    as llama-embedding does by default)."""
+    import gguf_writer as g
+    d = os.path.join(ember.dir, "bert_gguf_tok")
+    os.makedirs(d)
+    V = write_wordpiece_tokenizer(d)
+    with open(os.path.join(d, "tokenizer.json"), encoding="utf-8") as f:
+        vocab = sorted(json.load(f)["model"]["vocab"].items(), key=lambda kv: kv[1])
+    pieces = [t if t.startswith("[") else t[2:] if t.startswith("##") else "\u2581" + t
+              for t, _ in vocab]
+    w = random_weights(torch, V, D, F, L, T, 2)
+    names = {"embeddings.word_embeddings.weight": "token_embd.weight",
+             "embeddings.position_embeddings.weight": "position_embd.weight",
+             "embeddings.token_type_embeddings.weight": "token_types.weight",
+             "embeddings.LayerNorm.weight": "token_embd_norm.weight",
+             "embeddings.LayerNorm.bias": "token_embd_norm.bias"}
+    for i in range(L):
+        for hf, gg in (("attention.self.query", "attn_q"), ("attention.self.key", "attn_k"),
+                       ("attention.self.value", "attn_v"),
+                       ("attention.output.dense", "attn_output"),
+                       ("attention.output.LayerNorm", "attn_output_norm"),
+                       ("intermediate.dense", "ffn_up"), ("output.dense", "ffn_down"),
+                       ("output.LayerNorm", "layer_output_norm")):
+            for kind in ("weight", "bias"):
+                names[f"encoder.layer.{i}.{hf}.{kind}"] = f"blk.{i}.{gg}.{kind}"
+    meta = [("general.architecture", g.STRING, "bert"),
+            ("bert.context_length", g.UINT32, T), ("bert.embedding_length", g.UINT32, D),
+            ("bert.feed_forward_length", g.UINT32, F), ("bert.block_count", g.UINT32, L),
+            ("bert.attention.head_count", g.UINT32, H),
+            ("bert.attention.layer_norm_epsilon", g.FLOAT32, eps),
+            ("bert.attention.causal", g.BOOL, False), ("bert.pooling_type", g.UINT32, 1),
+            ("tokenizer.ggml.model", g.STRING, "bert"),
+            ("tokenizer.ggml.tokens", g.ARRAY, (g.STRING, pieces)),
+            ("tokenizer.ggml.token_type", g.ARRAY,
+             (g.INT32, [3 if t.startswith("[") else 1 for t, _ in vocab])),
+            ("tokenizer.ggml.token_type_count", g.UINT32, 2),
+            ("tokenizer.ggml.cls_token_id", g.UINT32, 2),
+            ("tokenizer.ggml.seperator_token_id", g.UINT32, 3),
+            ("tokenizer.ggml.unknown_token_id", g.UINT32, 1),
+            ("tokenizer.ggml.padding_token_id", g.UINT32, 0)]
+    path = ember.path("bert.gguf")
+    g.write(path, meta, [(names[k], v.numpy()) for k, v in w.items() if k in names])
+    model = ember.path("bert_gguf.ember")
+    ember.run("convert", "--gguf", path, "-o", model)
+    hf_model = ember.path("bert_wordpiece_f32.ember")
+    same = all(ember.tokenize(model, t) == ember.tokenize(hf_model, t) for t in TEXTS)
+    report.check("GGUF bert: the same ids as the tokenizer.json import", same, "")
+    out = ember.path("embed_gguf.npy")
+    ember.run("embed", "-m", model, *sum((["-p", t] for t in TEXTS), []), "-o", out)
+    got = np.load(out)
+    refs = np.stack([pool(torch, forward(torch, w, ids, [0] * len(ids), H, eps), "mean",
+                          True).numpy()
+                     for ids in (ember.tokenize(model, t) for t in TEXTS)])
+    report.compare("GGUF bert (f32, mean, normalized): 6 texts", got, refs, 2e-5, 1e-4)
+
+
 TEXTS = ["the cat sat on the mat", "Hello, world! Embedding models run here.",
          "dogs running and playing", "a", "the the the the the the the the the the",
          "Numbers 12345 and punctuation?!"]
@@ -210,7 +269,8 @@ def main():
     ember = u.Ember(args)
     report = u.Report("bert")
     D, H, F, L, T, eps = 48, 4, 96, 2, 64, 1e-12
-    variants = [("byte-level, mean, Normalize", "byte", "mean", True)]
+    variants = [("byte-level, mean, Normalize", "byte", "mean", True),
+                ("WordPiece, cls", "wordpiece", "cls", False)]
     for name, tokenizer, pooling, normalize in variants:
         d = os.path.join(ember.dir, "bert_" + tokenizer)
         os.makedirs(d)
@@ -269,6 +329,7 @@ def main():
         ref = pool(torch, forward(torch, w, ids, [0] * len(ids), H, eps), pooling, False)
         report.compare(f"{name}: --no-normalize (stdout JSON)", got, ref.numpy(), 1e-4, 1e-5)
     cross_encoder(u, torch, np, ember, report, D, H, F, L, T, eps)
+    gguf_bert(u, torch, np, ember, report, D, H, F, L, T, eps)
     report.finish(ember)
 
 

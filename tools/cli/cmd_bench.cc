@@ -324,7 +324,10 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
       return Status(compiled.code(), "%s: %s", o.grammar_name.c_str(), compiled.message());
     }
     b.constraint = std::make_unique<grammar::GrammarConstraint>();
-    EMBER_RETURN_IF_ERROR(b.constraint->Init(std::move(words), (*model)->tokenizer()));
+    // In the session's arena, as ember_session_set_grammar places it.
+    EMBER_RETURN_IF_ERROR(b.constraint->Init(
+        std::move(words), (*model)->tokenizer(), nullptr, 0, grammar::MatcherLimits(),
+        b.session->grammar_memory(), b.session->grammar_bytes()));
     int64_t steps = 1;
     for (const int64_t n : o.gens) steps = std::max(steps, n);
     b.mask_ns.reserve(static_cast<size_t>(steps) * (o.repetitions + 1) + 1);

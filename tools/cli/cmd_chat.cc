@@ -43,6 +43,7 @@ ArgParser MakeParser() {
        false,
        "print each turn's prompt token ids (the rendered conversation's) on stderr"},
       KvTypeOption(),
+      GrammarBytesOption(),
   };
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
@@ -122,6 +123,7 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(ctx);
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
@@ -135,7 +137,7 @@ Status Chat(const ArgParser& args) {
   ToolsSetup tools;
   EMBER_RETURN_IF_ERROR(ReadToolsFlag(args, (*model)->tokenizer(), format,
                                       tables.end_of_turn_ids, tables.num_end_of_turn_ids,
-                                      &tools));
+                                      &tools, RegionOf(*session)));
   if (tools.json.size() > UINT32_MAX) return InvalidArgument("--tools: the file is too large");
   chat_options.max_tools_bytes = static_cast<uint32_t>(tools.json.size());
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
@@ -147,7 +149,8 @@ Status Chat(const ArgParser& args) {
   // template's end of turn.
   std::unique_ptr<grammar::GrammarConstraint> constraint;
   EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
-                                         tables.end_of_turn_ids, tables.num_end_of_turn_ids));
+                                         tables.end_of_turn_ids,
+                                         tables.num_end_of_turn_ids, RegionOf(*session)));
   TokenConstraint token_constraint;
   if (constraint) {
     token_constraint = constraint->AsTokenConstraint();

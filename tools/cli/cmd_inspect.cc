@@ -10,6 +10,8 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/grammar_flags.h"
+#include "tools/cli/inspect_grammar.h"
 #include "tools/cli/model_summary.h"
 #include "tools/util/parse.h"
 #include "tools/util/quote.h"
@@ -18,13 +20,14 @@ namespace ember::tools {
 namespace {
 
 ArgParser MakeParser() {
-  return ArgParser({
+  std::vector<OptionSpec> specs = {
       {{"-m", "--model"}, true, "model file (.ember)"},
       {{"-c", "--ctx"}, true, "context length to plan for (default: the model's)"},
       {{"-b", "--batch"}, true, "prefill batch to plan for (default 64)"},
       {{"-t", "--threads"}, true, "threads to plan for (default 1)"},
       {{"--backend"}, true, kBackendHelp},
       KvTypeOption(),
+      GrammarBytesOption(),
       {{"--budget"},
        true,
        "print the longest context whose session arena fits in this many bytes (e.g. "
@@ -34,7 +37,16 @@ ArgParser MakeParser() {
        "scan every weight for NaN and infinite values (reads the whole file); exit 1 if "
        "any"},
       {{"-h", "--help"}, false, "show this help"},
-  });
+  };
+  // The arena bytes a grammar takes (the grammar buffer is planned either way).
+  specs.push_back({{"--grammar"},
+                   true,
+                   "FILE: print the arena bytes this GBNF grammar takes in a session of "
+                   "the model (program, matcher, vocabulary, mask tables)"});
+  specs.push_back(
+      {{"--json-schema"}, true, "FILE: the same for the grammar of this JSON Schema"});
+  specs.push_back({{"--json"}, false, "the same for the grammar of any JSON value"});
+  return ArgParser(specs);
 }
 
 std::string Bytes(uint64_t n) {
@@ -223,6 +235,7 @@ Status Inspect(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
   options.max_batch = static_cast<uint32_t>(batch);
   uint64_t budget = 0;
   if (args.Has("--budget")) {
@@ -285,7 +298,7 @@ Status Inspect(const ArgParser& args) {
   }
   printf("  %-12s %12s %12s  %-12s  %s\n", "buffer", "offset", "bytes", "kind",
          "lifetime");
-  uint64_t by_kind[4] = {0, 0, 0, 0};
+  uint64_t by_kind[5] = {0, 0, 0, 0, 0};
   for (size_t i = 0; i < plan->num_buffers(); ++i) {
     const ArenaPlan::Buffer& b = plan->buffer(i);
     printf("  %-12s %12zu %12zu  %-12s  %s..%s\n", b.name, b.offset, b.bytes,
@@ -297,8 +310,9 @@ Status Inspect(const ArgParser& args) {
   printf("\ntotals\n");
   printf("  %-22s %s (mapped read-only, not copied)\n", "weights (file)",
          Bytes((*model)->file_bytes()).c_str());
-  for (BufferKind k : {BufferKind::kKvCache, BufferKind::kActivations,
-                       BufferKind::kScratch, BufferKind::kXnnpack}) {
+  for (BufferKind k :
+       {BufferKind::kKvCache, BufferKind::kActivations, BufferKind::kScratch,
+        BufferKind::kXnnpack, BufferKind::kGrammar}) {
     printf("  %-22s %s (sum of buffers; planned ones share bytes)\n", BufferKindName(k),
            Bytes(by_kind[static_cast<int>(k)]).c_str());
   }
@@ -310,6 +324,9 @@ Status Inspect(const ArgParser& args) {
     printf(
         "  (over the %s a session that asks for no context may plan: give it one, -c)\n",
         Bytes(kDefaultArenaLimit).c_str());
+  }
+  if (HasGrammarFlag(args)) {
+    EMBER_RETURN_IF_ERROR(PrintGrammarBytes(args, **model, *session_plan));
   }
   if (!args.Has("--check-weights")) return Status::Ok();
   const std::vector<NonFiniteTensor> bad = FindNonFiniteWeights(**model);
@@ -336,9 +353,12 @@ int InspectCommand(int argc, char** argv) {
       "usage: ember inspect -m MODEL [-c CTX | --budget BYTES] [-b BATCH] "
       "[-t THREADS]\n"
       "                    [--kv-type f32|f16|q8] [--check-weights]\n"
+      "                    [--grammar FILE | --json-schema FILE | --json] "
+      "[--grammar-bytes N|none]\n"
       "Prints the model's config, tokenizer and stop ids, parameters and weight\n"
       "types, and the session's arena plan: each buffer's offset, size and lifetime\n"
-      "(buffers never live at once share bytes), all before anything is allocated.\n",
+      "(buffers never live at once share bytes), all before anything is allocated;\n"
+      "with a grammar, the bytes it takes in the arena's grammar buffer.\n",
       MakeParser(), argc, argv, &Inspect);
 }
 

@@ -50,6 +50,7 @@ ArgParser MakeParser() {
        "FILE: reuse the saved state of a prompt this one starts with, and save this "
        "prompt's state there"},
       KvTypeOption(),
+      GrammarBytesOption(),
   };
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
@@ -169,6 +170,7 @@ Status Run(const ArgParser& args) {
   const std::string isa = args.Get("--isa");
   if (args.Has("--isa")) options.isa = isa.c_str();
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
+  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
@@ -189,7 +191,8 @@ Status Run(const ArgParser& args) {
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
   std::unique_ptr<grammar::GrammarConstraint> constraint;
-  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, tokenizer, "run", &constraint));
+  EMBER_RETURN_IF_ERROR(
+      ReadGrammarFlags(args, tokenizer, "run", &constraint, nullptr, 0, RegionOf(s)));
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
   if (sampling.temperature >= kGreedyBelowTemperature) {
     fprintf(stderr, "ember run: seed %llu\n",

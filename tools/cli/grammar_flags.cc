@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/grammar/gbnf.h"
@@ -23,6 +24,38 @@ std::vector<OptionSpec> GrammarFlagSpecs() {
        "docs/structured-output.md lists; others are refused by name)"},
       {{"--json"}, false, "generate only a JSON value (RFC 8259)"},
   };
+}
+
+OptionSpec GrammarBytesOption() {
+  return {{"--grammar-bytes"},
+          true,
+          "N|none: arena bytes planned for a grammar (default: 256 KiB + 80 per "
+          "vocabulary token; `ember inspect --grammar FILE` tells what one needs)"};
+}
+
+Status ParseGrammarBytesOption(const ArgParser& args, size_t* bytes) {
+  if (!args.Has("--grammar-bytes")) return Status::Ok();
+  const std::string v = args.Get("--grammar-bytes");
+  if (v == "none") {
+    *bytes = kNoGrammar;
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  const unsigned long long n = strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || v[0] == '-' || n == 0 || n >= SIZE_MAX) {
+    return InvalidArgument("--grammar-bytes %s: not a positive number of bytes or none",
+                           v.c_str());
+  }
+  *bytes = static_cast<size_t>(n);
+  return Status::Ok();
+}
+
+GrammarRegion RegionOf(const Session& session) {
+  GrammarRegion r;
+  r.memory = session.grammar_memory();
+  r.bytes = session.grammar_bytes();
+  r.session = true;
+  return r;
 }
 
 Status GrammarText(const ArgParser& args, std::string* text, std::string* name) {
@@ -63,7 +96,8 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
 Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
                         const char* command,
                         std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                        const int32_t* extra_stops, size_t num_extra_stops) {
+                        const int32_t* extra_stops, size_t num_extra_stops,
+                        const GrammarRegion& region) {
   constraint->reset();
   const int asked = args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json");
   if (asked == 0) return Status::Ok();
@@ -71,13 +105,14 @@ Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
   std::string text, name;
   EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
   return BuildConstraint(text, name, tokenizer, command, constraint, extra_stops,
-                         num_extra_stops);
+                         num_extra_stops, region);
 }
 
 Status BuildConstraint(const std::string& text, const std::string& name,
                        const Tokenizer& tokenizer, const char* command,
                        std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                       const int32_t* extra_stops, size_t num_extra_stops) {
+                       const int32_t* extra_stops, size_t num_extra_stops,
+                       const GrammarRegion& region) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<uint32_t> words;
   const Status compiled = grammar::CompileGbnf(text, "root", &words);
@@ -85,23 +120,34 @@ Status BuildConstraint(const std::string& text, const std::string& name,
     return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
   }
   auto made = std::make_unique<grammar::GrammarConstraint>();
-  const size_t program_bytes = words.size() * 4;
-  EMBER_RETURN_IF_ERROR(made->Init(std::move(words), tokenizer, extra_stops, num_extra_stops));
+  EMBER_RETURN_IF_ERROR(
+      made->Build(std::move(words), tokenizer, extra_stops, num_extra_stops));
+  if (region.session) {
+    const Status fits = made->Fits(region.memory, region.bytes);
+    if (!fits.ok()) {
+      return Status(fits.code(), "%s: %s: plan more with --grammar-bytes", name.c_str(),
+                    fits.message());
+    }
+  }
+  EMBER_RETURN_IF_ERROR(made->Place(region.memory, region.bytes));
   const double ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start).count();
-  const grammar::TokenMask::Stats stats = made->mask().stats();
+  const grammar::GrammarBytes& b = made->bytes();
   fprintf(stderr,
-          "ember %s: grammar %s: program %zu bytes, matcher %zu bytes, mask tables %zu "
-          "bytes (%zu dependent tokens), set up in %.0f ms\n",
-          command, name.c_str(), program_bytes, made->matcher_bytes(), stats.bytes,
-          stats.dependent, ms);
+          "ember %s: grammar %s: %zu bytes of the %s (program %zu, matcher %zu, "
+          "vocabulary %zu, mask tables %zu with %zu dependent tokens, mask %zu), set up "
+          "in %.0f ms\n",
+          command, name.c_str(), b.total, region.session ? "session's arena" : "heap",
+          b.program, b.matcher, b.vocabulary, b.tables, made->mask().stats().dependent,
+          b.mask, ms);
   *constraint = std::move(made);
   return Status::Ok();
 }
 
 Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
                      ToolCallFormat format, const int32_t* extra_stops,
-                     size_t num_extra_stops, ToolsSetup* out) {
+                     size_t num_extra_stops, ToolsSetup* out,
+                     const GrammarRegion& region) {
   *out = ToolsSetup();
   if (!args.Has("--tools")) return Status::Ok();
   if (args.Has("--grammar") || args.Has("--json-schema") || args.Has("--json")) {
@@ -119,7 +165,8 @@ Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
   const Status made = ToolCallGrammar(out->tools, format, &gbnf);
   if (!made.ok()) return Status(made.code(), "%s: %s", path.c_str(), made.message());
   EMBER_RETURN_IF_ERROR(BuildConstraint(gbnf, path + " (calls)", tokenizer, "chat",
-                                        &out->grammar, extra_stops, num_extra_stops));
+                                        &out->grammar, extra_stops, num_extra_stops,
+                                        region));
   const ToolCallSyntax syntax = SyntaxOf(format);
   const grammar::LazyTrigger trigger = grammar::ToolCallTrigger(syntax);
   out->lazy = std::make_unique<grammar::LazyConstraint>();
