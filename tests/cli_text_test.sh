@@ -51,8 +51,8 @@ expect 1 "cannot open '$tmp/hf/config.json'" -- "$ember" convert --hf "$tmp/hf" 
   -o "$tmp/x.ember"
 echo '{"model_type": "bert"' >"$tmp/hf/config.json"
 expect 1 "not valid JSON" -- "$ember" convert --hf "$tmp/hf" -o "$tmp/x.ember"
-echo '{"model_type": "bert"}' >"$tmp/hf/config.json"
-expect 1 "model_type 'bert' is not supported" -- "$ember" convert --hf "$tmp/hf" \
+echo '{"model_type": "t5"}' >"$tmp/hf/config.json"
+expect 1 "model_type 't5' is not supported" -- "$ember" convert --hf "$tmp/hf" \
   -o "$tmp/x.ember"
 echo '{"model_type": "gpt2"}' >"$tmp/hf/config.json"
 expect 1 "no model.safetensors" -- "$ember" convert --hf "$tmp/hf" -o "$tmp/x.ember"
