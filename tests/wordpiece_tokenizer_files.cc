@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "testing/testing.h"
 #include "tools/util/json_util.h"
 
 namespace ember::testing {
@@ -158,26 +159,6 @@ const char* const kPunctuation[] = {
     "\xE3\x80\x82", "\xE3\x80\x81", "\xC2\xBF",     "\xC2\xA1",     "\xE2\x80\x94",
     "\xE2\x80\x93", "\xC2\xAB",     "\xC2\xBB",     "\xE2\x80\x9C", "\xE2\x80\x9D",
     "\xE2\x80\xA6", "\xC2\xB7",     "\xEF\xBC\x81", "\xEF\xBC\x9F", "\xEF\xBC\x8C"};
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
 
 std::string Capitalized(const std::string& word) {
   std::string s = word;
