@@ -4,7 +4,7 @@
  * final hidden states pooled (mean, first token or last token), cut to its leading
  * values (Matryoshka truncation) and scaled to unit length, written to caller memory.
  * Each call runs the text from position 0 on the session (whose context bounds the
- * tokens of one text) and makes no heap allocation. Appended in 0.4. */
+ * tokens of one text) and makes no heap allocation. Appended in 0.3. */
 #ifndef EMBER_EMBER_EMBED_H_
 #define EMBER_EMBER_EMBED_H_
 
