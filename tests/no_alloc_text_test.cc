@@ -182,19 +182,17 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
   {
     ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
     ASSERT_TRUE(tools::ChooseDTypes(DType::kF32, {}, &spec).ok());
-    std::vector<uint8_t> bytes;
-    ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
-    testing::AlignedBytes aligned(bytes);
-    auto model = Model::FromMemory(aligned.data(), aligned.size());
-    ASSERT_TRUE(model.ok()) << model.status().message();
+    const testing::LoadedModel loaded = testing::LoadSpec(spec);
+    ASSERT_NE(loaded.model, nullptr);
+    const Model& model = *loaded.model;
     SessionOptions options;
     options.max_context = 128;
-    auto session = Session::Create(**model, options, nullptr);
+    auto session = Session::Create(model, options, nullptr);
     ASSERT_TRUE(session.ok()) << session.status().message();
     // In the session's arena, as the C API places it.
     grammar::GrammarConstraint constraint;
     ASSERT_TRUE(constraint
-                    .Init(words, (*model)->tokenizer(), nullptr, 0,
+                    .Init(words, model.tokenizer(), nullptr, 0,
                           grammar::MatcherLimits(), session->grammar_memory(),
                           session->grammar_bytes())
                     .ok());
@@ -205,14 +203,14 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
     EXPECT_TRUE(at >= region && at < region + session->grammar_bytes());
     SamplerOptions sampling;
     sampling.seed = 3;
-    Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+    Sampler sampler(sampling, model.config().vocab_size, session->sampler_scratch());
     GenerateOptions generate;
     generate.max_new = 60;
     const TokenConstraint token_constraint = constraint.AsTokenConstraint();
     generate.constraint = &token_constraint;
     FixedText text;
     GenerateResult result;
-    const int32_t bos = (*model)->tokenizer().bos_id();
+    const int32_t bos = model.tokenizer().bos_id();
     testing::AllocCounterArm();
     Status s = Generate(*session, sampler, &bos, 1, generate, &Append, &text, &result);
     if (s.ok()) {
@@ -276,15 +274,13 @@ TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
   ASSERT_TRUE(grammar::CompileGbnf(grammar::kJsonGrammar, "root", &words).ok());
   ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
   ASSERT_TRUE(tools::ChooseDTypes(DType::kF32, {}, &spec).ok());
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(SerializeModel(spec, &bytes).ok());
-  testing::AlignedBytes aligned(bytes);
-  auto model = Model::FromMemory(aligned.data(), aligned.size());
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  const Tokenizer& tok = (*model)->tokenizer();
+  const testing::LoadedModel loaded = testing::LoadSpec(spec);
+  ASSERT_NE(loaded.model, nullptr);
+  const Model& model = *loaded.model;
+  const Tokenizer& tok = model.tokenizer();
   SessionOptions options;
   options.max_context = 128;
-  auto session = Session::Create(**model, options, nullptr);
+  auto session = Session::Create(model, options, nullptr);
   ASSERT_TRUE(session.ok()) << session.status().message();
   grammar::GrammarConstraint inner;
   ASSERT_TRUE(inner
@@ -309,7 +305,7 @@ TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
   ASSERT_TRUE(lazy.Init(&inner, lazy_trigger, tok).ok());
   SamplerOptions sampling;
   sampling.seed = 5;
-  Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
+  Sampler sampler(sampling, model.config().vocab_size, session->sampler_scratch());
   GenerateOptions generate;
   generate.max_new = 60;
   const TokenConstraint token_constraint = lazy.AsTokenConstraint();
