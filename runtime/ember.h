@@ -85,14 +85,13 @@ typedef struct ember_session_options {
   uint32_t attention_max_positions; /* query and key positions kept, from 0; 0: the
                                        session's context; later ones are not kept */
   /* Appended in 0.3 (grammars in the arena): */
-  size_t grammar_bytes; /* arena bytes for a grammar (ember_grammar_bytes tells what one
-                           needs): 0, the default, 256 KiB + 80 bytes per vocabulary
-                           token, room for each of llama.cpp's example grammars and tool
-                           calls (none in builds without grammars); EMBER_NO_GRAMMAR:
-                           none. ember_arena_bytes counts them */
+  size_t grammar_bytes; /* arena bytes for a grammar or a tool-call grammar
+                           (ember_grammar_bytes tells what one needs; ember_arena_bytes
+                           counts them); 0, the default: none, and setting one is
+                           refused, naming its bytes */
 } ember_session_options;
 
-/* ember_session_options.grammar_bytes: no grammar memory (setting one is refused). */
+/* ember_session_options.grammar_bytes: no grammar memory, as 0. */
 #define EMBER_NO_GRAMMAR ((size_t)-1)
 
 /* What the KV cache stores: f32; f16; or q8, int8 with an f32 scale per group of 32

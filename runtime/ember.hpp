@@ -40,6 +40,18 @@ class Model {
     info->struct_size = sizeof(*info);
     return ember_model_get_info(handle_, info);
   }
+  // The arena bytes `gbnf` takes in a session of this model (ember_grammar_bytes: what
+  // ember_session_options.grammar_bytes must be at least); 0 when it is refused.
+  size_t GrammarBytes(std::string_view gbnf, const char* root = nullptr) const {
+    ember_grammar_options options;
+    ember_grammar_options_default(&options);
+    options.root = root;
+    size_t bytes = 0;
+    if (ember_grammar_bytes(handle_, gbnf.data(), gbnf.size(), &options, &bytes) != EMBER_OK) {
+      return 0;
+    }
+    return bytes;
+  }
   // The text of `token` after `prev` (-1 at the start).
   std::string_view Detokenize(int32_t prev, int32_t token) const {
     const char* bytes = nullptr;

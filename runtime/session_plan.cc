@@ -147,9 +147,7 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
     return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
                            plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
   }
-  plan->grammar_bytes = o.grammar_bytes == kNoGrammar ? 0
-                        : o.grammar_bytes             ? o.grammar_bytes
-                                                      : DefaultGrammarBytes(c.vocab_size);
+  plan->grammar_bytes = o.grammar_bytes;
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -157,15 +155,6 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
 
 const char* BackendName(Backend backend) {
   return backend == Backend::kXnnpack ? "xnnpack" : "highway";
-}
-
-size_t DefaultGrammarBytes(size_t vocab_size) {
-#if defined(EMBER_NO_GRAMMAR_BY_DEFAULT)
-  (void)vocab_size;  // a build without grammars
-  return 0;
-#else
-  return Padded(Product({vocab_size, 80}), size_t{256} << 10);
-#endif
 }
 
 const char* ArenaStepName(int step) {
@@ -411,7 +400,7 @@ Result<size_t> LongestContextWithin(const Model& model, SessionOptions options,
     if (grammar > 0) {
       return ResourceExhausted(
           "not even one position fits in %zu bytes: a session of one position needs %zu, "
-          "%zu of them the room for a grammar (grammar_bytes; it can be none)",
+          "%zu of them the room for a grammar (grammar_bytes)",
           budget_bytes, *smallest, grammar);
     }
     return ResourceExhausted(

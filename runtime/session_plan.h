@@ -60,17 +60,10 @@ struct SessionOptions {
   const char* isa = nullptr;
   // Arena bytes reserved for a grammar (runtime/grammar: its program, matcher, the
   // vocabulary in byte order and the token mask's tables; GrammarConstraint::bytes()
-  // tells what one needs). 0: DefaultGrammarBytes(vocabulary), room for each of
-  // llama.cpp's example grammars and a tool-call grammar; kNoGrammar: none (a grammar
-  // is then refused, naming its bytes).
+  // tells what one needs, ember_grammar_bytes in the C API). 0: none, and a grammar is
+  // refused, naming its bytes.
   size_t grammar_bytes = 0;
 };
-
-inline constexpr size_t kNoGrammar = SIZE_MAX;
-// 256 KiB (a matcher at the default MatcherLimits takes 212 KiB, a program a few) and
-// 80 bytes a vocabulary token (the vocabulary in byte order takes about 18, the mask
-// tables of the largest example grammar, json_arr.gbnf, about 34 on Llama 3's).
-size_t DefaultGrammarBytes(size_t vocab_size);
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
 // of them. The attention and feed-forward steps repeat once per layer, so a buffer read

@@ -271,10 +271,19 @@ TEST_F(CApiEdgeTest, OneGrammarPerSessionsRegion) {
         },
         text, &generated);
   };
+  const char kYes[] = "root ::= \"yes.\"";
+  ember_session_options options;
+  ember_session_options_default(&options);
+  ASSERT_EQ(ember_grammar_bytes(model_, kYes, strlen(kYes), nullptr, &options.grammar_bytes),
+            EMBER_OK)
+      << LastError();
+  ember_session_free(session_);
+  session_ = nullptr;
+  ASSERT_EQ(ember_session_create(model_, &options, nullptr, nullptr, 0, &session_), EMBER_OK)
+      << LastError();
   std::string free_text, text;
   ASSERT_EQ(generate(&free_text), EMBER_OK) << LastError();
   ASSERT_NE(free_text, "yes.");
-  const char kYes[] = "root ::= \"yes.\"";
   ASSERT_EQ(ember_session_set_grammar(session_, kYes, strlen(kYes), nullptr), EMBER_OK)
       << LastError();
   ASSERT_EQ(generate(&text), EMBER_OK) << LastError();

@@ -60,9 +60,16 @@ TEST_F(CApiTest, GoldenWithCallerArena) {
 // and a generation cut off mid-structure is EMBER_OUT_OF_RANGE; a malformed grammar is
 // refused with its line and column and the previous one stays; null removes it.
 TEST_F(CApiTest, GenerationFollowsTheSessionsGrammar) {
-  cpp::Session session;
-  ASSERT_EQ(session.Create(model_), EMBER_OK);
   const char kGrammar[] = "top ::= (\"yes\" | \"no\" | \"maybe not\") \".\"";
+  ember_session_options options;
+  ember_session_options_default(&options);
+  EXPECT_EQ(options.grammar_bytes, 0u);  // no room by default: a grammar is refused
+  cpp::Session session;
+  ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
+  EXPECT_EQ(session.SetGrammar(kGrammar, "top"), EMBER_RESOURCE_EXHAUSTED);
+  options.grammar_bytes = model_.GrammarBytes(kGrammar, "top");
+  ASSERT_GT(options.grammar_bytes, 0u) << cpp::LastError();
+  ASSERT_EQ(session.Create(model_, &options), EMBER_OK);
   ember_grammar_options bad_size;
   ember_grammar_options_default(&bad_size);
   bad_size.struct_size = 3;

@@ -317,19 +317,25 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   EXPECT_GT(n, 100u);
 }
 
-// A chat through the C API over the random Qwen3 model, room for kTools; freed at the
-// end.
+// A chat through the C API over the random Qwen3 model, room for kTools and for the
+// grammar `gbnf` in the session's arena (ember_grammar_bytes); freed at the end.
 struct CApiChat {
   testing::AlignedBytes bytes;
   ember_model* model = nullptr;
   ember_session* session = nullptr;
   ember_chat* chat = nullptr;
 
-  void Open() {
+  void Open(const std::string& gbnf) {
     uint32_t vocab = 0;
     Qwen3Model(&bytes, &vocab);
     ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
-    ASSERT_EQ(ember_session_create(model, nullptr, nullptr, nullptr, 0, &session),
+    ember_session_options session_options;
+    ember_session_options_default(&session_options);
+    ASSERT_EQ(ember_grammar_bytes(model, gbnf.data(), gbnf.size(), nullptr,
+                                  &session_options.grammar_bytes),
+              EMBER_OK)
+        << ember_last_error();
+    ASSERT_EQ(ember_session_create(model, &session_options, nullptr, nullptr, 0, &session),
               EMBER_OK)
         << ember_last_error();
     ember_chat_options options;
@@ -349,13 +355,13 @@ struct CApiChat {
 // read back; a random model opens no call, so the reply stays text.
 TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
   if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  CApiChat c;
-  ASSERT_NO_FATAL_FAILURE(c.Open());
-  ember_chat* chat = c.chat;
   std::vector<tools::ToolDefinition> defs;
   ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &defs).ok());
   std::string gbnf;
   ASSERT_TRUE(tools::ToolCallGrammar(defs, ToolCallFormat::kHermes, &gbnf).ok());
+  CApiChat c;
+  ASSERT_NO_FATAL_FAILURE(c.Open(gbnf));
+  ember_chat* chat = c.chat;
   EXPECT_EQ(ember_chat_set_tool_grammar(chat, gbnf.data(), gbnf.size()),
             EMBER_INVALID_ARGUMENT);  // no tools yet
   EXPECT_NE(std::string(ember_last_error()).find("ember_chat_set_tools"),
@@ -385,10 +391,6 @@ TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
 // parsed back as the chat's tool call; cut short by max_new, it is EMBER_OUT_OF_RANGE.
 TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
   if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  CApiChat c;
-  ASSERT_NO_FATAL_FAILURE(c.Open());
-  ember_chat* chat = c.chat;
-  ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK);
   const std::string call =
       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"
       "\n</tool_call>";
@@ -403,6 +405,10 @@ TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
     }
   }
   gbnf += "\"";
+  CApiChat c;
+  ASSERT_NO_FATAL_FAILURE(c.Open(gbnf));
+  ember_chat* chat = c.chat;
+  ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK);
   ember_grammar_options grammar_options;
   ember_grammar_options_default(&grammar_options);
   EXPECT_EQ(ember_chat_set_grammar(chat, "root ::= (", 10, &grammar_options),

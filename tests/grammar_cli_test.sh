@@ -22,9 +22,11 @@ expect 0 complete -- "${ember[@]}" grammar -g "$tmp/words.gbnf" --text "$text"
 
 # The grammar lives in the session's arena: inspect tells its bytes against the planned
 # buffer; a session planned with less (or none) refuses it naming the bytes, not a crash.
-expect 0 "total              224464 bytes" -- "${ember[@]}" inspect -m "$model" \
-  --grammar "$tmp/words.gbnf"
-expect 0 "grammar      " -- "${ember[@]}" inspect -m "$model" -c 16
+# Planned exactly when a grammar is given, not at all otherwise.
+expect 0 "total              224464 bytes  of 224464 planned" -- "${ember[@]}" inspect \
+  -m "$model" --grammar "$tmp/words.gbnf"
+expect 0 "grammar                 0            0  grammar" -- "${ember[@]}" inspect \
+  -m "$model" -c 16
 expect 1 "needs 224464 bytes of the session's arena, 224000 are planned" -- \
   "${ember[@]}" inspect -m "$model" --grammar "$tmp/words.gbnf" --grammar-bytes 224000
 expect 1 "needs 224464 bytes of the session's arena (program 416, matcher 217088" -- \

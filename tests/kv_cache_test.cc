@@ -327,13 +327,11 @@ TEST(BudgetTest, LongestContextMatchesTheCApi) {
     for (size_t budget : {size_t{150} << 10, size_t{400} << 10, size_t{2} << 20}) {
       SessionOptions options;
       options.kv_type = type;
-      options.grammar_bytes = kNoGrammar;
       auto longest = LongestContextWithin(**model, options, budget);
       ASSERT_TRUE(longest.ok()) << longest.status().message();
       ember_session_options c_options;
       ember_session_options_default(&c_options);
       c_options.kv_type = static_cast<uint32_t>(type);
-      c_options.grammar_bytes = EMBER_NO_GRAMMAR;
       c_options.max_context = static_cast<uint32_t>(*longest);
       EXPECT_LE(ember_arena_bytes(c_model, &c_options), budget);
       if (*longest < max_context) {

@@ -185,17 +185,15 @@ TEST(NoAllocTest, GenerationUnderAGrammarMakesNoHeapAllocations) {
     const testing::LoadedModel loaded = testing::LoadSpec(spec);
     ASSERT_NE(loaded.model, nullptr);
     const Model& model = *loaded.model;
+    // In the session's arena, planned with its bytes, as the C API places it.
+    grammar::GrammarConstraint constraint;
+    ASSERT_TRUE(constraint.Build(words, model.tokenizer()).ok());
     SessionOptions options;
     options.max_context = 128;
+    options.grammar_bytes = constraint.bytes().total;
     auto session = Session::Create(model, options, nullptr);
     ASSERT_TRUE(session.ok()) << session.status().message();
-    // In the session's arena, as the C API places it.
-    grammar::GrammarConstraint constraint;
-    ASSERT_TRUE(constraint
-                    .Init(words, model.tokenizer(), nullptr, 0,
-                          grammar::MatcherLimits(), session->grammar_memory(),
-                          session->grammar_bytes())
-                    .ok());
+    ASSERT_TRUE(constraint.Place(session->grammar_memory(), session->grammar_bytes()).ok());
     const uint32_t* mask = nullptr;
     ASSERT_TRUE(constraint.Allowed(&mask).ok());
     const auto* region = static_cast<const uint8_t*>(session->grammar_memory());
@@ -278,15 +276,15 @@ TEST(NoAllocTest, GenerationUnderALazyGrammarMakesNoHeapAllocations) {
   ASSERT_NE(loaded.model, nullptr);
   const Model& model = *loaded.model;
   const Tokenizer& tok = model.tokenizer();
+  grammar::GrammarConstraint inner;
+  ASSERT_TRUE(inner.Build(words, tok).ok());
   SessionOptions options;
   options.max_context = 128;
+  options.grammar_bytes = inner.bytes().total;
   auto session = Session::Create(model, options, nullptr);
   ASSERT_TRUE(session.ok()) << session.status().message();
-  grammar::GrammarConstraint inner;
-  ASSERT_TRUE(inner
-                  .Init(words, tok, nullptr, 0, grammar::MatcherLimits(),
-                        session->grammar_memory(), session->grammar_bytes())
-                  .ok());
+  ASSERT_NE(session->grammar_memory(), nullptr);
+  ASSERT_TRUE(inner.Place(session->grammar_memory(), session->grammar_bytes()).ok());
   // The trigger: a token's bytes (one that the model is then made to say).
   int32_t trigger = -1;
   std::string_view trigger_text;

@@ -32,7 +32,7 @@ class Session(_Handle):
     and head over the whole context), an ``AttentionSelection`` or a dict of its
     fields; the record lives in the arena (``arena_bytes`` counts it).
     grammar_bytes: arena bytes for a grammar (``Model.grammar_bytes(gbnf)`` tells what
-    one needs): None, the default room (256 KiB + 80 bytes a vocabulary token); 0, none.
+    one needs); 0, the default: none, and ``set_grammar`` is refused naming its bytes.
     """
 
     _kind = "session"
@@ -41,7 +41,7 @@ class Session(_Handle):
                  kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
                  isa: Optional[str] = None,
                  attention: Union[bool, AttentionSelection, dict, None] = False,
-                 grammar_bytes: Optional[int] = None):
+                 grammar_bytes: int = 0):
         if kv_type not in _KV_TYPES:
             raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
         self.model = model
@@ -53,10 +53,9 @@ class Session(_Handle):
         options.max_batch = batch
         options.all_logits = int(all_logits)
         options.kv_type = _KV_TYPES[kv_type]
-        if grammar_bytes is not None:
-            if grammar_bytes < 0:
-                raise ValueError(f"ember: grammar_bytes {grammar_bytes} is negative")
-            options.grammar_bytes = grammar_bytes if grammar_bytes else ctypes.c_size_t(-1).value
+        if grammar_bytes < 0:
+            raise ValueError(f"ember: grammar_bytes {grammar_bytes} is negative")
+        options.grammar_bytes = grammar_bytes
         isa_name = isa.encode() if isa else None  # read only during the create call
         options.isa = isa_name
         selection = selection_of(attention)

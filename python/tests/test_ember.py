@@ -161,8 +161,9 @@ def test_a_saved_state_continues_as_the_session_would(model):
 
 
 def test_a_grammar_holds_generation(model):
-    session = ember.Session(model, context=64)
-    session.set_grammar('root ::= ("yes" | "no") " " [a-z]{1,3} "."')
+    gbnf = 'root ::= ("yes" | "no") " " [a-z]{1,3} "."'
+    session = ember.Session(model, context=64, grammar_bytes=model.grammar_bytes(gbnf))
+    session.set_grammar(gbnf)
     text = session.generate(PROMPT, max_new=30)
     assert text.split(" ")[0] in ("yes", "no") and text.endswith(".")
     assert session.grammar_complete
@@ -174,7 +175,7 @@ def test_a_grammar_lives_in_the_sessions_arena(model):
     gbnf = 'root ::= ("yes" | "no") " " [a-z]{1,3} "."'
     need = model.grammar_bytes(gbnf)
     assert need > 0
-    none = ember.Session(model, context=64, grammar_bytes=0)
+    none = ember.Session(model, context=64)  # no room by default
     exact = ember.Session(model, context=64, grammar_bytes=need)
     assert exact.arena_bytes >= none.arena_bytes + need
     with pytest.raises(ember.EmberError, match=f"needs {need} bytes"):
@@ -401,12 +402,14 @@ def test_chat_tool_calls_come_back_parsed(tmp_path):
         "--heads", "2", "--vocab", "300", "--ctx", "512", "--chat-template", str(template),
         "-o", str(path))
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
-    with ember.Model(path) as model, ember.Session(model, context=512) as session:
+    # The random model would not call by itself: a grammar makes its reply the call.
+    gbnf = 'root ::= "' + call.replace('"', '\\"').replace("\n", "\\n") + '"'
+    with ember.Model(path) as model, \
+            ember.Session(model, context=512, grammar_bytes=model.grammar_bytes(gbnf)) as session:
         chat = ember.Chat(session, max_tools_bytes=4096)
         chat.set_tools(TOOLS)
         chat.add("user", "Weather in Oslo?")
-        # The random model would not call by itself: a grammar makes its reply the call.
-        chat.set_grammar('root ::= "' + call.replace('"', '\\"').replace("\n", "\\n") + '"')
+        chat.set_grammar(gbnf)
         assert chat.reply(max_new=200) == call
         assert chat.tool_calls == [{"id": "call00001", "name": "get_weather",
                                     "arguments": {"city": "Oslo"}}]

@@ -53,7 +53,8 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
     r.max_positions = o->attention_max_positions;
   }
   if (EMBER_HAS_FIELD(o, ember_session_options, grammar_bytes)) {
-    options->grammar_bytes = o->grammar_bytes;  // EMBER_NO_GRAMMAR is kNoGrammar
+    // EMBER_NO_GRAMMAR, as 0: none.
+    options->grammar_bytes = o->grammar_bytes == EMBER_NO_GRAMMAR ? 0 : o->grammar_bytes;
   }
   return Status::Ok();
 }

@@ -123,21 +123,30 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(ctx);
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
-  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
+  // --tools: rendered into the template, and a grammar for the calls that starts where
+  // the model opens one (the text around calls stays free). --grammar and the others:
+  // every reply under the grammar (from its start), ending where it can at the
+  // template's end of turn. Either is built (its load, on the heap) before the session,
+  // which is planned with room for it.
+  const ChatProgramTables& tables = (*model)->chat_template().tables();
+  const Tokenizer& tokenizer = (*model)->tokenizer();
+  const ToolCallFormat format = DetectToolCallFormat(tables);
+  ToolsSetup tools;
+  EMBER_RETURN_IF_ERROR(ReadToolsFlag(args, tokenizer, format, tables.end_of_turn_ids,
+                                      tables.num_end_of_turn_ids, &tools));
+  FlagGrammar grammar;
+  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, tokenizer, &grammar, tables.end_of_turn_ids,
+                                         tables.num_end_of_turn_ids));
+  FlagGrammar& planned = tools.grammar.constraint ? tools.grammar : grammar;
+  EMBER_RETURN_IF_ERROR(PlanGrammarBytes(args, planned, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
+  EMBER_RETURN_IF_ERROR(PlaceGrammar(*session, "chat", &planned));
+  EMBER_RETURN_IF_ERROR(StartTools(tokenizer, &tools));
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   ChatOptions chat_options;
   EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &chat_options.render));
-  // --tools: rendered into the template, and a grammar for the calls that starts where
-  // the model opens one (the text around calls stays free).
-  const ChatProgramTables& tables = (*model)->chat_template().tables();
-  const ToolCallFormat format = DetectToolCallFormat(tables);
-  ToolsSetup tools;
-  EMBER_RETURN_IF_ERROR(ReadToolsFlag(args, (*model)->tokenizer(), format,
-                                      tables.end_of_turn_ids, tables.num_end_of_turn_ids,
-                                      &tools, RegionOf(*session)));
   if (tools.json.size() > UINT32_MAX) return InvalidArgument("--tools: the file is too large");
   chat_options.max_tools_bytes = static_cast<uint32_t>(tools.json.size());
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
@@ -145,15 +154,9 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8));
   EMBER_RETURN_IF_ERROR(chat.SetSystem(args.Get("--system")));
-  // Every reply under the grammar (from its start), ending where it can at the
-  // template's end of turn.
-  std::unique_ptr<grammar::GrammarConstraint> constraint;
-  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, (*model)->tokenizer(), "chat", &constraint,
-                                         tables.end_of_turn_ids,
-                                         tables.num_end_of_turn_ids, RegionOf(*session)));
   TokenConstraint token_constraint;
-  if (constraint) {
-    token_constraint = constraint->AsTokenConstraint();
+  if (grammar.constraint) {
+    token_constraint = grammar.constraint->AsTokenConstraint();
     chat.set_constraint(&token_constraint);
   }
   if (tools.lazy) {

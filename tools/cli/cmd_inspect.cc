@@ -235,7 +235,6 @@ Status Inspect(const ArgParser& args) {
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
-  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
   options.max_batch = static_cast<uint32_t>(batch);
   uint64_t budget = 0;
   if (args.Has("--budget")) {
@@ -246,6 +245,9 @@ Status Inspect(const ArgParser& args) {
   auto model = Model::Open(path.c_str());
   if (!model.ok()) return model.status();
   PrintModel(path, **model);
+  FlagGrammar grammar;  // planned with exactly its bytes unless --grammar-bytes
+  EMBER_RETURN_IF_ERROR(ReadInspectGrammar(args, **model, &grammar));
+  EMBER_RETURN_IF_ERROR(PlanGrammarBytes(args, grammar, &options.grammar_bytes));
 
   // The plan of the context asked for, of the longest one the budget holds, or of the
   // model's whole one: explicitly, so that inspect shows it even past the limit of a
@@ -325,8 +327,8 @@ Status Inspect(const ArgParser& args) {
         "  (over the %s a session that asks for no context may plan: give it one, -c)\n",
         Bytes(kDefaultArenaLimit).c_str());
   }
-  if (HasGrammarFlag(args)) {
-    EMBER_RETURN_IF_ERROR(PrintGrammarBytes(args, **model, *session_plan));
+  if (grammar.constraint) {
+    EMBER_RETURN_IF_ERROR(PrintGrammarBytes(grammar, **model, *session_plan));
   }
   if (!args.Has("--check-weights")) return Status::Ok();
   const std::vector<NonFiniteTensor> bad = FindNonFiniteWeights(**model);

@@ -1,40 +1,26 @@
 // `ember inspect` with a grammar: see inspect_grammar.h.
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_constraint.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/inspect_grammar.h"
 
 namespace ember::tools {
 
-bool HasGrammarFlag(const ArgParser& args) {
-  return args.Has("--grammar") || args.Has("--json-schema") || args.Has("--json");
+Status ReadInspectGrammar(const ArgParser& args, const Model& model, FlagGrammar* g) {
+  const ChatProgramTables& t = model.chat_template().tables();
+  return ReadGrammarFlags(args, model.tokenizer(), g, t.end_of_turn_ids,
+                          t.num_end_of_turn_ids);
 }
 
-Status PrintGrammarBytes(const ArgParser& args, const Model& model,
+Status PrintGrammarBytes(const FlagGrammar& flag, const Model& model,
                          const SessionPlan& plan) {
-  if (args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json") > 1) {
-    return InvalidArgument("--grammar, --json-schema and --json: use one");
-  }
-  std::string text, name;
-  EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<uint32_t> words;
-  const Status compiled = grammar::CompileGbnf(text, "root", &words);
-  if (!compiled.ok()) {
-    return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
-  }
-  const ChatProgramTables& t = model.chat_template().tables();
-  grammar::GrammarConstraint g;
-  EMBER_RETURN_IF_ERROR(g.Build(std::move(words), model.tokenizer(), t.end_of_turn_ids,
-                                t.num_end_of_turn_ids));
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+  if (!flag.constraint) return Status::Ok();
+  const grammar::GrammarConstraint& g = *flag.constraint;
+  const std::string& name = flag.name;
+  const double ms = flag.build_ms;
   const grammar::GrammarBytes& b = g.bytes();
   const grammar::TokenMask::Stats s = g.mask().stats();
   const grammar::MatcherLimits limits;

@@ -170,7 +170,10 @@ Status Run(const ArgParser& args) {
   const std::string isa = args.Get("--isa");
   if (args.Has("--isa")) options.isa = isa.c_str();
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
-  EMBER_RETURN_IF_ERROR(ParseGrammarBytesOption(args, &options.grammar_bytes));
+  // The grammar's load (on the heap) before the session, planned with room for it.
+  FlagGrammar grammar;
+  EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, tokenizer, &grammar));
+  EMBER_RETURN_IF_ERROR(PlanGrammarBytes(args, grammar, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
@@ -190,9 +193,8 @@ Status Run(const ArgParser& args) {
       options.context_shift ? SIZE_MAX : s.max_context() - before - n_ids + 1;
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
-  std::unique_ptr<grammar::GrammarConstraint> constraint;
-  EMBER_RETURN_IF_ERROR(
-      ReadGrammarFlags(args, tokenizer, "run", &constraint, nullptr, 0, RegionOf(s)));
+  EMBER_RETURN_IF_ERROR(PlaceGrammar(s, "run", &grammar));
+  grammar::GrammarConstraint* constraint = grammar.constraint.get();
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
   if (sampling.temperature >= kGreedyBelowTemperature) {
     fprintf(stderr, "ember run: seed %llu\n",

@@ -29,15 +29,18 @@ std::vector<OptionSpec> GrammarFlagSpecs() {
 OptionSpec GrammarBytesOption() {
   return {{"--grammar-bytes"},
           true,
-          "N|none: arena bytes planned for a grammar (default: 256 KiB + 80 per "
-          "vocabulary token; `ember inspect --grammar FILE` tells what one needs)"};
+          "N|none: arena bytes planned for a grammar (default: what the grammar given "
+          "takes, none without one; `ember inspect --grammar FILE` tells it)"};
 }
 
-Status ParseGrammarBytesOption(const ArgParser& args, size_t* bytes) {
-  if (!args.Has("--grammar-bytes")) return Status::Ok();
+Status PlanGrammarBytes(const ArgParser& args, const FlagGrammar& g, size_t* bytes) {
+  if (!args.Has("--grammar-bytes")) {
+    *bytes = g.constraint ? g.constraint->bytes().total : 0;
+    return Status::Ok();
+  }
   const std::string v = args.Get("--grammar-bytes");
   if (v == "none") {
-    *bytes = kNoGrammar;
+    *bytes = 0;
     return Status::Ok();
   }
   char* end = nullptr;
@@ -50,12 +53,23 @@ Status ParseGrammarBytesOption(const ArgParser& args, size_t* bytes) {
   return Status::Ok();
 }
 
-GrammarRegion RegionOf(const Session& session) {
-  GrammarRegion r;
-  r.memory = session.grammar_memory();
-  r.bytes = session.grammar_bytes();
-  r.session = true;
-  return r;
+Status PlaceGrammar(const Session& session, const char* command, FlagGrammar* g) {
+  if (!g->constraint) return Status::Ok();
+  grammar::GrammarConstraint& c = *g->constraint;
+  const Status fits = c.Fits(session.grammar_memory(), session.grammar_bytes());
+  if (!fits.ok()) {
+    return Status(fits.code(), "%s: %s: plan it with --grammar-bytes", g->name.c_str(),
+                  fits.message());
+  }
+  EMBER_RETURN_IF_ERROR(c.Place(session.grammar_memory(), session.grammar_bytes()));
+  const grammar::GrammarBytes& b = c.bytes();
+  fprintf(stderr,
+          "ember %s: grammar %s: %zu bytes of the session's arena (program %zu, matcher "
+          "%zu, vocabulary %zu, mask tables %zu with %zu dependent tokens, mask %zu), "
+          "built in %.0f ms\n",
+          command, g->name.c_str(), b.total, b.program, b.matcher, b.vocabulary, b.tables,
+          c.mask().stats().dependent, b.mask, g->build_ms);
+  return Status::Ok();
 }
 
 Status GrammarText(const ArgParser& args, std::string* text, std::string* name) {
@@ -93,26 +107,21 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
   return JsonSchemaTextToGbnf(file, *name, text);
 }
 
-Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
-                        const char* command,
-                        std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                        const int32_t* extra_stops, size_t num_extra_stops,
-                        const GrammarRegion& region) {
-  constraint->reset();
+Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer, FlagGrammar* g,
+                        const int32_t* extra_stops, size_t num_extra_stops) {
+  *g = FlagGrammar();
   const int asked = args.Has("--grammar") + args.Has("--json-schema") + args.Has("--json");
   if (asked == 0) return Status::Ok();
   if (asked > 1) return InvalidArgument("--grammar, --json-schema and --json: use one");
   std::string text, name;
   EMBER_RETURN_IF_ERROR(GrammarText(args, &text, &name));
-  return BuildConstraint(text, name, tokenizer, command, constraint, extra_stops,
-                         num_extra_stops, region);
+  return BuildGrammar(text, name, tokenizer, g, extra_stops, num_extra_stops);
 }
 
-Status BuildConstraint(const std::string& text, const std::string& name,
-                       const Tokenizer& tokenizer, const char* command,
-                       std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                       const int32_t* extra_stops, size_t num_extra_stops,
-                       const GrammarRegion& region) {
+Status BuildGrammar(const std::string& text, const std::string& name,
+                    const Tokenizer& tokenizer, FlagGrammar* g, const int32_t* extra_stops,
+                    size_t num_extra_stops) {
+  *g = FlagGrammar();
   const auto start = std::chrono::steady_clock::now();
   std::vector<uint32_t> words;
   const Status compiled = grammar::CompileGbnf(text, "root", &words);
@@ -120,34 +129,19 @@ Status BuildConstraint(const std::string& text, const std::string& name,
     return Status(compiled.code(), "%s: %s", name.c_str(), compiled.message());
   }
   auto made = std::make_unique<grammar::GrammarConstraint>();
-  EMBER_RETURN_IF_ERROR(
-      made->Build(std::move(words), tokenizer, extra_stops, num_extra_stops));
-  if (region.session) {
-    const Status fits = made->Fits(region.memory, region.bytes);
-    if (!fits.ok()) {
-      return Status(fits.code(), "%s: %s: plan more with --grammar-bytes", name.c_str(),
-                    fits.message());
-    }
-  }
-  EMBER_RETURN_IF_ERROR(made->Place(region.memory, region.bytes));
-  const double ms = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start).count();
-  const grammar::GrammarBytes& b = made->bytes();
-  fprintf(stderr,
-          "ember %s: grammar %s: %zu bytes of the %s (program %zu, matcher %zu, "
-          "vocabulary %zu, mask tables %zu with %zu dependent tokens, mask %zu), set up "
-          "in %.0f ms\n",
-          command, name.c_str(), b.total, region.session ? "session's arena" : "heap",
-          b.program, b.matcher, b.vocabulary, b.tables, made->mask().stats().dependent,
-          b.mask, ms);
-  *constraint = std::move(made);
+  const Status built =
+      made->Build(std::move(words), tokenizer, extra_stops, num_extra_stops);
+  if (!built.ok()) return Status(built.code(), "%s: %s", name.c_str(), built.message());
+  g->build_ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start).count();
+  g->constraint = std::move(made);
+  g->name = name;
   return Status::Ok();
 }
 
 Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
                      ToolCallFormat format, const int32_t* extra_stops,
-                     size_t num_extra_stops, ToolsSetup* out,
-                     const GrammarRegion& region) {
+                     size_t num_extra_stops, ToolsSetup* out) {
   *out = ToolsSetup();
   if (!args.Has("--tools")) return Status::Ok();
   if (args.Has("--grammar") || args.Has("--json-schema") || args.Has("--json")) {
@@ -164,13 +158,16 @@ Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
   std::string gbnf;
   const Status made = ToolCallGrammar(out->tools, format, &gbnf);
   if (!made.ok()) return Status(made.code(), "%s: %s", path.c_str(), made.message());
-  EMBER_RETURN_IF_ERROR(BuildConstraint(gbnf, path + " (calls)", tokenizer, "chat",
-                                        &out->grammar, extra_stops, num_extra_stops,
-                                        region));
-  const ToolCallSyntax syntax = SyntaxOf(format);
-  const grammar::LazyTrigger trigger = grammar::ToolCallTrigger(syntax);
-  out->lazy = std::make_unique<grammar::LazyConstraint>();
-  return out->lazy->Init(out->grammar.get(), trigger, tokenizer);
+  out->format = format;
+  return BuildGrammar(gbnf, path + " (calls)", tokenizer, &out->grammar, extra_stops,
+                      num_extra_stops);
+}
+
+Status StartTools(const Tokenizer& tokenizer, ToolsSetup* tools) {
+  if (!tools->grammar.constraint) return Status::Ok();
+  const grammar::LazyTrigger trigger = grammar::ToolCallTrigger(SyntaxOf(tools->format));
+  tools->lazy = std::make_unique<grammar::LazyConstraint>();
+  return tools->lazy->Init(tools->grammar.constraint.get(), trigger, tokenizer);
 }
 
 }  // namespace ember::tools

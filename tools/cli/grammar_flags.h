@@ -19,52 +19,56 @@ namespace ember::tools {
 std::vector<OptionSpec> GrammarFlagSpecs();
 
 // --grammar-bytes N|none (run, chat, inspect): SessionOptions::grammar_bytes, the arena
-// bytes a grammar may take (default: DefaultGrammarBytes of the vocabulary).
+// bytes planned for a grammar (default: exactly what the grammar the flags ask for
+// takes; none without one).
 OptionSpec GrammarBytesOption();
-Status ParseGrammarBytesOption(const ArgParser& args, size_t* bytes);
 
-// Where a constraint lives: a session's grammar region (null: a region of the
-// constraint's own on the heap, for tools without a session).
-struct GrammarRegion {
-  void* memory = nullptr;
-  size_t bytes = 0;
-  bool session = false;  // a session's: no region there means none (refused)
+// A grammar the flags ask for: built on the heap (its load), then placed in the session's
+// arena once the session is planned with room for it.
+struct FlagGrammar {
+  std::unique_ptr<grammar::GrammarConstraint> constraint;  // null: none asked for
+  std::string name;                                        // for messages
+  double build_ms = 0;
 };
-GrammarRegion RegionOf(const Session& session);
+
+// SessionOptions::grammar_bytes for the flags: --grammar-bytes N (none: 0), else the
+// bytes `g` takes (0 without one).
+Status PlanGrammarBytes(const ArgParser& args, const FlagGrammar& g, size_t* bytes);
+
+// Moves `g` into the session's grammar region and prints what it took and how long it
+// took to build to stderr, as `command:`. Refused, naming the bytes needed, when the
+// region is too small (--grammar-bytes). Nothing to do when none is asked for.
+Status PlaceGrammar(const Session& session, const char* command, FlagGrammar* g);
 
 // The GBNF text the flags ask for (a JSON Schema converted), and a name for messages.
 Status GrammarText(const ArgParser& args, std::string* text, std::string* name);
 
-// The constraint the flags ask for, set up for `tokenizer` (null when none is asked
-// for); prints what it built and how long that took to stderr, as `command:`.
-// `extra_stops`: ids that end the text besides the tokenizer's (a chat template's end
-// of turn).
-Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer,
-                        const char* command,
-                        std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                        const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0,
-                        const GrammarRegion& region = GrammarRegion());
+// The grammar --grammar, --json-schema or --json asks for, built for `tokenizer`
+// (none when none is asked for). `extra_stops`: ids that end the text besides the
+// tokenizer's (a chat template's end of turn).
+Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer, FlagGrammar* g,
+                        const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0);
 
-// A constraint for GBNF `text` (`name` in messages), set up as ReadGrammarFlags sets one.
-Status BuildConstraint(const std::string& text, const std::string& name,
-                       const Tokenizer& tokenizer, const char* command,
-                       std::unique_ptr<grammar::GrammarConstraint>* constraint,
-                       const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0,
-                       const GrammarRegion& region = GrammarRegion());
+// A grammar for GBNF `text` (`name` in messages), built as ReadGrammarFlags builds one.
+Status BuildGrammar(const std::string& text, const std::string& name,
+                    const Tokenizer& tokenizer, FlagGrammar* g,
+                    const int32_t* extra_stops = nullptr, size_t num_extra_stops = 0);
 
 // `ember chat --tools FILE`: the tools' JSON and, for a model that writes calls in
-// `format`, the grammar of a call that starts where the model opens one (a lazy
-// constraint over it). Empty when the flag is not given.
+// `format`, the grammar of a call (placed with PlaceGrammar, then StartTools makes the
+// lazy constraint over it that starts where the model opens a call). Empty when the
+// flag is not given.
 struct ToolsSetup {
   std::string json;
   std::vector<ToolDefinition> tools;
-  std::unique_ptr<grammar::GrammarConstraint> grammar;
+  ToolCallFormat format = ToolCallFormat::kNone;
+  FlagGrammar grammar;
   std::unique_ptr<grammar::LazyConstraint> lazy;
 };
 Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
                      ToolCallFormat format, const int32_t* extra_stops,
-                     size_t num_extra_stops, ToolsSetup* out,
-                     const GrammarRegion& region = GrammarRegion());
+                     size_t num_extra_stops, ToolsSetup* out);
+Status StartTools(const Tokenizer& tokenizer, ToolsSetup* tools);
 
 }  // namespace ember::tools
 

@@ -7,16 +7,16 @@
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
 #include "tools/cli/args.h"
+#include "tools/cli/grammar_flags.h"
 
 namespace ember::tools {
 
-// Whether a grammar flag was given.
-bool HasGrammarFlag(const ArgParser& args);
-// Builds the grammar for the model's vocabulary (and its chat template's end-of-turn
-// ids, as a chat places it) and prints its bytes by part against the plan's grammar
-// buffer; ResourceExhausted (after printing) when it does not fit there.
-Status PrintGrammarBytes(const ArgParser& args, const Model& model,
-                         const SessionPlan& plan);
+// The grammar the flags ask for (none without one), built for the model's vocabulary
+// and its chat template's end-of-turn ids, as a chat places it.
+Status ReadInspectGrammar(const ArgParser& args, const Model& model, FlagGrammar* g);
+// Prints `g`'s bytes by part against the plan's grammar buffer; ResourceExhausted (after
+// printing) when it does not fit there.
+Status PrintGrammarBytes(const FlagGrammar& g, const Model& model, const SessionPlan& plan);
 
 }  // namespace ember::tools
 

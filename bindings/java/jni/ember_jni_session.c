@@ -9,7 +9,7 @@
 /* Options from Java's SessionOptions, in the order Session passes them. */
 static void FillOptions(ember_session_options* options, jint context, jint batch,
                         jint kv_type, jboolean all_logits, const char* isa,
-                        jboolean context_shift, jint context_keep) {
+                        jboolean context_shift, jint context_keep, jlong grammar_bytes) {
   ember_session_options_default(options);
   options->max_context = (uint32_t)context;
   options->max_batch = (uint32_t)batch;
@@ -18,6 +18,7 @@ static void FillOptions(ember_session_options* options, jint context, jint batch
   options->isa = isa;
   options->context_shift = context_shift ? 1 : 0;
   options->context_keep = (uint32_t)context_keep;
+  options->grammar_bytes = (size_t)grammar_bytes;
 }
 
 /* Creates the session, and returns its arena's bytes in arena[0]. threads > 1: a pool
@@ -25,13 +26,13 @@ static void FillOptions(ember_session_options* options, jint context, jint batch
 JNIEXPORT jlong JNICALL Java_dev_ember_Native_sessionCreate(
     JNIEnv* env, jclass cls, jlong model, jint context, jint batch, jint kv_type,
     jboolean all_logits, jbyteArray isa, jboolean context_shift, jint context_keep,
-    jint threads, jlongArray arena) {
+    jint threads, jlong grammar_bytes, jlongArray arena) {
   (void)cls;
   EmberJniPinned isa_name;
   if (!EmberJniPin(env, isa, &isa_name)) return 0;
   ember_session_options options;
   FillOptions(&options, context, batch, kv_type, all_logits, (const char*)isa_name.data,
-              context_shift, context_keep);
+              context_shift, context_keep, grammar_bytes);
   ember_threadpool* pool = NULL;
   ember_session* session = NULL;
   ember_status status = EMBER_OK;
@@ -236,6 +237,30 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_setGrammar(JNIEnv* env, jclass cls,
   EmberJniRelease(env, &rule);
   EmberJniRelease(env, &text);
   EMBER_JNI_CHECK(env, status, );
+}
+
+/* The arena bytes the grammar takes in a session of the model (ember_grammar_bytes). */
+JNIEXPORT jlong JNICALL Java_dev_ember_Native_grammarBytes(JNIEnv* env, jclass cls,
+                                                           jlong model, jbyteArray gbnf,
+                                                           jbyteArray root) {
+  (void)cls;
+  EmberJniPinned text, rule;
+  if (!EmberJniPin(env, gbnf, &text)) return 0;
+  if (!EmberJniPin(env, root, &rule)) {
+    EmberJniRelease(env, &text);
+    return 0;
+  }
+  ember_grammar_options options;
+  ember_grammar_options_default(&options);
+  options.root = (const char*)rule.data;
+  size_t bytes = 0;
+  ember_status status = ember_grammar_bytes(EMBER_JNI_PTR(const ember_model, model),
+                                            (const char*)text.data, text.length, &options,
+                                            &bytes);
+  EmberJniRelease(env, &rule);
+  EmberJniRelease(env, &text);
+  EMBER_JNI_CHECK(env, status, 0);
+  return (jlong)bytes;
 }
 
 JNIEXPORT jboolean JNICALL Java_dev_ember_Native_grammarComplete(JNIEnv* env, jclass cls,

@@ -24,6 +24,15 @@ public final class Model implements AutoCloseable {
     return new Model(Native.modelOpen(Native.cstr(path)));
   }
 
+  /**
+   * The arena bytes a GBNF grammar (from rule "root") takes in a session of this model:
+   * what {@link SessionOptions#grammarBytes} must be at least. Builds its tables; a
+   * malformed grammar throws EmberException naming line and column.
+   */
+  public long grammarBytes(String gbnf) {
+    return Native.grammarBytes(handle(), gbnf.getBytes(StandardCharsets.UTF_8), null);
+  }
+
   long handle() {
     long h = handle;
     if (h == 0) throw new IllegalStateException("ember: the model is closed");

@@ -50,7 +50,7 @@ final class Native {
   static native long sessionCreate(long model, int context, int batch, int kvType,
                                    boolean allLogits, @Nullable byte[] isa,
                                    boolean contextShift, int contextKeep, int threads,
-                                   long[] arenaBytes);
+                                   long grammarBytes, long[] arenaBytes);
   static native void sessionFree(long session);
   static native void sessionReset(long session);
   static native long sessionPosition(long session);
@@ -64,6 +64,7 @@ final class Native {
                                 byte[][] stop);
   static native void setGrammar(long session, @Nullable byte[] gbnf, @Nullable byte[] root);
   static native boolean grammarComplete(long session);
+  static native long grammarBytes(long model, byte[] gbnf, @Nullable byte[] root);
   static native byte[] saveState(long session);
   static native void restoreState(long session, byte[] state);
   static native long generate(long session, int[] prompt, long maxNew, Generation sink,

@@ -47,7 +47,7 @@ public final class Session implements AutoCloseable {
     byte[] isa = options.isa == null ? null : Native.cstr(options.isa);
     this.handle = Native.sessionCreate(modelHandle, options.context, options.batch,
         options.kvType.code, options.allLogits, isa, options.contextShift,
-        options.contextKeep, options.threads, arena);
+        options.contextKeep, options.threads, options.grammarBytes, arena);
     this.arenaBytes = arena[0];
   }
 

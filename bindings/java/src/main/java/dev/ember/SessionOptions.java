@@ -16,6 +16,7 @@ public final class SessionOptions {
   @Nullable String isa;
   boolean contextShift;
   int contextKeep;
+  long grammarBytes;
 
   /** Positions the KV cache holds (0: the model's, if that fits in 4 GiB). */
   public SessionOptions context(int positions) {
@@ -58,6 +59,16 @@ public final class SessionOptions {
   public SessionOptions contextShift(boolean shift, int keep) {
     this.contextShift = shift;
     this.contextKeep = nonNegative(keep, "keep");
+    return this;
+  }
+
+  /**
+   * Arena bytes for a grammar ({@link Model#grammarBytes} tells what one needs); 0, the
+   * default: none, and {@link Session#setGrammar} throws naming the bytes it needs.
+   */
+  public SessionOptions grammarBytes(long bytes) {
+    if (bytes < 0) throw new IllegalArgumentException("ember: grammarBytes must be >= 0");
+    this.grammarBytes = bytes;
     return this;
   }
 

@@ -41,9 +41,15 @@ class StateGrammarTest {
 
   @Test
   void aGrammarHoldsGeneration() {
+    String gbnf = "root ::= (\"yes\" | \"no\") \" \" [a-z]{1,3} \".\"";
     try (Model model = Model.open(Cli.MODEL);
-         Session session = new Session(model, new SessionOptions().context(64))) {
-      session.setGrammar("root ::= (\"yes\" | \"no\") \" \" [a-z]{1,3} \".\"");
+         Session none = new Session(model, new SessionOptions().context(64));
+         Session session = new Session(model,
+             new SessionOptions().context(64).grammarBytes(model.grammarBytes(gbnf)))) {
+      EmberException room = assertThrows(EmberException.class, () -> none.setGrammar(gbnf));
+      assertTrue(room.getMessage().contains("planned 0"), room.getMessage());
+      assertTrue(session.arenaBytes() >= none.arenaBytes() + model.grammarBytes(gbnf));
+      session.setGrammar(gbnf);
       String text = session.generate(Cli.PROMPT, 30);
       assertTrue(text.matches("(yes|no) [a-z]{1,3}\\."), text);
       assertTrue(session.grammarComplete());
