@@ -412,55 +412,14 @@ ember_status ember_chat_tool_call_count(const ember_chat* chat, size_t* n,
 /* Call i (< the count) of the last reply. */
 ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_call* call);
 
-/* ---- Structured output (appended in 0.3) ----
- * A grammar in llama.cpp's GBNF format that every ember_generate from then on follows
- * from its start: only the tokens it allows are sampled, and the end of text only where
- * it can end. Compiling it and building its token tables allocates (here, once, on the
- * heap: not in the session's arena); generating under it allocates nothing. A
- * malformed grammar is EMBER_INVALID_ARGUMENT, its line and column in the message (the
- * session's grammar stays as it was); a build without grammars (EMBER_WITH_GRAMMAR=OFF)
- * is EMBER_UNIMPLEMENTED. gbnf NULL removes the grammar. When max_new tokens or a full
- * context stop ember_generate before its text is a whole sentence of the grammar, it
- * returns EMBER_OUT_OF_RANGE saying so (a callback that stops it is not an error). */
-typedef struct ember_grammar_options {
-  uint32_t struct_size; /* sizeof(ember_grammar_options) */
-  const char* root;     /* the rule to start from; NULL: "root" */
-} ember_grammar_options;
-void ember_grammar_options_default(ember_grammar_options* options);
-
-/* The grammar's memory is the session's arena (ember_session_options.grammar_bytes): it
- * is compiled and its tables built on the heap here (the grammar's load, freed before
- * the call returns), then moved into the arena; generating under it allocates nothing.
- * The arena holds one grammar: setting one on the session or on any of its chats
- * replaces the one set before. One that does not fit is EMBER_RESOURCE_EXHAUSTED,
- * naming the bytes it needs, and the grammar set before stays. */
-
-/* Arena bytes the grammar takes in a session of this model (its vocabulary; room for
- * the chat template's end-of-turn ids too), as ember_session_set_grammar would place
- * it: what grammar_bytes must be at least. Builds the tables (as setting it does). */
-ember_status ember_grammar_bytes(const ember_model* model, const char* gbnf,
-                                 size_t length, const ember_grammar_options* options,
-                                 size_t* bytes);
-
-/* `options` may be NULL (the defaults). */
-ember_status ember_session_set_grammar(ember_session* session, const char* gbnf,
-                                       size_t length, const ember_grammar_options* options);
-/* 1 when the text the last ember_generate made is a whole sentence of the session's
- * grammar (or the session has none), else 0. */
-int ember_session_grammar_complete(const ember_session* session);
-/* Every reply of the chat from now on is a sentence of the grammar, from its start,
- * ending at the template's end of turn (EMBER_OUT_OF_RANGE from ember_chat_generate when
- * max_new or the context cuts one short). Replaces a tool grammar, as that replaces it;
- * gbnf NULL: none. Builds into the session's arena as ember_session_set_grammar does. */
-ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t length,
-                                    const ember_grammar_options* options);
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 
 /* What a model and a session report: ember_model_get_info, ember_attention. */
 #include "ember_info.h"
+/* Structured output: ember_grammar_bytes, ember_session_set_grammar, ember_chat_set_grammar. */
+#include "ember_grammar.h"
 /* Embedding models' vectors: ember_embed, ember_embed_batch, ember_embed_tokens. */
 #include "ember_embed.h"
 

@@ -9,7 +9,7 @@
 #include "kernels/kernel_table.h"
 #include "runtime/model/tensor.h"
 #include "runtime/profile.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember {
 

@@ -15,7 +15,7 @@
 #include "runtime/profile.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember {
 

@@ -12,7 +12,7 @@
 #include "runtime/model/model.h"
 #include "runtime/model/tensor.h"
 #include "runtime/status.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember {
 

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernels/rope.h"
 #include "runtime/session.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 #include "testing/testing.h"
 #include "tools/convert/dtype_policy.h"
 

@@ -17,7 +17,7 @@
 #include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/session.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 #include "testing/testing.h"
 #include "tests/stories260k.h"
 

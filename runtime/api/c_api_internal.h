@@ -16,7 +16,7 @@
 #include "runtime/model/model.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 // Freed when its handle and every session over it are: one reference each.
 struct ember_model {

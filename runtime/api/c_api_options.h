@@ -9,7 +9,7 @@
 #include "runtime/status.h"
 #include "runtime/chat/stop_strings.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember::c_api {
 

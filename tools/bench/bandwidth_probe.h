@@ -13,7 +13,7 @@
 #include <string>
 
 #include "runtime/status.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember::tools {
 

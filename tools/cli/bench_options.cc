@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/isa.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 #include "tools/bench/bandwidth_probe.h"
 #include "tools/bench/host_info.h"
 #include "tools/cli/cli_common.h"

@@ -13,7 +13,7 @@
 #include "runtime/model/model.h"
 #include "runtime/session_plan.h"
 #include "runtime/status.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 #include "tools/cli/args.h"
 
 namespace ember::tools {

@@ -13,8 +13,6 @@
 
 #include "runtime/ember.h"
 #include "runtime/embed/embed.h"
-#include "runtime/grammar/gbnf.h"
-#include "runtime/grammar/grammar_constraint.h"
 #include "runtime/model/atomic_file.h"
 #include "runtime/model/model.h"
 #include "runtime/profile.h"
@@ -26,6 +24,7 @@
 #include "tools/bench/bench_report.h"
 #include "tools/bench/host_info.h"
 #include "tools/cli/args.h"
+#include "tools/cli/bench_grammar.h"
 #include "tools/cli/bench_model.h"
 #include "tools/cli/bench_options.h"
 #include "tools/cli/bench_progress.h"
@@ -63,36 +62,12 @@ struct Bench {
   Progress* progress;
   std::vector<float> embedding;  // --embed: one text's vector (sized before the tests)
   bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
-  // Under a grammar: each step's mask time (reserved before the tests: no allocation
-  // in them), the token sampled before, and how often the grammar started over.
-  std::unique_ptr<grammar::GrammarConstraint> constraint;
-  std::vector<uint64_t> mask_ns;
-  int32_t previous = -1;
-  size_t restarts = 0;
+  BenchGrammar grammar;  // --grammar, --json-schema, --json
 };
-
-// Samples the next token under the grammar: its mask (timed), the draw, then the
-// grammar advanced; a stop id (the grammar ended) starts it over.
-Status SampleUnderGrammar(Bench& b, int32_t* next) {
-  const Clock::time_point start = Clock::now();
-  const uint32_t* allowed = nullptr;
-  EMBER_RETURN_IF_ERROR(b.constraint->Allowed(&allowed));
-  if (b.mask_ns.size() < b.mask_ns.capacity()) b.mask_ns.push_back(ElapsedNs(start));
-  EMBER_RETURN_IF_ERROR(b.sampler->Sample(b.session->logits(), nullptr, 0, allowed, next));
-  const Tokenizer& tokenizer = b.model->tokenizer();
-  if (tokenizer.IsStop(*next)) {
-    ++b.restarts;
-    b.previous = *next;
-    return b.constraint->Reset();
-  }
-  EMBER_RETURN_IF_ERROR(b.constraint->Accept(*next, tokenizer.Decode(b.previous, *next)));
-  b.previous = *next;
-  return Status::Ok();
-}
 
 // Samples the next token, timing it when profiling.
 Status SampleNext(Bench& b, int32_t* next) {
-  if (b.constraint) return SampleUnderGrammar(b, next);
+  if (b.grammar.active()) return b.grammar.Sample(*b.sampler, b.session->logits(), next);
   if (!b.options->profile) return b.sampler->Sample(b.session->logits(), next);
   const Clock::time_point start = Clock::now();
   const Status s = b.sampler->Sample(b.session->logits(), next);
@@ -134,10 +109,7 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     return Status::Ok();
   }
   int32_t token = b.model->tokenizer().bos_id() >= 0 ? b.model->tokenizer().bos_id() : 0;
-  if (b.constraint) {
-    EMBER_RETURN_IF_ERROR(b.constraint->Reset());
-    b.previous = token;
-  }
+  if (b.grammar.active()) EMBER_RETURN_IF_ERROR(b.grammar.Restart(token));
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
     EMBER_RETURN_IF_ERROR(SampleNext(b, &token));
@@ -192,8 +164,7 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
   b.progress->Show("%s, %d thread%s: %s warm-up", r->model_filename.c_str(), r->n_threads,
                    r->n_threads == 1 ? "" : "s", r->test().c_str());
   uint64_t ns, ttft_ns;
-  b.mask_ns.clear();
-  b.restarts = 0;
+  b.grammar.ClearTimes();
   EMBER_RETURN_IF_ERROR(RunOnce(b, depth, n_prompt, n_gen > 0 ? 1 : 0, &ns, &ttft_ns));
   b.profile.Reset();
   b.sampling_ns = 0;
@@ -212,28 +183,7 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
     ttft_sum += static_cast<double>(ttft_ns);
   }
   b.session->set_profile(nullptr);
-  if (b.constraint && n_gen > 0) {
-    // The masks of the timed repetitions (the warm-up's were recorded first).
-    std::vector<uint64_t> masks(b.mask_ns.begin() + std::min<size_t>(b.mask_ns.size(), 1),
-                                b.mask_ns.end());
-    std::sort(masks.begin(), masks.end());
-    uint64_t mask_total = 0, test_total = 0;
-    for (const uint64_t ns : masks) mask_total += ns;
-    for (const uint64_t ns : r->samples_ns) test_total += ns;
-    char line[512];
-    snprintf(line, sizeof(line),
-             "%s, %d thread%s, %s under %s: %zu masks, median %.1f us, p90 %.1f us, max "
-             "%.1f us; %.2f %% of the decode time; the grammar ended %zu times; heap "
-             "allocations %lld\n",
-             r->model_filename.c_str(), r->n_threads, r->n_threads == 1 ? "" : "s",
-             r->test().c_str(), o.grammar_name.c_str(), masks.size(),
-             masks.empty() ? 0.0 : masks[masks.size() / 2] / 1e3,
-             masks.empty() ? 0.0 : masks[masks.size() * 9 / 10] / 1e3,
-             masks.empty() ? 0.0 : masks.back() / 1e3,
-             test_total ? 100.0 * static_cast<double>(mask_total) / test_total : 0.0,
-             b.restarts, static_cast<long long>(r->heap_allocs));
-    r->summary = line;
-  }
+  if (b.grammar.active() && n_gen > 0) r->summary = b.grammar.Summary(*r);
   if (r->n_texts > 0) {
     std::vector<uint64_t> sorted = r->samples_ns;
     std::sort(sorted.begin(), sorted.end());
@@ -310,33 +260,22 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
       static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
   session_options.baked_prompt = false;  // from position 0, whatever the file baked
   if (!isa.empty()) session_options.isa = isa.c_str();
-  uint64_t grammar_ns = 0;    // the grammar's load, not the model's
   if (!o.grammar.empty()) {  // built first: the session plans exactly its bytes
-    const Clock::time_point grammar_start = Clock::now();
-    std::vector<uint32_t> words;
-    const Status compiled = grammar::CompileGbnf(o.grammar, "root", &words);
-    if (!compiled.ok()) {
-      return Status(compiled.code(), "%s: %s", o.grammar_name.c_str(), compiled.message());
-    }
-    b.constraint = std::make_unique<grammar::GrammarConstraint>();
-    EMBER_RETURN_IF_ERROR(b.constraint->Build(std::move(words), (*model)->tokenizer()));
-    session_options.grammar_bytes = b.constraint->bytes().total;
-    grammar_ns = ElapsedNs(grammar_start);
+    EMBER_RETURN_IF_ERROR(b.grammar.Build(o.grammar, o.grammar_name, (*model)->tokenizer()));
+    session_options.grammar_bytes = b.grammar.bytes();
   }
   auto session = Session::Create(**model, session_options, b.pool.get());
   if (!session.ok()) return session.status();
   b.session.emplace(std::move(*session));
-  const uint64_t load_ns = ElapsedNs(load_start) - grammar_ns;
+  const uint64_t load_ns = ElapsedNs(load_start) - b.grammar.build_ns();  // the model's
   SamplerOptions greedy;
   greedy.temperature = 0;
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
-  if (b.constraint) {
-    // In the session's arena, as ember_session_set_grammar places it.
-    EMBER_RETURN_IF_ERROR(
-        b.constraint->Place(b.session->grammar_memory(), b.session->grammar_bytes()));
+  if (b.grammar.active()) {
     int64_t steps = 1;
     for (const int64_t n : o.gens) steps = std::max(steps, n);
-    b.mask_ns.reserve(static_cast<size_t>(steps) * (o.repetitions + 1) + 1);
+    EMBER_RETURN_IF_ERROR(b.grammar.Place(
+        *b.session, static_cast<size_t>(steps) * (o.repetitions + 1) + 1));
   }
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;

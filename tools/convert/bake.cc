@@ -7,7 +7,7 @@
 #include "runtime/chat/chat.h"
 #include "runtime/chat/prompt_state.h"
 #include "runtime/session.h"
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 namespace ember::tools {
 

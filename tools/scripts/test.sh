@@ -187,7 +187,7 @@ harden_stages() {
     fi
   done
 
-  # The thread pool (runtime/thread_pool.cc) hands tiles over through std::atomic and
+  # The thread pool (runtime/pool/thread_pool.cc) hands tiles over through std::atomic and
   # std::mutex, which TSan sees; nothing is suppressed.
   local tsan_tests='^(ThreadsTest|GoldenTest|CApi|AttentionRecord)|^convert_stories260K$'
   stage "TSan build of the threading tests (clang-14, $tsan)"

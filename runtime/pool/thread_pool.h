@@ -5,13 +5,13 @@
 // Idle workers spin briefly, then sleep; they never spin forever. How many threads a
 // region runs on is the PoolPolicy's decision (pool_policy.h), which an embedder can
 // switch off (ThreadPoolOptions::adapt_to_contention).
-#ifndef EMBER_RUNTIME_THREAD_POOL_H_
-#define EMBER_RUNTIME_THREAD_POOL_H_
+#ifndef EMBER_RUNTIME_POOL_THREAD_POOL_H_
+#define EMBER_RUNTIME_POOL_THREAD_POOL_H_
 
 #include <cstddef>
 #include <memory>
 
-#include "runtime/pool_policy.h"
+#include "runtime/pool/pool_policy.h"
 #include "runtime/status.h"
 
 struct pthreadpool;
@@ -89,4 +89,4 @@ class ThreadPool {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_THREAD_POOL_H_
+#endif  // EMBER_RUNTIME_POOL_THREAD_POOL_H_

@@ -3,8 +3,8 @@
 // take from with one compare-and-swap: its owner from the front, others the back half
 // (work stealing). A thread that steals stores the rest of the stolen half in its own
 // (empty) word, where others may steal from it in turn.
-#ifndef EMBER_RUNTIME_TILE_RUNS_H_
-#define EMBER_RUNTIME_TILE_RUNS_H_
+#ifndef EMBER_RUNTIME_POOL_TILE_RUNS_H_
+#define EMBER_RUNTIME_POOL_TILE_RUNS_H_
 
 #include <atomic>
 #include <cstddef>
@@ -91,4 +91,4 @@ class TileRuns {
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_TILE_RUNS_H_
+#endif  // EMBER_RUNTIME_POOL_TILE_RUNS_H_

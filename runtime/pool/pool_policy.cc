@@ -1,5 +1,5 @@
 // PoolPolicy (pool_policy.h): the window state machine.
-#include "runtime/pool_policy.h"
+#include "runtime/pool/pool_policy.h"
 
 namespace ember {
 

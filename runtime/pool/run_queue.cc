@@ -1,6 +1,6 @@
 // RunQueueNs (run_queue.h): Linux's schedstat, read with open/read/close into a stack
 // buffer (no allocation: the pool calls it after load).
-#include "runtime/run_queue.h"
+#include "runtime/pool/run_queue.h"
 
 #if EMBER_WITH_SCHEDSTAT
 #include <fcntl.h>

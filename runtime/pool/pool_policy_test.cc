@@ -1,6 +1,6 @@
 // PoolPolicy as tables of regions on a fake clock: what a quiet machine, a worker that
 // loses its core, and a caller that shares its CPU make it decide. No threads, no sleeps.
-#include "runtime/pool_policy.h"
+#include "runtime/pool/pool_policy.h"
 
 #include <cstdint>
 #include <vector>

@@ -8,7 +8,7 @@
 // and its workers spin while they wait. Here a region is a set of runs of tiles, one run
 // per thread, in per-thread words that any thread may take from: the owner from the
 // front, others the back half. The caller waits only for tiles a worker has begun.
-#include "runtime/thread_pool.h"
+#include "runtime/pool/thread_pool.h"
 
 #include <chrono>
 #include <new>
@@ -24,8 +24,8 @@
 #include <mutex>
 
 #include "hwy/cache_control.h"
-#include "runtime/run_queue.h"
-#include "runtime/tile_runs.h"
+#include "runtime/pool/run_queue.h"
+#include "runtime/pool/tile_runs.h"
 #endif
 
 namespace ember {

@@ -1,7 +1,7 @@
 // RunQueueNs: how long the calling thread has waited for a CPU while runnable, the one
 // thing the thread pool reads from the operating system (for its policy, pool_policy.h).
-#ifndef EMBER_RUNTIME_RUN_QUEUE_H_
-#define EMBER_RUNTIME_RUN_QUEUE_H_
+#ifndef EMBER_RUNTIME_POOL_RUN_QUEUE_H_
+#define EMBER_RUNTIME_POOL_RUN_QUEUE_H_
 
 #include <cstdint>
 
@@ -14,4 +14,4 @@ bool RunQueueNs(uint64_t* ns);
 
 }  // namespace ember
 
-#endif  // EMBER_RUNTIME_RUN_QUEUE_H_
+#endif  // EMBER_RUNTIME_POOL_RUN_QUEUE_H_
