@@ -335,8 +335,9 @@ struct CApiChat {
                                   &session_options.grammar_bytes),
               EMBER_OK)
         << ember_last_error();
-    ASSERT_EQ(ember_session_create(model, &session_options, nullptr, nullptr, 0, &session),
-              EMBER_OK)
+    ASSERT_EQ(
+        ember_session_create(model, &session_options, nullptr, nullptr, 0, &session),
+        EMBER_OK)
         << ember_last_error();
     ember_chat_options options;
     ember_chat_options_default(&options);
@@ -396,13 +397,7 @@ TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
       "\n</tool_call>";
   std::string gbnf = "root ::= \"";
   for (const char c : call) {  // the call as a GBNF string literal
-    if (c == '"') {
-      gbnf += "\\\"";
-    } else if (c == '\n') {
-      gbnf += "\\n";
-    } else {
-      gbnf += c;
-    }
+    gbnf += c == '"' ? "\\\"" : c == '\n' ? "\\n" : std::string(1, c);
   }
   gbnf += "\"";
   CApiChat c;
