@@ -1,5 +1,6 @@
 // Forward::Attention (see forward.h): each token's query heads over the cached positions
 // it may see, in spans of positions across the pool, read from the cache in its type.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/forward.h"
@@ -84,15 +85,16 @@ void MergeSpans(void* context, size_t begin, size_t count) {
 
 // For each token, each query head attends over the cached positions it may see: up to its
 // own (causal) or every position of the input (bidirectional), and in a sliding layer
-// only the last `sliding_window` of those (its span loop starts there). Heads sharing a
-// KV head (GQA/MQA) read the same cache columns. A token's positions are split into spans
-// (kernels::AttentionSpan: by the position count alone, so no result depends on the
-// thread count or on prefill against decode); each thread takes one run of consecutive
-// spans and reads their whole cache rows, keys then values, as forward streams; then a
-// merge per token combines the spans' partial softmaxes. (Splitting the heads instead
-// made each thread read part of every row: two threads were slower than one.) The spans
-// of up to AttentionChunk() tokens are one parallel step: a prefill does not pay a thread
-// hand-over per token.
+// only the last `sliding_window` of those (its span loop starts there) or, bidirectional,
+// those within sliding_window / 2 on either side (EmbeddingGemma: 256 of its 512). Heads
+// sharing a KV head (GQA/MQA) read the same cache columns. A token's positions are split
+// into spans (kernels::AttentionSpan: by the position count alone, so no result depends
+// on the thread count or on prefill against decode); each thread takes one run of
+// consecutive spans and reads their whole cache rows, keys then values, as forward
+// streams; then a merge per token combines the spans' partial softmaxes. (Splitting the
+// heads instead made each thread read part of every row: two threads were slower than
+// one.) The spans of up to AttentionChunk() tokens are one parallel step: a prefill does
+// not pay a thread hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
   const size_t hd = c_.head_dim, heads = c_.n_heads;
@@ -134,8 +136,17 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     task.tokens = batch - first < chunk ? batch - first : chunk;
     size_t work = 0;  // multiply-adds
     for (size_t i = 0; i < task.tokens; ++i) {
-      const size_t end = causal ? pos0 + first + i + 1 : pos0 + batch;
-      task.start[i] = window > 0 && end > window ? end - window : 0;
+      const size_t q = pos0 + first + i;
+      size_t end = causal ? q + 1 : pos0 + batch;
+      if (window > 0 && causal) {
+        task.start[i] = end > window ? end - window : 0;
+      } else if (window > 0) {
+        const size_t half = window / 2;
+        task.start[i] = q > half ? q - half : 0;
+        end = std::min(end, q + half + 1);
+      } else {
+        task.start[i] = 0;
+      }
       task.n_pos[i] = end - task.start[i];
       task.first_row[i] = kv_.Slot(layer, task.start[i]);
       task.span[i] = kernels::AttentionSpan(task.n_pos[i]);

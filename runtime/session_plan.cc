@@ -210,7 +210,7 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                            kStepSession, kStepLogits);
   id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
                               kStepSession, kStepLogits, BufferKind::kScratch);
-  id.pooled = a.Add<float>("pooled", c.embeds() ? Product({2, c.d_model}) : 0,
+  id.pooled = a.Add<float>("pooled", c.embeds() ? Product({2, c.pooled_width()}) : 0,
                            kStepSession, kStepLogits, BufferKind::kScratch);
   id.types = a.Add<uint8_t>("token_types", c.embeds() ? plan.max_context : 0,
                             kStepSession, kStepLogits, BufferKind::kScratch);

@@ -85,7 +85,7 @@ struct SessionBuffers {
   float* logits = nullptr;            // (SessionPlan::logit_rows, vocab)
   uint8_t* sampler = nullptr;         // Sampler::ScratchBytes(vocab)
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
-  float* pooled = nullptr;  // an embedding model's (2, d_model): pooled vector, head input
+  float* pooled = nullptr;  // an embedding model's (2, pooled_width): its vector, twice
   uint8_t* types = nullptr;  // an embedding model's (max_context): a pair's token types
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators

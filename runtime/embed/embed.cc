@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace ember {
 
@@ -44,6 +45,29 @@ void FinishEmbedding(Pooling pooling, size_t total, bool normalize, float* v,
 
 namespace {
 
+// The model's dense projections over v (d_model values) in a and b (pooled_width each,
+// v in a), each from one to the other; returns the last one's output.
+const float* Project(const Model& model, float* a, float* b) {
+  const ModelConfig& c = model.config();
+  const Weights& w = model.weights();
+  size_t in = c.d_model;
+  for (size_t p = 0; p < c.dense_dims.size(); ++p) {
+    const size_t out = c.dense_dims[p];
+    const float* m = w.dense[p]->f32();
+    const float* bias = w.dense_bias[p] ? w.dense_bias[p]->f32() : nullptr;
+    const bool tanh = (c.dense_flags[p] & ModelConfig::kDenseTanh) != 0;
+    for (size_t i = 0; i < out; ++i) {
+      double sum = bias ? bias[i] : 0.0;
+      const float* row = m + i * in;
+      for (size_t j = 0; j < in; ++j) sum += static_cast<double>(row[j]) * a[j];
+      b[i] = static_cast<float>(tanh ? std::tanh(sum) : sum);
+    }
+    std::swap(a, b);
+    in = out;
+  }
+  return a;
+}
+
 struct PoolTarget {
   Pooling pooling;
   size_t d, total, dims;
@@ -65,9 +89,10 @@ Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size
         "the model (%s) puts out logits, not embeddings: its config has no pooling",
         c.architecture);
   }
-  const size_t dims = options.dims ? options.dims : c.d_model;
-  if (dims > c.d_model) {
-    return InvalidArgument("%zu dimensions asked of an embedding of %u", dims, c.d_model);
+  const size_t values = c.embedding_values();
+  const size_t dims = options.dims ? options.dims : values;
+  if (dims > values) {
+    return InvalidArgument("%zu dimensions asked of an embedding of %zu", dims, values);
   }
   if (out == nullptr || out_size < dims) {
     return ResourceExhausted("an embedding of %zu values does not fit in %zu", dims,
@@ -77,11 +102,23 @@ Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size
     return InvalidArgument("normalize is -1 (the model's), 0 or 1, not %d",
                            options.normalize);
   }
-  memset(out, 0, dims * sizeof(float));
-  PoolTarget target{c.pooling, c.d_model, n, dims, out};
-  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
   const bool normalize = options.normalize < 0 ? c.normalize : options.normalize == 1;
-  FinishEmbedding(c.pooling, n, normalize, out, dims);
+  if (c.dense_dims.empty()) {  // pooled straight into the output, cut to dims
+    memset(out, 0, dims * sizeof(float));
+    PoolTarget target{c.pooling, c.d_model, n, dims, out};
+    EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+    FinishEmbedding(c.pooling, n, normalize, out, dims);
+    return Status::Ok();
+  }
+  // Pooled whole, projected, then cut and normalized.
+  float* pooled = session.buffers().pooled;
+  memset(pooled, 0, c.d_model * sizeof(float));
+  PoolTarget target{c.pooling, c.d_model, n, c.d_model, pooled};
+  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+  FinishEmbedding(c.pooling, n, false, pooled, c.d_model);
+  const float* v = Project(session.model(), pooled, pooled + c.pooled_width());
+  memcpy(out, v, dims * sizeof(float));
+  FinishEmbedding(Pooling::kNone, n, normalize, out, dims);
   return Status::Ok();
 }
 

@@ -20,8 +20,11 @@ struct EmbedOptions {
   int normalize = -1;  // -1: as the model says (config.normalize); 0: no; 1: yes
 };
 
-// The values of a model's embedding: d_model, 0 when it is not an embedding model.
-inline size_t EmbeddingDims(const ModelConfig& c) { return c.embeds() ? c.d_model : 0; }
+// The values of a model's embedding: d_model or its last dense projection's, 0 when it
+// is not an embedding model.
+inline size_t EmbeddingDims(const ModelConfig& c) {
+  return c.embeds() ? c.embedding_values() : 0;
+}
 
 // Pools rows [first, first + count) of a pass over a text of `total` tokens into
 // acc[0, dims): their sum (mean: divided later by FinishEmbedding), row 0's values

@@ -55,6 +55,14 @@ ModelSpec EmbedderSpec(Pooling pooling, bool normalize) {
   return spec;
 }
 
+// The status of loading `spec` (its serialization checked as the loader checks a file).
+Status LoadSpecStatus(const ModelSpec& spec) {
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
+  const testing::AlignedBytes aligned(bytes);
+  return Model::FromMemory(aligned.data(), aligned.size()).status();
+}
+
 Session MakeSession(const Model& model, uint32_t max_batch) {
   SessionOptions options;
   options.max_batch = max_batch;
@@ -80,7 +88,8 @@ TEST(EmbedTest, LastHiddenStateGivesThePrefillsLogits) {
   const float* w = l.model->weights().output->f32();
   for (size_t v = 0; v < c.vocab_size; v += 7) {
     double dot = 0;
-    for (size_t j = 0; j < c.d_model; ++j) dot += double(w[v * c.d_model + j]) * hidden[j];
+    for (size_t j = 0; j < c.d_model; ++j)
+      dot += double(w[v * c.d_model + j]) * hidden[j];
     EXPECT_NEAR(dot, s.logits()[v], 1e-4) << "vocab row " << v;
   }
 }
@@ -125,6 +134,66 @@ TEST(EmbedTest, TruncationIsTheLeadingValuesRenormalized) {
   double len = 0;
   for (size_t j = 0; j < 8; ++j) len += double(full[j]) * full[j];
   for (size_t j = 0; j < 8; ++j) EXPECT_NEAR(cut[j], full[j] / std::sqrt(len), 1e-5);
+}
+
+// Dense projections (EmbeddingGemma's, sentence-transformers' Dense) map the pooled
+// vector before truncation and normalization: the plain model's pooled vector times the
+// matrices (with a bias and tanh on the second) gives the embedding.
+TEST(EmbedTest, DenseProjectionsMapThePooledVector) {
+  const ModelSpec plain_spec = EmbedderSpec(Pooling::kMean, false);
+  ModelSpec spec = plain_spec;
+  const uint64_t d = spec.config.d_model;
+  spec.config.normalize = true;
+  spec.config.dense_dims = {12, 5};
+  spec.config.dense_flags = {0, ModelConfig::kDenseBias | ModelConfig::kDenseTanh};
+  const std::vector<uint64_t> shapes[] = {{12, d}, {5, 12}, {5}};
+  const char* names[] = {"dense.0.weight", "dense.1.weight", "dense.1.bias"};
+  for (size_t t = 0; t < 3; ++t) {
+    TensorSpec tensor;
+    tensor.name = names[t];
+    tensor.shape = shapes[t];
+    const size_t n = tensor.shape.size() == 2 ? tensor.shape[0] * tensor.shape[1] : 5;
+    for (size_t i = 0; i < n; ++i) tensor.values.push_back(std::sin(0.7f * i + t) * 0.3f);
+    spec.tensors.push_back(tensor);
+  }
+  LoadedModel plain = LoadSpec(plain_spec), dense = LoadSpec(spec);
+  ASSERT_NE(plain.model, nullptr);
+  ASSERT_NE(dense.model, nullptr);
+  EXPECT_EQ(EmbeddingDims(dense.model->config()), 5u);
+  const std::vector<int32_t> tokens = SpreadTokens(9);
+  std::vector<float> pooled(d), got(5), cut(3);
+  Session ps = MakeSession(*plain.model, 64), ds = MakeSession(*dense.model, 4);
+  ASSERT_TRUE(Embed(ps, tokens.data(), nullptr, 9, {}, pooled.data(), d).ok());
+  ASSERT_TRUE(Embed(ds, tokens.data(), nullptr, 9, {}, got.data(), 5).ok());
+  EmbedOptions three;
+  three.dims = 3;
+  ASSERT_TRUE(Embed(ds, tokens.data(), nullptr, 9, three, cut.data(), 3).ok());
+  const size_t n = spec.tensors.size();
+  const std::vector<float>& m0 = spec.tensors[n - 3].values;
+  const std::vector<float>& m1 = spec.tensors[n - 2].values;
+  const std::vector<float>& b1 = spec.tensors[n - 1].values;
+  std::vector<double> mid(12), out(5);
+  for (size_t i = 0; i < 12; ++i) {
+    for (size_t j = 0; j < d; ++j) mid[i] += double(m0[i * d + j]) * pooled[j];
+  }
+  double len = 0, len3 = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    double sum = b1[i];
+    for (size_t j = 0; j < 12; ++j) sum += double(m1[i * 12 + j]) * mid[j];
+    out[i] = std::tanh(sum);
+    len += out[i] * out[i];
+    if (i < 3) len3 += out[i] * out[i];
+  }
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(got[i], out[i] / std::sqrt(len), 1e-5) << i;
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(cut[i], out[i] / std::sqrt(len3), 1e-5) << i;
+
+  // A projection whose flags do not match, or without its bias, is refused at load.
+  ModelSpec bad = spec;
+  bad.config.dense_flags = {0};
+  EXPECT_EQ(LoadSpecStatus(bad).code(), StatusCode::kInvalidModel);
+  bad = spec;
+  bad.tensors.pop_back();  // dense.1.bias
+  EXPECT_EQ(LoadSpecStatus(bad).code(), StatusCode::kInvalidModel);
 }
 
 TEST(EmbedTest, RefusesWhatItCannotDo) {

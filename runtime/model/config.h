@@ -117,6 +117,21 @@ struct ModelConfig {
   bool normalize = false;
   uint32_t labels = 0;        // a classification head's outputs (0: none)
   bool label_pooler = false;  // BERT's pooler (dense, tanh) before the head
+  // Dense projections of the pooled vector (schema/model.fbs): each one's outputs, and
+  // its flags (kDenseBias, kDenseTanh).
+  std::vector<uint32_t> dense_dims;
+  std::vector<uint8_t> dense_flags;
+  static constexpr uint8_t kDenseBias = 1, kDenseTanh = 2;
+  // The values of the embedding before truncation: the last projection's, or d_model.
+  size_t embedding_values() const {
+    return dense_dims.empty() ? d_model : dense_dims.back();
+  }
+  // The widest vector between pooling and the embedding (d_model or a projection's).
+  size_t pooled_width() const {
+    size_t w = d_model;
+    for (const uint32_t n : dense_dims) w = n > w ? n : w;
+    return w;
+  }
 
   size_t q_dim() const { return size_t{n_heads} * head_dim; }
   size_t kv_dim() const { return size_t{n_kv_heads} * head_dim; }

@@ -69,6 +69,28 @@ Status ReadEmbeddingConfig(const fb::Config& fc, ModelConfig* c) {
   if (c->normalize && !c->embeds()) {
     return InvalidModel("config: normalize needs a pooling (the output is logits)");
   }
+  const auto* dims = fc.dense_dims();
+  const auto* flags = fc.dense_flags();
+  const size_t n = dims ? dims->size() : 0;
+  constexpr size_t kMaxDense = 8;
+  if (n > kMaxDense || (flags ? flags->size() : 0) != n || (n > 0 && !c->embeds()) ||
+      (n > 0 && c->labels > 0)) {
+    return InvalidModel(
+        "config: %zu dense projections with %zu flags (at most %zu, on an embedding "
+        "without a classification head)",
+        n, flags ? static_cast<size_t>(flags->size()) : size_t{0}, kMaxDense);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t out = dims->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const uint8_t f = flags->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (out == 0 || out > (1u << 20) ||
+        f > (ModelConfig::kDenseBias | ModelConfig::kDenseTanh)) {
+      return InvalidModel("config: dense projection %zu: %u outputs, flags %u", i, out,
+                          f);
+    }
+    c->dense_dims.push_back(out);
+    c->dense_flags.push_back(f);
+  }
   return Status::Ok();
 }
 
@@ -196,13 +218,9 @@ Status ReadFamilyConfig(const fb::Config& fc, ModelConfig* c) {
         "rope_long_freq_factors, and only it has long factors");
   }
   EMBER_RETURN_IF_ERROR(ReadEmbeddingConfig(fc, c));
-  if (c->has_sliding_layers()) {
-    if (c->sliding_window == 0) {
-      return InvalidModel("config: sliding layers need a sliding_window of at least 1");
-    }
-    if (c->mask != AttentionMask::kCausal) {
-      return InvalidModel("config: sliding-window layers need a causal mask");
-    }
+  // (A bidirectional model's sliding layers see sliding_window / 2 keys on either side.)
+  if (c->has_sliding_layers() && c->sliding_window == 0) {
+    return InvalidModel("config: sliding layers need a sliding_window of at least 1");
   }
   return Status::Ok();
 }

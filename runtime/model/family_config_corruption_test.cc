@@ -68,10 +68,6 @@ std::vector<Corruption> FamilyConfigCorruptions() {
       Corruption{"sliding_layers_without_a_window",
                  [](Bytes& b) { Config(b)->mutate_sliding_window(0); },
                  "sliding layers need a sliding_window of at least 1", SlidingLayers},
-      Corruption{
-          "sliding_layers_bidirectional",
-          [](Bytes& b) { Config(b)->mutate_mask(fb::AttentionMask::Bidirectional); },
-          "sliding-window layers need a causal mask", SlidingLayers},
       Corruption{"layer_attention_too_short",
                  [](Bytes& b) { SetLength(Config(b)->layer_attention(), 1); },
                  "layer_attention has 1 entries for 2 layers", SlidingLayers},

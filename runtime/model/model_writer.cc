@@ -284,7 +284,9 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
         c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
         c.rope_dim, c.token_types, c.embedding_norm, static_cast<fb::Pooling>(c.pooling),
-        c.normalize, c.labels, c.label_pooler);
+        c.normalize, c.labels, c.label_pooler,
+        c.dense_dims.empty() ? 0 : b.CreateVector(c.dense_dims),
+        c.dense_flags.empty() ? 0 : b.CreateVector(c.dense_flags));
 
     const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
       if (v.empty()) return {};  // absent

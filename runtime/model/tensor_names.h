@@ -19,6 +19,9 @@ inline constexpr char kClsPool[] = "cls.weight";             // (d_model, d_mode
 inline constexpr char kClsPoolBias[] = "cls.bias";           // (d_model)
 inline constexpr char kClsOut[] = "cls.output.weight";       // (labels, d_model)
 inline constexpr char kClsOutBias[] = "cls.output.bias";     // (labels)
+// Dense projections of a pooled embedding (config.dense_dims), f32: (out, in) and (out).
+inline constexpr char kDense[] = "dense.%u.weight";
+inline constexpr char kDenseBias[] = "dense.%u.bias";
 inline constexpr char kOutputNorm[] = "output_norm.weight";      // (d_model)
 inline constexpr char kOutputNormBias[] = "output_norm.bias";    // (d_model)
 inline constexpr char kOutput[] = "output.weight";               // (vocab, d_model)

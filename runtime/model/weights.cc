@@ -113,6 +113,26 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
                           DTypeName(t->dtype));
     }
   }
+  const size_t n_dense = c.dense_dims.size();
+  w->dense.assign(n_dense, nullptr);
+  w->dense_bias.assign(n_dense, nullptr);
+  uint64_t in = d;
+  for (size_t i = 0; i < n_dense; ++i) {
+    char name[64];
+    const unsigned u = static_cast<unsigned>(i);
+    names::LayerName(names::kDense, u, name);
+    EMBER_RETURN_IF_ERROR(
+        b.Bind(name, Role::kEmbedding, c.dense_dims[i], in, true, &w->dense[i]));
+    names::LayerName(names::kDenseBias, u, name);
+    EMBER_RETURN_IF_ERROR(b.Bind(name, Role::kVector, c.dense_dims[i], 0,
+                                 (c.dense_flags[i] & ModelConfig::kDenseBias) != 0,
+                                 &w->dense_bias[i]));
+    if (w->dense[i]->dtype != DType::kF32) {
+      return InvalidModel("tensor '%s' is %s: a dense projection is f32",
+                          w->dense[i]->name, DTypeName(w->dense[i]->dtype));
+    }
+    in = c.dense_dims[i];
+  }
   EMBER_RETURN_IF_ERROR(
       b.Bind(names::kOutputNorm, Role::kVector, d, 0, c.final_norm, &w->output_norm));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputNormBias, Role::kVector, d, 0,

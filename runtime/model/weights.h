@@ -49,6 +49,8 @@ struct Weights {
   const Tensor* cls_pool_bias = nullptr;
   const Tensor* cls_out = nullptr;
   const Tensor* cls_out_bias = nullptr;
+  // The embedding's dense projections (config.dense_dims), f32; their biases or null.
+  std::vector<const Tensor*> dense, dense_bias;
   const Tensor* output_norm = nullptr;       // (d_model), when config.final_norm
   const Tensor* output_norm_bias = nullptr;  // (d_model), LayerNorm only
   const Tensor* output = nullptr;            // (vocab, d_model); tok_embedding when tied

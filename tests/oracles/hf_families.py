@@ -142,6 +142,7 @@ def modules(torch):
             self.softcap = c.get("attn_logit_softcapping")
             sliding = c["layer_types"][layer] == "sliding_attention"
             self.window = c["sliding_window"] if sliding else None
+            self.bidirectional = c.get("use_bidirectional_attention", False)
 
         def forward(self, x, cos, sin):
             b, t, _ = x.shape
@@ -164,8 +165,15 @@ def modules(torch):
             if self.softcap is not None:
                 w = torch.tanh(w / self.softcap) * self.softcap
             query, key = torch.arange(t)[:, None], torch.arange(t)[None, :]
-            visible = key <= query
-            if self.window is not None:  # transformers: kv_idx > q_idx - sliding_window
+            if self.bidirectional:  # EmbeddingGemma: every key, or a symmetric window
+                # (Gemma3TextConfig's sliding_window // 2 + 1, an exclusive bound)
+                visible = torch.ones(t, t, dtype=torch.bool)
+                if self.window is not None:
+                    visible = (key - query).abs() < self.window // 2 + 1
+            else:
+                visible = key <= query
+            if self.window is not None and not self.bidirectional:
+                # transformers: kv_idx > q_idx - sliding_window
                 visible = visible & (key > query - self.window)
             w = w.masked_fill(~visible, float("-inf"))
             a = torch.matmul(nn.functional.softmax(w, dim=-1), v)
@@ -234,6 +242,16 @@ def modules(torch):
                 self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
 
         def forward(self, tokens):
+            x = self.hidden(tokens)
+            w = self.model["embed_tokens"].weight if self.tied else self.lm_head.weight
+            logits = x @ w.T
+            if self.c.get("final_logit_softcapping") is not None:
+                cap = self.c["final_logit_softcapping"]
+                logits = torch.tanh(logits / cap) * cap
+            return logits
+
+        def hidden(self, tokens):
+            """The final hidden states (after the final norm)."""
             c, t = self.c, tokens.shape[1]
             rope = {}
             for kind, params in c["rope"].items():
@@ -250,13 +268,7 @@ def modules(torch):
                 x = x * normalizer
             for layer in self.model["layers"]:
                 x = layer(x, rope)
-            x = self.model["norm"](x)
-            w = self.model["embed_tokens"].weight if self.tied else self.lm_head.weight
-            logits = x @ w.T
-            if c.get("final_logit_softcapping") is not None:
-                cap = c["final_logit_softcapping"]
-                logits = torch.tanh(logits / cap) * cap
-            return logits
+            return self.model["norm"](x)
 
     return ForCausalLM
 

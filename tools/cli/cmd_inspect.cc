@@ -171,8 +171,14 @@ void PrintModel(const std::string& path, const Model& model) {
   const std::string features = FeatureSummary(c);
   if (!features.empty()) printf("features     %s\n", features.c_str());
   if (c.embeds()) {
-    printf("embedding    %u values, pooling %s%s", c.d_model, PoolingName(c.pooling),
-           c.normalize ? ", normalized to unit length" : "");
+    printf("embedding    %zu values, pooling %s", c.embedding_values(),
+           PoolingName(c.pooling));
+    for (size_t i = 0; i < c.dense_dims.size(); ++i) {
+      printf("%s%u%s%s", i == 0 ? ", dense " : " -> ", c.dense_dims[i],
+             c.dense_flags[i] & ModelConfig::kDenseBias ? "+bias" : "",
+             c.dense_flags[i] & ModelConfig::kDenseTanh ? " tanh" : "");
+    }
+    printf("%s", c.normalize ? ", normalized to unit length" : "");
     if (c.token_types) printf(", %u token types", c.token_types);
     printf("%s\n", c.embedding_norm ? ", embeddings normed" : "");
   }

@@ -102,10 +102,11 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
   for (TensorSpec& t : spec->tensors) {
     const bool is_classifier =
         t.name == names::kOutput || (!has_output && t.name == names::kTokEmbedding);
-    // Position and segment tables, and a classification head, stay f32 (small, and the
-    // head is computed in f32 only).
+    // Position and segment tables, a classification head and an embedding's dense
+    // projections stay f32 (small, and computed in f32 only).
     if (t.shape.size() != 2 || t.name == names::kPosEmbedding ||
-        t.name == names::kTokTypes || t.name.compare(0, 4, "cls.") == 0) {
+        t.name == names::kTokTypes || t.name.compare(0, 4, "cls.") == 0 ||
+        t.name.compare(0, 6, "dense.") == 0) {
       t.dtype = DType::kF32;
     } else if (k_quants) {
       t.dtype = MixType(types, t, spec->config.n_layers, is_classifier);

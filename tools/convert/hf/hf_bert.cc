@@ -1,7 +1,5 @@
 // BERT-style encoders (see hf_models.h): BertModel's config fields and tensors mapped to
-// ember's names, and the pooling a sentence-transformers directory configures.
-#include <unistd.h>
-
+// ember's names.
 #include "runtime/model/tensor_names.h"
 #include "tools/convert/hf/hf_mapper.h"
 #include "tools/convert/hf/hf_models.h"
@@ -11,92 +9,7 @@ namespace {
 
 std::string Layer(const char* format, uint32_t i) { return names::LayerName(format, i); }
 
-// A module's folder: relative, inside the model's directory.
-Status ModulePath(const std::string& path, const char* type) {
-  if (path.empty() || path[0] == '/' || path.find("..") != std::string::npos) {
-    return InvalidArgument("modules.json: %.60s has the path '%.60s' (a folder of the "
-                           "model's directory expected)", type, path.c_str());
-  }
-  return Status::Ok();
-}
-
-// 1_Pooling/config.json: exactly one of the modes ember runs.
-Status ReadPooling(const std::string& folder, Pooling* out) {
-  Json root;
-  EMBER_RETURN_IF_ERROR(ReadJsonFile(folder + "/config.json", &root));
-  if (!root.is_object()) return InvalidArgument("%s/config.json: not an object", folder.c_str());
-  const JsonFields f(root, "pooling config.json");
-  static const struct {
-    const char* key;
-    Pooling pooling;  // kNone: a mode ember does not run
-  } kModes[] = {{"pooling_mode_mean_tokens", Pooling::kMean},
-                {"pooling_mode_cls_token", Pooling::kCls},
-                {"pooling_mode_lasttoken", Pooling::kLast},
-                {"pooling_mode_max_tokens", Pooling::kNone},
-                {"pooling_mode_mean_sqrt_len_tokens", Pooling::kNone},
-                {"pooling_mode_weightedmean_tokens", Pooling::kNone}};
-  int modes = 0;
-  for (const auto& mode : kModes) {
-    bool on;
-    EMBER_RETURN_IF_ERROR(f.Bool(mode.key, false, false, &on));
-    if (!on) continue;
-    if (mode.pooling == Pooling::kNone) {
-      return Unimplemented("%s/config.json: %s is not supported (mean, cls, lasttoken)",
-                           folder.c_str(), mode.key);
-    }
-    *out = mode.pooling;
-    ++modes;
-  }
-  if (modes != 1) {
-    return Unimplemented("%s/config.json: %d pooling modes on (ember runs exactly one)",
-                         folder.c_str(), modes);
-  }
-  bool include_prompt;
-  EMBER_RETURN_IF_ERROR(f.Bool("include_prompt", false, true, &include_prompt));
-  if (!include_prompt) {
-    return Unimplemented("%s/config.json: include_prompt false is not supported",
-                         folder.c_str());
-  }
-  return Status::Ok();
-}
-
 }  // namespace
-
-Status ReadSentenceTransformers(const std::string& dir, ModelConfig* c) {
-  const std::string path = dir + "/modules.json";
-  if (access(path.c_str(), R_OK) != 0) return Status::Ok();
-  Json modules;
-  EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &modules));
-  if (!modules.is_array()) return InvalidArgument("modules.json: not a list of modules");
-  bool pooled = false;
-  for (size_t i = 0; i < modules.size(); ++i) {
-    if (!modules[i].is_object()) return InvalidArgument("modules.json: module %zu", i);
-    const JsonFields m(modules[i], "modules.json");
-    std::string type, folder;
-    EMBER_RETURN_IF_ERROR(m.String("type", true, "", &type));
-    EMBER_RETURN_IF_ERROR(m.String("path", false, "", &folder));
-    const std::string name = type.substr(type.rfind('.') + 1);
-    if (i == 0) {
-      if (name != "Transformer") {
-        return Unimplemented("modules.json: the first module is %.60s, not Transformer",
-                             type.c_str());
-      }
-    } else if (name == "Pooling" && !pooled) {
-      EMBER_RETURN_IF_ERROR(ModulePath(folder, type.c_str()));
-      EMBER_RETURN_IF_ERROR(ReadPooling(dir + "/" + folder, &c->pooling));
-      pooled = true;
-    } else if (name == "Normalize" && pooled && i + 1 == modules.size()) {
-      c->normalize = true;
-    } else {
-      return Unimplemented(
-          "modules.json: module %zu (%.60s) is not supported: ember runs a Transformer, "
-          "its Pooling and a final Normalize",
-          i, type.c_str());
-    }
-  }
-  if (!pooled) return Unimplemented("modules.json: no Pooling module");
-  return Status::Ok();
-}
 
 // BertModel: embeddings.{word,position,token_type}_embeddings, embeddings.LayerNorm,
 // encoder.layer.{i}.{attention.self.{query,key,value}, attention.output.{dense,

@@ -89,12 +89,6 @@ Status RefuseUnsupported(const JsonFields& f) {
         "config.json: quantization_config: pre-quantized checkpoints are not read "
         "(convert the float weights; --dtype quantizes)");
   }
-  bool bidirectional;
-  EMBER_RETURN_IF_ERROR(
-      f.Bool("use_bidirectional_attention", false, false, &bidirectional));
-  if (bidirectional) {
-    return Unimplemented("config.json: use_bidirectional_attention is not supported");
-  }
   return Status::Ok();
 }
 
@@ -187,6 +181,18 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
     }
   }
   EMBER_RETURN_IF_ERROR(RefuseUnsupported(f));
+  // EmbeddingGemma: Gemma 3 with bidirectional attention, saved as Gemma3TextModel
+  // (its tensors without "model.").
+  bool bidirectional;
+  EMBER_RETURN_IF_ERROR(
+      f.Bool("use_bidirectional_attention", false, false, &bidirectional));
+  if (bidirectional && family.model_type != "gemma3_text") {
+    return Unimplemented("config.json: use_bidirectional_attention is read for Gemma 3");
+  }
+  if (!multimodal && !w->Has(prefix + "embed_tokens.weight") &&
+      w->Has("embed_tokens.weight")) {
+    prefix = "";
+  }
 
   ModelConfig& c = spec->config;
   int64_t d, ffn, layers, heads, kv_heads, head_dim, positions, vocab;
@@ -241,7 +247,7 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   EMBER_RETURN_IF_ERROR(ParseHfActivation(act, &c.activation));
   c.positions = PositionKind::kRope;
   c.rope_pairing = RopePairing::kHalf;
-  c.mask = AttentionMask::kCausal;
+  c.mask = bidirectional ? AttentionMask::kBidirectional : AttentionMask::kCausal;
   c.qkv_bias = family.bias == Bias::kQkv || attention_bias;
   c.out_bias = attention_bias;
   c.ffn_bias = mlp_bias;

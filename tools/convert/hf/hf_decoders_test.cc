@@ -250,8 +250,15 @@ TEST_F(HfDecodersTest, WhichLayersSlide) {
   c = Imported();
   EXPECT_EQ(c.rope_scaling, RopeScaling::kLinear);
   EXPECT_EQ(c.rope_local_theta, 5000.0f);
+  EXPECT_EQ(c.mask, AttentionMask::kCausal);
+  config_["use_bidirectional_attention"] = true;  // EmbeddingGemma
+  EXPECT_EQ(Imported().mask, AttentionMask::kBidirectional);
+  Family("qwen3");  // read for Gemma 3 alone
   config_["use_bidirectional_attention"] = true;
-  ExpectError("use_bidirectional_attention");
+  ExpectError("use_bidirectional_attention is read for Gemma 3");
+  // Gemma3TextModel's tensors, without "model.".
+  Family("gemma3_text", "");
+  EXPECT_EQ(Imported().n_layers, static_cast<uint32_t>(kLayers));
 }
 
 TEST_F(HfDecodersTest, GemmaNormsAndEmbeddingScale) {

@@ -292,7 +292,7 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
     EMBER_RETURN_IF_ERROR(ImportEmber(f, &weights, spec));
   }
   EMBER_RETURN_IF_ERROR(weights.CheckAllUsed());
-  EMBER_RETURN_IF_ERROR(ReadSentenceTransformers(dir, &spec->config));
+  EMBER_RETURN_IF_ERROR(ReadSentenceTransformers(dir, spec));
   SpecialTokens specials;
   EMBER_RETURN_IF_ERROR(SpecialIds(f, root, &specials));
   EMBER_RETURN_IF_ERROR(

@@ -268,10 +268,15 @@ TEST_F(HfImportTest, SentenceTransformersModules) {
   EXPECT_TRUE(spec.config.normalize);
   write("modules.json", "[" + transformer + "," + pooling +
                             R"(, {"type": "sentence_transformers.models.Dense"}])");
-  ExpectError("module 2 (sentence_transformers.models.Dense) is not supported");
+  ExpectError("modules.json: sentence_transformers.models.Dense has the path ''");
   write("modules.json",
-        "[" + transformer + R"(, {"type": "sentence_transformers.models.Pooling", )" +
-            R"("path": "../elsewhere"}])");
+        "[" + transformer + "," + pooling +
+            R"(, {"type": "sentence_transformers.models.WeightedLayerPooling"}])");
+  ExpectError(
+      "module 2 (sentence_transformers.models.WeightedLayerPooling) is not supported");
+  write("modules.json", "[" + transformer +
+                            R"(, {"type": "sentence_transformers.models.Pooling", )" +
+                            R"("path": "../elsewhere"}])");
   ExpectError("has the path '../elsewhere'");
   write("modules.json", "[" + transformer + "," + pooling + "]");
   write("1_Pooling/config.json", R"({"pooling_mode_max_tokens": true})");

@@ -20,11 +20,12 @@ Status ImportGpt2(const JsonFields& config, HfWeights* weights, ModelSpec* spec)
 // a sentence-transformers configuration says otherwise (ReadSentenceTransformers).
 Status ImportBert(const JsonFields& config, HfWeights* weights, ModelSpec* spec);
 
-// A sentence-transformers directory's modules.json: its Pooling module's mode (mean,
-// cls, last token) and a Normalize module set config->pooling and ->normalize; modules
-// ember cannot run (Dense, max pooling, ...) are refused by name. No modules.json:
-// config stays as the importer set it.
-Status ReadSentenceTransformers(const std::string& dir, ModelConfig* config);
+// A sentence-transformers directory's modules.json (hf_sentence_transformers.cc): its
+// Pooling module's mode (mean, cls, last token), Dense modules (the pooled vector's
+// projections, their weights added to spec as dense.{i}.*) and a Normalize module set
+// the config's pooling, dense_dims and normalize; modules ember cannot run (max
+// pooling, ...) are refused by name. No modules.json: the spec stays as it was.
+Status ReadSentenceTransformers(const std::string& dir, ModelSpec* spec);
 
 // The decoder families that share Llama's tensor names (model.embed_tokens,
 // model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
