@@ -8,7 +8,6 @@
 #include "runtime/grammar/gbnf.h"
 
 namespace ember::tools {
-namespace {
 
 using Clock = std::chrono::steady_clock;
 
@@ -16,8 +15,6 @@ uint64_t ElapsedNs(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
       .count();
 }
-
-}  // namespace
 
 Status BenchGrammar::Build(const std::string& gbnf, const std::string& name,
                            const Tokenizer& tokenizer) {

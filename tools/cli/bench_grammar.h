@@ -5,6 +5,7 @@
 #ifndef EMBER_TOOLS_CLI_BENCH_GRAMMAR_H_
 #define EMBER_TOOLS_CLI_BENCH_GRAMMAR_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,9 @@
 #include "tools/bench/bench_report.h"
 
 namespace ember::tools {
+
+// Nanoseconds since `start` on the steady clock, as `ember bench` times everything.
+uint64_t ElapsedNs(std::chrono::steady_clock::time_point start);
 
 class BenchGrammar {
  public:

@@ -43,11 +43,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint64_t ElapsedNs(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
-      .count();
-}
-
 // One loaded model at one thread count: pool, session (prefill in one batch of the
 // longest prompt) and a greedy sampler.
 struct Bench {
