@@ -60,7 +60,8 @@ ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t l
  * formats date, time, date-time, uuid; annotations ignored). Malformed JSON is
  * EMBER_INVALID_ARGUMENT naming the byte offset; a keyword outside the subset is
  * EMBER_UNIMPLEMENTED naming it and where it stands ("JSON Schema at '/properties/a':
- * keyword 'pattern' is not supported"). Builds without grammars: EMBER_UNIMPLEMENTED. */
+ * keyword 'pattern' is not supported"), as is a schema whose grammar would pass 8 MiB
+ * of text. Builds without grammars: EMBER_UNIMPLEMENTED. */
 
 /* Writes the GBNF (rule root), NUL-terminated, into gbnf[0, *gbnf_length): on entry
  * *gbnf_length is the buffer's capacity (0 with gbnf NULL: only ask). EMBER_OK: the

@@ -76,9 +76,10 @@ Status Converter::Expr(const Schema& s, const std::string& path, int depth,
   // An array's items stand twice in its expression, and a list of types walks the
   // schema once for each: nested, they would grow without bound.
   if (bytes_ + expr->size() > kMaxGrammarBytes) {
-    // The path last: it may be long enough to be cut off.
-    return ResourceExhausted("JSON Schema's grammar grows past %zu bytes at '%s'",
-                             kMaxGrammarBytes, path.empty() ? "/" : path.c_str());
+    // Unimplemented, as counts past kMaxCount are (ResourceExhausted would read as the
+    // caller's buffer in ember_json_schema_to_grammar). The path last: it may be cut off.
+    return Unimplemented("JSON Schema's grammar grows past %zu bytes at '%s'",
+                         kMaxGrammarBytes, path.empty() ? "/" : path.c_str());
   }
   return Status::Ok();
 }
