@@ -418,7 +418,8 @@ ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_c
 
 /* What a model and a session report: ember_model_get_info, ember_attention. */
 #include "ember_info.h"
-/* Structured output: ember_grammar_bytes, ember_session_set_grammar, ember_chat_set_grammar. */
+/* Structured output: ember_grammar_bytes, ember_session_set_grammar, ember_chat_set_grammar,
+ * ember_json_schema_to_grammar, ember_session_set_json_schema. */
 #include "ember_grammar.h"
 /* Embedding models' vectors: ember_embed, ember_embed_batch, ember_embed_tokens. */
 #include "ember_embed.h"

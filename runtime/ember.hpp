@@ -52,6 +52,14 @@ class Model {
     }
     return bytes;
   }
+  // The same for a JSON Schema's grammar (ember_json_schema_bytes); 0 when refused.
+  size_t JsonSchemaBytes(std::string_view schema) const {
+    size_t bytes = 0;
+    if (ember_json_schema_bytes(handle_, schema.data(), schema.size(), &bytes) != EMBER_OK) {
+      return 0;
+    }
+    return bytes;
+  }
   // The text of `token` after `prev` (-1 at the start).
   std::string_view Detokenize(int32_t prev, int32_t token) const {
     const char* bytes = nullptr;
@@ -129,6 +137,11 @@ class Session {
     ember_grammar_options_default(&options);
     options.root = root;
     return ember_session_set_grammar(handle_, gbnf.data(), gbnf.size(), &options);
+  }
+  // A JSON Schema's grammar (ember_session_set_json_schema); an empty view (null data)
+  // removes it.
+  ember_status SetJsonSchema(std::string_view schema) {
+    return ember_session_set_json_schema(handle_, schema.data(), schema.size());
   }
   bool GrammarComplete() const { return ember_session_grammar_complete(handle_) != 0; }
   ember_status Sample(int32_t* token) { return ember_sample(handle_, token); }

@@ -53,6 +53,36 @@ int ember_session_grammar_complete(const ember_session* session);
 ember_status ember_chat_set_grammar(ember_chat* chat, const char* gbnf, size_t length,
                                     const ember_grammar_options* options);
 
+/* JSON Schema (appended in 0.3). A schema's JSON text (UTF-8) converted to the GBNF of
+ * the JSON texts it accepts: the subset docs/structured-output.md lists (type,
+ * properties, required, additionalProperties, enum, const, items, prefixItems, min/
+ * maxItems, min/maxLength, integer bounds, anyOf, oneOf, allOf of one, local $ref,
+ * formats date, time, date-time, uuid; annotations ignored). Malformed JSON is
+ * EMBER_INVALID_ARGUMENT naming the byte offset; a keyword outside the subset is
+ * EMBER_UNIMPLEMENTED naming it and where it stands ("JSON Schema at '/properties/a':
+ * keyword 'pattern' is not supported"), as is a schema whose grammar would pass 8 MiB
+ * of text. Builds without grammars: EMBER_UNIMPLEMENTED. */
+
+/* Writes the GBNF (rule root), NUL-terminated, into gbnf[0, *gbnf_length): on entry
+ * *gbnf_length is the buffer's capacity (0 with gbnf NULL: only ask). EMBER_OK: the
+ * text's length (without the NUL) in *gbnf_length, as ember_session_set_grammar takes
+ * it. EMBER_RESOURCE_EXHAUSTED: nothing written, and *gbnf_length is the capacity it
+ * needs (the length + 1): call again with that much. */
+ember_status ember_json_schema_to_grammar(const char* schema, size_t length, char* gbnf,
+                                          size_t* gbnf_length);
+
+/* Arena bytes the schema's grammar takes in a session of this model (ember_grammar_bytes
+ * of its GBNF): what ember_session_options.grammar_bytes must be at least. */
+ember_status ember_json_schema_bytes(const ember_model* model, const char* schema,
+                                     size_t length, size_t* bytes);
+
+/* The schema's grammar set as ember_session_set_grammar and ember_chat_set_grammar set
+ * GBNF (the same arena, replacement and errors); schema NULL removes the grammar. */
+ember_status ember_session_set_json_schema(ember_session* session, const char* schema,
+                                           size_t length);
+ember_status ember_chat_set_json_schema(ember_chat* chat, const char* schema,
+                                        size_t length);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -19,6 +19,10 @@ A thin layer over ember's C API (runtime/ember.h) through ctypes::
     seen = ember.Session(model, context=64, attention=True).attention("Once upon a time")
     seen.shape                # [layers, heads, query, key]: a view of the arena
 
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    session = ember.Session(model, grammar_bytes=model.json_schema_bytes(schema))
+    session.set_json_schema(schema)   # JSON the schema accepts from now on
+
 Memory: a session takes all it needs at creation (its arena); nothing it computes
 afterwards allocates. ``Session.logits`` is a read-only view of that arena, changed by
 the next prefill or decode (``.copy()`` keeps one).
@@ -35,10 +39,11 @@ from ._capi import lib
 from ._chat import Chat
 from ._model import Model
 from ._reports import AttentionSelection, ModelInfo
+from ._schema import json_schema_to_grammar
 from ._session import Session
 
 __all__ = ["Model", "Session", "Chat", "EmberError", "EmberBusy", "ModelInfo",
-           "AttentionSelection", "version"]
+           "AttentionSelection", "json_schema_to_grammar", "version"]
 
 
 def version() -> str:

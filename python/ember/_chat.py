@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Union
 from . import _capi
 from ._base import _check, _Handle
 from ._capi import lib
+from ._schema import schema_bytes
 from ._session import Session
 
 
@@ -104,6 +105,13 @@ class Chat(_Handle):
         with self.session._guard:
             _check(lib.ember_chat_set_grammar(self.handle, data, len(data or b""),
                                               ctypes.byref(options)))
+
+    def set_json_schema(self, schema) -> None:
+        """Every reply from now on is JSON that ``schema`` (a dict or its JSON text)
+        accepts, as ``set_grammar`` holds it to GBNF; ``None``: none."""
+        data = schema_bytes(schema) if schema is not None else None
+        with self.session._guard:
+            _check(lib.ember_chat_set_json_schema(self.handle, data, len(data or b"")))
 
     def set_tools(self, tools: Union[Sequence[dict], str, None], *,
                   grammar: Optional[str] = None) -> None:

@@ -9,6 +9,7 @@ from . import _capi
 from ._base import _check, _Handle
 from ._capi import lib
 from ._reports import ModelInfo, model_info
+from ._schema import schema_bytes
 
 
 class Model(_Handle):
@@ -81,6 +82,14 @@ class Model(_Handle):
         size = ctypes.c_size_t()
         _check(lib.ember_grammar_bytes(self.handle, data, len(data), ctypes.byref(options),
                                        ctypes.byref(size)))
+        return size.value
+
+    def json_schema_bytes(self, schema) -> int:
+        """Arena bytes a JSON Schema's grammar (a dict or its JSON text) takes in a
+        session of this model, as ``grammar_bytes`` tells for GBNF."""
+        data = schema_bytes(schema)
+        size = ctypes.c_size_t()
+        _check(lib.ember_json_schema_bytes(self.handle, data, len(data), ctypes.byref(size)))
         return size.value
 
     def token_bytes(self, token: int, previous: int = -1) -> bytes:

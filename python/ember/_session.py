@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _capi
 from ._base import _check, _Guard, _Handle, _ids
+from ._schema import schema_bytes
 from ._capi import lib
 from ._model import Model
 from ._reports import AttentionSelection, selection_of, set_selection
@@ -287,6 +288,14 @@ class Session(_Handle):
             _check(lib.ember_session_set_grammar(self.handle, data,
                                                  len(data) if data else 0,
                                                  ctypes.byref(options)))
+
+    def set_json_schema(self, schema) -> None:
+        """Holds every later generation to JSON that ``schema`` accepts: a dict or its
+        JSON text, converted by ember (``ember.json_schema_to_grammar``); None: no
+        grammar. Room for it: ``Session(grammar_bytes=model.json_schema_bytes(schema))``."""
+        data = schema_bytes(schema) if schema is not None else None
+        with self._guard:
+            _check(lib.ember_session_set_json_schema(self.handle, data, len(data or b"")))
 
     def embed(self, texts: Union[str, Sequence[str]], *, dims: int = 0,
               normalize: Optional[bool] = None) -> np.ndarray:

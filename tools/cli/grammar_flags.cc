@@ -7,7 +7,7 @@
 #include <string>
 
 #include "runtime/grammar/gbnf.h"
-#include "tools/grammar/json_schema.h"
+#include "runtime/grammar/json_schema.h"
 #include "tools/grammar/tool_grammar.h"
 #include "tools/util/files.h"
 
@@ -104,7 +104,7 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
     *text = file;
     return Status::Ok();
   }
-  return JsonSchemaTextToGbnf(file, *name, text);
+  return grammar::JsonSchemaTextToGbnf(file, name->c_str(), text);
 }
 
 Status ReadGrammarFlags(const ArgParser& args, const Tokenizer& tokenizer, FlagGrammar* g,

@@ -2,16 +2,20 @@
 #include "tools/grammar/tool_grammar.h"
 
 #include <set>
+#include <string_view>
 #include <utility>
 
-#include "tools/grammar/json_schema.h"
+#include "runtime/grammar/json_schema.h"
 
 namespace ember::tools {
+
+using grammar::CheckNesting;
+using grammar::GbnfLiteral;
 
 Status ReadTools(const std::string& text, const std::string& where,
                  std::vector<ToolDefinition>* tools) {
   tools->clear();
-  EMBER_RETURN_IF_ERROR(CheckNesting(text, where));
+  EMBER_RETURN_IF_ERROR(CheckNesting(text, where.c_str()));
   const OrderedJson list = OrderedJson::parse(text, nullptr, /*allow_exceptions=*/false);
   if (list.is_discarded()) return InvalidArgument("%s: not valid JSON", where.c_str());
   if (!list.is_array()) {
@@ -80,15 +84,19 @@ Status ToolCallGrammar(const std::vector<ToolDefinition>& tools, ToolCallFormat 
   }
   if (tools.empty()) return InvalidArgument("no tools to call");
   const ToolCallSyntax syntax = SyntaxOf(format);
-  std::vector<std::pair<std::string, const OrderedJson*>> schemas;
+  // Each function's parameters as JSON text (the keys in their order), which the
+  // runtime's converter reads.
+  std::vector<std::string> texts;
+  for (const ToolDefinition& t : tools) texts.push_back(t.parameters.dump());
+  std::vector<std::pair<std::string, std::string_view>> schemas;
   std::string calls;
   for (size_t i = 0; i < tools.size(); ++i) {
     const std::string rule = "f" + std::to_string(i);
-    schemas.emplace_back(rule + "-arguments", &tools[i].parameters);
+    schemas.emplace_back(rule + "-arguments", texts[i]);
     calls += (i ? " | " : "") + rule;
   }
   std::string rules;
-  const Status converted = JsonSchemasToRules(schemas, &rules);
+  const Status converted = grammar::JsonSchemasToRules(schemas, &rules);
   if (!converted.ok()) {
     // The rule's name: f<i>-arguments... names the tool.
     return Status(converted.code(), "tool parameters: %s", converted.message());

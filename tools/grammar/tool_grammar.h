@@ -1,7 +1,8 @@
 // Tools (OpenAI-style function definitions) for `ember chat --tools` and the C API: the
 // definitions read and checked, and the grammar of a call to any of them in a family's
 // syntax (runtime/chat/tool_calls.h), each call's arguments constrained to its
-// function's parameter schema. The grammar starts where the call's JSON starts (after
+// function's parameter schema (converted by runtime/grammar/json_schema.h from its
+// JSON text). The grammar starts where the call's JSON starts (after
 // the format's trigger, or with it for Llama 3's '{') and ends at its last '}' or ']'.
 #ifndef EMBER_TOOLS_GRAMMAR_TOOL_GRAMMAR_H_
 #define EMBER_TOOLS_GRAMMAR_TOOL_GRAMMAR_H_
@@ -11,9 +12,12 @@
 
 #include "runtime/chat/tool_calls.h"
 #include "runtime/status.h"
-#include "tools/grammar/json_schema.h"
+#include "tools/util/json_util.h"
 
 namespace ember::tools {
+
+// Tools keep their keys' order: a parameter schema's properties are written in it.
+using OrderedJson = nlohmann::ordered_json;
 
 // Functions a tools list may define.
 inline constexpr size_t kMaxTools = 128;

@@ -263,6 +263,32 @@ JNIEXPORT jlong JNICALL Java_dev_ember_Native_grammarBytes(JNIEnv* env, jclass c
   return (jlong)bytes;
 }
 
+/* schema: a JSON Schema's UTF-8 bytes (NULL: no grammar), set as its GBNF would be. */
+JNIEXPORT void JNICALL Java_dev_ember_Native_setJsonSchema(JNIEnv* env, jclass cls,
+                                                           jlong session, jbyteArray schema) {
+  (void)cls;
+  EmberJniPinned text;
+  if (!EmberJniPin(env, schema, &text)) return;
+  ember_status status = ember_session_set_json_schema(
+      EMBER_JNI_PTR(ember_session, session), (const char*)text.data, text.length);
+  EmberJniRelease(env, &text);
+  EMBER_JNI_CHECK(env, status, );
+}
+
+/* The arena bytes a JSON Schema's grammar takes (ember_json_schema_bytes). */
+JNIEXPORT jlong JNICALL Java_dev_ember_Native_jsonSchemaBytes(JNIEnv* env, jclass cls,
+                                                              jlong model, jbyteArray schema) {
+  (void)cls;
+  EmberJniPinned text;
+  if (!EmberJniPin(env, schema, &text)) return 0;
+  size_t bytes = 0;
+  ember_status status = ember_json_schema_bytes(EMBER_JNI_PTR(const ember_model, model),
+                                                (const char*)text.data, text.length, &bytes);
+  EmberJniRelease(env, &text);
+  EMBER_JNI_CHECK(env, status, 0);
+  return (jlong)bytes;
+}
+
 JNIEXPORT jboolean JNICALL Java_dev_ember_Native_grammarComplete(JNIEnv* env, jclass cls,
                                                                  jlong session) {
   (void)env, (void)cls;

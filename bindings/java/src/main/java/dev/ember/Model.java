@@ -33,6 +33,11 @@ public final class Model implements AutoCloseable {
     return Native.grammarBytes(handle(), gbnf.getBytes(StandardCharsets.UTF_8), null);
   }
 
+  /** The same for a JSON Schema's grammar (its text): {@link Session#setJsonSchema}. */
+  public long jsonSchemaBytes(String schema) {
+    return Native.jsonSchemaBytes(handle(), schema.getBytes(StandardCharsets.UTF_8));
+  }
+
   long handle() {
     long h = handle;
     if (h == 0) throw new IllegalStateException("ember: the model is closed");

@@ -64,6 +64,8 @@ final class Native {
                                 byte[][] stop);
   static native void setGrammar(long session, @Nullable byte[] gbnf, @Nullable byte[] root);
   static native boolean grammarComplete(long session);
+  static native void setJsonSchema(long session, @Nullable byte[] schema);
+  static native long jsonSchemaBytes(long model, byte[] schema);
   static native long grammarBytes(long model, byte[] gbnf, @Nullable byte[] root);
   static native byte[] saveState(long session);
   static native void restoreState(long session, byte[] state);

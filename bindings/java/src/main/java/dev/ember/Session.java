@@ -318,6 +318,22 @@ public final class Session implements AutoCloseable {
     }
   }
 
+  /**
+   * Holds every later generation to JSON the schema accepts (a JSON Schema's text; null:
+   * no grammar), converted to GBNF by ember. Malformed JSON throws EmberException naming
+   * the byte; a keyword ember does not support, naming it. Room for it: {@link
+   * Model#jsonSchemaBytes}.
+   */
+  public void setJsonSchema(@Nullable String schema) {
+    byte[] text = schema == null ? null : schema.getBytes(StandardCharsets.UTF_8);
+    enter();
+    try {
+      Native.setJsonSchema(handle, text);
+    } finally {
+      exit();
+    }
+  }
+
   /** Whether the last generation's text is a whole sentence of the grammar. */
   public boolean grammarComplete() {
     enter();

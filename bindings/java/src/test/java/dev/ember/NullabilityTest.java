@@ -59,6 +59,7 @@ class NullabilityTest {
         "Session.setGrammar(String)#0",
         "Session.setGrammar(String, String)#0",
         "Session.setGrammar(String, String)#1",
+        "Session.setJsonSchema(String)#0",
         "SessionOptions.isa(String)#0"));
     assertEquals(expected, nullableParameters(API, Nullable.class));
     // No public method returns null.

@@ -3,18 +3,17 @@
 // json_schema.h; the walker is json_schema.cc.
 #include <cinttypes>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "tools/grammar/json_schema.h"
-#include "tools/grammar/json_schema_internal.h"
+#include "runtime/grammar/json_schema.h"
+#include "runtime/grammar/json_schema_internal.h"
 
-namespace ember::tools {
+namespace ember::grammar {
 
-std::string GbnfLiteral(const std::string& text) {
+std::string GbnfLiteral(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
     const unsigned char u = static_cast<unsigned char>(c);
@@ -23,7 +22,7 @@ std::string GbnfLiteral(const std::string& text) {
       out += c;
     } else if (u < 0x20 || u == 0x7F) {
       char hex[8];
-      snprintf(hex, sizeof(hex), "\\x%02X", u);
+      Format(hex, sizeof(hex), "\\x%02X", u);
       out += hex;
     } else {
       out += c;
@@ -34,35 +33,42 @@ std::string GbnfLiteral(const std::string& text) {
 
 namespace schema {
 
+namespace {
+
 // The primitives, each emitted only when used (with what it uses).
-const std::map<std::string, std::pair<const char*, std::vector<std::string>>>&
-Primitives() {
-  static const auto* p = new std::map<std::string,
-                                      std::pair<const char*, std::vector<std::string>>>{
-      {"ws", {R"([ \t\n]{0,20})", {}}},
-      {"value",
-       {R"(object | array | string | number | "true" | "false" | "null")",
-        {"object", "array", "string", "number"}}},
-      {"object", {R"("{" ws ( member ( "," ws member )* )? "}")", {"member", "ws"}}},
-      {"member", {R"(string ws ":" ws value ws)", {"string", "ws", "value"}}},
-      {"array", {R"("[" ws ( value ws ( "," ws value ws )* )? "]")", {"value", "ws"}}},
-      {"string", {R"("\"" char* "\"")", {"char"}}},
-      {"char", {R"([^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ))", {}}},
-      {"number", {R"(integer ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?)", {"integer"}}},
-      {"integer", {R"("-"? ( "0" | [1-9] [0-9]* ))", {}}},
-      {"boolean", {R"("true" | "false")", {}}},
-      {"null", {R"("null")", {}}},
-      {"date",
-       {R"([0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ))",
-        {}}},
-      {"time",
-       {R"(( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]+ )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ))",
-        {}}},
-      {"uuid",
-       {R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})",
-        {}}},
-  };
-  return *p;
+// clang-format off
+constexpr Primitive kPrimitives[] = {
+    {"ws", R"([ \t\n]{0,20})", {}},
+    {"value", R"(object | array | string | number | "true" | "false" | "null")",
+     {"object", "array", "string", "number"}},
+    {"object", R"("{" ws ( member ( "," ws member )* )? "}")", {"member", "ws"}},
+    {"member", R"(string ws ":" ws value ws)", {"string", "ws", "value"}},
+    {"array", R"("[" ws ( value ws ( "," ws value ws )* )? "]")", {"value", "ws"}},
+    {"string", R"("\"" char* "\"")", {"char"}},
+    {"char", R"([^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ))", {}},
+    {"number", R"(integer ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?)", {"integer"}},
+    {"integer", R"("-"? ( "0" | [1-9] [0-9]* ))", {}},
+    {"boolean", R"("true" | "false")", {}},
+    {"null", R"("null")", {}},
+    {"date",
+     R"([0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ))",
+     {}},
+    {"time",
+     R"(( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]+ )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ))",
+     {}},
+    {"uuid",
+     R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})",
+     {}},
+};
+// clang-format on
+
+}  // namespace
+
+const Primitive& PrimitiveNamed(const std::string& name) {
+  for (const Primitive& p : kPrimitives) {
+    if (name == p.name) return p;
+  }
+  return kPrimitives[0];  // not reached: the converter names only these
 }
 
 namespace {
@@ -113,11 +119,11 @@ std::string Magnitudes(uint64_t a, bool bounded, uint64_t b) {
 std::string CodePoint(uint32_t cp) {
   char out[16];
   if (cp < 0x100) {
-    snprintf(out, sizeof(out), "\\x%02X", cp);
+    Format(out, sizeof(out), "\\x%02X", cp);
   } else if (cp < 0x10000) {
-    snprintf(out, sizeof(out), "\\u%04X", cp);
+    Format(out, sizeof(out), "\\u%04X", cp);
   } else {
-    snprintf(out, sizeof(out), "\\U%08X", cp);
+    Format(out, sizeof(out), "\\U%08X", cp);
   }
   return out;
 }
@@ -141,17 +147,19 @@ std::vector<uint32_t> CodePoints(const std::string& text) {
 
 Status Converter::Count(const Schema& s, const char* key, const std::string& path,
                         uint64_t* n, bool* present) {
-  *present = s.contains(key);
+  const Schema* found = s.Find(key);
+  *present = found != nullptr;
   if (!*present) return Status::Ok();
-  const Schema& v = s[key];
-  if (!v.is_number_integer() && !v.is_number_unsigned()) {
+  const Schema& v = *found;
+  if (!v.is_integer()) {
     return InvalidArgument("JSON Schema at '%s': %s is not a non-negative integer",
                            path.c_str(), key);
   }
-  if (v.is_number_integer() && v.get<int64_t>() < 0) {
+  // (2^63 and above read as int64 are negative, as nlohmann's get<int64_t> read them.)
+  if (v.int64() < 0) {
     return InvalidArgument("JSON Schema at '%s': %s is negative", path.c_str(), key);
   }
-  const uint64_t value = v.get<uint64_t>();
+  const uint64_t value = v.uint64();
   if (value > kMaxCount) {
     return Unimplemented("JSON Schema at '%s': %s %" PRIu64 " is above %" PRIu64
                          " (the grammar unrolls it)",
@@ -164,18 +172,18 @@ Status Converter::Count(const Schema& s, const char* key, const std::string& pat
 // Bounds as integers: an inclusive bound rounds inward, an exclusive one steps past.
 Status Converter::Bound(const Schema& s, const char* key, bool lower, bool exclusive,
                         const std::string& path, bool* has, int64_t* value) {
-  if (!s.contains(key)) return Status::Ok();
-  const Schema& v = s[key];
+  const Schema* found = s.Find(key);
+  if (found == nullptr) return Status::Ok();
+  const Schema& v = *found;
   if (!v.is_number()) {
     return InvalidArgument("JSON Schema at '%s': %s is not a number", path.c_str(), key);
   }
-  const double d = v.get<double>();
+  const double d = v.number();
   if (!(std::fabs(d) <= 1e18)) {
     return Unimplemented("JSON Schema at '%s': %s beyond 1e18", path.c_str(), key);
   }
-  int64_t b = v.is_number_float()
-                  ? static_cast<int64_t>(lower ? std::ceil(d) : std::floor(d))
-                  : v.get<int64_t>();
+  int64_t b = !v.is_integer() ? static_cast<int64_t>(lower ? std::ceil(d) : std::floor(d))
+                              : v.int64();
   if (exclusive && static_cast<double>(b) == d) b += lower ? 1 : -1;
   if (!*has || (lower ? b > *value : b < *value)) *value = b;
   *has = true;
@@ -210,12 +218,11 @@ Status Converter::Integer(const Schema& s, const std::string& path, std::string*
 }
 
 Status Converter::String(const Schema& s, const std::string& path, std::string* expr) {
-  if (s.contains("format")) {
-    if (s.contains("minLength") || s.contains("maxLength")) {
+  if (const Schema* found = s.Find("format")) {
+    if (s.Has("minLength") || s.Has("maxLength")) {
       return Refuse(path, "format beside minLength or maxLength");
     }
-    const std::string format =
-        s["format"].is_string() ? s["format"].get<std::string>() : "";
+    const std::string format = found->is_string() ? found->text() : "";
     if (format == "date" || format == "time" || format == "uuid") {
       *expr = "\"\\\"\" " + Use(format) + " \"\\\"\"";
     } else if (format == "date-time") {
@@ -266,7 +273,7 @@ std::string Converter::OtherKey(
     trie[at].name = true;
   }
   const std::string plain = NewRule();
-  rules_.emplace_back(plain, "[^\"\\\\\\x00-\\x1F]");
+  AddRule(plain, "[^\"\\\\\\x00-\\x1F]");
   std::vector<std::string> names(trie.size());
   for (std::string& name : names) name = NewRule();
   for (size_t n = 0; n < trie.size(); ++n) {
@@ -278,10 +285,10 @@ std::string Converter::OtherKey(
       others += CodePoint(cp);
     }
     body += std::string(body.empty() ? "" : " | ") + others + "] " + plain + "*";
-    rules_.emplace_back(names[n], body);
+    AddRule(names[n], body);
   }
   return names[0];
 }
 
 }  // namespace schema
-}  // namespace ember::tools
+}  // namespace ember::grammar

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "tools/grammar/json_schema.h"
-#include "tools/grammar/json_schema_internal.h"
+#include "runtime/grammar/json_schema.h"
+#include "runtime/grammar/json_schema_internal.h"
 
-namespace ember::tools::schema {
+namespace ember::grammar::schema {
 
 Status Converter::Array(const Schema& s, const std::string& path, int depth,
                         std::string* expr) {
@@ -18,8 +18,8 @@ Status Converter::Array(const Schema& s, const std::string& path, int depth,
   EMBER_RETURN_IF_ERROR(Count(s, "minItems", path, &min, &has_min));
   EMBER_RETURN_IF_ERROR(Count(s, "maxItems", path, &max, &has_max));
   std::vector<std::string> prefix;
-  if (s.contains("prefixItems")) {
-    const Schema& p = s["prefixItems"];
+  if (const Schema* found = s.Find("prefixItems")) {
+    const Schema& p = *found;
     if (!p.is_array()) {
       return InvalidArgument("JSON Schema at '%s': prefixItems is not an array",
                              path.c_str());
@@ -33,12 +33,12 @@ Status Converter::Array(const Schema& s, const std::string& path, int depth,
     }
   }
   std::string items = Use("value");
-  if (s.contains("items")) {
-    if (s["items"].is_boolean() && !s["items"].get<bool>()) {
+  if (const Schema* found = s.Find("items")) {
+    if (found->is_bool() && !found->boolean()) {
       if (!has_max || max > prefix.size()) max = prefix.size();
       has_max = true;
     } else {
-      EMBER_RETURN_IF_ERROR(Expr(s["items"], path + "/items", depth + 1, &items));
+      EMBER_RETURN_IF_ERROR(Expr(*found, path + "/items", depth + 1, &items));
     }
   }
   if (has_max && min > max) return Refuse(path, "minItems above maxItems (or items)");
@@ -59,14 +59,14 @@ Status Converter::Array(const Schema& s, const std::string& path, int depth,
              (has_max ? std::to_string(max - first) : "") + "}";
     }
     after = NewRule();
-    rules_.emplace_back(after, body.empty() ? "\"\"" : body);
+    AddRule(after, body.empty() ? "\"\"" : body);
   }
   std::string next = after;
   for (size_t k = prefix.size(); k-- > 1;) {
     const std::string name = NewRule();
     std::string body = "\",\" ws " + element(k) + " " + next;
     if (k >= min) body = "( " + body + " )?";
-    rules_.emplace_back(name, body);
+    AddRule(name, body);
     next = name;
   }
   // The first element (no comma), then the rest.
@@ -89,40 +89,39 @@ Status Converter::Array(const Schema& s, const std::string& path, int depth,
 Status Converter::Object(const Schema& s, const std::string& path, int depth,
                          std::string* expr) {
   std::vector<std::pair<std::string, const Schema*>> properties;
-  if (s.contains("properties")) {
-    const Schema& p = s["properties"];
+  if (const Schema* found = s.Find("properties")) {
+    const Schema& p = *found;
     if (!p.is_object()) {
       return InvalidArgument("JSON Schema at '%s': properties is not an object",
                              path.c_str());
     }
-    for (auto it = p.begin(); it != p.end(); ++it)
-      properties.emplace_back(it.key(), &*it);
+    for (size_t i = 0; i < p.size(); ++i) properties.emplace_back(p.key(i), &p[i]);
   }
   std::set<std::string> required;
-  if (s.contains("required")) {
-    const Schema& r = s["required"];
+  if (const Schema* found = s.Find("required")) {
+    const Schema& r = *found;
     if (!r.is_array()) {
       return InvalidArgument("JSON Schema at '%s': required is not an array",
                              path.c_str());
     }
-    static const Schema any = true;
-    for (const Schema& name : r) {
-      if (!name.is_string()) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (!r[i].is_string()) {
         return InvalidArgument("JSON Schema at '%s': a required name is not a string",
                                path.c_str());
       }
-      required.insert(name.get<std::string>());
+      const std::string& name = r[i].text();
+      required.insert(name);
       bool listed = false;
-      for (const auto& p : properties) listed |= p.first == name.get<std::string>();
-      if (!listed) properties.emplace_back(name.get<std::string>(), &any);
+      for (const auto& p : properties) listed |= p.first == name;
+      if (!listed) properties.emplace_back(name, &any_);
     }
   }
   // Other keys: with additionalProperties true or a schema; none without it when
   // properties are listed; any object with neither.
   std::string extra;
-  if (s.contains("additionalProperties")) {
-    const Schema& a = s["additionalProperties"];
-    if (!(a.is_boolean() && !a.get<bool>())) {
+  if (const Schema* found = s.Find("additionalProperties")) {
+    const Schema& a = *found;
+    if (!(a.is_bool() && !a.boolean())) {
       std::string value;
       EMBER_RETURN_IF_ERROR(Expr(a, path + "/additionalProperties", depth + 1, &value));
       extra =
@@ -135,22 +134,23 @@ Status Converter::Object(const Schema& s, const std::string& path, int depth,
   Use("ws");
   std::vector<std::string> members;
   for (const auto& [name, schema] : properties) {
-    std::string value;
+    std::string value, key;
     EMBER_RETURN_IF_ERROR(Expr(*schema, path + "/properties/" + name, depth + 1, &value));
-    members.push_back(GbnfLiteral(Schema(name).dump()) + " ws \":\" ws " + value + " ws");
+    DumpJsonString(name, &key);
+    members.push_back(GbnfLiteral(key) + " ws \":\" ws " + value + " ws");
   }
   // after_i: members i.. each after a comma; first_i: the first present one without.
   const size_t n = members.size();
   std::string after = NewRule();
-  rules_.emplace_back(after, extra.empty() ? "\"\"" : "( \",\" ws " + extra + " )*");
+  AddRule(after, extra.empty() ? "\"\"" : "( \",\" ws " + extra + " )*");
   std::string first = NewRule();
-  rules_.emplace_back(first, extra.empty() ? "\"\"" : "( " + extra + " " + after + " )?");
+  AddRule(first, extra.empty() ? "\"\"" : "( " + extra + " " + after + " )?");
   for (size_t i = n; i-- > 0;) {
     const bool optional = !required.count(properties[i].first);
     const std::string a = NewRule(), f = NewRule();
-    rules_.emplace_back(a, optional ? "( \",\" ws " + members[i] + " )? " + after
+    AddRule(a, optional ? "( \",\" ws " + members[i] + " )? " + after
                                     : "\",\" ws " + members[i] + " " + after);
-    rules_.emplace_back(f, optional ? members[i] + " " + after + " | " + first
+    AddRule(f, optional ? members[i] + " " + after + " | " + first
                                     : members[i] + " " + after);
     after = a;
     first = f;
@@ -159,4 +159,4 @@ Status Converter::Object(const Schema& s, const std::string& path, int depth,
   return Status::Ok();
 }
 
-}  // namespace ember::tools::schema
+}  // namespace ember::grammar::schema
