@@ -10,20 +10,13 @@
 #include "ember/ember.hpp"
 #include "gtest/gtest.h"
 #include "testing/testing.h"
+#include "tests/c_api_stories.h"
 #include "tests/stories260k.h"
 
 namespace ember {
 namespace {
 
-class CApiGrammarArenaTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) GTEST_SKIP();
-    ASSERT_EQ(model_.Open(testing::Stories260KPath().c_str()), EMBER_OK)
-        << cpp::LastError();
-  }
-  cpp::Model model_;
-};
+using CApiGrammarArenaTest = CApiStoriesTest;  // stories260K, tests/c_api_stories.h
 
 // The grammar's memory is the session's arena: ember_grammar_bytes tells what one needs,
 // a session planned with less refuses it naming the bytes (and keeps the grammar it

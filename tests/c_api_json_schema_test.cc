@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/grammar/json_reader.h"
 #include "testing/testing.h"
+#include "tests/c_api_stories.h"
 #include "tests/stories260k.h"
 
 namespace ember {
@@ -80,15 +81,7 @@ TEST(CApiJsonSchemaTest, RefusesWithMessagesThatSayWhereAndWhat) {
       << cpp::LastError();
 }
 
-class CApiJsonSchemaSessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) GTEST_SKIP();
-    ASSERT_EQ(model_.Open(testing::Stories260KPath().c_str()), EMBER_OK)
-        << cpp::LastError();
-  }
-  cpp::Model model_;
-};
+using CApiJsonSchemaSessionTest = CApiStoriesTest;  // stories260K, tests/c_api_stories.h
 
 // The session plans the schema's room (ember_json_schema_bytes), then greedy generation
 // under it makes JSON the schema accepts.

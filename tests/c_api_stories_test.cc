@@ -1,5 +1,7 @@
 // The C API through its C++ wrapper (ember.hpp) on stories260K: the golden story with a
 // caller-owned arena, step by step, and statuses plus messages for bad calls.
+#include "tests/c_api_stories.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -16,15 +18,7 @@
 namespace ember {
 namespace {
 
-class CApiTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) GTEST_SKIP();
-    ASSERT_EQ(model_.Open(testing::Stories260KPath().c_str()), EMBER_OK)
-        << cpp::LastError();
-  }
-  cpp::Model model_;
-};
+using CApiTest = CApiStoriesTest;  // stories260K, tests/c_api_stories.h
 
 TEST_F(CApiTest, GoldenWithCallerArena) {
   ember_session_options options;
