@@ -377,7 +377,9 @@ ember_status ember_chat_last_stats(const ember_chat* chat, ember_chat_stats* sta
  * "parameters"}}]), rendered as the template's `tools` from the next reply on (at most
  * options.max_tools_bytes; length 0: none). EMBER_INVALID_ARGUMENT when the model's
  * template shows no tool-call syntax (Hermes <tool_call> tags as Qwen2.5 and Qwen3 write
- * them, Llama 3's JSON object, Mistral's [TOOL_CALLS]). Each reply is then parsed for
+ * them, Llama 3's JSON object, Mistral's [TOOL_CALLS], Phi-4-mini's <|tool_call|>, whose
+ * template takes the tools in the system message: ember puts them there, adding an
+ * empty one when there is none). Each reply is then parsed for
  * calls: a reply that makes some becomes an assistant turn with `tool_calls` (ids
  * "call00001", ...), and each "tool" turn added after it (ember_chat_add) answers the
  * next of them. */

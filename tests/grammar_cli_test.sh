@@ -101,8 +101,12 @@ expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-form
   --text '{"name": "get_weather", "parameters": {"city": "Oslo"}}'
 expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-format mistral \
   --text '[{"name": "now", "arguments": {}}, {"name": "get_weather", "arguments": {"city": ""}}]'
-expect 1 "hermes, llama3 or mistral" -- "${ember[@]}" grammar --tools "$tmp/tools.json" \
-  --tool-format xml
+expect 0 complete -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-format phi4-mini \
+  --text '[{"name": "get_weather", "arguments": {"city": "Oslo"}}]'
+expect 0 reject -- "${ember[@]}" grammar --tools "$tmp/tools.json" --tool-format phi4-mini \
+  --text '[{"name": "get_weather", "parameters": {"city": "Oslo"}}]'
+expect 1 "hermes, llama3, mistral or phi4-mini" -- "${ember[@]}" grammar \
+  --tools "$tmp/tools.json" --tool-format xml
 printf '{"name": "f"}' >"$tmp/not_list.json"
 expect 1 "a list of tools" -- "${ember[@]}" grammar --tools "$tmp/not_list.json"
 printf '[{"name": "f"}, {"name": "f"}]' >"$tmp/twice.json"

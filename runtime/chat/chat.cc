@@ -48,6 +48,9 @@ struct ReplyState {
   char* text;
   size_t capacity, used = 0;
   bool truncated = false;
+  // Control tokens whose pieces the reply keeps (tool-call markers), -1: none.
+  const int32_t* kept_ids;
+  const Tokenizer* tokenizer;
 };
 
 bool OnToken(void* p, int32_t id, std::string_view text) {
@@ -56,11 +59,15 @@ bool OnToken(void* p, int32_t id, std::string_view text) {
     s->seen = true;
     s->first = Clock::now();
   }
+  std::string_view kept = text;
+  if (text.empty() && id >= 0 && (id == s->kept_ids[0] || id == s->kept_ids[1])) {
+    kept = s->tokenizer->piece(static_cast<uint32_t>(id));
+  }
   const size_t n =
-      text.size() < s->capacity - s->used ? text.size() : s->capacity - s->used;
-  memcpy(s->text + s->used, text.data(), n);
+      kept.size() < s->capacity - s->used ? kept.size() : s->capacity - s->used;
+  memcpy(s->text + s->used, kept.data(), n);
   s->used += n;
-  s->truncated |= n < text.size();
+  s->truncated |= n < kept.size();
   return s->callback(s->user, id, text);
 }
 
@@ -114,6 +121,7 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
   tools_ = render_ + l.render;
   tools_size_ = 0;
   tool_format_ = ToolCallFormat::kNone;
+  marker_ids_[0] = marker_ids_[1] = -1;
   num_messages_ = first_turn_ = 0;
   text_used_ = 0;
   num_calls_ = unanswered_ = 0;
@@ -225,8 +233,16 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
 
   // The reply's text goes after the conversation's, then becomes its last turn.
   if (num_messages_ == options_.max_messages) DropOldest();
-  ReplyState state{
-      callback, user, {}, false, text_ + text_used_, text_capacity_ - text_used_};
+  ReplyState state{callback,
+                   user,
+                   {},
+                   false,
+                   text_ + text_used_,
+                   text_capacity_ - text_used_,
+                   0,
+                   false,
+                   marker_ids_,
+                   &s.model().tokenizer()};
   const ChatProgramTables& p = s.model().chat_template().tables();
   GenerateOptions generate;
   generate.max_new = max_new;

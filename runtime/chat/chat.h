@@ -133,6 +133,10 @@ class Chat {
   char* tools_ = nullptr;  // max_tools_bytes: the tools' JSON
   size_t tools_size_ = 0;
   ToolCallFormat tool_format_ = ToolCallFormat::kNone;
+  // The format's call markers that are control tokens (decoding to no text), whose
+  // pieces a reply keeps so that its calls parse and render back as the model wrote
+  // them (Phi-4-mini's <|tool_call|> and <|/tool_call|>); -1: none.
+  int32_t marker_ids_[2] = {-1, -1};
   ToolCall calls_[kMaxToolCalls];
   size_t num_calls_ = 0;
   Status calls_status_;  // why the last reply's calls did not parse

@@ -70,11 +70,26 @@ Status Chat::SetTools(std::string_view tools_json) {
     if (format == ToolCallFormat::kNone) {
       return InvalidArgument(
           "the model's chat template shows no way to call tools (no <tool_call> tags, "
-          "Llama 3 JSON calls or [TOOL_CALLS]): it cannot take tools");
+          "Llama 3 JSON calls, [TOOL_CALLS] or <|tool|>): it cannot take tools");
     }
     tool_format_ = format;
   } else {
     tool_format_ = ToolCallFormat::kNone;
+  }
+  marker_ids_[0] = marker_ids_[1] = -1;
+  if (tool_format_ == ToolCallFormat::kPhi4Mini) {
+    const Tokenizer& t = session_->model().tokenizer();
+    const uint32_t vocab = t.vocab_size();
+    for (uint32_t id = 0; id < vocab; ++id) {
+      const std::string_view piece = t.piece(id);
+      const int marker = piece == "<|tool_call|>"    ? 0
+                         : piece == "<|/tool_call|>" ? 1
+                                                     : -1;
+      if (marker >= 0 &&
+          t.Decode(static_cast<int32_t>(vocab), static_cast<int32_t>(id)).empty()) {
+        marker_ids_[marker] = static_cast<int32_t>(id);
+      }
+    }
   }
   memcpy(tools_, tools_json.data(), tools_json.size());
   tools_size_ = tools_json.size();
@@ -154,6 +169,9 @@ Status Chat::StoreReply(std::string_view reply) {
     text_used_ += reply.size();
     return Status::Ok();
   }
+  // Phi-4-mini's template renders an assistant turn's content only: it keeps the
+  // calls as the model wrote them.
+  if (tool_format_ == ToolCallFormat::kPhi4Mini) content = reply;
   messages_[num_messages_++] =
       ChatMessage{"assistant", content, std::string_view(extra, at)};
   text_used_ += reply.size() + at;

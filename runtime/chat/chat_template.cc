@@ -7,6 +7,7 @@
 
 #include "runtime/chat/chat_template_format.h"
 #include "runtime/chat/template_ops.h"
+#include "runtime/chat/tool_calls.h"
 
 namespace ember {
 
@@ -228,6 +229,58 @@ Status MessagesValue(const ChatMessage* messages, size_t n, tmpl::Heap* heap,
   return Status::Ok();
 }
 
+// Phi-4-mini's template takes the tools in the system message, as its model card
+// writes them: "tools" holds json.dumps of the functions ([{"name", "description",
+// "parameters"}], each definition's "function"). The messages input becomes a list
+// whose system message (added first, empty, when there is none) has that key.
+Status ToolsInSystemMessage(const tmpl::Value& tools, tmpl::Heap* heap,
+                            tmpl::Value* messages) {
+  heap->Begin();
+  heap->AppendChar('[');
+  bool ok = true;
+  for (uint32_t i = 0; i < tools.list->count && ok; ++i) {
+    if (i) heap->Append(", ");
+    const tmpl::Value tool = tools.list->at(i);
+    const tmpl::Value function = tmpl::Lookup(tool, "function");
+    ok = tmpl::AppendJson(function.kind == tmpl::Kind::kUndefined ? tool : function, -1,
+                          0, heap);
+  }
+  heap->AppendChar(']');
+  const tmpl::Value text = heap->End();
+  if (heap->full()) return tmpl::HeapFull(*heap);
+  if (!ok) return InvalidArgument("tools_json: a tool JSON cannot hold");
+
+  const tmpl::List& old = *messages->list;
+  const tmpl::Value role =
+      old.count > 0 ? tmpl::Lookup(old.at(0), "role") : tmpl::Value::None();
+  const bool has_system = role.is_string() && role.str() == "system";
+  tmpl::Value* items = nullptr;
+  const tmpl::Value list = tmpl::NewList(old.count + (has_system ? 0 : 1), &items, heap);
+  if (heap->full()) return tmpl::HeapFull(*heap);
+  const uint32_t shift = has_system ? 0 : 1;
+  for (uint32_t i = 0; i < old.count; ++i) items[i + shift] = old.at(i);
+  // The system message as a dict of its keys and "tools".
+  const tmpl::Value first = has_system ? items[0] : tmpl::Value::None();
+  const uint32_t keys = has_system ? tmpl::MappingSize(first) : 0;
+  tmpl::Value system = tmpl::NewDict(keys + 3, tmpl::Kind::kDict, heap);
+  if (heap->full()) return tmpl::HeapFull(*heap);
+  if (!has_system) {
+    EMBER_RETURN_IF_ERROR(tmpl::SetKey(system.dict, tmpl::Value::String("role"),
+                                       tmpl::Value::String("system"), heap));
+    EMBER_RETURN_IF_ERROR(tmpl::SetKey(system.dict, tmpl::Value::String("content"),
+                                       tmpl::Value::String(""), heap));
+  }
+  for (uint32_t k = 0; k < keys; ++k) {
+    EMBER_RETURN_IF_ERROR(tmpl::SetKey(system.dict, tmpl::MappingKey(first, k),
+                                       tmpl::MappingValue(first, k), heap));
+  }
+  EMBER_RETURN_IF_ERROR(
+      tmpl::SetKey(system.dict, tmpl::Value::String("tools"), text, heap));
+  items[0] = system;
+  *messages = list;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
@@ -251,6 +304,11 @@ Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
                                  "tools_json", SIZE_MAX));
     if (tools.kind != tmpl::Kind::kList && tools.kind != tmpl::Kind::kNone) {
       return InvalidArgument("tools_json: not a JSON array of tool definitions");
+    }
+    if (tools.kind == tmpl::Kind::kList &&
+        DetectToolCallFormat(t_) == ToolCallFormat::kPhi4Mini) {
+      EMBER_RETURN_IF_ERROR(
+          ToolsInSystemMessage(tools, &heap, &inputs[tmpl::kSlotMessages]));
     }
   }
   inputs[tmpl::kSlotAddGenerationPrompt] =

@@ -149,6 +149,34 @@ Status ParseHermes(std::string_view t, ToolCall* calls, size_t max_calls, size_t
   return Status::Ok();
 }
 
+// Calls from t[i] on: a JSON array of call objects (`list`), or call objects separated
+// by `separator`; *end is after the last. A separator at the very end (Llama 3's
+// trailing ';') is taken.
+Status ParseCallRun(std::string_view t, size_t i, bool list, char separator,
+                    std::string_view key, ToolCall* calls, size_t max_calls, size_t* n,
+                    size_t* end) {
+  if (list) i = SkipSpace(t, i + 1);
+  while (true) {
+    ToolCall call;
+    size_t call_end;
+    EMBER_RETURN_IF_ERROR(ParseCall(t, i, key, &call, &call_end));
+    EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
+    i = SkipSpace(t, call_end);
+    if (i < t.size() && t[i] == separator) {
+      i = SkipSpace(t, i + 1);
+      if (!list && i == t.size()) break;
+      continue;
+    }
+    if (list) {
+      if (i >= t.size() || t[i] != ']') return NotJson(i);
+      ++i;
+    }
+    break;
+  }
+  *end = i;
+  return Status::Ok();
+}
+
 // Llama 3 (one object, or several separated by ';') and Mistral (an array of objects):
 // a reply that does not start like calls is content.
 Status ParseBare(std::string_view t, bool list, std::string_view key, ToolCall* calls,
@@ -156,28 +184,37 @@ Status ParseBare(std::string_view t, bool list, std::string_view key, ToolCall* 
   size_t i = SkipSpace(t, 0);
   *content = t;
   if (i >= t.size() || t[i] != (list ? '[' : '{')) return Status::Ok();
-  if (list) i = SkipSpace(t, i + 1);
-  while (true) {
-    ToolCall call;
-    size_t end;
-    EMBER_RETURN_IF_ERROR(ParseCall(t, i, key, &call, &end));
-    EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
-    i = SkipSpace(t, end);
-    if (i < t.size() && t[i] == (list ? ',' : ';')) {
-      i = SkipSpace(t, i + 1);
-      if (!list && i == t.size()) break;
-      continue;
-    }
-    if (list) {
-      if (i >= t.size() || t[i] != ']') return NotJson(i);
-      i = SkipSpace(t, i + 1);
-    }
-    break;
-  }
+  EMBER_RETURN_IF_ERROR(
+      ParseCallRun(t, i, list, list ? ',' : ';', key, calls, max_calls, n, &i));
+  i = SkipSpace(t, i);
   if (i != t.size()) {
     return InvalidArgument("tool call: text after the calls at byte %zu of the reply", i);
   }
   *content = {};
+  return Status::Ok();
+}
+
+// Phi-4-mini: <|tool_call|>, an array of calls (or, as the model sometimes writes them,
+// objects separated by commas), <|/tool_call|> (left out at the end of the reply).
+Status ParsePhi4Mini(std::string_view t, ToolCall* calls, size_t max_calls, size_t* n,
+                     std::string_view* content) {
+  constexpr std::string_view kOpen = "<|tool_call|>", kClose = "<|/tool_call|>";
+  size_t at = t.find(kOpen);
+  *content = t.substr(0, at);
+  while (at != std::string_view::npos) {
+    const size_t i = SkipSpace(t, at + kOpen.size());
+    const bool list = i < t.size() && t[i] == '[';
+    size_t end;
+    EMBER_RETURN_IF_ERROR(
+        ParseCallRun(t, i, list, ',', "arguments", calls, max_calls, n, &end));
+    end = SkipSpace(t, end);
+    if (t.substr(end, kClose.size()) != kClose) {
+      if (end == t.size()) break;  // the reply ended (a stop id) before the close tag
+      return InvalidArgument("tool call: no %.*s at byte %zu of the reply",
+                             static_cast<int>(kClose.size()), kClose.data(), end);
+    }
+    at = t.find(kOpen, end + kClose.size());
+  }
   return Status::Ok();
 }
 
@@ -191,6 +228,8 @@ const char* ToolCallFormatName(ToolCallFormat format) {
       return "llama3 (a JSON object)";
     case ToolCallFormat::kMistral:
       return "mistral ([TOOL_CALLS] and a JSON array)";
+    case ToolCallFormat::kPhi4Mini:
+      return "phi4-mini (<|tool_call|> and a JSON array)";
     case ToolCallFormat::kNone:
       break;
   }
@@ -205,6 +244,7 @@ ToolCallFormat DetectToolCallFormat(const ChatProgramTables& program) {
   };
   if (has("<tool_call>")) return ToolCallFormat::kHermes;
   if (has("[TOOL_CALLS]")) return ToolCallFormat::kMistral;
+  if (has("<|tool|>")) return ToolCallFormat::kPhi4Mini;
   if (has("\"parameters\"") || has("<|python_tag|>")) return ToolCallFormat::kLlama3;
   return ToolCallFormat::kNone;
 }
@@ -224,6 +264,11 @@ ToolCallSyntax SyntaxOf(ToolCallFormat format) {
       break;
     case ToolCallFormat::kMistral:
       s.trigger = "[TOOL_CALLS]";
+      s.arguments_key = "arguments";
+      s.list = true;
+      break;
+    case ToolCallFormat::kPhi4Mini:
+      s.trigger = "<|tool_call|>";
       s.arguments_key = "arguments";
       s.list = true;
       break;
@@ -306,6 +351,8 @@ Status ParseToolCalls(ToolCallFormat format, std::string_view reply, ToolCall* c
       return ParseBare(reply, false, "parameters", calls, max_calls, num_calls, content);
     case ToolCallFormat::kMistral:
       return ParseBare(reply, true, "arguments", calls, max_calls, num_calls, content);
+    case ToolCallFormat::kPhi4Mini:
+      return ParsePhi4Mini(reply, calls, max_calls, num_calls, content);
     case ToolCallFormat::kNone:
       break;
   }

@@ -13,15 +13,21 @@
 namespace ember {
 
 enum class ToolCallFormat {
-  kNone,    // the template shows no way to call tools
-  kHermes,  // <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>: Qwen2.5, Qwen3
-  kLlama3,  // the whole reply is {"name": ..., "parameters": {...}}: Llama 3.1-3.3
-  kMistral, // [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]: Mistral v0.3
+  kNone,     // the template shows no way to call tools
+  kHermes,   // <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>: Qwen2.5,
+             // Qwen3
+  kLlama3,   // the whole reply is {"name": ..., "parameters": {...}}: Llama 3.1-3.3
+  kMistral,  // [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]: Mistral v0.3
+  // <|tool_call|>[{"name": ..., "arguments": {...}}, ...]<|/tool_call|>: Phi-4-mini,
+  // whose template takes the tools as a JSON string in the system message's "tools"
+  // (<|tool|>...<|/tool|>), not as `tools` (ChatTemplate::Render puts them there).
+  kPhi4Mini,
 };
 const char* ToolCallFormatName(ToolCallFormat format);
 
 // The format a compiled template writes tool calls in, read from its string constants
-// (the markup it renders calls with).
+// (the markup it renders calls with, or for Phi-4-mini the <|tool|> tags it renders the
+// tools in).
 ToolCallFormat DetectToolCallFormat(const ChatProgramTables& program);
 
 // How a format opens a call, for a grammar that starts there (runtime/grammar/
@@ -33,7 +39,7 @@ struct ToolCallSyntax {
   bool at_start = false;
   bool grammar_includes_trigger = false;
   std::string_view arguments_key;  // "arguments" or "parameters"
-  bool list = false;               // calls as a JSON array (Mistral)
+  bool list = false;               // calls as a JSON array (Mistral, Phi-4-mini)
 };
 ToolCallSyntax SyntaxOf(ToolCallFormat format);
 
@@ -50,10 +56,12 @@ inline constexpr int kMaxToolCallDepth = 64;
 inline constexpr size_t kMaxToolCalls = 16;
 
 // The calls in `reply` (at most max_calls) and the text outside them (`content`: for
-// Hermes, the text before the first call; empty when the reply is all calls). A reply
-// without the format's call markup has no calls and is all content. A call whose JSON is
-// not an object with a string "name" (and an object of arguments, if any) is
-// InvalidArgument naming where; ResourceExhausted past max_calls.
+// Hermes and Phi-4-mini, the text before the first call; empty when the reply is all
+// calls). A reply without the format's call markup has no calls and is all content. A
+// call whose JSON is not an object with a string "name" (and an object of arguments,
+// if any) is InvalidArgument naming where; ResourceExhausted past max_calls.
+// Phi-4-mini's markers are control tokens, which decode to no text: the chat keeps
+// their pieces in the reply it parses (Chat::Reply).
 Status ParseToolCalls(ToolCallFormat format, std::string_view reply, ToolCall* calls,
                       size_t max_calls, size_t* num_calls, std::string_view* content);
 

@@ -1,6 +1,7 @@
 // Tool calls parsed out of replies in each family's syntax, and the JSON skipper's
 // limits. The syntaxes are those the templates teach (Qwen's <tool_call> tags, Llama
-// 3's bare object, Mistral's array); tests/tool_calls_test.cc generates them.
+// 3's bare object, Mistral's array, Phi-4-mini's marked array); tests/tool_calls_test.cc
+// generates them.
 #include "runtime/chat/tool_calls.h"
 
 #include <string>
@@ -97,6 +98,39 @@ TEST(ToolCallsTest, MistralArrayOfCalls) {
   EXPECT_EQ(p.calls[1].arguments, "{\"y\": [true, false]}");
 }
 
+TEST(ToolCallsTest, Phi4MiniArraysBetweenItsMarkers) {
+  // The markers are the pieces of control tokens that the chat keeps in the reply.
+  Parsed p = Parse(ToolCallFormat::kPhi4Mini,
+                   "Checking.<|tool_call|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, "
+                   "{\"name\": \"b\", \"arguments\": {}}]<|/tool_call|>"
+                   "<|tool_call|>[{\"name\": \"c\", \"arguments\": {\"s\": \"]\"}}]");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  ASSERT_EQ(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[1].name, "b");
+  EXPECT_EQ(p.calls[2].arguments, "{\"s\": \"]\"}");
+  EXPECT_EQ(p.content, "Checking.");
+  // Objects without the brackets, as the model sometimes writes them.
+  p = Parse(ToolCallFormat::kPhi4Mini,
+            "<|tool_call|>{\"name\": \"a\", \"arguments\": {}}, "
+            "{\"name\": \"b\", \"arguments\": {}}<|/tool_call|>");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_EQ(p.calls.size(), 2u);
+  EXPECT_TRUE(p.content.empty());
+  // No marker: text, even when it looks like JSON.
+  p = Parse(ToolCallFormat::kPhi4Mini, "[{\"name\": \"a\", \"arguments\": {}}]");
+  ASSERT_TRUE(p.status.ok());
+  EXPECT_TRUE(p.calls.empty());
+  for (const char* reply : {
+           "<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}",  // cut off by -n
+           "<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}] <|tool_call|>",
+           "<|tool_call|>[{\"name\": \"a\"}] tail<|/tool_call|>",
+       }) {
+    EXPECT_EQ(Parse(ToolCallFormat::kPhi4Mini, reply).status.code(),
+              StatusCode::kInvalidArgument)
+        << reply;
+  }
+}
+
 TEST(ToolCallsTest, MoreCallsThanRoomIsResourceExhausted) {
   std::string reply;
   for (int i = 0; i < 3; ++i) reply += "<tool_call>{\"name\": \"f\"}</tool_call>";
@@ -141,6 +175,7 @@ TEST(ToolCallsTest, FormatFromTheTemplatesText) {
   EXPECT_EQ(detect("[AVAILABLE_TOOLS][TOOL_CALLS]"), ToolCallFormat::kMistral);
   EXPECT_EQ(detect("{\"name\": function name, \"parameters\": dictionary"),
             ToolCallFormat::kLlama3);
+  EXPECT_EQ(detect("<|system|><|tool|><|/tool|><|end|>"), ToolCallFormat::kPhi4Mini);
   EXPECT_EQ(detect("<start_of_turn>user\n"), ToolCallFormat::kNone);
 }
 

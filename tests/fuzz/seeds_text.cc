@@ -316,6 +316,8 @@ void AddToolCallSeeds(Files* files) {
       {"llama3", "0{\"name\": \"add\", \"parameters\": {\"a\": 1}}; {\"name\": \"b\"}"},
       {"mistral", "0[{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", "
                   "\"arguments\": {\"x\": null}}]"},
+      {"phi4-mini", "0ok<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}]<|/tool_call|>"
+                    "<|tool_call|>{\"name\": \"b\", \"arguments\": {\"s\": \"]\"}}"},
       {"tools", "1[{\"type\": \"function\", \"function\": {\"name\": \"get\", "
                 "\"parameters\": {\"type\": \"object\", \"properties\": {\"c\": "
                 "{\"type\": \"string\", \"maxLength\": 3}, \"u\": {\"enum\": "

@@ -29,7 +29,7 @@ bool Inside(std::string_view view, std::string_view text) {
 
 constexpr ember::ToolCallFormat kFormats[] = {
     ember::ToolCallFormat::kHermes, ember::ToolCallFormat::kLlama3,
-    ember::ToolCallFormat::kMistral};
+    ember::ToolCallFormat::kMistral, ember::ToolCallFormat::kPhi4Mini};
 
 void Reply(const std::string& text) {
   for (const ember::ToolCallFormat format : kFormats) {

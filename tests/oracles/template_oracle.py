@@ -2,7 +2,7 @@
 """`ember template` against implementations nobody here wrote: the npm package
 @huggingface/jinja (transformers.js's Jinja) and, when installed, Python's Jinja2 set up as
 transformers' apply_chat_template sets it up. Every model's template (Llama 3 and 3.2,
-Qwen2.5 and Qwen3, Gemma 3, SmolLM2, Phi-3 and 3.5, Mistral v0.2 and v0.3) on
+Qwen2.5 and Qwen3, Gemma 3, SmolLM2, Phi-3, 3.5 and 4-mini, Mistral v0.2 and v0.3) on
 conversations with and without a system prompt, several turns, none, reasoning blocks,
 awkward text, with and without the generation prompt: the bytes must be equal, and a
 conversation a template refuses (raise_exception) must be refused by both.
@@ -10,7 +10,8 @@ conversation a template refuses (raise_exception) must be refused by both.
 Tools as transformers passes them: `tools` is the list of definitions (`--tools`) or None,
 and messages keep every key (tool_calls with arguments as a dict or a string,
 tool_call_id, name, content null); Llama 3.2's tools_in_user_message and date_string stay
-undefined. Every template renders the tool conversations with and without the tools, and
+undefined; Phi-4-mini's tools go in its system message (tools_in_system_message). Every
+template renders the tool conversations with and without the tools, and
 a few plain ones with them; a template that never reads `tools` must render the same
 bytes with them as without.
 
@@ -120,6 +121,17 @@ def templates(models_dir, test_dir):
     return found
 
 
+def tools_in_system_message(messages, tools):
+    """Phi-4-mini's template reads its tools from the system message: "tools" holds
+    json.dumps of the functions, as its model card writes them. ember puts them there
+    (with ensure_ascii=False, as tojson writes), adding an empty system message when
+    there is none; the reference gets them as an app would put them."""
+    text = json.dumps([t.get("function", t) for t in tools], ensure_ascii=False)
+    if messages and messages[0]["role"] == "system":
+        return [dict(messages[0], tools=text)] + messages[1:]
+    return [{"role": "system", "content": "", "tools": text}] + messages
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ember", required=True)
@@ -163,7 +175,10 @@ def main():
                         variants = [None, False, True]
                     for thinking in variants:
                         # As transformers' apply_chat_template: tools=None without tools.
-                        context = {"messages": messages,
+                        shown = messages
+                        if with_tools and "<|tool|>" in spec["chat_template"]:
+                            shown = tools_in_system_message(messages, TOOLS)
+                        context = {"messages": shown,
                                    "tools": TOOLS if with_tools else None,
                                    "add_generation_prompt": gen}
                         for key in ("bos_token", "eos_token", "unk_token", "pad_token"):

@@ -42,8 +42,8 @@ ArgParser MakeParser() {
        "starts where the model opens a call)"},
       {{"--tool-format"},
        true,
-       "with --tools: hermes (<tool_call> tags: Qwen2.5, Qwen3; default), llama3 or "
-       "mistral"},
+       "with --tools: hermes (<tool_call> tags: Qwen2.5, Qwen3; default), llama3, "
+       "mistral or phi4-mini"},
       {{"--root"}, true, "the rule to start from (default root)"},
       {{"--text"}, true, "check one text: prints complete, prefix or reject"},
       {{"--check"},

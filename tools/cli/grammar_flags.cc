@@ -85,8 +85,10 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
     if (f == "hermes") format = ToolCallFormat::kHermes;
     if (f == "llama3") format = ToolCallFormat::kLlama3;
     if (f == "mistral") format = ToolCallFormat::kMistral;
+    if (f == "phi4-mini") format = ToolCallFormat::kPhi4Mini;
     if (format == ToolCallFormat::kNone) {
-      return InvalidArgument("--tool-format %s: hermes, llama3 or mistral", f.c_str());
+      return InvalidArgument("--tool-format %s: hermes, llama3, mistral or phi4-mini",
+                             f.c_str());
     }
     std::vector<uint8_t> bytes;
     EMBER_RETURN_IF_ERROR(ReadFile(*name, &bytes));

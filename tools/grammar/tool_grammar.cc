@@ -80,7 +80,7 @@ Status ToolCallGrammar(const std::vector<ToolDefinition>& tools, ToolCallFormat 
   if (format == ToolCallFormat::kNone) {
     return InvalidArgument(
         "the model's chat template shows no tool-call syntax (Hermes <tool_call> tags, "
-        "Llama 3 JSON or Mistral [TOOL_CALLS])");
+        "Llama 3 JSON, Mistral [TOOL_CALLS] or Phi-4-mini <|tool|>)");
   }
   if (tools.empty()) return InvalidArgument("no tools to call");
   const ToolCallSyntax syntax = SyntaxOf(format);
