@@ -83,6 +83,23 @@ ember_status ember_session_set_json_schema(ember_session* session, const char* s
 ember_status ember_chat_set_json_schema(ember_chat* chat, const char* schema,
                                         size_t length);
 
+/* Tool calls (appended in 0.3). The grammar of one call to any of these tools (the
+ * JSON array ember_chat_set_tools takes) in the syntax of the model's chat template
+ * (Hermes tags, Llama 3 JSON, Mistral's or Phi-4-mini's list): the function's name one
+ * of theirs, its arguments what that function's "parameters" schema accepts (the
+ * subset above). The text ember_chat_set_tool_grammar takes, written as
+ * ember_json_schema_to_grammar writes (*gbnf_length in: the capacity; out: the length,
+ * or on EMBER_RESOURCE_EXHAUSTED the capacity it needs). EMBER_INVALID_ARGUMENT for
+ * malformed tools or a template without tool-call syntax, EMBER_UNIMPLEMENTED for a
+ * schema keyword outside the subset, naming it. */
+ember_status ember_tool_grammar(const ember_model* model, const char* tools_json,
+                                size_t length, char* gbnf, size_t* gbnf_length);
+
+/* Holds each call the chat's replies make to the grammar ember_tool_grammar gives for
+ * the chat's tools (set them first), as ember_chat_set_tool_grammar would: the text
+ * around calls stays free. Its arena room: ember_grammar_bytes of that grammar. */
+ember_status ember_chat_constrain_tools(ember_chat* chat);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -13,11 +13,11 @@
 #include "runtime/chat/chat.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/lazy_constraint.h"
+#include "runtime/grammar/tool_grammar.h"
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
 #include "tools/convert/hf/hf_tokenizer.h"
-#include "tools/grammar/tool_grammar.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
 #include "tools/util/json_util.h"
@@ -192,10 +192,10 @@ TEST(ChatToolsPhi4Test, CallsKeepTheirMarkersAndToolsGoInTheSystemMessage) {
   EXPECT_EQ(prompt, "<|tool|>");  // the marker tokenized as its control token
 
   // The reply: a call under the lazy grammar, between the markers.
-  std::vector<tools::ToolDefinition> defs;
-  ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &defs).ok());
+  std::vector<grammar::ToolDefinition> defs;
+  ASSERT_TRUE(grammar::ReadTools(kTools, "kTools", &defs).ok());
   std::string gbnf;
-  ASSERT_TRUE(tools::ToolCallGrammar(defs, ToolCallFormat::kPhi4Mini, &gbnf).ok());
+  ASSERT_TRUE(grammar::ToolCallGrammar(defs, ToolCallFormat::kPhi4Mini, &gbnf).ok());
   std::vector<uint32_t> words;
   ASSERT_TRUE(grammar::CompileGbnf(gbnf, "root", &words).ok()) << gbnf;
   grammar::GrammarConstraint call_grammar;

@@ -1,5 +1,5 @@
 // Tool calls end to end on Qwen3's and Llama 3's real tokenizers: the lazy grammar of a
-// call (tools/grammar/tool_grammar.h over runtime/grammar/lazy_constraint.h) opens at
+// call (runtime/grammar/tool_grammar.h over runtime/grammar/lazy_constraint.h) opens at
 // the family's trigger, holds every token to the call's JSON and its function's
 // parameter schema, and lets go where the call ends; a chat with tools (Qwen3's own
 // template, compiled here) parses a reply's call, stores it as the assistant's
@@ -12,51 +12,21 @@
 #include "runtime/chat/chat.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/lazy_constraint.h"
+#include "runtime/grammar/tool_grammar.h"
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
+#include "tests/chat_tools_model.h"
 #include "tools/convert/hf/hf_tokenizer.h"
-#include "tools/grammar/tool_grammar.h"
 #include "tools/template/chat_program.h"
-#include "tools/template/hf_chat_config.h"
 #include "tools/util/json_util.h"
 
 namespace ember {
 namespace {
 
-constexpr char kTools[] = R"([
- {"type": "function", "function": {"name": "get_weather", "description": "Weather",
-  "parameters": {"type": "object", "properties": {
-    "city": {"type": "string", "maxLength": 12},
-    "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"]}}},
- {"type": "function", "function": {"name": "add", "parameters": {"type": "object",
-  "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-  "required": ["a", "b"]}}}])";
-
-// Checks a call against kTools: a known name, and arguments its schema accepts.
-void CheckCall(const ToolCall& call) {
-  const tools::Json args = tools::Json::parse(call.arguments, nullptr, false);
-  ASSERT_TRUE(args.is_object()) << call.arguments;
-  if (call.name == "get_weather") {
-    ASSERT_EQ(args.size(), 2u) << call.arguments;
-    ASSERT_TRUE(args["city"].is_string()) << call.arguments;
-    size_t code_points = 0;  // maxLength counts code points, not bytes
-    for (const char c : args["city"].get<std::string>())
-      code_points += (c & 0xC0) != 0x80;
-    EXPECT_LE(code_points, 12u) << call.arguments;
-    EXPECT_TRUE(args["unit"] == "celsius" || args["unit"] == "fahrenheit")
-        << call.arguments;
-  } else {
-    ASSERT_EQ(call.name, "add");
-    ASSERT_EQ(args.size(), 2u) << call.arguments;
-    EXPECT_TRUE(args["a"].is_number_integer() && args["b"].is_number_integer())
-        << call.arguments;
-  }
-}
-
 struct LazyTools {
   LoadedTokenizer loaded;
-  std::vector<tools::ToolDefinition> tools;
+  std::vector<grammar::ToolDefinition> tools;
   grammar::GrammarConstraint grammar;
   grammar::LazyConstraint lazy;
 };
@@ -66,9 +36,10 @@ void MakeLazy(const char* tokenizer, ToolCallFormat format, LazyTools* s) {
   ASSERT_TRUE(tools::LoadHfTokenizer(testing::ModelsDir() + "/hf-tokenizers/" + tokenizer,
                                      &s->loaded)
                   .ok());
-  ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &s->tools).ok());
+  ASSERT_TRUE(
+      grammar::ReadTools(testing::kWeatherTools, "kWeatherTools", &s->tools).ok());
   std::string gbnf;
-  const Status made = tools::ToolCallGrammar(s->tools, format, &gbnf);
+  const Status made = grammar::ToolCallGrammar(s->tools, format, &gbnf);
   ASSERT_TRUE(made.ok()) << made.message();
   std::vector<uint32_t> words;
   const Status compiled = grammar::CompileGbnf(gbnf, "root", &words);
@@ -141,7 +112,7 @@ TEST(ChatToolsTest, HermesCallsOpenAtTheTagAndEndAtTheObject) {
                                          kMaxToolCalls, &n, &content);
     ASSERT_TRUE(parsed.ok()) << parsed.message() << ": " << reply;
     ASSERT_EQ(n, 1u) << reply;
-    CheckCall(calls[0]);
+    testing::CheckWeatherCall(calls[0]);
     EXPECT_EQ(content, "Let");
   }
 }
@@ -187,7 +158,7 @@ TEST(ChatToolsTest, Llama3CallsOnlyAtTheStartOfTheReply) {
             .ok())
         << call;
     ASSERT_EQ(n, 1u);
-    CheckCall(calls[0]);
+    testing::CheckWeatherCall(calls[0]);
     // After the call the text is free, and a second '{' opens nothing.
     ASSERT_TRUE(s.lazy.Accept(brace, "{\"").ok());
     EXPECT_FALSE(s.lazy.active());
@@ -200,24 +171,6 @@ TEST(ChatToolsTest, Llama3CallsOnlyAtTheStartOfTheReply) {
   EXPECT_EQ(s.lazy.opened(), 0u);
 }
 
-// A tiny random model with Qwen3's tokenizer and its chat template, compiled here.
-void Qwen3Model(testing::AlignedBytes* bytes, uint32_t* vocab) {
-  const std::string dir = testing::ModelsDir() + "/hf-tokenizers/qwen3";
-  TokenizerSpec tokenizer;
-  ASSERT_TRUE(tools::ReadHfTokenizer(dir, 0, tools::SpecialTokens(), &tokenizer).ok());
-  ASSERT_TRUE(
-      tools::ReadHfChatConfig(dir, &tokenizer.chat_template, &tokenizer.chat_program)
-          .ok());
-  const Status compiled = tools::CompileChatTemplate(&tokenizer);
-  ASSERT_TRUE(compiled.ok()) << compiled.message();
-  *vocab = static_cast<uint32_t>(tokenizer.pieces.size());
-  ModelSpec spec = testing::TinyModelSpec(16, 1, 2, 2, 32, *vocab, 2048, 11);
-  spec.tokenizer = std::move(tokenizer);
-  std::vector<uint8_t> raw;
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  *bytes = testing::AlignedBytes(raw);
-}
-
 // A chat over a tiny random model with Qwen3's tokenizer and chat template, its reply
 // held to a call (a grammar that starts with the tag, so that the random model makes
 // one): the call is parsed, stored as tool_calls, answered, and rendered back.
@@ -225,7 +178,7 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
   testing::AlignedBytes bytes;
   uint32_t vocab = 0;
-  Qwen3Model(&bytes, &vocab);
+  testing::Qwen3ChatModel(&bytes, &vocab);
   auto model = Model::FromMemory(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok()) << model.status().message();
   ASSERT_EQ(DetectToolCallFormat((*model)->chat_template().tables()),
@@ -239,19 +192,19 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   sampling.temperature = 0;
   Sampler sampler(sampling, vocab, session->sampler_scratch());
   ChatOptions chat_options;
-  chat_options.max_tools_bytes = sizeof(kTools);
+  chat_options.max_tools_bytes = sizeof(testing::kWeatherTools);
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   Chat chat;
   ASSERT_TRUE(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
           .ok());
-  ASSERT_TRUE(chat.SetTools(kTools).ok());
+  ASSERT_TRUE(chat.SetTools(testing::kWeatherTools).ok());
 
   // The whole reply is a call: the tag, the call's grammar, the close tag.
-  std::vector<tools::ToolDefinition> defs;
-  ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &defs).ok());
+  std::vector<grammar::ToolDefinition> defs;
+  ASSERT_TRUE(grammar::ReadTools(testing::kWeatherTools, "kWeatherTools", &defs).ok());
   std::string call;
-  ASSERT_TRUE(tools::ToolCallGrammar(defs, ToolCallFormat::kHermes, &call).ok());
+  ASSERT_TRUE(grammar::ToolCallGrammar(defs, ToolCallFormat::kHermes, &call).ok());
   const std::string gbnf = "root ::= \"<tool_call>\" body \"\\n</tool_call>\"\n" +
                            call.replace(call.find("root ::="), 8, "body ::=");
   std::vector<uint32_t> words;
@@ -274,7 +227,7 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   ASSERT_TRUE(chat.tool_calls_status().ok()) << chat.tool_calls_status().message();
   ASSERT_EQ(stats.tool_calls, 1u);
   ASSERT_EQ(chat.num_tool_calls(), 1u);
-  CheckCall(chat.tool_call(0));
+  testing::CheckWeatherCall(chat.tool_call(0));
   char id[10];
   chat.tool_call_id(0, id);
   EXPECT_STREQ(id, "call00001");
@@ -297,7 +250,7 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   std::vector<ChatMessage> messages;
   for (size_t i = 0; i < chat.num_messages(); ++i) messages.push_back(chat.message(i));
   ChatTemplateOptions render;
-  render.tools_json = kTools;
+  render.tools_json = testing::kWeatherTools;
   std::string text;
   const Status rendered =
       tools::RenderToString((*model)->chat_template(), messages, render, &text);
@@ -315,135 +268,6 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   size_t n = 0;
   ASSERT_TRUE(chat.Tokenize(&tokens, &n).ok());
   EXPECT_GT(n, 100u);
-}
-
-// A chat through the C API over the random Qwen3 model, room for kTools and for the
-// grammar `gbnf` in the session's arena (ember_grammar_bytes); freed at the end.
-struct CApiChat {
-  testing::AlignedBytes bytes;
-  ember_model* model = nullptr;
-  ember_session* session = nullptr;
-  ember_chat* chat = nullptr;
-
-  void Open(const std::string& gbnf) {
-    uint32_t vocab = 0;
-    Qwen3Model(&bytes, &vocab);
-    ASSERT_EQ(ember_model_from_memory(bytes.data(), bytes.size(), &model), EMBER_OK);
-    ember_session_options session_options;
-    ember_session_options_default(&session_options);
-    ASSERT_EQ(ember_grammar_bytes(model, gbnf.data(), gbnf.size(), nullptr,
-                                  &session_options.grammar_bytes),
-              EMBER_OK)
-        << ember_last_error();
-    ASSERT_EQ(
-        ember_session_create(model, &session_options, nullptr, nullptr, 0, &session),
-        EMBER_OK)
-        << ember_last_error();
-    ember_chat_options options;
-    ember_chat_options_default(&options);
-    options.max_tools_bytes = sizeof(kTools);
-    ASSERT_EQ(ember_chat_create(session, &options, &chat), EMBER_OK)
-        << ember_last_error();
-  }
-  ~CApiChat() {
-    ember_chat_free(chat);
-    ember_session_free(session);
-    ember_model_free(model);
-  }
-};
-
-// The same through the C API: tools set, a lazy call grammar set (after them), calls
-// read back; a random model opens no call, so the reply stays text.
-TEST(ChatToolsTest, TheCApiSetsToolsAndTheirGrammar) {
-  if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  std::vector<tools::ToolDefinition> defs;
-  ASSERT_TRUE(tools::ReadTools(kTools, "kTools", &defs).ok());
-  std::string gbnf;
-  ASSERT_TRUE(tools::ToolCallGrammar(defs, ToolCallFormat::kHermes, &gbnf).ok());
-  CApiChat c;
-  ASSERT_NO_FATAL_FAILURE(c.Open(gbnf));
-  ember_chat* chat = c.chat;
-  EXPECT_EQ(ember_chat_set_tool_grammar(chat, gbnf.data(), gbnf.size()),
-            EMBER_INVALID_ARGUMENT);  // no tools yet
-  EXPECT_NE(std::string(ember_last_error()).find("ember_chat_set_tools"),
-            std::string::npos);
-  ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK)
-      << ember_last_error();
-  EXPECT_EQ(ember_chat_set_tool_grammar(chat, "root ::= (", 10), EMBER_INVALID_ARGUMENT);
-  ASSERT_EQ(ember_chat_set_tool_grammar(chat, gbnf.data(), gbnf.size()), EMBER_OK)
-      << ember_last_error();
-  ASSERT_EQ(ember_chat_add(chat, "user", "Weather in Oslo?", 16), EMBER_OK);
-  size_t generated = 0;
-  ASSERT_EQ(ember_chat_generate(
-                chat, 12, [](void*, int32_t, const char*, size_t) { return 1; }, nullptr,
-                &generated),
-            EMBER_OK)
-      << ember_last_error();
-  EXPECT_GT(generated, 0u);
-  size_t n = 9;
-  const char* why = nullptr;
-  ASSERT_EQ(ember_chat_tool_call_count(chat, &n, &why), EMBER_OK);
-  EXPECT_EQ(n, 0u);
-  EXPECT_STREQ(why, "");
-  EXPECT_EQ(ember_chat_set_tool_grammar(chat, nullptr, 0), EMBER_OK);
-}
-
-// A whole-reply grammar through the C API: the reply is the call the grammar spells,
-// parsed back as the chat's tool call; cut short by max_new, it is EMBER_OUT_OF_RANGE.
-TEST(ChatToolsTest, TheCApiHoldsWholeRepliesToAGrammar) {
-  if (!testing::HaveModel("hf-tokenizers/qwen3/tokenizer.json")) return;
-  const std::string call =
-      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"
-      "\n</tool_call>";
-  std::string gbnf = "root ::= \"";
-  for (const char c : call) {  // the call as a GBNF string literal
-    gbnf += c == '"' ? "\\\"" : c == '\n' ? "\\n" : std::string(1, c);
-  }
-  gbnf += "\"";
-  CApiChat c;
-  ASSERT_NO_FATAL_FAILURE(c.Open(gbnf));
-  ember_chat* chat = c.chat;
-  ASSERT_EQ(ember_chat_set_tools(chat, kTools, sizeof(kTools) - 1), EMBER_OK);
-  ember_grammar_options grammar_options;
-  ember_grammar_options_default(&grammar_options);
-  EXPECT_EQ(ember_chat_set_grammar(chat, "root ::= (", 10, &grammar_options),
-            EMBER_INVALID_ARGUMENT);
-  ASSERT_EQ(ember_chat_set_grammar(chat, gbnf.data(), gbnf.size(), &grammar_options),
-            EMBER_OK)
-      << ember_last_error() << "\n"
-      << gbnf;
-  const auto collect = [](void* user, int32_t, const char* text, size_t length) {
-    static_cast<std::string*>(user)->append(text, length);
-    return 1;
-  };
-  ASSERT_EQ(ember_chat_add(chat, "user", "Weather in Oslo?", 16), EMBER_OK);
-  std::string reply;
-  size_t generated = 0;
-  ASSERT_EQ(ember_chat_generate(chat, 200, collect, &reply, &generated), EMBER_OK)
-      << ember_last_error();
-  EXPECT_EQ(reply, call);
-  size_t n = 0;
-  ASSERT_EQ(ember_chat_tool_call_count(chat, &n, nullptr), EMBER_OK);
-  ASSERT_EQ(n, 1u);
-  ember_tool_call parsed;
-  parsed.struct_size = sizeof(parsed);
-  ASSERT_EQ(ember_chat_tool_call(chat, 0, &parsed), EMBER_OK);
-  EXPECT_STREQ(parsed.id, "call00001");
-  EXPECT_EQ(std::string(parsed.name, parsed.name_length), "get_weather");
-  EXPECT_EQ(std::string(parsed.arguments, parsed.arguments_length),
-            "{\"city\": \"Oslo\"}");
-
-  // Cut short: the reply is not a whole sentence of the grammar.
-  ASSERT_EQ(ember_chat_add(chat, "tool", "{}", 2), EMBER_OK);
-  reply.clear();
-  EXPECT_EQ(ember_chat_generate(chat, 3, collect, &reply, &generated),
-            EMBER_OUT_OF_RANGE);
-  EXPECT_NE(std::string(ember_last_error()).find("grammar"), std::string::npos);
-  EXPECT_EQ(generated, 3u);
-  // Removed: replies are free again.
-  ASSERT_EQ(ember_chat_set_grammar(chat, nullptr, 0, nullptr), EMBER_OK);
-  ASSERT_EQ(ember_chat_add(chat, "user", "Thanks", 6), EMBER_OK);
-  EXPECT_EQ(ember_chat_generate(chat, 2, collect, &reply, &generated), EMBER_OK);
 }
 
 }  // namespace

@@ -292,6 +292,8 @@ _PROTOTYPES = {
     "ember_json_schema_to_grammar": (c_status, [c_char_p, c_size_t, c_char_p,
                                                 POINTER(c_size_t)]),
     "ember_json_schema_bytes": (c_status, [_P, c_char_p, c_size_t, POINTER(c_size_t)]),
+    "ember_tool_grammar": (c_status, [_P, c_char_p, c_size_t, c_char_p, POINTER(c_size_t)]),
+    "ember_chat_constrain_tools": (c_status, [_P]),
     "ember_session_set_json_schema": (c_status, [_P, c_char_p, c_size_t]),
     "ember_chat_set_json_schema": (c_status, [_P, c_char_p, c_size_t]),
 }

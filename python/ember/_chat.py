@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence, Union
 from . import _capi
 from ._base import _check, _Handle
 from ._capi import lib
-from ._schema import schema_bytes
+from ._schema import schema_bytes, tools_bytes
 from ._session import Session
 
 
@@ -114,22 +114,25 @@ class Chat(_Handle):
             _check(lib.ember_chat_set_json_schema(self.handle, data, len(data or b"")))
 
     def set_tools(self, tools: Union[Sequence[dict], str, None], *,
-                  grammar: Optional[str] = None) -> None:
+                  grammar: Union[str, bool, None] = None) -> None:
         """The functions the model may call, as OpenAI-style definitions.
 
         ``tools`` is a list of ``{"type": "function", "function": {"name", "description",
         "parameters"}}`` (or its JSON text; ``None`` or ``[]``: none), rendered into the
         model's template from the next reply on; the chat must have been made with
         ``max_tools_bytes`` large enough for its JSON. Replies are then parsed for calls
-        (``tool_calls``). ``grammar`` (GBNF, e.g. from ``ember grammar --tools``) holds
-        each call to its function's schema while the text around calls stays free.
-        Raises ``EmberError`` when the template shows no tool-call syntax.
+        (``tool_calls``). ``grammar=True`` holds each call to its function's schema while
+        the text around calls stays free (``Model.tool_grammar``: make the session with
+        room for it); ``grammar`` as GBNF text (e.g. from ``ember grammar --tools``) holds
+        calls to that grammar instead. Raises ``EmberError`` when the template shows no
+        tool-call syntax.
         """
-        text = tools if isinstance(tools, str) else json.dumps(list(tools or []))
-        data = text.encode("utf-8") if tools else b""
+        data = tools_bytes(tools)
         with self.session._guard:
             _check(lib.ember_chat_set_tools(self.handle, data, len(data)))
-            if grammar is not None:
+            if grammar is True:
+                _check(lib.ember_chat_constrain_tools(self.handle))
+            elif isinstance(grammar, str):
                 gbnf = grammar.encode("utf-8")
                 _check(lib.ember_chat_set_tool_grammar(self.handle, gbnf, len(gbnf)))
 

@@ -9,7 +9,7 @@ from . import _capi
 from ._base import _check, _Handle
 from ._capi import lib
 from ._reports import ModelInfo, model_info
-from ._schema import schema_bytes
+from ._schema import grammar_text, schema_bytes, tools_bytes
 
 
 class Model(_Handle):
@@ -91,6 +91,14 @@ class Model(_Handle):
         size = ctypes.c_size_t()
         _check(lib.ember_json_schema_bytes(self.handle, data, len(data), ctypes.byref(size)))
         return size.value
+
+    def tool_grammar(self, tools) -> str:
+        """The GBNF of one call to any of ``tools`` (OpenAI-style definitions, or their
+        JSON text) in this model's chat-template syntax, each call's arguments held to
+        its function's ``parameters`` schema: what ``Chat.set_tools(tools,
+        grammar=True)`` sets. ``grammar_bytes`` of it is the room a session needs."""
+        data = tools_bytes(tools)
+        return grammar_text(lib.ember_tool_grammar, self.handle, data, len(data))
 
     def token_bytes(self, token: int, previous: int = -1) -> bytes:
         """The bytes ``token`` adds to the text after ``previous`` (-1: at the start)."""

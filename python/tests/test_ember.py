@@ -422,6 +422,20 @@ def test_chat_tool_calls_come_back_parsed(tmp_path):
         assert chat.tool_calls == []
         with pytest.raises(ember.EmberError, match="grammar"):
             chat.set_tools(TOOLS, grammar="root ::= (")
+    # The calls' grammar from the tools: ember writes it in the template's syntax.
+    with ember.Model(path) as model:
+        calls = model.tool_grammar(TOOLS)
+        assert calls.startswith("root ::= [ \\t\\n]{0,4} call") and '"\\"city\\""' in calls
+        assert model.tool_grammar(json.dumps(TOOLS)) == calls
+        with pytest.raises(ember.EmberError, match="not an object"):
+            model.tool_grammar([1])
+        with ember.Session(model, context=512,
+                           grammar_bytes=model.grammar_bytes(calls)) as session:
+            chat = ember.Chat(session, max_tools_bytes=4096)
+            chat.set_tools(TOOLS, grammar=True)
+            chat.add("user", "Weather in Oslo?")
+            chat.reply(max_new=8)  # the random model opens no call: free text
+            assert chat.tool_calls == []
     with ember.Model(CHAT_MODEL) as plain, ember.Session(plain, context=256) as session:
         with pytest.raises(ember.EmberError):  # its template has no tool-call syntax
             ember.Chat(session, max_tools_bytes=4096).set_tools(TOOLS)

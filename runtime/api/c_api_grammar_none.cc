@@ -76,4 +76,17 @@ ember_status ember_chat_set_json_schema(ember_chat* chat, const char* schema, si
   return LeftOut();
 }
 
+ember_status ember_tool_grammar(const ember_model* model, const char* tools_json, size_t,
+                                char*, size_t* gbnf_length) {
+  if (!model) return NullArgument("model");
+  if (!tools_json) return NullArgument("tools_json");
+  if (!gbnf_length) return NullArgument("gbnf_length");
+  return LeftOut();
+}
+
+ember_status ember_chat_constrain_tools(ember_chat* chat) {
+  if (!chat) return NullArgument("chat");
+  return LeftOut();
+}
+
 }  // extern "C"

@@ -79,6 +79,7 @@ class Chat {
   // answers the next of those calls (its tool_call_id). A reply whose calls do not
   // parse (cut off by -n) stays text, and tool_calls_status() says why.
   Status SetTools(std::string_view tools_json);
+  std::string_view tools_json() const { return {tools_, tools_size_}; }
   ToolCallFormat tool_call_format() const { return tool_format_; }
   // The last reply's calls: views of the chat's text, valid until the next change to
   // the conversation (Add, Reply, SetSystem, Reset).

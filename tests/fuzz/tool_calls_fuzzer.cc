@@ -1,5 +1,5 @@
 // Fuzzes tool calls' two hostile inputs: a model's reply (runtime/chat/tool_calls.h:
-// parsed in each family's syntax into views of it) and a tools file (tools/grammar/
+// parsed in each family's syntax into views of it) and a tools file (runtime/grammar/
 // tool_grammar.h: read, turned into the grammar of a call, which the GBNF compiler and
 // Bind must accept). The first byte picks which. Never a crash, unbounded memory or
 // time, nor a view outside the reply.
@@ -11,7 +11,7 @@
 #include "runtime/chat/tool_calls.h"
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/grammar_program.h"
-#include "tools/grammar/tool_grammar.h"
+#include "runtime/grammar/tool_grammar.h"
 
 namespace {
 
@@ -52,15 +52,15 @@ void Reply(const std::string& text) {
 }
 
 void Tools(const std::string& text) {
-  std::vector<ember::tools::ToolDefinition> tools;
-  const ember::Status read = ember::tools::ReadTools(text, "tools", &tools);
+  std::vector<ember::grammar::ToolDefinition> tools;
+  const ember::Status read = ember::grammar::ReadTools(text, "tools", &tools);
   if (!read.ok()) {
     Check(read.message()[0] != '\0', "a refusal without a message", text);
     return;
   }
   for (const ember::ToolCallFormat format : kFormats) {
     std::string gbnf;
-    const ember::Status made = ember::tools::ToolCallGrammar(tools, format, &gbnf);
+    const ember::Status made = ember::grammar::ToolCallGrammar(tools, format, &gbnf);
     if (!made.ok()) {
       Check(made.message()[0] != '\0', "a refusal without a message", text);
       continue;

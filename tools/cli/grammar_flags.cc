@@ -8,7 +8,6 @@
 
 #include "runtime/grammar/gbnf.h"
 #include "runtime/grammar/json_schema.h"
-#include "tools/grammar/tool_grammar.h"
 #include "tools/util/files.h"
 
 namespace ember::tools {
@@ -92,9 +91,11 @@ Status GrammarText(const ArgParser& args, std::string* text, std::string* name) 
     }
     std::vector<uint8_t> bytes;
     EMBER_RETURN_IF_ERROR(ReadFile(*name, &bytes));
-    std::vector<ToolDefinition> tools;
-    EMBER_RETURN_IF_ERROR(ReadTools(std::string(bytes.begin(), bytes.end()), *name, &tools));
-    return ToolCallGrammar(tools, format, text);
+    std::vector<grammar::ToolDefinition> tools;
+    EMBER_RETURN_IF_ERROR(grammar::ReadTools(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+        name->c_str(), &tools));
+    return grammar::ToolCallGrammar(tools, format, text);
   }
   const bool schema = args.Has("--json-schema");
   // `ember grammar` spells --grammar -g (its first name, the parser's key).
@@ -155,10 +156,11 @@ Status ReadToolsFlag(const ArgParser& args, const Tokenizer& tokenizer,
   std::vector<uint8_t> bytes;
   EMBER_RETURN_IF_ERROR(ReadFile(path, &bytes));
   out->json.assign(bytes.begin(), bytes.end());
-  EMBER_RETURN_IF_ERROR(ReadTools(out->json, path, &out->tools));
-  out->json = ToolsJson(out->tools);  // as templates read them: {"type", "function"}
+  EMBER_RETURN_IF_ERROR(grammar::ReadTools(out->json, path.c_str(), &out->tools));
+  // As templates read them: each {"type": "function", "function": {...}}.
+  out->json = grammar::ToolsJson(out->tools);
   std::string gbnf;
-  const Status made = ToolCallGrammar(out->tools, format, &gbnf);
+  const Status made = grammar::ToolCallGrammar(out->tools, format, &gbnf);
   if (!made.ok()) return Status(made.code(), "%s: %s", path.c_str(), made.message());
   out->format = format;
   return BuildGrammar(gbnf, path + " (calls)", tokenizer, &out->grammar, extra_stops,

@@ -10,9 +10,9 @@
 #include "runtime/chat/tool_calls.h"
 #include "runtime/grammar/grammar_constraint.h"
 #include "runtime/grammar/lazy_constraint.h"
+#include "runtime/grammar/tool_grammar.h"
 #include "runtime/session.h"
 #include "tools/cli/args.h"
-#include "tools/grammar/tool_grammar.h"
 
 namespace ember::tools {
 
@@ -60,7 +60,7 @@ Status BuildGrammar(const std::string& text, const std::string& name,
 // flag is not given.
 struct ToolsSetup {
   std::string json;
-  std::vector<ToolDefinition> tools;
+  std::vector<grammar::ToolDefinition> tools;
   ToolCallFormat format = ToolCallFormat::kNone;
   FlagGrammar grammar;
   std::unique_ptr<grammar::LazyConstraint> lazy;
