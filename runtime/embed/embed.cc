@@ -126,6 +126,7 @@ Status EmbedText(Session& session, std::string_view text, const EmbedOptions& op
                  float* out, size_t out_size) {
   EncodeOptions encode;
   encode.add_bos = session.model().tokenizer().add_bos();
+  encode.append_end = true;
   const int32_t* ids = nullptr;
   size_t n = 0;
   EMBER_RETURN_IF_ERROR(session.Tokenize(text.data(), text.size(), encode, &ids, &n));

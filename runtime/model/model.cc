@@ -312,6 +312,7 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   t.max_input_chars_per_word = ft.max_input_chars_per_word();
   t.append_eos = ft.append_eos();
   t.pad_id = ft.pad_id();
+  t.end_id = ft.end_id();
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {

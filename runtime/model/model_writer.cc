@@ -308,7 +308,7 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         WriteChatProgram(&b, tok.chat_program), tok.bert.clean_text,
         tok.bert.handle_chinese_chars, tok.bert.strip_accents, tok.bert.lowercase,
         b.CreateString(tok.wordpiece_prefix), tok.max_input_chars_per_word,
-        tok.append_eos, tok.pad_id);
+        tok.append_eos, tok.pad_id, tok.end_id);
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -63,6 +63,7 @@ struct TokenizerSpec {
   uint32_t max_input_chars_per_word = 100;
   bool append_eos = false;         // [CLS] text [SEP] when encoding with BOS
   int32_t pad_id = -1;
+  int32_t end_id = -1;  // appended after an embedded text (Qwen3-Embedding), -1: none
 };
 
 struct TensorSpec {

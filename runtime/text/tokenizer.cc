@@ -123,7 +123,7 @@ Status Tokenizer::Init(const TokenizerTables& t) {
     return InvalidModel("tokenizer: SentencePiece BPE with the %s pre-tokenizer",
                         PreTokenizerName(t.pre_tokenizer));
   }
-  for (int32_t id : {t.bos_id, t.eos_id, t.unk_id, t.pad_id}) {
+  for (int32_t id : {t.bos_id, t.eos_id, t.unk_id, t.pad_id, t.end_id}) {
     if (id < -1 || id >= static_cast<int64_t>(n)) {
       return InvalidModel("tokenizer: special token id %d outside the vocabulary of %u",
                           id, n);

@@ -83,6 +83,7 @@ struct TokenizerTables {
   uint32_t max_input_chars_per_word = 100;
   bool append_eos = false;
   int32_t pad_id = -1;
+  int32_t end_id = -1;  // appended with EncodeOptions::append_end (-1: none)
 };
 
 struct EncodeOptions {
@@ -91,6 +92,9 @@ struct EncodeOptions {
   // chat templates need; otherwise they are text like any other. Other added tokens are
   // always matched.
   bool parse_special = false;
+  // The tokenizer's end_id after the text, as its post-processor appends it to a text it
+  // embeds (Qwen3-Embedding's <|endoftext|>; nothing without one).
+  bool append_end = false;
 };
 
 class Tokenizer {
@@ -107,6 +111,8 @@ class Tokenizer {
   bool add_bos() const { return t_.add_bos; }
   // Whether Encode with add_bos also ends the ids with eos_id (BERT: [CLS] ... [SEP]).
   bool append_eos() const { return t_.append_eos; }
+  // The token an embedded text ends with (Qwen3-Embedding's <|endoftext|>), or -1.
+  int32_t end_id() const { return t_.end_id; }
   // Whether sampling `id` ends generation (the file's stop ids).
   bool IsStop(int32_t id) const {
     if (!t_.has_stop_ids) return id >= 0 && (id == t_.eos_id || id == t_.bos_id);

@@ -65,6 +65,7 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
     pos = m.end;
   }
   if (options.add_bos && t_.append_eos) ids[count++] = t_.eos_id;  // Init: eos_id >= 0
+  if (options.append_end && t_.end_id >= 0) ids[count++] = t_.end_id;
   *n = count;
   return Status::Ok();
 }

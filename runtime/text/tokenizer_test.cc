@@ -130,6 +130,24 @@ TEST(TokenizerSmallVocabTest, RefusesNaNScores) {
   EXPECT_NE(std::string(s.message()).find("score 7 is NaN"), std::string::npos);
 }
 
+TEST(TokenizerSmallVocabTest, AnEmbeddedTextEndsWithTheEndToken) {
+  const SmallVocab vocab(3);
+  TokenizerTables tables = vocab.Tables();
+  tables.end_id = 2;
+  Tokenizer tok;
+  ASSERT_TRUE(tok.Init(tables).ok());
+  EncodeOptions options;
+  std::vector<int32_t> ids(tok.EncodeCapacity(4));
+  size_t plain = 0, ended = 0;
+  ASSERT_TRUE(tok.Encode("abc", options, ids.data(), ids.size(), &plain).ok());
+  options.append_end = true;
+  ASSERT_TRUE(tok.Encode("abc", options, ids.data(), ids.size(), &ended).ok());
+  ASSERT_EQ(ended, plain + 1);
+  EXPECT_EQ(ids[ended - 1], 2);
+  tables.end_id = static_cast<int32_t>(tables.vocab_size);  // outside the vocabulary
+  EXPECT_FALSE(tok.Init(tables).ok());
+}
+
 TEST(TokenizerCapacityTest, TooLongTextsNeedMoreThanAnyBuffer) {
   const SmallVocab vocab(1);
   Tokenizer tok;

@@ -96,6 +96,7 @@ Status Embed(const ArgParser& args) {
   const Tokenizer& tok = (*model)->tokenizer();
   EncodeOptions encode;
   encode.add_bos = tok.add_bos();
+  encode.append_end = true;  // as EmbedText: the end token the post-processor appends
   std::vector<std::vector<int32_t>> ids(texts.size());
   size_t longest = 0, total_tokens = 0;
   for (size_t i = 0; i < texts.size(); ++i) {

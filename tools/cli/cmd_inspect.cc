@@ -197,6 +197,11 @@ void PrintModel(const std::string& path, const Model& model) {
          PreTokenizerName(t.pre_tokenizer),
          t.normalizer == Normalization::kNfc ? ", NFC" : "", t.scores ? "score" : "rank",
          t.ignore_merges ? " (whole pieces first)" : "", t.num_added);
+  if (t.end_id >= 0) {
+    printf("             an embedded text ends with %d '%.*s' (the post-processor's)\n",
+           t.end_id, static_cast<int>(tok.piece(static_cast<uint32_t>(t.end_id)).size()),
+           tok.piece(static_cast<uint32_t>(t.end_id)).data());
+  }
   if (tok.kind() == TokenizerKind::kWordPiece) {
     printf("             wordpiece: unk %d, pad %d, %s, words of up to %u characters, "
            "normalizer%s%s%s%s%s\n",

@@ -190,7 +190,7 @@ Status FinishTokenizer(const std::string& where, const RawVocab& v,
     }
   }
   const int64_t n = static_cast<int64_t>(tok->pieces.size());
-  for (int64_t id : {specials.bos_id, specials.eos_id}) {
+  for (int64_t id : {specials.bos_id, specials.eos_id, specials.end_id}) {
     if (id >= n) {
       return InvalidArgument("%s: special token id %lld is outside the %lld pieces",
                              where.c_str(), static_cast<long long>(id),
@@ -200,6 +200,7 @@ Status FinishTokenizer(const std::string& where, const RawVocab& v,
   }
   tok->bos_id = static_cast<int32_t>(specials.bos_id);
   tok->eos_id = static_cast<int32_t>(specials.eos_id);
+  tok->end_id = static_cast<int32_t>(specials.end_id);
   const auto sorted = SortedPieceIds(*tok);
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (tok->pieces[sorted[i]] == tok->pieces[sorted[i - 1]]) {

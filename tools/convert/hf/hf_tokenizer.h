@@ -29,6 +29,9 @@ std::string ByteLevelEncode(const std::string& bytes);
 struct SpecialTokens {
   int64_t bos_id = -1, eos_id = -1;
   int add_bos = -1;  // -1: the tokenizer kind's default
+  // The special token a TemplateProcessing post-processor puts after the text
+  // (Qwen3-Embedding's <|endoftext|>; BERT's [SEP] is WordPiece's append_eos), or -1.
+  int64_t end_id = -1;
 };
 
 // A byte-level BPE vocabulary: vocab.json maps each piece (in GPT-2's alphabet) to its

@@ -250,7 +250,8 @@ bool OneSpecialTokenId(const Json& step, const std::string& name, uint64_t* id) 
 
 // A TemplateProcessing post-processor says whether encoding adds BOS: its "single"
 // template starts with a special token (its id) or with the text. tokenizer_config.json's
-// add_bos_token, read before, wins.
+// add_bos_token, read before, wins. A special token after the text is the end token an
+// embedded text ends with (SpecialTokens::end_id).
 Status ReadPostProcessor(const std::string& where, const Json& root,
                          SpecialTokens* specials) {
   const auto node = root.find("post_processor");
@@ -266,6 +267,19 @@ Status ReadPostProcessor(const std::string& where, const Json& root,
           "%s: post_processor TemplateProcessing 'single' is not a list", where.c_str());
     }
     if (single->empty()) continue;
+    const Json& last = single->back();
+    const auto end = last.is_object() ? last.find("SpecialToken") : last.end();
+    if (single->size() > 1 && last.is_object() && end != last.end()) {
+      std::string name;
+      EMBER_RETURN_IF_ERROR(JsonFields(*end, where + " post_processor SpecialToken")
+                                .String("id", true, "", &name));
+      uint64_t id;
+      if (!OneSpecialTokenId(*step, name, &id)) {
+        return InvalidArgument("%s: the post-processor's last token '%.40s' is not one id",
+                               where.c_str(), name.c_str());
+      }
+      specials->end_id = static_cast<int64_t>(id);
+    }
     const Json& first = single->front();
     if (!first.is_object()) {
       return InvalidArgument(

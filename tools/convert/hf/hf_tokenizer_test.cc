@@ -222,6 +222,19 @@ TEST_F(HfTokenizerTest, SentencePieceStyle) {
   EXPECT_EQ(spec.bos_id, 1);
   ASSERT_EQ(spec.added.size(), 3u);
   EXPECT_EQ(spec.added[2].flags, kAddedRstrip);
+  EXPECT_EQ(spec.end_id, -1);  // nothing after the text
+
+  // A special token after the text (Qwen3-Embedding's <|endoftext|>) is the end token an
+  // embedded text ends with; one that is not one id is refused by name.
+  Json ended = j;
+  ended["post_processor"]["single"].push_back({{"SpecialToken", {{"id", "<s>"}}}});
+  ASSERT_TRUE(Read(ended, &spec).ok());
+  EXPECT_EQ(spec.end_id, 1);
+  ended["post_processor"]["single"].back()["SpecialToken"]["id"] = "</x>";
+  s = Read(ended, &spec);
+  EXPECT_NE(std::string(s.message()).find("last token '</x>' is not one id"),
+            std::string::npos)
+      << s.message();
 
   // Gemma 3: spaces replaced, then a Split on " " that finds none; no dummy prefix.
   j["normalizer"] = {
