@@ -34,6 +34,23 @@ void CheckWeatherCall(const ToolCall& call) {
   }
 }
 
+void GreedyChat::Open(const Model& model, uint32_t vocab, uint32_t max_tools_bytes) {
+  SessionOptions options;
+  options.max_context = 2048;
+  auto created = Session::Create(model, options, nullptr);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  session.emplace(std::move(*created));
+  SamplerOptions sampling;
+  sampling.temperature = 0;
+  sampler = std::make_unique<Sampler>(sampling, vocab, session->sampler_scratch());
+  ChatOptions chat_options;
+  chat_options.max_tools_bytes = max_tools_bytes;
+  memory.assign((Chat::RequiredBytes(*session, chat_options) + 7) / 8, 0);
+  const Status s =
+      chat.Init(&*session, sampler.get(), chat_options, memory.data(), memory.size() * 8);
+  ASSERT_TRUE(s.ok()) << s.message();
+}
+
 void Qwen3ChatModel(AlignedBytes* bytes, uint32_t* vocab) {
   const std::string dir = ModelsDir() + "/hf-tokenizers/qwen3";
   TokenizerSpec tokenizer;

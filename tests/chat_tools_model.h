@@ -5,8 +5,15 @@
 #define EMBER_TESTS_CHAT_TOOLS_MODEL_H_
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
 
+#include "runtime/chat/chat.h"
 #include "runtime/chat/tool_calls.h"
+#include "runtime/model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
 #include "testing/testing.h"
 
 namespace ember::testing {
@@ -25,6 +32,17 @@ void CheckWeatherCall(const ToolCall& call);
 
 // The model's bytes and its vocabulary's size (gtest assertions on failure).
 void Qwen3ChatModel(AlignedBytes* bytes, uint32_t* vocab);
+
+// A chat over a session of `model` (a context of 2048) with a greedy sampler, room for
+// max_tools_bytes of tools (gtest assertions on failure).
+struct GreedyChat {
+  void Open(const Model& model, uint32_t vocab, uint32_t max_tools_bytes);
+
+  std::optional<Session> session;
+  std::unique_ptr<Sampler> sampler;
+  std::vector<uint64_t> memory;
+  Chat chat;
+};
 
 }  // namespace ember::testing
 

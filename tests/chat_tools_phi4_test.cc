@@ -17,6 +17,7 @@
 #include "runtime/model/model.h"
 #include "runtime/session.h"
 #include "testing/testing.h"
+#include "tests/chat_tools_model.h"
 #include "tools/convert/hf/hf_tokenizer.h"
 #include "tools/template/chat_program.h"
 #include "tools/template/hf_chat_config.h"
@@ -162,20 +163,9 @@ TEST(ChatToolsPhi4Test, CallsKeepTheirMarkersAndToolsGoInTheSystemMessage) {
   ASSERT_EQ(t.num_end_of_turn_ids, 1u);
   ASSERT_EQ(t.end_of_turn_ids[0], end);
 
-  SessionOptions options;
-  options.max_context = 2048;
-  auto session = Session::Create(**model, options, nullptr);
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions sampling;
-  sampling.temperature = 0;
-  Sampler sampler(sampling, vocab, session->sampler_scratch());
-  ChatOptions chat_options;
-  chat_options.max_tools_bytes = sizeof(kTools);
-  std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
-  Chat chat;
-  ASSERT_TRUE(
-      chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
-          .ok());
+  testing::GreedyChat greedy;
+  ASSERT_NO_FATAL_FAILURE(greedy.Open(**model, vocab, sizeof(kTools)));
+  Chat& chat = greedy.chat;
   ASSERT_TRUE(chat.SetTools(kTools).ok());
   EXPECT_EQ(chat.tool_call_format(), ToolCallFormat::kPhi4Mini);
 

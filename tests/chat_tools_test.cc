@@ -184,20 +184,9 @@ TEST(ChatToolsTest, AChatStoresAnswersAndRendersACall) {
   ASSERT_EQ(DetectToolCallFormat((*model)->chat_template().tables()),
             ToolCallFormat::kHermes);
 
-  SessionOptions options;
-  options.max_context = 2048;
-  auto session = Session::Create(**model, options, nullptr);
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  SamplerOptions sampling;
-  sampling.temperature = 0;
-  Sampler sampler(sampling, vocab, session->sampler_scratch());
-  ChatOptions chat_options;
-  chat_options.max_tools_bytes = sizeof(testing::kWeatherTools);
-  std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
-  Chat chat;
-  ASSERT_TRUE(
-      chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8)
-          .ok());
+  testing::GreedyChat greedy;
+  ASSERT_NO_FATAL_FAILURE(greedy.Open(**model, vocab, sizeof(testing::kWeatherTools)));
+  Chat& chat = greedy.chat;
   ASSERT_TRUE(chat.SetTools(testing::kWeatherTools).ok());
 
   // The whole reply is a call: the tag, the call's grammar, the close tag.

@@ -128,27 +128,6 @@ Status Add(const ToolCall& call, ToolCall* calls, size_t max_calls, size_t* n) {
   return Status::Ok();
 }
 
-Status ParseHermes(std::string_view t, ToolCall* calls, size_t max_calls, size_t* n,
-                   std::string_view* content) {
-  constexpr std::string_view kOpen = "<tool_call>", kClose = "</tool_call>";
-  size_t at = t.find(kOpen);
-  *content = t.substr(0, at);
-  while (at != std::string_view::npos) {
-    ToolCall call;
-    size_t end;
-    EMBER_RETURN_IF_ERROR(ParseCall(t, at + kOpen.size(), "arguments", &call, &end));
-    EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
-    end = SkipSpace(t, end);
-    if (t.substr(end, kClose.size()) != kClose) {
-      if (end == t.size()) break;  // the reply ended (a stop id) before the close tag
-      return InvalidArgument("tool call: no %.*s at byte %zu of the reply",
-                             static_cast<int>(kClose.size()), kClose.data(), end);
-    }
-    at = t.find(kOpen, end + kClose.size());
-  }
-  return Status::Ok();
-}
-
 // Calls from t[i] on: a JSON array of call objects (`list`), or call objects separated
 // by `separator`; *end is after the last. A separator at the very end (Llama 3's
 // trailing ';') is taken.
@@ -194,26 +173,34 @@ Status ParseBare(std::string_view t, bool list, std::string_view key, ToolCall* 
   return Status::Ok();
 }
 
-// Phi-4-mini: <|tool_call|>, an array of calls (or, as the model sometimes writes them,
-// objects separated by commas), <|/tool_call|> (left out at the end of the reply).
-Status ParsePhi4Mini(std::string_view t, ToolCall* calls, size_t max_calls, size_t* n,
-                     std::string_view* content) {
-  constexpr std::string_view kOpen = "<|tool_call|>", kClose = "<|/tool_call|>";
-  size_t at = t.find(kOpen);
+// Calls between an open and a close tag (the close left out at the end of the reply, when
+// a stop id ended it): one call object each (Hermes), or a run of them (Phi-4-mini: an
+// array, or objects separated by commas as the model sometimes writes them). The
+// content is the text before the first.
+Status ParseTagged(std::string_view t, std::string_view open, std::string_view close,
+                   bool runs, ToolCall* calls, size_t max_calls, size_t* n,
+                   std::string_view* content) {
+  size_t at = t.find(open);
   *content = t.substr(0, at);
   while (at != std::string_view::npos) {
-    const size_t i = SkipSpace(t, at + kOpen.size());
-    const bool list = i < t.size() && t[i] == '[';
     size_t end;
-    EMBER_RETURN_IF_ERROR(
-        ParseCallRun(t, i, list, ',', "arguments", calls, max_calls, n, &end));
+    if (runs) {
+      const size_t i = SkipSpace(t, at + open.size());
+      const bool list = i < t.size() && t[i] == '[';
+      EMBER_RETURN_IF_ERROR(
+          ParseCallRun(t, i, list, ',', "arguments", calls, max_calls, n, &end));
+    } else {
+      ToolCall call;
+      EMBER_RETURN_IF_ERROR(ParseCall(t, at + open.size(), "arguments", &call, &end));
+      EMBER_RETURN_IF_ERROR(Add(call, calls, max_calls, n));
+    }
     end = SkipSpace(t, end);
-    if (t.substr(end, kClose.size()) != kClose) {
+    if (t.substr(end, close.size()) != close) {
       if (end == t.size()) break;  // the reply ended (a stop id) before the close tag
       return InvalidArgument("tool call: no %.*s at byte %zu of the reply",
-                             static_cast<int>(kClose.size()), kClose.data(), end);
+                             static_cast<int>(close.size()), close.data(), end);
     }
-    at = t.find(kOpen, end + kClose.size());
+    at = t.find(open, end + close.size());
   }
   return Status::Ok();
 }
@@ -346,13 +333,15 @@ Status ParseToolCalls(ToolCallFormat format, std::string_view reply, ToolCall* c
   *content = reply;
   switch (format) {
     case ToolCallFormat::kHermes:
-      return ParseHermes(reply, calls, max_calls, num_calls, content);
+      return ParseTagged(reply, "<tool_call>", "</tool_call>", false, calls, max_calls,
+                         num_calls, content);
     case ToolCallFormat::kLlama3:
       return ParseBare(reply, false, "parameters", calls, max_calls, num_calls, content);
     case ToolCallFormat::kMistral:
       return ParseBare(reply, true, "arguments", calls, max_calls, num_calls, content);
     case ToolCallFormat::kPhi4Mini:
-      return ParsePhi4Mini(reply, calls, max_calls, num_calls, content);
+      return ParseTagged(reply, "<|tool_call|>", "<|/tool_call|>", true, calls, max_calls,
+                         num_calls, content);
     case ToolCallFormat::kNone:
       break;
   }

@@ -248,6 +248,25 @@ bool OneSpecialTokenId(const Json& step, const std::string& name, uint64_t* id) 
   return true;
 }
 
+// The id of a TemplateProcessing template's element when it is a special token (one
+// id, else refused naming the `which` element), or -1 in *id when it is not one.
+Status TemplateSpecialToken(const std::string& where, const Json& step,
+                            const Json& element, const char* which, int64_t* id) {
+  *id = -1;
+  const auto special = element.is_object() ? element.find("SpecialToken") : element.end();
+  if (!element.is_object() || special == element.end()) return Status::Ok();
+  std::string name;
+  EMBER_RETURN_IF_ERROR(JsonFields(*special, where + " post_processor SpecialToken")
+                            .String("id", true, "", &name));
+  uint64_t one;
+  if (!OneSpecialTokenId(step, name, &one)) {
+    return InvalidArgument("%s: the post-processor's %s token '%.40s' is not one id",
+                           where.c_str(), which, name.c_str());
+  }
+  *id = static_cast<int64_t>(one);
+  return Status::Ok();
+}
+
 // A TemplateProcessing post-processor says whether encoding adds BOS: its "single"
 // template starts with a special token (its id) or with the text. tokenizer_config.json's
 // add_bos_token, read before, wins. A special token after the text is the end token an
@@ -267,40 +286,25 @@ Status ReadPostProcessor(const std::string& where, const Json& root,
           "%s: post_processor TemplateProcessing 'single' is not a list", where.c_str());
     }
     if (single->empty()) continue;
-    const Json& last = single->back();
-    const auto end = last.is_object() ? last.find("SpecialToken") : last.end();
-    if (single->size() > 1 && last.is_object() && end != last.end()) {
-      std::string name;
-      EMBER_RETURN_IF_ERROR(JsonFields(*end, where + " post_processor SpecialToken")
-                                .String("id", true, "", &name));
-      uint64_t id;
-      if (!OneSpecialTokenId(*step, name, &id)) {
-        return InvalidArgument("%s: the post-processor's last token '%.40s' is not one id",
-                               where.c_str(), name.c_str());
-      }
-      specials->end_id = static_cast<int64_t>(id);
-    }
     const Json& first = single->front();
     if (!first.is_object()) {
       return InvalidArgument(
           "%s: post_processor TemplateProcessing 'single' holds %s, not an object",
           where.c_str(), first.type_name());
     }
-    const auto special = first.find("SpecialToken");
-    if (special == first.end()) {
+    int64_t id = -1;
+    if (single->size() > 1) {
+      EMBER_RETURN_IF_ERROR(
+          TemplateSpecialToken(where, *step, single->back(), "last", &id));
+      if (id >= 0) specials->end_id = id;
+    }
+    EMBER_RETURN_IF_ERROR(TemplateSpecialToken(where, *step, first, "first", &id));
+    if (id < 0) {
       if (specials->add_bos < 0) specials->add_bos = 0;
       continue;
     }
-    std::string name;
-    EMBER_RETURN_IF_ERROR(JsonFields(*special, where + " post_processor SpecialToken")
-                              .String("id", true, "", &name));
-    uint64_t id;
-    if (!OneSpecialTokenId(*step, name, &id)) {
-      return InvalidArgument("%s: the post-processor's first token '%.40s' is not one id",
-                             where.c_str(), name.c_str());
-    }
     if (specials->add_bos < 0) specials->add_bos = 1;
-    if (specials->bos_id < 0) specials->bos_id = static_cast<int64_t>(id);
+    if (specials->bos_id < 0) specials->bos_id = id;
   }
   return Status::Ok();
 }
