@@ -149,6 +149,7 @@ Status ChatTemplate::Init(const ChatProgramTables& t, uint32_t vocab_size) {
     }
   }
   t_ = t;
+  tools_in_system_ = DetectToolCallFormat(t_) == ToolCallFormat::kPhi4Mini;
   return Status::Ok();
 }
 
@@ -305,8 +306,7 @@ Status ChatTemplate::Render(const ChatMessage* messages, size_t n,
     if (tools.kind != tmpl::Kind::kList && tools.kind != tmpl::Kind::kNone) {
       return InvalidArgument("tools_json: not a JSON array of tool definitions");
     }
-    if (tools.kind == tmpl::Kind::kList &&
-        DetectToolCallFormat(t_) == ToolCallFormat::kPhi4Mini) {
+    if (tools.kind == tmpl::Kind::kList && tools_in_system_) {
       EMBER_RETURN_IF_ERROR(
           ToolsInSystemMessage(tools, &heap, &inputs[tmpl::kSlotMessages]));
     }

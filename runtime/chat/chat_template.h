@@ -80,6 +80,8 @@ class ChatTemplate {
 
  private:
   ChatProgramTables t_;
+  // Phi-4-mini's kind: it takes the tools in the system message (read once, at Init).
+  bool tools_in_system_ = false;
 };
 
 namespace tmpl {
