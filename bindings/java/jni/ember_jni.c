@@ -103,7 +103,8 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_modelFree(JNIEnv* env, jclass cls,
   ember_model_free(EMBER_JNI_PTR(ember_model, model));
 }
 
-/* 0 vocab size, 1 max context, 2 BOS, 3 EOS, 4 has a chat template, 5 baked tokens. */
+/* 0 vocab size, 1 max context, 2 BOS, 3 EOS, 4 has a chat template, 5 baked tokens,
+ * 6 embedding dims, 7 labels (a reranker's head). */
 JNIEXPORT jlong JNICALL Java_dev_ember_Native_modelInfo(JNIEnv* env, jclass cls,
                                                         jlong handle, jint what) {
   (void)env, (void)cls;
@@ -121,6 +122,10 @@ JNIEXPORT jlong JNICALL Java_dev_ember_Native_modelInfo(JNIEnv* env, jclass cls,
       return ember_model_has_chat_template(model);
     case 5:
       return (jlong)ember_model_baked_tokens(model);
+    case 6:
+      return (jlong)ember_model_embedding_dims(model);
+    case 7:
+      return (jlong)ember_model_labels(model);
     default:
       return -1;
   }

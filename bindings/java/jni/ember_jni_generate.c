@@ -1,5 +1,6 @@
 /* ember_jni_generate.c: the natives of dev.ember.Native that call back into Java while
- * ember generates (ember_generate, ember_chat_generate), and the rest of a chat. */
+ * ember generates (ember_generate, ember_chat_generate), and the rest of a chat (its
+ * tools and grammar: ember_jni_tools.c). */
 #include "ember_jni.h"
 
 /* Each token's bytes go to Generation.accept(token, bytes, length) in the sink's
@@ -59,17 +60,16 @@ JNIEXPORT jlong JNICALL Java_dev_ember_Native_generate(JNIEnv* env, jclass cls,
   return (jlong)generated;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_ember_Native_chatCreate(JNIEnv* env, jclass cls,
-                                                         jlong session,
-                                                         jint max_text_bytes,
-                                                         jint max_messages,
-                                                         jint enable_thinking) {
+JNIEXPORT jlong JNICALL Java_dev_ember_Native_chatCreate(
+    JNIEnv* env, jclass cls, jlong session, jint max_text_bytes, jint max_messages,
+    jint enable_thinking, jint max_tools_bytes) {
   (void)cls;
   ember_chat_options options;
   ember_chat_options_default(&options);
   options.max_text_bytes = (uint32_t)max_text_bytes;
   if (max_messages > 0) options.max_messages = (uint32_t)max_messages;
   options.enable_thinking = enable_thinking;
+  options.max_tools_bytes = (uint32_t)max_tools_bytes;
   ember_chat* chat = NULL;
   EMBER_JNI_CHECK(
       env, ember_chat_create(EMBER_JNI_PTR(ember_session, session), &options, &chat), 0);

@@ -2,6 +2,8 @@
 package dev.ember;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 import javax.annotation.Nullable;
 
@@ -22,10 +24,16 @@ public final class Chat implements AutoCloseable {
 
   /** maxTextBytes: conversation text kept (0: 8 bytes a position); maxMessages: 0: 256. */
   public Chat(Session session, int maxTextBytes, int maxMessages) {
+    this(session, maxTextBytes, maxMessages, 0);
+  }
+
+  /** maxToolsBytes: room for the tools' JSON {@link #setTools} keeps (0: no tools). */
+  public Chat(Session session, int maxTextBytes, int maxMessages, int maxToolsBytes) {
     this.session = session;
     session.enter();
     try {
-      handle = Native.chatCreate(session.handle(), maxTextBytes, maxMessages, -1);
+      handle = Native.chatCreate(session.handle(), maxTextBytes, maxMessages, -1,
+                                 maxToolsBytes);
       session.adopt(this);
     } finally {
       session.exit();
@@ -93,6 +101,100 @@ public final class Chat implements AutoCloseable {
     session.enter();
     try {
       Native.chatReset(handle());
+    } finally {
+      session.exit();
+    }
+  }
+
+  /**
+   * Every reply from now on is a sentence of the GBNF grammar (from rule "root"), ending
+   * at the template's end of turn; a reply that maxNew or the context cuts short throws
+   * EmberException ("out of range"). Replaces a tool grammar and is replaced by one;
+   * null: none. Room for it: {@link SessionOptions#grammarBytes}.
+   */
+  public void setGrammar(@Nullable String gbnf) {
+    setGrammar(gbnf, null);
+  }
+
+  /** root null: "root". A malformed grammar throws EmberException naming line and column. */
+  public void setGrammar(@Nullable String gbnf, @Nullable String root) {
+    byte[] text = gbnf == null ? null : gbnf.getBytes(StandardCharsets.UTF_8);
+    session.enter();
+    try {
+      Native.chatSetGrammar(handle(), text, root == null ? null : Native.cstr(root));
+    } finally {
+      session.exit();
+    }
+  }
+
+  /**
+   * The functions the model may call: a JSON array of OpenAI-style definitions
+   * ({@code [{"type": "function", "function": {"name", "description", "parameters"}}]};
+   * "" or "[]": none), rendered into the template from the next reply on. The chat must
+   * have room for the JSON ({@link #Chat(Session, int, int, int)}'s maxToolsBytes).
+   * Replies are then parsed for calls ({@link #toolCalls()}). EmberException when the
+   * model's template shows no tool-call syntax, or the tools are malformed.
+   */
+  public void setTools(String toolsJson) {
+    setTools(toolsJson, false);
+  }
+
+  /**
+   * {@link #setTools(String)}; grammar true also holds each call to its function's
+   * parameter schema (the grammar {@link Model#toolGrammar} gives, whose {@link
+   * Model#grammarBytes} the session needs), the text around calls free.
+   */
+  public void setTools(String toolsJson, boolean grammar) {
+    byte[] json = toolsJson.getBytes(StandardCharsets.UTF_8);
+    session.enter();
+    try {
+      Native.chatSetTools(handle(), json, grammar);
+    } finally {
+      session.exit();
+    }
+  }
+
+  /**
+   * Holds each call (from where the model opens one to where it ends) to a GBNF grammar
+   * of its own (e.g. `ember grammar --tools`'s, or {@link Model#toolGrammar}'s), the text
+   * around calls free; set the tools first. null: none.
+   */
+  public void setToolGrammar(@Nullable String gbnf) {
+    byte[] text = gbnf == null ? null : gbnf.getBytes(StandardCharsets.UTF_8);
+    session.enter();
+    try {
+      Native.chatSetToolGrammar(handle(), text);
+    } finally {
+      session.exit();
+    }
+  }
+
+  /**
+   * The calls the last reply made, in order (empty when it made none, or when a call did
+   * not parse: then {@link #toolCallsError()} says why). Answer each with {@code
+   * add("tool", result)}.
+   */
+  public List<ToolCall> toolCalls() {
+    byte[][] fields;
+    session.enter();
+    try {
+      fields = Native.chatToolCalls(handle());
+    } finally {
+      session.exit();
+    }
+    List<ToolCall> calls = new ArrayList<>(fields.length / 3);
+    for (int i = 0; i + 2 < fields.length; i += 3) {
+      calls.add(new ToolCall(Native.text(fields[i]), Native.text(fields[i + 1]),
+                             Native.text(fields[i + 2])));
+    }
+    return calls;
+  }
+
+  /** Why the last reply's calls did not parse ("" when they did, or it made none). */
+  public String toolCallsError() {
+    session.enter();
+    try {
+      return Native.text(Native.chatToolCallsError(handle()));
     } finally {
       session.exit();
     }

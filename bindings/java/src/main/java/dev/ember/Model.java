@@ -38,6 +38,17 @@ public final class Model implements AutoCloseable {
     return Native.jsonSchemaBytes(handle(), schema.getBytes(StandardCharsets.UTF_8));
   }
 
+  /**
+   * The GBNF of one call to any of the tools (the JSON array {@link Chat#setTools} takes)
+   * in the syntax of this model's chat template, each call's arguments held to its
+   * function's parameter schema: what {@code setTools(tools, true)} sets; {@link
+   * #grammarBytes} of it is the room a session needs. EmberException for malformed tools
+   * or a template without tool-call syntax.
+   */
+  public String toolGrammar(String toolsJson) {
+    return Native.text(Native.toolGrammar(handle(), toolsJson.getBytes(StandardCharsets.UTF_8)));
+  }
+
   long handle() {
     long h = handle;
     if (h == 0) throw new IllegalStateException("ember: the model is closed");
@@ -81,6 +92,16 @@ public final class Model implements AutoCloseable {
   /** Tokens of the model's baked prompt (0 if none): where its sessions start. */
   public long bakedTokens() {
     return Native.modelInfo(handle(), 5);
+  }
+
+  /** The values of an embedding model's vectors ({@link Session#embed}); 0: it has none. */
+  public int embeddingDims() {
+    return (int) Native.modelInfo(handle(), 6);
+  }
+
+  /** The outputs of the model's classification head (a reranker's: 1); 0 without one. */
+  public int labels() {
+    return (int) Native.modelInfo(handle(), 7);
   }
 
   /** The bytes {@code token} adds to the text after {@code previous} (-1: at the start). */

@@ -3,6 +3,7 @@ package dev.ember;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import javax.annotation.Nullable;
 
 /**
@@ -31,6 +32,12 @@ final class Native {
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     byte[] out = new byte[bytes.length + 1];
     System.arraycopy(bytes, 0, out, 0, bytes.length);
+    return out;
+  }
+
+  static byte[][] utf8(List<String> texts) {
+    byte[][] out = new byte[texts.size()][];
+    for (int i = 0; i < out.length; ++i) out[i] = texts.get(i).getBytes(StandardCharsets.UTF_8);
     return out;
   }
 
@@ -73,10 +80,21 @@ final class Native {
                               byte[] scratch);
 
   static native long chatCreate(long session, int maxTextBytes, int maxMessages,
-                                int enableThinking);
+                                int enableThinking, int maxToolsBytes);
   static native void chatFree(long chat);
   static native void chatReset(long chat);
   static native void chatAdd(long chat, @Nullable byte[] role, byte[] text);
   static native long chatGenerate(long chat, long maxNew, Generation sink, byte[] scratch);
   static native void chatStats(long chat, double[] out);
+
+  static native void chatSetGrammar(long chat, @Nullable byte[] gbnf, @Nullable byte[] root);
+  static native void chatSetTools(long chat, byte[] tools, boolean constrain);
+  static native void chatSetToolGrammar(long chat, @Nullable byte[] gbnf);
+  static native byte[][] chatToolCalls(long chat);
+  static native byte[] chatToolCallsError(long chat);
+  static native byte[] toolGrammar(long model, byte[] tools);
+
+  static native void embed(long session, byte[][] texts, int dims, int normalize, int width,
+                           float[][] out);
+  static native void rerank(long session, byte[] query, byte[][] docs, float[] scores);
 }

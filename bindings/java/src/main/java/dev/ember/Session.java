@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -249,32 +250,7 @@ public final class Session implements AutoCloseable {
 
   /** The k likeliest next tokens, likeliest first (softmax over all the logits). */
   public List<TopToken> topK(int k) {
-    FloatBuffer logits = logits();
-    int n = logits.limit();
-    k = Math.max(0, Math.min(k, n));
-    int[] best = new int[k];
-    int count = 0;
-    float max = Float.NEGATIVE_INFINITY;
-    for (int i = 0; i < n; ++i) {
-      float value = logits.get(i);
-      max = Math.max(max, value);
-      // Insert after every equal value: ties keep the lower id first.
-      int at = count;
-      while (at > 0 && logits.get(best[at - 1]) < value) --at;
-      if (at >= k) continue;
-      System.arraycopy(best, at, best, at + 1, Math.min(count, k - 1) - at);
-      best[at] = i;
-      count = Math.min(count + 1, k);
-    }
-    double sum = 0;
-    for (int i = 0; i < n; ++i) sum += Math.exp((double) logits.get(i) - max);
-    List<TopToken> out = new ArrayList<>(k);
-    for (int i = 0; i < count; ++i) {
-      int id = best[i];
-      out.add(new TopToken(id, Native.text(Native.detokenize(modelHandle, -1, new int[] {id})),
-                           Math.exp((double) logits.get(id) - max) / sum));
-    }
-    return out;
+    return TopToken.top(logits(), k, modelHandle);
   }
 
   /** How sample and generate pick tokens; refused values keep the previous sampler. */
@@ -362,6 +338,60 @@ public final class Session implements AutoCloseable {
     } finally {
       exit();
     }
+  }
+
+  /**
+   * An embedding model's vector of the text ({@link Model#embeddingDims} floats), pooled
+   * and scaled as the model says. Each text runs from position 0: the session's context
+   * bounds its tokens. A model that puts out logits throws EmberException.
+   */
+  public float[] embed(String text) {
+    return embedBatch(Collections.singletonList(text), 0, null)[0];
+  }
+
+  /**
+   * {@link #embed(String)}'s leading dims values (0: all; more than the model's throws),
+   * scaled to unit length if normalize, left as pooled if not (null: as the model says).
+   */
+  public float[] embed(String text, int dims, @Nullable Boolean normalize) {
+    return embedBatch(Collections.singletonList(text), dims, normalize)[0];
+  }
+
+  /** The vectors of texts, a row each, as {@link #embed(String)} makes them. */
+  public float[][] embedBatch(List<String> texts) {
+    return embedBatch(texts, 0, null);
+  }
+
+  /** The vectors of texts, a row each, as {@link #embed(String, int, Boolean)} makes them. */
+  public float[][] embedBatch(List<String> texts, int dims, @Nullable Boolean normalize) {
+    if (dims < 0) throw new IllegalArgumentException("ember: dims must be >= 0");
+    byte[][] data = Native.utf8(texts);
+    enter();
+    try {
+      int width = dims > 0 ? dims : (int) Native.modelInfo(modelHandle, 6);
+      float[][] out = new float[data.length][width];
+      Native.embed(handle, data, dims, normalize == null ? -1 : normalize ? 1 : 0, width, out);
+      return out;
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * A cross-encoder's (a reranker: {@link Model#labels} 1) relevance of each document to
+   * the query, in the documents' order: logits, higher is more relevant.
+   */
+  public float[] rerank(String query, List<String> docs) {
+    byte[] q = query.getBytes(StandardCharsets.UTF_8);
+    byte[][] data = Native.utf8(docs);
+    float[] scores = new float[data.length];
+    enter();
+    try {
+      Native.rerank(handle, q, data, scores);
+    } finally {
+      exit();
+    }
+    return scores;
   }
 
   /** Prefills the prompt's tokens and generates up to maxNew; returns their text. */
