@@ -31,7 +31,7 @@ struct ArenaBuffer {
 class ArenaPlan {
  public:
   // More buffers than a session plans; Add past it makes Plan fail.
-  static constexpr size_t kMaxBuffers = 32;
+  static constexpr size_t kMaxBuffers = 40;
 
   struct Buffer {
     const char* name = "";

@@ -21,6 +21,10 @@ typedef struct ember_embed_options {
   uint32_t struct_size; /* sizeof(ember_embed_options) */
   uint32_t dims;        /* leading values kept, at most the model's; 0: all of them */
   int32_t normalize;    /* -1: as the model says; 0: as pooled; 1: unit length */
+  /* Appended in 0.3: the named prompt put before each text (sentence-transformers'
+   * prompt_name, e.g. "query" or "document": `ember inspect` lists a model's); NULL: the
+   * model's default prompt, if it has one; "": none. ember_embed_tokens takes none. */
+  const char* prompt_name;
 } ember_embed_options;
 void ember_embed_options_default(ember_embed_options* options);
 
@@ -50,7 +54,8 @@ ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
                                 size_t out_floats);
 
 /* Rerankers: a cross-encoder (a BERT-style model with a classification head, e.g. a
- * sentence-transformers CrossEncoder) scores how well a document answers a query. The
+ * sentence-transformers CrossEncoder) or Qwen3-Reranker (through its prompt) scores how
+ * well a document answers a query. The
  * head's outputs; 0 when the model has no head. */
 size_t ember_model_labels(const ember_model* model);
 /* The relevance of each of n_docs documents to the query: the pair encoded as the
@@ -60,6 +65,16 @@ size_t ember_model_labels(const ember_model* model);
 ember_status ember_rerank(ember_session* session, const char* query, size_t query_length,
                           const char* const* docs, const size_t* doc_lengths,
                           size_t n_docs, float* scores);
+/* ember_rerank with a task's instruction in a reranker's prompt (Qwen3-Reranker,
+ * converted with `ember convert --rerank qwen3`: its pair is its card's prompt, whose
+ * default instruction `ember inspect` shows; instruction_length 0: that default).
+ * EMBER_INVALID_ARGUMENT for an instruction to a model without such a prompt. The score
+ * is logit("yes") - logit("no"): sigmoid(score) is the card's P(yes). Appended in 0.3. */
+ember_status ember_rerank_instructed(ember_session* session, const char* instruction,
+                                     size_t instruction_length, const char* query,
+                                     size_t query_length, const char* const* docs,
+                                     const size_t* doc_lengths, size_t n_docs,
+                                     float* scores);
 /* The head's outputs for token ids with their types (NULL: all 0) into
  * scores[0, ember_model_labels). */
 ember_status ember_score_tokens(ember_session* session, const int32_t* ids,

@@ -214,6 +214,13 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                            kStepSession, kStepLogits, BufferKind::kScratch);
   id.types = a.Add<uint8_t>("token_types", c.embeds() ? plan.max_context : 0,
                             kStepSession, kStepLogits, BufferKind::kScratch);
+  // A reranker's prompt (EncodePair) or a named prompt and its text (EmbedText),
+  // written out before it is encoded.
+  const Tokenizer& tok = model.tokenizer();
+  const bool prompt_text = (c.labels > 0 && !tok.pair_format().empty()) ||
+                           (c.embeds() && tok.num_prompts() > 0);
+  id.prompt_text = a.Add<uint8_t>("prompt_text", prompt_text ? plan.max_prompt_bytes : 0,
+                                  kStepSession, kStepLogits, BufferKind::kScratch);
   id.tokens = a.Add<int32_t>("tokens", plan.token_capacity, kStepSession, kStepLogits,
                              BufferKind::kScratch);
   // One pass.
@@ -325,6 +332,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.tokens = arena.Bind(ids.tokens, base);
   s.pooled = arena.Bind(ids.pooled, base);
   s.types = arena.Bind(ids.types, base);
+  s.prompt_text = reinterpret_cast<char*>(arena.Bind(ids.prompt_text, base));
   s.attention_record = arena.Bind(ids.attention_record, base);
   s.xnnpack = arena.Bind(ids.xnnpack, base);
   s.history = arena.Bind(ids.history, base);

@@ -87,6 +87,8 @@ struct SessionBuffers {
   int32_t* tokens = nullptr;          // (SessionPlan::token_capacity): Tokenize's ids
   float* pooled = nullptr;  // an embedding model's (2, pooled_width): its vector, twice
   uint8_t* types = nullptr;  // an embedding model's (max_context): a pair's token types
+  // (max_prompt_bytes) a reranker's prompt or a named prompt and its text, written out
+  char* prompt_text = nullptr;
   float* attention_record = nullptr;  // SessionPlan::record.num_floats(), or null
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
   int32_t* history = nullptr;         // (max_context): the token at each cached position
@@ -132,7 +134,7 @@ struct SessionPlan {
     ArenaBuffer<float> logits, attention_record, pooled;
     ArenaBuffer<uint8_t> sampler, xnnpack, grammar;
     ArenaBuffer<int32_t> tokens, history;
-    ArenaBuffer<uint8_t> types;
+    ArenaBuffer<uint8_t> types, prompt_text;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,
         ffn_a, ffn_b, rope_local_cos, rope_local_sin;
     ArenaBuffer<int8_t> act_q;

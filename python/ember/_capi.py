@@ -204,6 +204,7 @@ class EmbedOptions(ctypes.Structure):
         ("struct_size", c_uint32),
         ("dims", c_uint32),
         ("normalize", c_int32),
+        ("prompt_name", c_char_p),
     ]
 
 
@@ -284,6 +285,9 @@ _PROTOTYPES = {
     "ember_model_labels": (c_size_t, [_P]),
     "ember_rerank": (c_status, [_P, c_char_p, c_size_t, POINTER(c_char_p), POINTER(c_size_t),
                                 c_size_t, POINTER(ctypes.c_float)]),
+    "ember_rerank_instructed": (c_status, [_P, c_char_p, c_size_t, c_char_p, c_size_t,
+                                           POINTER(c_char_p), POINTER(c_size_t), c_size_t,
+                                           POINTER(ctypes.c_float)]),
     "ember_embed_batch": (c_status, [_P, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
                                      POINTER(EmbedOptions), POINTER(ctypes.c_float),
                                      c_size_t]),

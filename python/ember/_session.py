@@ -298,11 +298,15 @@ class Session(_Handle):
             _check(lib.ember_session_set_json_schema(self.handle, data, len(data or b"")))
 
     def embed(self, texts: Union[str, Sequence[str]], *, dims: int = 0,
-              normalize: Optional[bool] = None) -> np.ndarray:
+              normalize: Optional[bool] = None,
+              prompt_name: Optional[str] = None) -> np.ndarray:
         """Embeddings of an embedding model (``Model.embedding_dims`` > 0): float32
         [dims] for one text, [len(texts), dims] for a list; the leading ``dims`` values
         (0: all), scaled to unit length as the model says (or as ``normalize`` says).
-        The vectors are written straight into the returned array."""
+        ``prompt_name`` puts the model's named prompt before each text (as
+        sentence-transformers' ``encode(prompt_name=...)``; None: the model's default
+        prompt, if any; "": none). The vectors are written straight into the returned
+        array."""
         single = isinstance(texts, str)
         items = [texts] if single else list(texts)
         width = dims or lib.ember_model_embedding_dims(self.model.handle)
@@ -314,6 +318,8 @@ class Session(_Handle):
         options = _capi.defaults(_capi.EmbedOptions, lib.ember_embed_options_default)
         options.dims = dims
         options.normalize = -1 if normalize is None else int(normalize)
+        name = None if prompt_name is None else prompt_name.encode("utf-8")
+        options.prompt_name = name  # kept alive by `name` until the call returns
         out = np.zeros((len(items), width), dtype=np.float32)
         with self._guard:
             _check(lib.ember_embed_batch(
@@ -321,17 +327,21 @@ class Session(_Handle):
                 out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), out.size))
         return out[0] if single else out
 
-    def rerank(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        """A cross-encoder's relevance of each document to the query (float32 logits,
-        higher is more relevant), in the documents' order."""
+    def rerank(self, query: str, documents: Sequence[str],
+               instruction: Optional[str] = None) -> np.ndarray:
+        """A reranker's relevance of each document to the query (float32 logits, higher
+        is more relevant), in the documents' order. `instruction`: the task, in the
+        prompt of a reranker that has one (Qwen3-Reranker; None: the model's default)."""
         q = query.encode("utf-8")
+        task = (instruction or "").encode("utf-8")
         data = [d.encode("utf-8") for d in documents]
         pointers = (ctypes.c_char_p * max(1, len(data)))(*data)
         lengths = (ctypes.c_size_t * max(1, len(data)))(*[len(d) for d in data])
         out = np.zeros(len(data), dtype=np.float32)
         with self._guard:
-            _check(lib.ember_rerank(self.handle, q, len(q), pointers, lengths, len(data),
-                                    out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+            _check(lib.ember_rerank_instructed(
+                self.handle, task, len(task), q, len(q), pointers, lengths, len(data),
+                out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
         return out
 
     @property

@@ -109,6 +109,27 @@ def test_embeddings_match_the_cli_and_batch_rows(tmp_path):
             session.embed("x")
 
 
+def test_named_prompts_go_before_the_text(tmp_path):
+    source = tmp_path / "prompted"
+    source.mkdir()
+    write_embedder(source)
+    (source / "config_sentence_transformers.json").write_text(json.dumps(
+        {"prompts": {"query": "query: ", "document": "passage: "},
+         "default_prompt_name": "document"}))
+    path = tmp_path / "prompted.ember"
+    cli("convert", "--hf", str(source), "-o", str(path))
+    expected = json.loads(cli("embed", "-m", str(path), "-p", "cats",
+                              "--prompt-name", "query"))
+    with ember.Model(path) as model, ember.Session(model, context=64) as session:
+        query = session.embed("cats", prompt_name="query")
+        np.testing.assert_array_equal(query, np.array(expected, dtype=np.float32))
+        np.testing.assert_array_equal(query, session.embed("query: cats", prompt_name=""))
+        np.testing.assert_array_equal(session.embed(["cats"])[0],  # the default prompt
+                                      session.embed("passage: cats", prompt_name=""))
+        with pytest.raises(ember.EmberError, match="'title'"):
+            session.embed("cats", prompt_name="title")
+
+
 def test_rerank_matches_the_cli(tmp_path):
     source = tmp_path / "cross"
     source.mkdir()
@@ -124,3 +145,6 @@ def test_rerank_matches_the_cli(tmp_path):
         assert scores.shape == (4,) and scores.dtype == np.float32
         np.testing.assert_allclose(scores, [expected[i] for i in range(4)], atol=2e-6)
         assert len(set(scores.tolist())) == 4  # the documents are told apart
+        # Only a reranker with a prompt (Qwen3-Reranker) takes an instruction.
+        with pytest.raises(ember.EmberError, match="instruction"):
+            session.rerank("where is the cat", docs, instruction="find the cat")

@@ -18,6 +18,9 @@ ember::Status ReadOptions(const ember_embed_options* options, ember::EmbedOption
       offsetof(ember_embed_options, normalize) + sizeof(int32_t)));
   out->dims = options->dims;
   out->normalize = options->normalize;
+  if (EMBER_HAS_FIELD(options, ember_embed_options, prompt_name)) {
+    out->prompt_name = options->prompt_name;
+  }
   return ember::Status::Ok();
 }
 
@@ -31,6 +34,7 @@ void ember_embed_options_default(ember_embed_options* options) {
   options->struct_size = sizeof(*options);
   options->dims = 0;
   options->normalize = -1;
+  options->prompt_name = nullptr;
 }
 
 size_t ember_model_embedding_dims(const ember_model* model) {
@@ -97,7 +101,17 @@ size_t ember_model_labels(const ember_model* model) {
 ember_status ember_rerank(ember_session* session, const char* query, size_t query_length,
                           const char* const* docs, const size_t* doc_lengths,
                           size_t n_docs, float* scores) {
+  return ember_rerank_instructed(session, nullptr, 0, query, query_length, docs,
+                                 doc_lengths, n_docs, scores);
+}
+
+ember_status ember_rerank_instructed(ember_session* session, const char* instruction,
+                                     size_t instruction_length, const char* query,
+                                     size_t query_length, const char* const* docs,
+                                     const size_t* doc_lengths, size_t n_docs,
+                                     float* scores) {
   if (!session) return NullArgument("session");
+  if (!instruction && instruction_length) return NullArgument("instruction");
   if (!query && query_length) return NullArgument("query");
   if (n_docs && (!docs || !doc_lengths || !scores)) {
     return NullArgument(!docs ? "docs" : !doc_lengths ? "doc_lengths" : "scores");
@@ -118,7 +132,8 @@ ember_status ember_rerank(ember_session* session, const char* query, size_t quer
     size_t n = 0;
     ember::Status st = ember::EncodePair(
         s, std::string_view(query ? query : "", query_length),
-        std::string_view(docs[i] ? docs[i] : "", doc_lengths[i]), &ids, &types, &n);
+        std::string_view(docs[i] ? docs[i] : "", doc_lengths[i]), &ids, &types, &n,
+        std::string_view(instruction ? instruction : "", instruction_length));
     if (st.ok()) st = ember::Score(s, ids, types, n, &scores[i], 1);
     if (!st.ok()) {
       return Report(ember::Status(st.code(), "document %zu: %s", i, st.message()));

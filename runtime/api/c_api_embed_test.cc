@@ -1,6 +1,7 @@
 // The C API's embeddings (ember_embed.h) on a model built in memory: one text, a batch
 // whose rows equal one-text calls, token ids, the options' checks and the refusals.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -130,6 +131,124 @@ TEST_F(CApiEmbedTest, RefusalsNameTheProblem) {
             EMBER_INVALID_ARGUMENT);
   EXPECT_NE(cpp::LastError().find("not embeddings"), std::string::npos)
       << cpp::LastError();
+}
+
+// A reranker with a prompt (Qwen3-Reranker's kind; tests/oracles/qwen_rerank_oracle.py
+// checks the real one against PyTorch): each pair scores as the prompt written out by
+// hand, tokenized with control tokens and scored as tokens; the instruction replaces the
+// default; a model without a prompt refuses one.
+TEST_F(CApiEmbedTest, ARerankerWithAPromptScoresThePromptWrittenOut) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.config.pooling = Pooling::kLast;
+  spec.config.labels = 1;
+  TensorSpec head, bias;
+  head.name = "cls.output.weight";
+  head.shape = {1, spec.config.d_model};
+  for (uint32_t j = 0; j < spec.config.d_model; ++j) {
+    head.values.push_back(std::sin(0.7f * static_cast<float>(j)));
+  }
+  bias.name = "cls.output.bias";
+  bias.shape = {1};
+  bias.values = {0.25f};
+  spec.tensors.push_back(head);
+  spec.tensors.push_back(bias);
+  spec.tokenizer.pair_format = "judge {instruction}: {query} | {document} {other}";
+  spec.tokenizer.pair_instruction = "the default";
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes bytes(raw);
+  cpp::Model reranker;
+  ASSERT_EQ(reranker.FromMemory(bytes.data(), bytes.size()), EMBER_OK)
+      << cpp::LastError();
+  cpp::Session s;
+  ASSERT_EQ(s.Create(reranker), EMBER_OK) << cpp::LastError();
+
+  const char* docs[] = {"one doc", "", "a {query} in it"};
+  const size_t lengths[] = {7, 0, 15};
+  const auto written_out = [&](const std::string& instruction, const std::string& doc) {
+    const std::string text = "judge " + instruction + ": who | " + doc + " {other}";
+    ember_tokenize_options options{sizeof(ember_tokenize_options), -1, 1};
+    std::vector<int32_t> ids(256);
+    size_t n = 0;
+    EXPECT_EQ(ember_tokenize_with_options(s.get(), text.data(), text.size(), &options,
+                                          ids.data(), ids.size(), &n),
+              EMBER_OK);
+    float score = 0;
+    EXPECT_EQ(ember_score_tokens(s.get(), ids.data(), nullptr, n, &score, 1), EMBER_OK)
+        << cpp::LastError();
+    return score;
+  };
+  float plain[3], instructed[3];
+  ASSERT_EQ(ember_rerank(s.get(), "who", 3, docs, lengths, 3, plain), EMBER_OK)
+      << cpp::LastError();
+  ASSERT_EQ(ember_rerank_instructed(s.get(), "find it", 7, "who", 3, docs, lengths, 3,
+                                    instructed),
+            EMBER_OK)
+      << cpp::LastError();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(plain[i], written_out("the default", docs[i])) << i;
+    EXPECT_EQ(instructed[i], written_out("find it", docs[i])) << i;
+    EXPECT_NE(plain[i], instructed[i]) << i;
+  }
+  // An instruction to a cross-encoder without a prompt is refused.
+  spec.tokenizer.pair_format.clear();
+  spec.tokenizer.pair_instruction.clear();
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes plain_bytes(raw);
+  cpp::Model cross;
+  ASSERT_EQ(cross.FromMemory(plain_bytes.data(), plain_bytes.size()), EMBER_OK);
+  cpp::Session cs;
+  ASSERT_EQ(cs.Create(cross), EMBER_OK);
+  float score;
+  EXPECT_EQ(ember_rerank(cs.get(), "q", 1, docs, lengths, 1, &score), EMBER_OK);
+  EXPECT_EQ(ember_rerank_instructed(cs.get(), "x", 1, "q", 1, docs, lengths, 1, &score),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("instruction"), std::string::npos) << cpp::LastError();
+}
+
+// Named prompts (sentence-transformers' "prompts"): a text embedded under a name is the
+// prompt's text, then the text; NULL takes the default prompt, "" none; an unknown
+// name is refused by name.
+TEST_F(CApiEmbedTest, ANamedPromptGoesBeforeTheText) {
+  ModelSpec spec = testing::TinyModelSpec();
+  spec.config.pooling = Pooling::kMean;
+  spec.tokenizer.prompts = {{"query", "search query: "}, {"document", "a doc: "}};
+  spec.tokenizer.default_prompt = 1;
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes bytes(raw);
+  cpp::Model m;
+  ASSERT_EQ(m.FromMemory(bytes.data(), bytes.size()), EMBER_OK) << cpp::LastError();
+  cpp::Session s;
+  ASSERT_EQ(s.Create(m), EMBER_OK) << cpp::LastError();
+  const size_t dims = ember_model_embedding_dims(m.get());
+  const auto embed = [&](const std::string& text, const char* name) {
+    ember_embed_options options;
+    ember_embed_options_default(&options);
+    options.prompt_name = name;
+    std::vector<float> out(dims);
+    EXPECT_EQ(
+        ember_embed(s.get(), text.data(), text.size(), &options, out.data(), out.size()),
+        EMBER_OK)
+        << cpp::LastError();
+    return out;
+  };
+  EXPECT_EQ(embed("cats", "query"), embed("search query: cats", ""));
+  EXPECT_EQ(embed("cats", nullptr), embed("a doc: cats", ""));  // the default
+  EXPECT_NE(embed("cats", ""), embed("a doc: cats", ""));
+  // Options of an older ember.h (without prompt_name) get the default.
+  ember_embed_options old;
+  ember_embed_options_default(&old);
+  old.struct_size = offsetof(ember_embed_options, prompt_name);
+  std::vector<float> out(dims);
+  ASSERT_EQ(ember_embed(s.get(), "cats", 4, &old, out.data(), out.size()), EMBER_OK);
+  EXPECT_EQ(out, embed("a doc: cats", ""));
+  ember_embed_options unknown;
+  ember_embed_options_default(&unknown);
+  unknown.prompt_name = "passage";
+  EXPECT_EQ(ember_embed(s.get(), "cats", 4, &unknown, out.data(), out.size()),
+            EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("'passage'"), std::string::npos) << cpp::LastError();
 }
 
 }  // namespace

@@ -122,8 +122,46 @@ Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size
   return Status::Ok();
 }
 
+Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text) {
+  *text = {};
+  if (name == nullptr) {
+    if (tok.default_prompt() >= 0) {
+      *text = tok.prompt_text(static_cast<size_t>(tok.default_prompt()));
+    }
+    return Status::Ok();
+  }
+  if (*name == '\0') return Status::Ok();
+  for (size_t i = 0; i < tok.num_prompts(); ++i) {
+    if (tok.prompt_name(i) == name) {
+      *text = tok.prompt_text(i);
+      return Status::Ok();
+    }
+  }
+  return InvalidArgument(
+      "the model has no prompt named '%.64s' (%zu named prompts: "
+      "`ember inspect` lists them)",
+      name, tok.num_prompts());
+}
+
 Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
                  float* out, size_t out_size) {
+  std::string_view prompt;
+  EMBER_RETURN_IF_ERROR(
+      PromptText(session.model().tokenizer(), options.prompt_name, &prompt));
+  if (!prompt.empty()) {  // the prompt, then the text, encoded as one text
+    char* joined = session.buffers().prompt_text;
+    const size_t capacity = session.plan().max_prompt_bytes;
+    if (joined == nullptr || text.size() > capacity ||
+        prompt.size() > capacity - text.size()) {
+      return InvalidArgument(
+          "a prompt of %zu bytes and a text of %zu exceed the session's "
+          "max_prompt_bytes %zu",
+          prompt.size(), text.size(), capacity);
+    }
+    memcpy(joined, prompt.data(), prompt.size());
+    if (!text.empty()) memcpy(joined + prompt.size(), text.data(), text.size());
+    text = std::string_view(joined, prompt.size() + text.size());
+  }
   EncodeOptions encode;
   encode.add_bos = session.model().tokenizer().add_bos();
   encode.append_end = true;
@@ -174,11 +212,86 @@ Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size
   return Status::Ok();
 }
 
+namespace {
+
+// A reranker's prompt: the tokenizer's pair_format with {query}, {document} and
+// {instruction} replaced, written into the session's prompt_text buffer, then encoded
+// whole with control tokens as written (as Qwen3-Reranker's code encodes it).
+Status EncodeFormatted(Session& session, std::string_view query, std::string_view doc,
+                       std::string_view instruction, const int32_t** ids, size_t* n) {
+  const Tokenizer& tok = session.model().tokenizer();
+  const std::string_view format = tok.pair_format();
+  if (instruction.empty()) instruction = tok.pair_instruction();
+  char* text = session.buffers().prompt_text;
+  const size_t capacity = session.plan().max_prompt_bytes;
+  size_t used = 0;
+  const auto put = [&](std::string_view part) {
+    if (part.size() > capacity - used) return false;
+    memcpy(text + used, part.data(), part.size());
+    used += part.size();
+    return true;
+  };
+  static const std::string_view kQuery = "{query}", kDoc = "{document}",
+                                kInstruction = "{instruction}";
+  bool fits = text != nullptr;  // a model without a head plans no room for it
+  for (size_t i = 0; fits && i < format.size();) {
+    const size_t open = format.find('{', i);
+    if (open == std::string_view::npos) {
+      fits = put(format.substr(i));
+      break;
+    }
+    fits = put(format.substr(i, open - i));
+    const std::string_view rest = format.substr(open);
+    std::string_view value = "{";
+    size_t skip = 1;
+    if (rest.substr(0, kQuery.size()) == kQuery) {
+      value = query, skip = kQuery.size();
+    } else if (rest.substr(0, kDoc.size()) == kDoc) {
+      value = doc, skip = kDoc.size();
+    } else if (rest.substr(0, kInstruction.size()) == kInstruction) {
+      value = instruction, skip = kInstruction.size();
+    }
+    fits = fits && put(value);
+    i = open + skip;
+  }
+  if (!fits) {
+    return InvalidArgument(
+        "the reranker's prompt for a query of %zu bytes and a document "
+        "of %zu exceeds the session's max_prompt_bytes %zu",
+        query.size(), doc.size(), capacity);
+  }
+  EncodeOptions options;
+  options.add_bos = tok.add_bos();
+  options.parse_special = true;
+  EMBER_RETURN_IF_ERROR(tok.Encode(std::string_view(text, used), options,
+                                   session.buffers().tokens,
+                                   session.plan().token_capacity, n));
+  if (*n > session.plan().max_context) {
+    return OutOfRange(
+        "the reranker's prompt encodes to %zu tokens; the session holds %zu", *n,
+        session.plan().max_context);
+  }
+  *ids = session.buffers().tokens;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status EncodePair(Session& session, std::string_view a, std::string_view b,
-                  const int32_t** ids, const uint8_t** types_out, size_t* n) {
+                  const int32_t** ids, const uint8_t** types_out, size_t* n,
+                  std::string_view instruction) {
+  const Tokenizer& tok = session.model().tokenizer();
+  if (!tok.pair_format().empty()) {
+    *types_out = nullptr;
+    return EncodeFormatted(session, a, b, instruction, ids, n);
+  }
+  if (!instruction.empty()) {
+    return InvalidArgument(
+        "the model's pair has no instruction (only a reranker with a "
+        "prompt, as Qwen3-Reranker, takes one)");
+  }
   uint8_t* types = session.buffers().types;
   const size_t types_size = session.plan().max_context;
-  const Tokenizer& tok = session.model().tokenizer();
   const size_t capacity = session.plan().token_capacity;
   if (b.size() > session.plan().max_prompt_bytes ||
       a.size() > session.plan().max_prompt_bytes - b.size()) {

@@ -18,6 +18,9 @@ namespace ember {
 struct EmbedOptions {
   size_t dims = 0;     // the leading values kept (<= d_model); 0: all
   int normalize = -1;  // -1: as the model says (config.normalize); 0: no; 1: yes
+  // The named prompt put before a text (EmbedText; sentence-transformers' prompt_name,
+  // e.g. "query"): null: the model's default prompt, if it has one; "": none.
+  const char* prompt_name = nullptr;
 };
 
 // The values of a model's embedding: d_model or its last dense projection's, 0 when it
@@ -41,8 +44,13 @@ void FinishEmbedding(Pooling pooling, size_t total, bool normalize, float* v,
 Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
              const EmbedOptions& options, float* out, size_t out_size);
 
-// The embedding of UTF-8 text, encoded as the tokenizer's post-processor says (BERT:
-// [CLS] text [SEP]) in the session's token buffer.
+// The text of the tokenizer's named prompt `name` (null: its default prompt's, if it has
+// one, else ""; "": ""); an unknown name is an error.
+Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text);
+
+// The embedding of UTF-8 text, after the named prompt options.prompt_name chooses,
+// encoded as the tokenizer's post-processor says (BERT: [CLS] text [SEP]) in the
+// session's token buffer.
 Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
                  float* out, size_t out_size);
 
@@ -55,9 +63,13 @@ Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size
 // Encodes a pair of texts as BERT's post-processor does, into the session's token and
 // type buffers (valid until the next encoding): `a` as one text (BERT: [CLS] a [SEP]),
 // then `b` without BOS, and EOS after it; the types are 0 over a's part, 1 over b's
-// (*types null for a model without segment embeddings).
+// (*types null for a model without segment embeddings). A reranker with a prompt
+// (Tokenizer::pair_format, Qwen3-Reranker's) is encoded as that prompt instead, with
+// `instruction` in it (empty: the model's), in one encoding and without types; an
+// instruction for any other model is an error.
 Status EncodePair(Session& session, std::string_view a, std::string_view b,
-                  const int32_t** ids, const uint8_t** types, size_t* n);
+                  const int32_t** ids, const uint8_t** types, size_t* n,
+                  std::string_view instruction = {});
 
 }  // namespace ember
 

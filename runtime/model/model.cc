@@ -313,6 +313,17 @@ Status ReadTokenizer(const fb::Tokenizer& ft, uint32_t vocab_size, Tokenizer* to
   t.append_eos = ft.append_eos();
   t.pad_id = ft.pad_id();
   t.end_id = ft.end_id();
+  if (ft.pair_format()) {
+    t.pair_format = {ft.pair_format()->c_str(), ft.pair_format()->size()};
+  }
+  t.prompt_offsets = VectorData(ft.prompt_offsets());
+  t.num_prompt_offsets = size(ft.prompt_offsets());
+  t.prompt_bytes = VectorData(ft.prompt_bytes());
+  t.prompt_bytes_size = size(ft.prompt_bytes());
+  t.default_prompt = ft.default_prompt();
+  if (ft.pair_instruction()) {
+    t.pair_instruction = {ft.pair_instruction()->c_str(), ft.pair_instruction()->size()};
+  }
   static const uint8_t kEmpty = 0;
   if (!t.piece_bytes) t.piece_bytes = &kEmpty;
   if (!t.sorted_ids && t.num_sorted == 0) {

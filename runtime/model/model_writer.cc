@@ -292,6 +292,17 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
       if (v.empty()) return {};  // absent
       return b.CreateVector(v);
     };
+    std::vector<uint32_t> prompt_offsets;
+    std::vector<uint8_t> prompt_bytes;
+    for (const auto& [name, text] : tok.prompts) {
+      for (const std::string* part : {&name, &text}) {
+        prompt_offsets.push_back(static_cast<uint32_t>(prompt_bytes.size()));
+        prompt_bytes.insert(prompt_bytes.end(), part->begin(), part->end());
+      }
+    }
+    if (!tok.prompts.empty()) {
+      prompt_offsets.push_back(static_cast<uint32_t>(prompt_bytes.size()));
+    }
     auto tokenizer = fb::CreateTokenizer(
         b, static_cast<fb::TokenizerKind>(tok.kind), b.CreateVector(tables.piece_bytes),
         b.CreateVector(tables.offsets), vector_or_none(tok.scores),
@@ -308,7 +319,10 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
         WriteChatProgram(&b, tok.chat_program), tok.bert.clean_text,
         tok.bert.handle_chinese_chars, tok.bert.strip_accents, tok.bert.lowercase,
         b.CreateString(tok.wordpiece_prefix), tok.max_input_chars_per_word,
-        tok.append_eos, tok.pad_id, tok.end_id);
+        tok.append_eos, tok.pad_id, tok.end_id,
+        tok.pair_format.empty() ? 0 : b.CreateString(tok.pair_format),
+        tok.pair_instruction.empty() ? 0 : b.CreateString(tok.pair_instruction),
+        vector_or_none(prompt_offsets), vector_or_none(prompt_bytes), tok.default_prompt);
 
     std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
     uint64_t offset = data_start;

@@ -64,6 +64,13 @@ struct TokenizerSpec {
   bool append_eos = false;         // [CLS] text [SEP] when encoding with BOS
   int32_t pad_id = -1;
   int32_t end_id = -1;  // appended after an embedded text (Qwen3-Embedding), -1: none
+  // A reranker's prompt, with {query}, {document} and {instruction}, and the default
+  // instruction (Qwen3-Reranker); empty: the post-processor's pair.
+  std::string pair_format, pair_instruction;
+  // Named prompts (name, text) put before an embedded text, and the index of the one a
+  // text gets when none is named (-1: none).
+  std::vector<std::pair<std::string, std::string>> prompts;
+  int32_t default_prompt = -1;
 };
 
 struct TensorSpec {

@@ -129,6 +129,37 @@ Status Tokenizer::Init(const TokenizerTables& t) {
                           id, n);
     }
   }
+  if (!t.pair_format.empty() &&
+      (t.pair_format.find("{query}") == std::string_view::npos ||
+       t.pair_format.find("{document}") == std::string_view::npos ||
+       t.pair_format.size() > kMaxPairFormatBytes ||
+       t.pair_instruction.size() > kMaxPairFormatBytes)) {
+    return InvalidModel(
+        "tokenizer: a reranker's prompt of %zu bytes (instruction %zu) "
+        "needs {query} and {document} and at most %zu bytes each",
+        t.pair_format.size(), t.pair_instruction.size(), kMaxPairFormatBytes);
+  }
+  // Named prompts: an odd number of offsets, from 0, rising, ending at the bytes' end.
+  if (t.num_prompt_offsets > 0) {
+    bool ok = t.num_prompt_offsets % 2 == 1 && t.prompt_offsets != nullptr &&
+              t.num_prompt_offsets / 2 <= kMaxPrompts && t.prompt_offsets[0] == 0 &&
+              t.prompt_offsets[t.num_prompt_offsets - 1] == t.prompt_bytes_size;
+    for (size_t j = 1; ok && j < t.num_prompt_offsets; ++j) {
+      ok = t.prompt_offsets[j] >= t.prompt_offsets[j - 1] &&
+           t.prompt_offsets[j] - t.prompt_offsets[j - 1] <= kMaxPairFormatBytes;
+    }
+    if (!ok) {
+      return InvalidModel(
+          "tokenizer: %zu named-prompt offsets over %zu bytes do not "
+          "describe at most %zu prompts of at most %zu bytes",
+          t.num_prompt_offsets, t.prompt_bytes_size, kMaxPrompts, kMaxPairFormatBytes);
+    }
+  }
+  if (t.default_prompt < -1 ||
+      t.default_prompt >= static_cast<int64_t>(t.num_prompt_offsets / 2)) {
+    return InvalidModel("tokenizer: default prompt %d of %zu", t.default_prompt,
+                        t.num_prompt_offsets / 2);
+  }
   for (size_t i = 0; i < t.num_stop_ids; ++i) {
     if (t.stop_ids[i] < 0 || t.stop_ids[i] >= static_cast<int64_t>(n)) {
       return InvalidModel("tokenizer: stop id %d outside the vocabulary of %u",

@@ -84,7 +84,24 @@ struct TokenizerTables {
   bool append_eos = false;
   int32_t pad_id = -1;
   int32_t end_id = -1;  // appended with EncodeOptions::append_end (-1: none)
+  // A reranker's prompt with {query}, {document} and {instruction}, and the default
+  // instruction (empty: the post-processor's pair).
+  std::string_view pair_format, pair_instruction;
+  // Named prompts: entry 2i is prompt i's name, 2i + 1 its text, entry j the bytes
+  // prompt_bytes[prompt_offsets[j], prompt_offsets[j + 1]) (num_prompt_offsets: 0, or
+  // 2 x prompts + 1); default_prompt: the one a text gets when none is named (-1: none).
+  const uint32_t* prompt_offsets = nullptr;
+  size_t num_prompt_offsets = 0;
+  const uint8_t* prompt_bytes = nullptr;
+  size_t prompt_bytes_size = 0;
+  int32_t default_prompt = -1;
 };
+
+// The longest reranker prompt and default instruction a file may hold (bytes each).
+inline constexpr size_t kMaxPairFormatBytes = size_t{1} << 16;
+// The most named prompts (sentence-transformers' "prompts") a file may hold; each name
+// and text at most kMaxPairFormatBytes.
+inline constexpr size_t kMaxPrompts = 64;
 
 struct EncodeOptions {
   bool add_bos = false;  // BOS first (the tokenizer's own add_bos() is the caller's hint)
@@ -113,6 +130,15 @@ class Tokenizer {
   bool append_eos() const { return t_.append_eos; }
   // The token an embedded text ends with (Qwen3-Embedding's <|endoftext|>), or -1.
   int32_t end_id() const { return t_.end_id; }
+  // A reranker's prompt (Qwen3-Reranker's), with {query}, {document} and {instruction},
+  // and its default instruction; empty: a pair is the post-processor's.
+  std::string_view pair_format() const { return t_.pair_format; }
+  std::string_view pair_instruction() const { return t_.pair_instruction; }
+  // sentence-transformers' named prompts, put before a text embedded under their name.
+  size_t num_prompts() const { return t_.num_prompt_offsets / 2; }
+  std::string_view prompt_name(size_t i) const { return PromptPart(2 * i); }
+  std::string_view prompt_text(size_t i) const { return PromptPart(2 * i + 1); }
+  int32_t default_prompt() const { return t_.default_prompt; }  // -1: none
   // Whether sampling `id` ends generation (the file's stop ids).
   bool IsStop(int32_t id) const {
     if (!t_.has_stop_ids) return id >= 0 && (id == t_.eos_id || id == t_.bos_id);
@@ -186,6 +212,10 @@ class Tokenizer {
   std::string_view Decode(int32_t prev_id, int32_t id) const;
 
  private:
+  std::string_view PromptPart(size_t j) const {
+    return {reinterpret_cast<const char*>(t_.prompt_bytes) + t_.prompt_offsets[j],
+            t_.prompt_offsets[j + 1] - t_.prompt_offsets[j]};
+  }
   struct AddedMatch {
     size_t begin;  // where the text before it ends (without white space lstrip took)
     size_t end;    // where the text after it starts (after white space rstrip took)

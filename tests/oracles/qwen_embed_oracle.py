@@ -9,7 +9,8 @@ scaled to unit length.
 
 Also: Matryoshka truncation (--dims, which Qwen3-Embedding supports), --no-normalize,
 q8 by cosine, and the instruction prefix as Qwen3-Embedding's model card writes a query
-("Instruct: ...\\nQuery:" before the text, the end token after it).
+("Instruct: ...\\nQuery:" before the text, the end token after it), written by hand and
+as the named prompt "query" of config_sentence_transformers.json (--prompt-name).
 """
 import json
 import os
@@ -44,6 +45,10 @@ def write_modules(directory, d):
                 "type": "sentence_transformers.models.Normalize"}]
     with open(os.path.join(directory, "modules.json"), "w") as f:
         json.dump(modules, f)
+    # Named prompts, as Qwen3-Embedding's config_sentence_transformers.json has them.
+    with open(os.path.join(directory, "config_sentence_transformers.json"), "w") as f:
+        json.dump({"prompts": {"query": INSTRUCT, "document": ""},
+                   "default_prompt_name": None, "similarity_fn_name": "cosine"}, f)
 
 
 def append_end_token(directory):
@@ -117,6 +122,11 @@ def main():
     ember.run("embed", "-m", path, "-p", query, "-o", out)
     ref = embedding(torch, model, ember.tokenize(path, query, bos=False) + [END])
     report.compare("f32, an instructed query", np.load(out)[0], ref, 2e-5, 1e-4)
+    report.check("inspect: the named prompts", f"prompt 'query': '{INSTRUCT}'" in info, "")
+    out = ember.path("query_named.npy")
+    ember.run("embed", "-m", path, "-p", TEXTS[0], "--prompt-name", "query", "-o", out)
+    report.compare("f32, --prompt-name query (the prompt put before the text)",
+                   np.load(out)[0], ref, 2e-5, 1e-4)
 
     q8 = ember.convert(directory, "qwen3_embedding_q8", "q8")
     out = ember.path("embed_q8.npy")

@@ -20,6 +20,7 @@
 #include "tools/convert/gguf/gguf_import.h"
 #include "tools/convert/hf/hf_import.h"
 #include "tools/convert/llama2c/llama2c_import.h"
+#include "tools/convert/reranker.h"
 #include "tools/convert/synthetic.h"
 #include "tools/template/chat_program.h"
 #include "tools/util/files.h"
@@ -72,6 +73,10 @@ ArgParser MakeParser() {
        true,
        "FILE: the model's chat template (Jinja), replacing the one the input has"},
       {{"--no-chat-template"}, false, "store no chat template"},
+      {{"--rerank"},
+       true,
+       "with --hf: make a reranker of KIND's prompt (qwen3: Qwen3-Reranker, its head the "
+       "yes/no logits' difference)"},
       {{"--bake-prompt"},
        true,
        "TEXT: store the state after this prompt in the model: sessions start there "
@@ -175,6 +180,9 @@ Status Convert(const ArgParser& args) {
     EMBER_RETURN_IF_ERROR(ParseDTypeOverride(keep, &overrides.back()));
   }
   ModelSpec spec;
+  if (args.Has("--rerank") && !args.Has("--hf")) {
+    return InvalidArgument("--rerank needs --hf DIR");
+  }
   if (!args.Has("--synthetic")) {
     for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
                              "--vocab", "--ctx", "--seed"}) {
@@ -193,6 +201,11 @@ Status Convert(const ArgParser& args) {
         ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
   } else if (args.Has("--hf")) {
     EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
+    if (args.Has("--rerank")) {
+      std::string note;
+      EMBER_RETURN_IF_ERROR(MakeReranker(args.Get("--rerank"), &spec, &note));
+      notes.push_back(note);
+    }
   } else if (args.Has("--gguf")) {
     // The GGUF importer chooses the types itself: it keeps each tensor's own where it
     // can.

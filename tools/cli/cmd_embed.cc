@@ -26,9 +26,15 @@ ArgParser MakeParser() {
       {{"-p", "--prompt"}, true, "a text to embed (repeatable)"},
       {{"--file"}, true, "a file of texts, one a line (empty lines are skipped)"},
       {{"--dims"}, true, "keep the leading N values (Matryoshka truncation)"},
+      {{"--prompt-name"},
+       true,
+       "put the model's prompt NAME before each text (e.g. query, document: `ember "
+       "inspect` lists them; default: the model's default prompt, if any; \"\": none)"},
       {{"--no-normalize"}, false, "leave the pooled vectors as they are"},
-      {{"--normalize"}, false, "scale the vectors to unit length (the model's default "
-                               "for sentence-transformers models with Normalize)"},
+      {{"--normalize"},
+       false,
+       "scale the vectors to unit length (the model's default "
+       "for sentence-transformers models with Normalize)"},
       {{"-o", "--output"},
        true,
        "OUT.npy (float32 [texts, dims]) or OUT.json (a list of lists); default: one "
@@ -92,8 +98,14 @@ Status Embed(const ArgParser& args) {
         "shows it; convert a sentence-transformers directory",
         args.Get("-m").c_str());
   }
-  // Every text's tokens first: the session's context is the longest of them.
+  // The named prompt before each text (sentence-transformers' prompt_name).
   const Tokenizer& tok = (*model)->tokenizer();
+  const std::string prompt_name = args.Get("--prompt-name");
+  std::string_view prompt;
+  EMBER_RETURN_IF_ERROR(PromptText(
+      tok, args.Has("--prompt-name") ? prompt_name.c_str() : nullptr, &prompt));
+  for (std::string& text : texts) text.insert(0, prompt);
+  // Every text's tokens first: the session's context is the longest of them.
   EncodeOptions encode;
   encode.add_bos = tok.add_bos();
   encode.append_end = true;  // as EmbedText: the end token the post-processor appends

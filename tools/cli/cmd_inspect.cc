@@ -202,6 +202,17 @@ void PrintModel(const std::string& path, const Model& model) {
            t.end_id, static_cast<int>(tok.piece(static_cast<uint32_t>(t.end_id)).size()),
            tok.piece(static_cast<uint32_t>(t.end_id)).data());
   }
+  if (!t.pair_format.empty()) {
+    printf("             a reranker's prompt of %zu bytes, default instruction '%.*s'\n",
+           t.pair_format.size(), static_cast<int>(t.pair_instruction.size()),
+           t.pair_instruction.data());
+  }
+  for (size_t i = 0; i < tok.num_prompts(); ++i) {
+    const std::string_view name = tok.prompt_name(i), text = tok.prompt_text(i);
+    printf("             prompt '%.*s': '%.*s'%s\n", static_cast<int>(name.size()),
+           name.data(), static_cast<int>(text.size()), text.data(),
+           tok.default_prompt() == static_cast<int32_t>(i) ? " (the default)" : "");
+  }
   if (tok.kind() == TokenizerKind::kWordPiece) {
     printf("             wordpiece: unk %d, pad %d, %s, words of up to %u characters, "
            "normalizer%s%s%s%s%s\n",
@@ -277,6 +288,14 @@ Status Inspect(const ArgParser& args) {
         KvTypeName(options.kv_type), static_cast<long long>(batch), context,
         context == (*model)->config().max_context ? ", the model's whole context" : "",
         RequiredArenaBytes(**model, options));
+    if ((*model)->config().embeds()) {
+      // ember_embed_batch and ember_rerank run their texts one after another through
+      // the one session: the budget bounds a text, not how many.
+      printf(
+          "             %s texts of up to %u tokens each, any number of them a call "
+          "(one after another in this arena)\n",
+          (*model)->config().labels > 0 ? "reranks pairs as" : "embeds", context);
+    }
   }
   options.max_context = context;
   auto session_plan = PlanSession(**model, options);

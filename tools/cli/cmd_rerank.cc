@@ -1,5 +1,6 @@
-// `ember rerank`: a cross-encoder's relevance scores of documents (-p, repeatable, or
-// --file with one a line) for a query, highest first: "score<TAB>index<TAB>document".
+// `ember rerank`: a reranker's relevance scores (a cross-encoder, or Qwen3-Reranker
+// through its prompt) of documents (-p, repeatable, or --file with one a line) for a
+// query, highest first: "score<TAB>index<TAB>document".
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -23,6 +24,9 @@ ArgParser MakeParser() {
       {{"-p", "--prompt"}, true, "a document (repeatable)"},
       {{"--file"}, true, "a file of documents, one a line (empty lines are skipped)"},
       {{"--top"}, true, "print only the N best"},
+      {{"--instruction"},
+       true,
+       "the task, for a reranker with a prompt (Qwen3-Reranker; default: the model's)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       FixedThreadsOption(),
       {{"-h", "--help"}, false, "show this help"},
@@ -53,8 +57,13 @@ Status Rerank(const ArgParser& args) {
   const std::string query = args.Get("--query");
   size_t longest = 0;
   for (const std::string& d : docs) longest = std::max(longest, d.size());
+  // A reranker with a prompt writes the query and each document into it.
+  const std::string instruction = args.Get("--instruction");
+  const Tokenizer& tok = (*model)->tokenizer();
+  const size_t prompt = tok.pair_format().size() +
+                        std::max(instruction.size(), tok.pair_instruction().size());
   options.max_prompt_bytes = static_cast<uint32_t>(
-      std::min<size_t>(query.size() + longest + 16, uint32_t{1} << 30));
+      std::min<size_t>(query.size() + longest + prompt + 16, uint32_t{1} << 30));
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   std::vector<float> scores(docs.size());
@@ -62,7 +71,7 @@ Status Rerank(const ArgParser& args) {
     const int32_t* ids = nullptr;
     const uint8_t* types = nullptr;
     size_t n = 0;
-    Status s = EncodePair(*session, query, docs[i], &ids, &types, &n);
+    Status s = EncodePair(*session, query, docs[i], &ids, &types, &n, instruction);
     if (s.ok()) s = Score(*session, ids, types, n, &scores[i], 1);
     if (!s.ok()) return Status(s.code(), "document %zu: %s", i + 1, s.message());
   }

@@ -341,6 +341,27 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   }
   EMBER_RETURN_IF_ERROR(
       m.Copy(prefix + "norm.weight", names::kOutputNorm, {D}, norm_offset));
+  if (!multimodal && w->Has("score.weight")) {
+    // *ForSequenceClassification: the last token's final state through `score` (no
+    // bias), Qwen3-Reranker's yes-minus-no head as its seq-cls conversion stores it.
+    const std::vector<uint64_t>& shape = w->tensors().at("score.weight")->shape;
+    if (shape.size() != 2 || shape[0] == 0 || shape[0] > 65536 || shape[1] != D) {
+      return InvalidArgument("score.weight: a (labels, %llu) matrix expected",
+                             static_cast<unsigned long long>(D));
+    }
+    c.labels = static_cast<uint32_t>(shape[0]);
+    c.pooling = Pooling::kLast;
+    c.tied_classifier = true;  // no vocabulary logits: nothing reads the head
+    EMBER_RETURN_IF_ERROR(
+        m.Copy("score.weight", names::kClsOut, {uint64_t{c.labels}, D}));
+    TensorSpec bias;
+    bias.name = names::kClsOutBias;
+    bias.shape = {c.labels};
+    bias.values.assign(c.labels, 0.0f);
+    spec->tensors.push_back(std::move(bias));
+    if (w->Has(head)) return InvalidArgument("both score.weight and %s", head.c_str());
+    return Status::Ok();
+  }
   if (tied) {
     w->Ignore(head);
   } else {

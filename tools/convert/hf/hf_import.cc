@@ -298,6 +298,7 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(
       ReadHfTokenizer(dir, spec->config.vocab_size, specials, &spec->tokenizer));
   EMBER_RETURN_IF_ERROR(StopIds(dir, root, &spec->tokenizer));
+  EMBER_RETURN_IF_ERROR(ReadSentenceTransformersPrompts(dir, &spec->tokenizer));
   spec->description = "Hugging Face " + model_type + " model from " + dir;
   return CheckSpecTensors(*spec);
 }

@@ -26,6 +26,9 @@ Status ImportBert(const JsonFields& config, HfWeights* weights, ModelSpec* spec)
 // the config's pooling, dense_dims and normalize; modules ember cannot run (max
 // pooling, ...) are refused by name. No modules.json: the spec stays as it was.
 Status ReadSentenceTransformers(const std::string& dir, ModelSpec* spec);
+// config_sentence_transformers.json's named prompts ("prompts": {"query": "...", ...})
+// and its default_prompt_name, into the tokenizer (none when the file is absent).
+Status ReadSentenceTransformersPrompts(const std::string& dir, TokenizerSpec* tok);
 
 // The decoder families that share Llama's tensor names (model.embed_tokens,
 // model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):

@@ -150,4 +150,44 @@ Status ReadSentenceTransformers(const std::string& dir, ModelSpec* spec) {
   return Status::Ok();
 }
 
+Status ReadSentenceTransformersPrompts(const std::string& dir, TokenizerSpec* tok) {
+  const std::string path = dir + "/config_sentence_transformers.json";
+  if (access(path.c_str(), R_OK) != 0) return Status::Ok();
+  Json root;
+  EMBER_RETURN_IF_ERROR(ReadJsonFile(path, &root));
+  if (!root.is_object()) return InvalidArgument("%s: not an object", path.c_str());
+  tok->prompts.clear();
+  tok->default_prompt = -1;
+  const auto prompts = root.find("prompts");
+  if (prompts != root.end() && !prompts->is_null()) {
+    if (!prompts->is_object() || prompts->size() > kMaxPrompts) {
+      return InvalidArgument("%s: prompts is not an object of at most %zu names",
+                             path.c_str(), kMaxPrompts);
+    }
+    for (auto it = prompts->begin(); it != prompts->end(); ++it) {
+      if (!it.value().is_string() || it.key().empty() ||
+          it.key().size() > kMaxPairFormatBytes ||
+          it.value().get_ref<const std::string&>().size() > kMaxPairFormatBytes) {
+        return InvalidArgument(
+            "%s: prompt '%.40s' is not a text of at most %zu bytes "
+            "under a name",
+            path.c_str(), it.key().c_str(), kMaxPairFormatBytes);
+      }
+      tok->prompts.emplace_back(it.key(), it.value().get<std::string>());
+    }
+  }
+  const auto fallback = root.find("default_prompt_name");
+  if (fallback != root.end() && !fallback->is_null()) {
+    const std::string name = fallback->is_string() ? fallback->get<std::string>() : "";
+    for (size_t i = 0; i < tok->prompts.size(); ++i) {
+      if (tok->prompts[i].first == name) tok->default_prompt = static_cast<int32_t>(i);
+    }
+    if (tok->default_prompt < 0) {
+      return InvalidArgument("%s: default_prompt_name '%.40s' is not one of its prompts",
+                             path.c_str(), name.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace ember::tools
