@@ -233,7 +233,9 @@ ember_status ember_detokenize(const ember_model* model, int32_t prev_token, int3
  * when they do not fit in the context. */
 ember_status ember_prefill(ember_session* session, const int32_t* ids, size_t n_ids);
 ember_status ember_decode(ember_session* session, int32_t token);
-/* vocab_size floats: the logits after the last prefill/decode. */
+/* vocab_size floats: the logits after the last prefill/decode (zeros before the first;
+ * NULL for an embedding model or reranker, whose sessions plan no logits and refuse
+ * ember_prefill: ember_embed and ember_rerank run them). */
 const float* ember_logits(const ember_session* session);
 /* With options.all_logits, the logits of each token of the last prefill step: *n_rows
  * rows of vocab_size floats, one after the other, the last one ember_logits' (an

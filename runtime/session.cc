@@ -42,8 +42,10 @@ Result<Session> Session::Create(const Model& model, const SessionOptions& option
   // earlier one did not write (session_test fills the arena with NaN to check it). The
   // logits are the exception, so that reading them before the first pass is defined.
   s.buffers_ = s.plan_.Bind(model.config(), aligned);
-  memset(s.buffers_.logits, 0,
-         s.plan_.logit_rows * model.config().vocab_size * sizeof(float));
+  if (s.plan_.logit_rows > 0) {  // none for an embedding model
+    memset(s.buffers_.logits, 0,
+           s.plan_.logit_rows * model.config().vocab_size * sizeof(float));
+  }
   s.logits_last_ = s.buffers_.logits;
   s.record_ = s.plan_.record;
   s.record_.weights = s.buffers_.attention_record;
@@ -164,8 +166,14 @@ Status Session::PrefillHidden(const int32_t* tokens, const uint8_t* types, size_
 }
 
 Status Session::Prefill(const int32_t* tokens, size_t n) {
-  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
   const ModelConfig& c = model_->config();
+  if (c.embeds()) {
+    return InvalidArgument(
+        "the model (%s) is an embedding model or a reranker: it puts out vectors and "
+        "scores (ember embed, ember rerank), not the next token's logits",
+        c.architecture);
+  }
+  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
   memcpy(buffers_.history + position_, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);

@@ -141,7 +141,9 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
   EMBER_RETURN_IF_ERROR(CheckContextShift(c, o, plan->max_context));
   plan->context_shift = o.context_shift;
   plan->context_keep = o.context_keep;
-  plan->logit_rows = o.all_logits ? plan->max_batch : 1;
+  // An embedding model (or reranker) puts out vectors, never the vocabulary's logits:
+  // no rows for them, nor room to sample them (Session::Prefill refuses it).
+  plan->logit_rows = c.embeds() ? 0 : o.all_logits ? plan->max_batch : 1;
   plan->token_capacity = model.tokenizer().EncodeCapacity(plan->max_prompt_bytes);
   if (plan->token_capacity == SIZE_MAX) {
     return InvalidArgument("max_prompt_bytes %zu exceeds the %zu the tokenizer takes",
@@ -208,7 +210,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                                 BufferKind::kKvCache);
   id.logits = a.Add<float>("logits", Product({plan.logit_rows, c.vocab_size}),
                            kStepSession, kStepLogits);
-  id.sampler = a.Add<uint8_t>("sampler", Sampler::ScratchBytes(c.vocab_size),
+  id.sampler = a.Add<uint8_t>("sampler",
+                              plan.logit_rows ? Sampler::ScratchBytes(c.vocab_size) : 0,
                               kStepSession, kStepLogits, BufferKind::kScratch);
   id.pooled = a.Add<float>("pooled", c.embeds() ? Product({2, c.pooled_width()}) : 0,
                            kStepSession, kStepLogits, BufferKind::kScratch);

@@ -251,5 +251,28 @@ TEST_F(CApiEmbedTest, ANamedPromptGoesBeforeTheText) {
   EXPECT_NE(cpp::LastError().find("'passage'"), std::string::npos) << cpp::LastError();
 }
 
+// An embedding model's session plans no logits (nor sampling scratch): its arena is the
+// language model's less them, ember_logits is NULL and a prefill is refused, naming why.
+TEST_F(CApiEmbedTest, AnEmbeddingSessionHasNoLogits) {
+  EXPECT_EQ(ember_logits(session_.get()), nullptr);
+  const int32_t ids[] = {5, 9};
+  EXPECT_EQ(ember_prefill(session_.get(), ids, 2), EMBER_INVALID_ARGUMENT);
+  EXPECT_NE(cpp::LastError().find("embedding model"), std::string::npos)
+      << cpp::LastError();
+  std::vector<float> out(dims_);
+  EXPECT_EQ(ember_embed(session_.get(), "a b", 3, nullptr, out.data(), out.size()),
+            EMBER_OK);  // the session still embeds
+  ModelSpec spec = testing::TinyModelSpec();
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  const testing::AlignedBytes bytes(raw);
+  cpp::Model lm;
+  ASSERT_EQ(lm.FromMemory(bytes.data(), bytes.size()), EMBER_OK);
+  cpp::Session s;
+  ASSERT_EQ(s.Create(lm), EMBER_OK);
+  EXPECT_NE(ember_logits(s.get()), nullptr);
+  EXPECT_LT(ember_arena_bytes(model_.get(), nullptr), ember_arena_bytes(lm.get(), nullptr));
+}
+
 }  // namespace
 }  // namespace ember

@@ -74,8 +74,12 @@ Session MakeSession(const Model& model, uint32_t max_batch) {
 // Last pooling without normalization is the final hidden state: the tied classifier
 // times it gives the logits a Prefill of the same tokens computes.
 TEST(EmbedTest, LastHiddenStateGivesThePrefillsLogits) {
-  LoadedModel l = LoadSpec(EmbedderSpec(Pooling::kLast, false));
+  ModelSpec spec = EmbedderSpec(Pooling::kLast, false);
+  LoadedModel l = LoadSpec(spec);
   ASSERT_NE(l.model, nullptr);
+  spec.config.pooling = Pooling::kNone;  // the same weights as a language model
+  LoadedModel lm = LoadSpec(spec);
+  ASSERT_NE(lm.model, nullptr);
   const ModelConfig& c = l.model->config();
   Session s = MakeSession(*l.model, 64);
   const std::vector<int32_t> tokens = SpreadTokens(11);
@@ -83,14 +87,18 @@ TEST(EmbedTest, LastHiddenStateGivesThePrefillsLogits) {
   ASSERT_TRUE(Embed(s, tokens.data(), nullptr, tokens.size(), EmbedOptions{},
                     hidden.data(), hidden.size())
                   .ok());
-  s.Reset();
-  ASSERT_TRUE(s.Prefill(tokens.data(), tokens.size()).ok());
-  const float* w = l.model->weights().output->f32();
+  // An embedding model's session has no logits to prefill for.
+  const Status refused = s.Prefill(tokens.data(), tokens.size());
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.logits(), nullptr);
+  Session t = MakeSession(*lm.model, 64);
+  ASSERT_TRUE(t.Prefill(tokens.data(), tokens.size()).ok());
+  const float* w = lm.model->weights().output->f32();
   for (size_t v = 0; v < c.vocab_size; v += 7) {
     double dot = 0;
     for (size_t j = 0; j < c.d_model; ++j)
       dot += double(w[v * c.d_model + j]) * hidden[j];
-    EXPECT_NEAR(dot, s.logits()[v], 1e-4) << "vocab row " << v;
+    EXPECT_NEAR(dot, t.logits()[v], 1e-4) << "vocab row " << v;
   }
 }
 
