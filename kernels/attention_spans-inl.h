@@ -183,6 +183,22 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
           hn::StoreU(a2, d, o + i + 2 * N);
           hn::StoreU(a3, d, o + i + 3 * N);
         }
+        // Two vectors (a head of 2N values: head_dim 32 on AVX-512): two chains at once.
+        for (; i + 2 * N <= body; i += 2 * N) {
+          auto a0 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i);
+          auto a1 = first_block ? hn::Zero(d) : hn::LoadU(d, o + i + N);
+          const size_t v = kv * head_dim + i,
+                       g = kv * Cache::GroupsPerHead(head_dim) + i / kKvGroup;
+          for (size_t t = 0; t < n; ++t) {
+            const typename Cache::Row& r = rows[t];
+            a0 = hn::MulAdd(hn::Set(d, p[t] * cache.ScaleAt(r, g)), cache.LoadAt(d, r, v),
+                            a0);
+            a1 = hn::MulAdd(hn::Set(d, p[t] * cache.ScaleAt(r, g + N / kKvGroup)),
+                            cache.LoadAt(d, r, v + N), a1);
+          }
+          hn::StoreU(a0, d, o + i);
+          hn::StoreU(a1, d, o + i + N);
+        }
         for (; i < body; i += N) {
           auto acc = first_block ? hn::Zero(d) : hn::LoadU(d, o + i);
           const size_t v = kv * head_dim + i,
