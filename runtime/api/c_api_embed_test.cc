@@ -13,6 +13,21 @@
 namespace ember {
 namespace {
 
+// A model of `spec` in memory (its bytes kept for it) and a session of it.
+struct InMemory {
+  testing::AlignedBytes bytes;
+  cpp::Model model;
+  cpp::Session session;
+};
+void Open(const ModelSpec& spec, InMemory* m) {
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
+  m->bytes = testing::AlignedBytes(raw);
+  ASSERT_EQ(m->model.FromMemory(m->bytes.data(), m->bytes.size()), EMBER_OK)
+      << cpp::LastError();
+  ASSERT_EQ(m->session.Create(m->model), EMBER_OK) << cpp::LastError();
+}
+
 class CApiEmbedTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -119,15 +134,10 @@ TEST_F(CApiEmbedTest, RefusalsNameTheProblem) {
 
   // A language model has no embedding.
   ModelSpec spec = testing::TinyModelSpec();
-  std::vector<uint8_t> raw;
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  const testing::AlignedBytes bytes(raw);
-  cpp::Model lm;
-  ASSERT_EQ(lm.FromMemory(bytes.data(), bytes.size()), EMBER_OK);
-  EXPECT_EQ(ember_model_embedding_dims(lm.get()), 0u);
-  cpp::Session s;
-  ASSERT_EQ(s.Create(lm), EMBER_OK);
-  EXPECT_EQ(ember_embed(s.get(), "a", 1, nullptr, out.data(), out.size()),
+  InMemory lm;
+  ASSERT_NO_FATAL_FAILURE(Open(spec, &lm));
+  EXPECT_EQ(ember_model_embedding_dims(lm.model.get()), 0u);
+  EXPECT_EQ(ember_embed(lm.session.get(), "a", 1, nullptr, out.data(), out.size()),
             EMBER_INVALID_ARGUMENT);
   EXPECT_NE(cpp::LastError().find("not embeddings"), std::string::npos)
       << cpp::LastError();
@@ -154,14 +164,9 @@ TEST_F(CApiEmbedTest, ARerankerWithAPromptScoresThePromptWrittenOut) {
   spec.tensors.push_back(bias);
   spec.tokenizer.pair_format = "judge {instruction}: {query} | {document} {other}";
   spec.tokenizer.pair_instruction = "the default";
-  std::vector<uint8_t> raw;
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  const testing::AlignedBytes bytes(raw);
-  cpp::Model reranker;
-  ASSERT_EQ(reranker.FromMemory(bytes.data(), bytes.size()), EMBER_OK)
-      << cpp::LastError();
-  cpp::Session s;
-  ASSERT_EQ(s.Create(reranker), EMBER_OK) << cpp::LastError();
+  InMemory reranker;
+  ASSERT_NO_FATAL_FAILURE(Open(spec, &reranker));
+  cpp::Session& s = reranker.session;
 
   const char* docs[] = {"one doc", "", "a {query} in it"};
   const size_t lengths[] = {7, 0, 15};
@@ -193,12 +198,9 @@ TEST_F(CApiEmbedTest, ARerankerWithAPromptScoresThePromptWrittenOut) {
   // An instruction to a cross-encoder without a prompt is refused.
   spec.tokenizer.pair_format.clear();
   spec.tokenizer.pair_instruction.clear();
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  const testing::AlignedBytes plain_bytes(raw);
-  cpp::Model cross;
-  ASSERT_EQ(cross.FromMemory(plain_bytes.data(), plain_bytes.size()), EMBER_OK);
-  cpp::Session cs;
-  ASSERT_EQ(cs.Create(cross), EMBER_OK);
+  InMemory cross;
+  ASSERT_NO_FATAL_FAILURE(Open(spec, &cross));
+  cpp::Session& cs = cross.session;
   float score;
   EXPECT_EQ(ember_rerank(cs.get(), "q", 1, docs, lengths, 1, &score), EMBER_OK);
   EXPECT_EQ(ember_rerank_instructed(cs.get(), "x", 1, "q", 1, docs, lengths, 1, &score),
@@ -214,14 +216,10 @@ TEST_F(CApiEmbedTest, ANamedPromptGoesBeforeTheText) {
   spec.config.pooling = Pooling::kMean;
   spec.tokenizer.prompts = {{"query", "search query: "}, {"document", "a doc: "}};
   spec.tokenizer.default_prompt = 1;
-  std::vector<uint8_t> raw;
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  const testing::AlignedBytes bytes(raw);
-  cpp::Model m;
-  ASSERT_EQ(m.FromMemory(bytes.data(), bytes.size()), EMBER_OK) << cpp::LastError();
-  cpp::Session s;
-  ASSERT_EQ(s.Create(m), EMBER_OK) << cpp::LastError();
-  const size_t dims = ember_model_embedding_dims(m.get());
+  InMemory m;
+  ASSERT_NO_FATAL_FAILURE(Open(spec, &m));
+  cpp::Session& s = m.session;
+  const size_t dims = ember_model_embedding_dims(m.model.get());
   const auto embed = [&](const std::string& text, const char* name) {
     ember_embed_options options;
     ember_embed_options_default(&options);
@@ -263,15 +261,11 @@ TEST_F(CApiEmbedTest, AnEmbeddingSessionHasNoLogits) {
   EXPECT_EQ(ember_embed(session_.get(), "a b", 3, nullptr, out.data(), out.size()),
             EMBER_OK);  // the session still embeds
   ModelSpec spec = testing::TinyModelSpec();
-  std::vector<uint8_t> raw;
-  ASSERT_TRUE(SerializeModel(spec, &raw).ok());
-  const testing::AlignedBytes bytes(raw);
-  cpp::Model lm;
-  ASSERT_EQ(lm.FromMemory(bytes.data(), bytes.size()), EMBER_OK);
-  cpp::Session s;
-  ASSERT_EQ(s.Create(lm), EMBER_OK);
-  EXPECT_NE(ember_logits(s.get()), nullptr);
-  EXPECT_LT(ember_arena_bytes(model_.get(), nullptr), ember_arena_bytes(lm.get(), nullptr));
+  InMemory lm;
+  ASSERT_NO_FATAL_FAILURE(Open(spec, &lm));
+  EXPECT_NE(ember_logits(lm.session.get()), nullptr);
+  EXPECT_LT(ember_arena_bytes(model_.get(), nullptr),
+            ember_arena_bytes(lm.model.get(), nullptr));
 }
 
 }  // namespace

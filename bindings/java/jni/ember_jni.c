@@ -80,6 +80,23 @@ void EmberJniRelease(JNIEnv* env, EmberJniPinned* pinned) {
   pinned->data = NULL;
 }
 
+int EmberJniPinGrammar(JNIEnv* env, jbyteArray gbnf, jbyteArray root,
+                       EmberJniGrammar* g) {
+  if (!EmberJniPin(env, gbnf, &g->text)) return 0;
+  if (!EmberJniPin(env, root, &g->rule)) {
+    EmberJniRelease(env, &g->text);
+    return 0;
+  }
+  ember_grammar_options_default(&g->options);
+  g->options.root = (const char*)g->rule.data;
+  return 1;
+}
+
+void EmberJniReleaseGrammar(JNIEnv* env, EmberJniGrammar* g) {
+  EmberJniRelease(env, &g->rule);
+  EmberJniRelease(env, &g->text);
+}
+
 JNIEXPORT jstring JNICALL Java_dev_ember_Native_version(JNIEnv* env, jclass cls) {
   (void)cls;
   return (*env)->NewStringUTF(env, ember_version());

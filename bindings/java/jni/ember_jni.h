@@ -47,6 +47,16 @@ typedef struct EmberJniPinned {
 int EmberJniPin(JNIEnv* env, jbyteArray array, EmberJniPinned* pinned); /* 0: OOM */
 void EmberJniRelease(JNIEnv* env, EmberJniPinned* pinned);
 
+/* A grammar's text (g->text) and root rule (g->rule, NULL: "root") pinned, and options
+ * naming the rule; released by EmberJniReleaseGrammar. 0: an exception is pending and
+ * nothing is held. */
+typedef struct EmberJniGrammar {
+  EmberJniPinned text, rule;
+  ember_grammar_options options;
+} EmberJniGrammar;
+int EmberJniPinGrammar(JNIEnv* env, jbyteArray gbnf, jbyteArray root, EmberJniGrammar* g);
+void EmberJniReleaseGrammar(JNIEnv* env, EmberJniGrammar* g);
+
 /* What a generate or chat reply calls back into: the Java Generation `sink`, handed
  * each token's bytes in `scratch` (or a new array when they do not fit). A Java
  * exception stops generation and stays pending, so Java sees it thrown. */

@@ -222,20 +222,12 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_setGrammar(JNIEnv* env, jclass cls,
                                                         jlong session, jbyteArray gbnf,
                                                         jbyteArray root) {
   (void)cls;
-  EmberJniPinned text, rule;
-  if (!EmberJniPin(env, gbnf, &text)) return;
-  if (!EmberJniPin(env, root, &rule)) {
-    EmberJniRelease(env, &text);
-    return;
-  }
-  ember_grammar_options options;
-  ember_grammar_options_default(&options);
-  options.root = (const char*)rule.data;
+  EmberJniGrammar g;
+  if (!EmberJniPinGrammar(env, gbnf, root, &g)) return;
   ember_status status =
       ember_session_set_grammar(EMBER_JNI_PTR(ember_session, session),
-                                (const char*)text.data, text.length, &options);
-  EmberJniRelease(env, &rule);
-  EmberJniRelease(env, &text);
+                                (const char*)g.text.data, g.text.length, &g.options);
+  EmberJniReleaseGrammar(env, &g);
   EMBER_JNI_CHECK(env, status, );
 }
 
@@ -244,21 +236,13 @@ JNIEXPORT jlong JNICALL Java_dev_ember_Native_grammarBytes(JNIEnv* env, jclass c
                                                            jlong model, jbyteArray gbnf,
                                                            jbyteArray root) {
   (void)cls;
-  EmberJniPinned text, rule;
-  if (!EmberJniPin(env, gbnf, &text)) return 0;
-  if (!EmberJniPin(env, root, &rule)) {
-    EmberJniRelease(env, &text);
-    return 0;
-  }
-  ember_grammar_options options;
-  ember_grammar_options_default(&options);
-  options.root = (const char*)rule.data;
+  EmberJniGrammar g;
+  if (!EmberJniPinGrammar(env, gbnf, root, &g)) return 0;
   size_t bytes = 0;
-  ember_status status = ember_grammar_bytes(EMBER_JNI_PTR(const ember_model, model),
-                                            (const char*)text.data, text.length, &options,
-                                            &bytes);
-  EmberJniRelease(env, &rule);
-  EmberJniRelease(env, &text);
+  ember_status status =
+      ember_grammar_bytes(EMBER_JNI_PTR(const ember_model, model),
+                          (const char*)g.text.data, g.text.length, &g.options, &bytes);
+  EmberJniReleaseGrammar(env, &g);
   EMBER_JNI_CHECK(env, status, 0);
   return (jlong)bytes;
 }

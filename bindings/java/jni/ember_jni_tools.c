@@ -40,19 +40,12 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_chatSetGrammar(JNIEnv* env, jclass 
                                                             jlong chat, jbyteArray gbnf,
                                                             jbyteArray root) {
   (void)cls;
-  EmberJniPinned text, rule;
-  if (!EmberJniPin(env, gbnf, &text)) return;
-  if (!EmberJniPin(env, root, &rule)) {
-    EmberJniRelease(env, &text);
-    return;
-  }
-  ember_grammar_options options;
-  ember_grammar_options_default(&options);
-  options.root = (const char*)rule.data;
-  ember_status status = ember_chat_set_grammar(
-      EMBER_JNI_PTR(ember_chat, chat), (const char*)text.data, text.length, &options);
-  EmberJniRelease(env, &rule);
-  EmberJniRelease(env, &text);
+  EmberJniGrammar g;
+  if (!EmberJniPinGrammar(env, gbnf, root, &g)) return;
+  ember_status status =
+      ember_chat_set_grammar(EMBER_JNI_PTR(ember_chat, chat), (const char*)g.text.data,
+                             g.text.length, &g.options);
+  EmberJniReleaseGrammar(env, &g);
   EMBER_JNI_CHECK(env, status, );
 }
 
