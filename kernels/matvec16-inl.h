@@ -81,9 +81,9 @@ HWY_INLINE void DotBlock2x4(const uint16_t* HWY_RESTRICT w, size_t cols,
 }
 
 // Four rows times four vectors, where 32 vector registers hold the 16 accumulators, four
-// inputs and a weight (AVX-512, AArch64's NEON and SVE): each widened weight vector feeds four FMAs and
-// each input vector four, against two loads per FMA pair in DotBlock2x4. The same order
-// per output.
+// inputs and a weight (AVX-512, AArch64's NEON and SVE): each widened weight vector feeds
+// four FMAs and each input vector four, against two loads per FMA pair in DotBlock2x4.
+// The same order per output.
 template <class Format>
 HWY_INLINE void DotBlock4x4(const uint16_t* HWY_RESTRICT w, size_t cols,
                             const float* HWY_RESTRICT x, float* HWY_RESTRICT y,

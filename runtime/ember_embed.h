@@ -55,8 +55,7 @@ ember_status ember_embed_tokens(ember_session* session, const int32_t* ids,
 
 /* Rerankers: a cross-encoder (a BERT-style model with a classification head, e.g. a
  * sentence-transformers CrossEncoder) or Qwen3-Reranker (through its prompt) scores how
- * well a document answers a query. The
- * head's outputs; 0 when the model has no head. */
+ * well a document answers a query. The head's outputs; 0 when the model has no head. */
 size_t ember_model_labels(const ember_model* model);
 /* The relevance of each of n_docs documents to the query: the pair encoded as the
  * tokenizer's post-processor says ([CLS] query [SEP] doc [SEP], the document's tokens of

@@ -43,9 +43,10 @@ Sampler::Sampler(const SamplerOptions& options, size_t vocab_size, void* scratch
       vocab_size_(vocab_size),
       candidates_(static_cast<Candidate*>(scratch)),
       // No scratch: a session of an embedding model, which never has logits to sample.
-      penalized_(scratch == nullptr ? nullptr
-                                    : reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) +
-                                                               vocab_size * sizeof(Candidate))),
+      penalized_(scratch == nullptr
+                     ? nullptr
+                     : reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) +
+                                                vocab_size * sizeof(Candidate))),
       argmax_(kernels::ChooseKernels().argmax),
       state_(options.seed) {
   if (!CheckOptions(options).ok() || options.temperature < kGreedyBelowTemperature) {

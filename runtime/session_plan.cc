@@ -210,9 +210,9 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
                                 BufferKind::kKvCache);
   id.logits = a.Add<float>("logits", Product({plan.logit_rows, c.vocab_size}),
                            kStepSession, kStepLogits);
-  id.sampler = a.Add<uint8_t>("sampler",
-                              plan.logit_rows ? Sampler::ScratchBytes(c.vocab_size) : 0,
-                              kStepSession, kStepLogits, BufferKind::kScratch);
+  id.sampler =
+      a.Add<uint8_t>("sampler", plan.logit_rows ? Sampler::ScratchBytes(c.vocab_size) : 0,
+                     kStepSession, kStepLogits, BufferKind::kScratch);
   id.pooled = a.Add<float>("pooled", c.embeds() ? Product({2, c.pooled_width()}) : 0,
                            kStepSession, kStepLogits, BufferKind::kScratch);
   id.types = a.Add<uint8_t>("token_types", c.embeds() ? plan.max_context : 0,

@@ -413,8 +413,8 @@ Status RestorePromptState(Session* s, Sampler* sampler, const void* data, size_t
   // The logits belong to the last position: restored only with all of them.
   // (An embedding model's session has no logits: a state that says it has some was not
   // saved from one of its sessions, and they are left out.)
-  const bool logits = info.has_logits && keep == position && keep > 0 &&
-                      s->plan().logit_rows > 0;
+  const bool logits =
+      info.has_logits && keep == position && keep > 0 && s->plan().logit_rows > 0;
   if (logits) memcpy(s->buffers().logits, at, c.vocab_size * sizeof(float));
   s->RestorePosition(keep, logits);
   if (sampler) sampler->set_rng_state(info.rng_state);
