@@ -88,38 +88,65 @@ template <class Format>
 HWY_INLINE void DotBlock4x4(const uint16_t* HWY_RESTRICT w, size_t cols,
                             const float* HWY_RESTRICT x, float* HWY_RESTRICT y,
                             size_t y_stride) {
+  // Named accumulators, not an array: SVE's vectors are sizeless and cannot be elements.
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t body = cols - cols % N;
+  const uint16_t* w0 = w;
+  const uint16_t* w1 = w0 + cols;
+  const uint16_t* w2 = w1 + cols;
+  const uint16_t* w3 = w2 + cols;
   const float* x0 = x;
   const float* x1 = x0 + cols;
   const float* x2 = x1 + cols;
   const float* x3 = x2 + cols;
-  using V = hn::Vec<decltype(d)>;
-  V a[4][4];
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 4; ++j) a[i][j] = hn::Zero(d);
-  }
+  auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+  auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+  auto a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
+  auto a30 = hn::Zero(d), a31 = hn::Zero(d), a32 = hn::Zero(d), a33 = hn::Zero(d);
   for (size_t c = 0; c < body; c += N) {
-    const V v0 = hn::LoadU(d, x0 + c);
-    const V v1 = hn::LoadU(d, x1 + c);
-    const V v2 = hn::LoadU(d, x2 + c);
-    const V v3 = hn::LoadU(d, x3 + c);
-    for (int i = 0; i < 4; ++i) {
-      const V r = Format::Load(d, w + i * cols + c);
-      a[i][0] = hn::MulAdd(r, v0, a[i][0]);
-      a[i][1] = hn::MulAdd(r, v1, a[i][1]);
-      a[i][2] = hn::MulAdd(r, v2, a[i][2]);
-      a[i][3] = hn::MulAdd(r, v3, a[i][3]);
-    }
+    const auto v0 = hn::LoadU(d, x0 + c);
+    const auto v1 = hn::LoadU(d, x1 + c);
+    const auto v2 = hn::LoadU(d, x2 + c);
+    const auto v3 = hn::LoadU(d, x3 + c);
+    auto r = Format::Load(d, w0 + c);
+    a00 = hn::MulAdd(r, v0, a00);
+    a01 = hn::MulAdd(r, v1, a01);
+    a02 = hn::MulAdd(r, v2, a02);
+    a03 = hn::MulAdd(r, v3, a03);
+    r = Format::Load(d, w1 + c);
+    a10 = hn::MulAdd(r, v0, a10);
+    a11 = hn::MulAdd(r, v1, a11);
+    a12 = hn::MulAdd(r, v2, a12);
+    a13 = hn::MulAdd(r, v3, a13);
+    r = Format::Load(d, w2 + c);
+    a20 = hn::MulAdd(r, v0, a20);
+    a21 = hn::MulAdd(r, v1, a21);
+    a22 = hn::MulAdd(r, v2, a22);
+    a23 = hn::MulAdd(r, v3, a23);
+    r = Format::Load(d, w3 + c);
+    a30 = hn::MulAdd(r, v0, a30);
+    a31 = hn::MulAdd(r, v1, a31);
+    a32 = hn::MulAdd(r, v2, a32);
+    a33 = hn::MulAdd(r, v3, a33);
   }
-  const float* xs[4] = {x0, x1, x2, x3};
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      y[i + j * y_stride] =
-          DotTail<Format>(ReduceSum(d, a[i][j]), w + i * cols, xs[j], body, cols);
-    }
-  }
+  const size_t s = y_stride;
+  y[0] = DotTail<Format>(ReduceSum(d, a00), w0, x0, body, cols);
+  y[s] = DotTail<Format>(ReduceSum(d, a01), w0, x1, body, cols);
+  y[2 * s] = DotTail<Format>(ReduceSum(d, a02), w0, x2, body, cols);
+  y[3 * s] = DotTail<Format>(ReduceSum(d, a03), w0, x3, body, cols);
+  y[1] = DotTail<Format>(ReduceSum(d, a10), w1, x0, body, cols);
+  y[1 + s] = DotTail<Format>(ReduceSum(d, a11), w1, x1, body, cols);
+  y[1 + 2 * s] = DotTail<Format>(ReduceSum(d, a12), w1, x2, body, cols);
+  y[1 + 3 * s] = DotTail<Format>(ReduceSum(d, a13), w1, x3, body, cols);
+  y[2] = DotTail<Format>(ReduceSum(d, a20), w2, x0, body, cols);
+  y[2 + s] = DotTail<Format>(ReduceSum(d, a21), w2, x1, body, cols);
+  y[2 + 2 * s] = DotTail<Format>(ReduceSum(d, a22), w2, x2, body, cols);
+  y[2 + 3 * s] = DotTail<Format>(ReduceSum(d, a23), w2, x3, body, cols);
+  y[3] = DotTail<Format>(ReduceSum(d, a30), w3, x0, body, cols);
+  y[3 + s] = DotTail<Format>(ReduceSum(d, a31), w3, x1, body, cols);
+  y[3 + 2 * s] = DotTail<Format>(ReduceSum(d, a32), w3, x2, body, cols);
+  y[3 + 3 * s] = DotTail<Format>(ReduceSum(d, a33), w3, x3, body, cols);
 }
 
 // Whether this target has the 32 vector registers DotBlock4x4 needs (AVX-512; AArch64,
