@@ -113,11 +113,9 @@ def main():
                tie_word_embeddings=True)
     seq_dir = os.path.join(ember.dir, "qwen3_reranker_seq_cls")
 
-    def rename(name):
-        return name
     extra = {"score.weight": head[None].float().numpy()}
     model.tied = True  # save without lm_head
-    fam.save(seq_dir, seq, model, "F32", rename=rename, extra=extra)
+    fam.save(seq_dir, seq, model, "F32", extra=extra)
     model.tied = False
     fam.real_tokenizer(args, "qwen3")(seq_dir)
     seq_path = ember.path("qwen3_reranker_seq_cls.ember")
