@@ -39,9 +39,12 @@ size_t ember_model_embedding_dims(const ember_model* model);
 ember_status ember_embed(ember_session* session, const char* text, size_t length,
                          const ember_embed_options* options, float* out,
                          size_t out_floats);
-/* n_texts texts (texts[i] of lengths[i] bytes), one after the other: row i of dims
- * floats in out for text i (out_floats >= n_texts x dims). On an error, the rows of the
- * texts before the failing one are written and the message names its index. */
+/* n_texts texts (texts[i] of lengths[i] bytes): row i of dims floats in out for text i
+ * (out_floats >= n_texts x dims). Short texts run packed, several whole texts in one
+ * step of up to the session's max_batch tokens (a bidirectional model's: its context),
+ * each attending only to itself: what each gives alone, within rounding. On an error,
+ * the rows of the texts before the failing one are written and the message names its
+ * index. */
 ember_status ember_embed_batch(ember_session* session, const char* const* texts,
                                const size_t* lengths, size_t n_texts,
                                const ember_embed_options* options, float* out,

@@ -1,6 +1,7 @@
 // The forward pass (see forward.h). One layer is AttentionBlock + FeedForwardBlock.
 #include "runtime/forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -70,6 +71,32 @@ const float* Forward::Hidden(const int32_t* tokens, const uint8_t* types, size_t
   return act_.x_norm;
 }
 
+const float* Forward::HiddenPacked(const int32_t* tokens, const uint8_t* types,
+                                   const size_t* bounds, size_t texts) {
+  EMBER_DCHECK(texts >= 1 && bounds[0] == 0);
+  bounds_ = bounds;
+  texts_ = texts;
+  const float* rows = Hidden(tokens, types, bounds[texts], 0);
+  bounds_ = nullptr;
+  texts_ = 0;
+  return rows;
+}
+
+size_t Forward::TextStart(size_t row) const {
+  if (bounds_ == nullptr) return 0;
+  // The last bound at or before row (texts_ is small: a step's texts).
+  size_t t = 0;
+  while (t + 1 < texts_ && bounds_[t + 1] <= row) ++t;
+  return bounds_[t];
+}
+
+size_t Forward::TextEnd(size_t row, size_t batch) const {
+  if (bounds_ == nullptr) return batch;
+  size_t t = 0;
+  while (t + 1 < texts_ && bounds_[t + 1] <= row) ++t;
+  return bounds_[t + 1];
+}
+
 void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,
                      size_t pos0) {
   EMBER_DCHECK(batch >= 1 && batch <= act_.max_batch);
@@ -94,7 +121,7 @@ void Forward::Embed(const int32_t* tokens, const uint8_t* types, size_t batch,
     EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
     if (c_.embedding_scale != 1.0f) k_.scale(x + i * d, c_.embedding_scale, d);
     if (w_.pos_embedding) {
-      EmbeddingRow(*w_.pos_embedding, pos0 + i, row);
+      EmbeddingRow(*w_.pos_embedding, pos0 + i - TextStart(i), row);
       k_.add(x + i * d, row, d);
     }
     if (w_.tok_types) {
@@ -117,15 +144,22 @@ void Forward::RopeTables(size_t batch, size_t pos0) {
   const size_t hd = c_.head_dim, dims = c_.rope_dims();
   const bool interleaved = c_.rope_pairing == RopePairing::kInterleaved;
   kernels::RopeParams global = rope_global_;
-  if (c_.rope_scaling == RopeScaling::kLongRope &&
-      pos0 + batch > c_.rope_original_context) {
+  size_t reach = pos0 + batch;  // a packed step's: its longest text
+  if (bounds_ != nullptr) {
+    reach = 0;
+    for (size_t t = 0; t < texts_; ++t) {
+      reach = std::max(reach, bounds_[t + 1] - bounds_[t]);
+    }
+  }
+  if (c_.rope_scaling == RopeScaling::kLongRope && reach > c_.rope_original_context) {
     global.freq_factors = c_.rope_long_freq_factors.data();
   }
   for (size_t i = 0; i < batch; ++i) {
-    kernels::RopeTables(pos0 + i, global, dims, interleaved, act_.rope_cos + i * hd,
+    const size_t position = pos0 + i - TextStart(i);
+    kernels::RopeTables(position, global, dims, interleaved, act_.rope_cos + i * hd,
                         act_.rope_sin + i * hd);
     if (local_rope_) {
-      kernels::RopeTables(pos0 + i, rope_local_, dims, interleaved,
+      kernels::RopeTables(position, rope_local_, dims, interleaved,
                           act_.rope_local_cos + i * hd, act_.rope_local_sin + i * hd);
     }
   }

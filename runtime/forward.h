@@ -46,6 +46,12 @@ class Forward {
   // instead of logits: what an embedding model pools.
   const float* Hidden(const int32_t* tokens, const uint8_t* types, size_t batch,
                       size_t pos0);
+  // Hidden over several whole texts packed in one step from position 0: text t is rows
+  // [bounds[t], bounds[t + 1]) (bounds[0] = 0, increasing, bounds[texts] <= max_batch),
+  // at positions 0.. of its own, attending only within itself (causal or not, as the
+  // model is) as if it ran alone. No padding: a short text costs its own rows only.
+  const float* HiddenPacked(const int32_t* tokens, const uint8_t* types,
+                            const size_t* bounds, size_t texts);
 
  private:
   void Layers(const int32_t* tokens, const uint8_t* types, size_t batch, size_t pos0);
@@ -63,6 +69,10 @@ class Forward {
   void AddBias(const Tensor* bias, float* x, size_t rows);
   void Activate(float* x, const float* up, size_t rows);
   size_t Logits(size_t batch, bool all_logits, float* logits);
+  // Where row `row` of the step's text starts and ends (rows); the whole step [0, batch)
+  // unless the step is packed (HiddenPacked).
+  size_t TextStart(size_t row) const;
+  size_t TextEnd(size_t row, size_t batch) const;
 
   const ModelConfig& c_;
   const Weights& w_;
@@ -75,6 +85,9 @@ class Forward {
   // (local_rope_: rope_local_theta, no scaling).
   kernels::RopeParams rope_global_, rope_local_;
   bool local_rope_ = false;
+  // A packed step's text bounds (HiddenPacked), else null.
+  const size_t* bounds_ = nullptr;
+  size_t texts_ = 0;
 };
 
 }  // namespace ember

@@ -86,7 +86,8 @@ void MergeSpans(void* context, size_t begin, size_t count) {
 // For each token, each query head attends over the cached positions it may see: up to its
 // own (causal) or every position of the input (bidirectional), and in a sliding layer
 // only the last `sliding_window` of those (its span loop starts there) or, bidirectional,
-// those within sliding_window / 2 on either side (EmbeddingGemma: 256 of its 512). Heads
+// those within sliding_window / 2 on either side (EmbeddingGemma: 256 of its 512); in a
+// packed step (HiddenPacked) only positions of the token's own text. Heads
 // sharing a KV head (GQA/MQA) read the same cache columns. A token's positions are split
 // into spans (kernels::AttentionSpan: by the position count alone, so no result depends
 // on the thread count or on prefill against decode); each thread takes one run of
@@ -137,15 +138,17 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
     size_t work = 0;  // multiply-adds
     for (size_t i = 0; i < task.tokens; ++i) {
       const size_t q = pos0 + first + i;
-      size_t end = causal ? q + 1 : pos0 + batch;
+      // The token's text: the whole input, or its own in a packed step (pos0 0).
+      const size_t lo = TextStart(first + i), hi = pos0 + TextEnd(first + i, batch);
+      size_t end = causal ? q + 1 : hi;
       if (window > 0 && causal) {
-        task.start[i] = end > window ? end - window : 0;
+        task.start[i] = std::max(lo, end > window ? end - window : 0);
       } else if (window > 0) {
         const size_t half = window / 2;
-        task.start[i] = q > half ? q - half : 0;
+        task.start[i] = std::max(lo, q > half ? q - half : 0);
         end = std::min(end, q + half + 1);
       } else {
-        task.start[i] = 0;
+        task.start[i] = lo;
       }
       task.n_pos[i] = end - task.start[i];
       task.first_row[i] = kv_.Slot(layer, task.start[i]);

@@ -138,19 +138,24 @@ Status Session::CheckInput(const int32_t* tokens, size_t n) const {
   return Status::Ok();
 }
 
+Status Session::CheckTypes(const uint8_t* types, size_t n) const {
+  const unsigned count = model_->config().token_types ? model_->config().token_types : 1;
+  for (size_t i = 0; types && i < n; ++i) {
+    if (types[i] >= count) {
+      return InvalidArgument("token type %u at index %zu: the model has %u", types[i], i,
+                             count);
+    }
+  }
+  return Status::Ok();
+}
+
 Status Session::PrefillHidden(const int32_t* tokens, const uint8_t* types, size_t n,
                               HiddenSink sink, void* context) {
-  const ModelConfig& c = model_->config();
   position_ = 0;  // every text from the start (a baked prompt is not restored)
   shifts_ = 0;
   logits_valid_ = false;
   EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
-  for (size_t i = 0; types && i < n; ++i) {
-    if (types[i] >= (c.token_types ? c.token_types : 1)) {
-      return InvalidArgument("token type %u at index %zu: the model has %u", types[i], i,
-                             c.token_types ? c.token_types : 1);
-    }
-  }
+  EMBER_RETURN_IF_ERROR(CheckTypes(types, n));
   memcpy(buffers_.history, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
@@ -162,6 +167,34 @@ Status Session::PrefillHidden(const int32_t* tokens, const uint8_t* types, size_
     position_ += count;
   }
   logits_valid_ = false;
+  return Status::Ok();
+}
+
+Status Session::PrefillPacked(const int32_t* tokens, const uint8_t* types,
+                              const size_t* bounds, size_t texts, const float** rows) {
+  position_ = 0;
+  shifts_ = 0;
+  logits_valid_ = false;
+  if (texts == 0 || bounds == nullptr || bounds[0] != 0) {
+    return InvalidArgument("a packed step needs bounds from 0 of at least one text");
+  }
+  for (size_t t = 0; t < texts; ++t) {
+    if (bounds[t + 1] <= bounds[t]) {
+      return InvalidArgument("packed text %zu is empty or its bounds decrease", t);
+    }
+  }
+  const size_t n = bounds[texts];
+  if (n > packed_capacity()) {
+    return OutOfRange("a packed step of %zu tokens; the session takes %zu", n,
+                      packed_capacity());
+  }
+  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
+  EMBER_RETURN_IF_ERROR(CheckTypes(types, n));
+  memcpy(buffers_.history, tokens, n * sizeof(int32_t));
+  const ExecContext exec{&kernels_, pool_, profile_, xnn_};
+  Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
+  *rows = forward.HiddenPacked(tokens, types, bounds, texts);
+  position_ = n;
   return Status::Ok();
 }
 

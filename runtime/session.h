@@ -47,6 +47,16 @@ class Session {
                               size_t count);
   Status PrefillHidden(const int32_t* tokens, const uint8_t* types, size_t n,
                        HiddenSink sink, void* context);
+  // Several whole texts in one step (Forward::HiddenPacked): text t is tokens[bounds[t],
+  // bounds[t + 1]) (bounds[0] = 0, increasing), each at its own positions from 0 and
+  // attending only within itself; bounds[texts] at most packed_capacity(). *rows: the
+  // step's final hidden states (bounds[texts] rows of d_model), valid until the next
+  // pass.
+  Status PrefillPacked(const int32_t* tokens, const uint8_t* types, const size_t* bounds,
+                       size_t texts, const float** rows);
+  size_t packed_capacity() const {
+    return plan_.max_batch < plan_.max_context ? plan_.max_batch : plan_.max_context;
+  }
 
   // Context shift: drops positions [keep, keep + discard) of the cache and moves the
   // later ones `discard` positions down, their RoPE keys rotated to the new positions
@@ -146,6 +156,8 @@ class Session {
   // Prefill's checks: a count that fits the context, ids in the vocabulary, a
   // bidirectional model's input whole.
   Status CheckInput(const int32_t* tokens, size_t n) const;
+  // Segment types (null: all 0) below the model's count of them.
+  Status CheckTypes(const uint8_t* types, size_t n) const;
 
   const Model* model_;
   const ThreadPool* pool_;

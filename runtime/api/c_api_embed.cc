@@ -68,17 +68,10 @@ ember_status ember_embed_batch(ember_session* session, const char* const* texts,
         "%zu embeddings of %zu values do not fit in %zu floats", n_texts, dims,
         out_floats));
   }
-  for (size_t i = 0; i < n_texts; ++i) {
-    if (!texts[i] && lengths[i]) {
-      return Report(ember::InvalidArgument("text %zu is NULL", i));
-    }
-    const ember::Status s = ember::EmbedText(
-        session->session, std::string_view(texts[i] ? texts[i] : "", lengths[i]), o,
-        out + i * dims, dims);
-    if (!s.ok()) {
-      return Report(ember::Status(s.code(), "text %zu: %s", i, s.message()));
-    }
-  }
+  size_t done = 0;
+  const ember::Status s = ember::EmbedTextBatch(session->session, texts, lengths, n_texts,
+                                                o, out, out_floats, &done);
+  if (!s.ok()) return Report(ember::Status(s.code(), "text %zu: %s", done, s.message()));
   return EMBER_OK;
 }
 

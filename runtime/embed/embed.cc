@@ -1,6 +1,7 @@
 // Embeddings (see embed.h): pooling, truncation and normalization over a session's pass.
 #include "runtime/embed/embed.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -79,47 +80,142 @@ void PoolSink(void* context, const float* rows, size_t first, size_t count) {
   PoolRows(t.pooling, rows, t.d, first, count, t.total, t.acc, t.dims);
 }
 
-}  // namespace
-
-Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
-             const EmbedOptions& options, float* out, size_t out_size) {
-  const ModelConfig& c = session.model().config();
+// The caller's options checked against the model: *dims kept, *normalize or not.
+Status ResolveOptions(const ModelConfig& c, const EmbedOptions& options, size_t out_size,
+                      bool have_out, size_t* dims, bool* normalize) {
   if (!c.embeds()) {
     return InvalidArgument(
         "the model (%s) puts out logits, not embeddings: its config has no pooling",
         c.architecture);
   }
   const size_t values = c.embedding_values();
-  const size_t dims = options.dims ? options.dims : values;
-  if (dims > values) {
-    return InvalidArgument("%zu dimensions asked of an embedding of %zu", dims, values);
+  *dims = options.dims ? options.dims : values;
+  if (*dims > values) {
+    return InvalidArgument("%zu dimensions asked of an embedding of %zu", *dims, values);
   }
-  if (out == nullptr || out_size < dims) {
-    return ResourceExhausted("an embedding of %zu values does not fit in %zu", dims,
-                             out ? out_size : 0);
+  if (!have_out || out_size < *dims) {
+    return ResourceExhausted("an embedding of %zu values does not fit in %zu", *dims,
+                             have_out ? out_size : 0);
   }
   if (options.normalize < -1 || options.normalize > 1) {
     return InvalidArgument("normalize is -1 (the model's), 0 or 1, not %d",
                            options.normalize);
   }
-  const bool normalize = options.normalize < 0 ? c.normalize : options.normalize == 1;
-  if (c.dense_dims.empty()) {  // pooled straight into the output, cut to dims
-    memset(out, 0, dims * sizeof(float));
-    PoolTarget target{c.pooling, c.d_model, n, dims, out};
-    EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+  *normalize = options.normalize < 0 ? c.normalize : options.normalize == 1;
+  return Status::Ok();
+}
+
+// Where a text's rows are pooled: out itself (cut to dims) without dense projections,
+// else the session's pooled buffer (d_model values), which Finish projects.
+float* PoolInto(Session& session, size_t dims, float* out, size_t* width) {
+  const ModelConfig& c = session.model().config();
+  float* acc = c.dense_dims.empty() ? out : session.buffers().pooled;
+  *width = c.dense_dims.empty() ? dims : c.d_model;
+  memset(acc, 0, *width * sizeof(float));
+  return acc;
+}
+
+// The pooled sum of a text of n tokens (in PoolInto's place) to its embedding in
+// out[0, dims): averaged, projected where the model has dense layers, cut, normalized.
+void Finish(Session& session, size_t n, size_t dims, bool normalize, float* out) {
+  const ModelConfig& c = session.model().config();
+  if (c.dense_dims.empty()) {
     FinishEmbedding(c.pooling, n, normalize, out, dims);
-    return Status::Ok();
+    return;
   }
-  // Pooled whole, projected, then cut and normalized.
   float* pooled = session.buffers().pooled;
-  memset(pooled, 0, c.d_model * sizeof(float));
-  PoolTarget target{c.pooling, c.d_model, n, c.d_model, pooled};
-  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
   FinishEmbedding(c.pooling, n, false, pooled, c.d_model);
   const float* v = Project(session.model(), pooled, pooled + c.pooled_width());
   memcpy(out, v, dims * sizeof(float));
   FinishEmbedding(Pooling::kNone, n, normalize, out, dims);
+}
+
+}  // namespace
+
+Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
+             const EmbedOptions& options, float* out, size_t out_size) {
+  const ModelConfig& c = session.model().config();
+  size_t dims = 0, width = 0;
+  bool normalize = false;
+  EMBER_RETURN_IF_ERROR(
+      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
+  float* acc = PoolInto(session, dims, out, &width);
+  PoolTarget target{c.pooling, c.d_model, n, width, acc};
+  EMBER_RETURN_IF_ERROR(session.PrefillHidden(tokens, types, n, PoolSink, &target));
+  Finish(session, n, dims, normalize, out);
   return Status::Ok();
+}
+
+Status EmbedPacked(Session& session, const int32_t* tokens, const size_t* bounds,
+                   size_t texts, const EmbedOptions& options, float* out,
+                   size_t out_size) {
+  const ModelConfig& c = session.model().config();
+  size_t dims = 0, width = 0;
+  bool normalize = false;
+  EMBER_RETURN_IF_ERROR(
+      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
+  if (texts == 0 || out_size / dims < texts) {
+    return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", texts,
+                             dims, out_size);
+  }
+  const float* rows = nullptr;
+  EMBER_RETURN_IF_ERROR(session.PrefillPacked(tokens, nullptr, bounds, texts, &rows));
+  for (size_t t = 0; t < texts; ++t) {
+    const size_t n = bounds[t + 1] - bounds[t];
+    float* v = out + t * dims;
+    float* acc = PoolInto(session, dims, v, &width);
+    PoolRows(c.pooling, rows + bounds[t] * c.d_model, c.d_model, 0, n, n, acc, width);
+    Finish(session, n, dims, normalize, v);
+  }
+  return Status::Ok();
+}
+
+Status EmbedTokensBatch(Session& session, const int32_t* const* ids,
+                        const size_t* lengths, size_t n_texts,
+                        const EmbedOptions& options, float* out, size_t out_size,
+                        size_t* done) {
+  const ModelConfig& c = session.model().config();
+  size_t dims = 0;
+  bool normalize = false;
+  *done = 0;
+  EMBER_RETURN_IF_ERROR(
+      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
+  if (out_size / dims < n_texts) {
+    return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", n_texts,
+                             dims, out_size);
+  }
+  int32_t* step = session.buffers().tokens;
+  const size_t capacity =
+      std::min(session.packed_capacity(), session.plan().token_capacity);
+  const bool packable = session.attention_record().weights == nullptr;
+  size_t bounds[kMaxPackedTexts + 1] = {0};
+  size_t packed = 0, first = 0;
+  const auto flush = [&]() {
+    if (packed == 0) return Status::Ok();
+    EMBER_RETURN_IF_ERROR(EmbedPacked(session, step, bounds, packed, options,
+                                      out + first * dims, (n_texts - first) * dims));
+    first += packed;
+    *done = first;
+    packed = 0;
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < n_texts; ++i) {
+    const size_t n = lengths[i];
+    if (!packable || n == 0 || n > capacity) {  // alone (an empty one fails there)
+      EMBER_RETURN_IF_ERROR(flush());
+      EMBER_RETURN_IF_ERROR(
+          Embed(session, ids[i], nullptr, n, options, out + i * dims, dims));
+      *done = first = i + 1;
+      continue;
+    }
+    if (packed == kMaxPackedTexts || bounds[packed] + n > capacity) {
+      EMBER_RETURN_IF_ERROR(flush());
+    }
+    memcpy(step + bounds[packed], ids[i], n * sizeof(int32_t));
+    bounds[packed + 1] = bounds[packed] + n;
+    ++packed;
+  }
+  return flush();
 }
 
 Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text) {
@@ -143,33 +239,122 @@ Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text
       name, tok.num_prompts());
 }
 
+namespace {
+
+// The named prompt, then the text, in the session's prompt_text buffer as one text
+// (the text as it is without a prompt).
+Status JoinPrompt(Session& session, std::string_view prompt, std::string_view* text) {
+  if (prompt.empty()) return Status::Ok();
+  char* joined = session.buffers().prompt_text;
+  const size_t capacity = session.plan().max_prompt_bytes;
+  if (joined == nullptr || text->size() > capacity ||
+      prompt.size() > capacity - text->size()) {
+    return InvalidArgument(
+        "a prompt of %zu bytes and a text of %zu exceed the session's "
+        "max_prompt_bytes %zu",
+        prompt.size(), text->size(), capacity);
+  }
+  memcpy(joined, prompt.data(), prompt.size());
+  if (!text->empty()) memcpy(joined + prompt.size(), text->data(), text->size());
+  *text = std::string_view(joined, prompt.size() + text->size());
+  return Status::Ok();
+}
+
+EncodeOptions TextEncoding(const Tokenizer& tok) {
+  EncodeOptions encode;
+  encode.add_bos = tok.add_bos();
+  encode.append_end = true;  // the end token the post-processor appends (BERT: [SEP])
+  return encode;
+}
+
+}  // namespace
+
 Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
                  float* out, size_t out_size) {
   std::string_view prompt;
   EMBER_RETURN_IF_ERROR(
       PromptText(session.model().tokenizer(), options.prompt_name, &prompt));
-  if (!prompt.empty()) {  // the prompt, then the text, encoded as one text
-    char* joined = session.buffers().prompt_text;
-    const size_t capacity = session.plan().max_prompt_bytes;
-    if (joined == nullptr || text.size() > capacity ||
-        prompt.size() > capacity - text.size()) {
-      return InvalidArgument(
-          "a prompt of %zu bytes and a text of %zu exceed the session's "
-          "max_prompt_bytes %zu",
-          prompt.size(), text.size(), capacity);
-    }
-    memcpy(joined, prompt.data(), prompt.size());
-    if (!text.empty()) memcpy(joined + prompt.size(), text.data(), text.size());
-    text = std::string_view(joined, prompt.size() + text.size());
-  }
-  EncodeOptions encode;
-  encode.add_bos = session.model().tokenizer().add_bos();
-  encode.append_end = true;
+  EMBER_RETURN_IF_ERROR(JoinPrompt(session, prompt, &text));
   const int32_t* ids = nullptr;
   size_t n = 0;
-  EMBER_RETURN_IF_ERROR(session.Tokenize(text.data(), text.size(), encode, &ids, &n));
+  EMBER_RETURN_IF_ERROR(session.Tokenize(
+      text.data(), text.size(), TextEncoding(session.model().tokenizer()), &ids, &n));
   if (n == 0) return InvalidArgument("the text encodes to no tokens");
   return Embed(session, ids, nullptr, n, options, out, out_size);
+}
+
+Status EmbedTextBatch(Session& session, const char* const* texts, const size_t* lengths,
+                      size_t n_texts, const EmbedOptions& options, float* out,
+                      size_t out_size, size_t* done) {
+  const ModelConfig& c = session.model().config();
+  const Tokenizer& tok = session.model().tokenizer();
+  size_t dims = 0;
+  bool normalize = false;
+  *done = 0;
+  EMBER_RETURN_IF_ERROR(
+      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
+  if (out_size / dims < n_texts) {
+    return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", n_texts,
+                             dims, out_size);
+  }
+  std::string_view prompt;
+  EMBER_RETURN_IF_ERROR(PromptText(tok, options.prompt_name, &prompt));
+  int32_t* step = session.buffers().tokens;
+  const size_t room = session.plan().token_capacity;
+  const size_t capacity = std::min(session.packed_capacity(), room);
+  const bool packable = session.attention_record().weights == nullptr;
+  const EncodeOptions encode = TextEncoding(tok);
+  size_t bounds[kMaxPackedTexts + 1] = {0};
+  size_t packed = 0;
+  // Runs the texts packed so far; done counts the embeddings written.
+  const auto flush = [&]() {
+    if (packed == 0) return Status::Ok();
+    EMBER_RETURN_IF_ERROR(EmbedPacked(session, step, bounds, packed, options,
+                                      out + *done * dims, (n_texts - *done) * dims));
+    *done += packed;
+    packed = 0;
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < n_texts; ++i) {
+    if (texts[i] == nullptr && lengths[i] != 0) {
+      EMBER_RETURN_IF_ERROR(flush());
+      return InvalidArgument("the text is NULL");
+    }
+    const std::string_view original(texts[i] ? texts[i] : "", lengths[i]);
+    std::string_view text = original;
+    Status s = JoinPrompt(session, prompt, &text);
+    if (!packable || !s.ok() || tok.EncodeCapacity(text.size()) > room) {
+      // Alone, as EmbedText runs it (or fails it: too long for the session).
+      EMBER_RETURN_IF_ERROR(flush());
+      EMBER_RETURN_IF_ERROR(EmbedText(session, original, options, out + i * dims, dims));
+      *done = i + 1;
+      continue;
+    }
+    if (tok.EncodeCapacity(text.size()) > room - bounds[packed]) {
+      EMBER_RETURN_IF_ERROR(flush());
+    }
+    size_t n = 0;
+    s = tok.Encode(text, encode, step + bounds[packed], room - bounds[packed], &n);
+    if (s.ok() && n == 0) s = InvalidArgument("the text encodes to no tokens");
+    if (!s.ok()) {
+      EMBER_RETURN_IF_ERROR(flush());  // the texts before it are written
+      return s;
+    }
+    if (n > capacity || packed == kMaxPackedTexts || bounds[packed] + n > capacity) {
+      const size_t at = bounds[packed];
+      EMBER_RETURN_IF_ERROR(flush());
+      memmove(step, step + at, n * sizeof(int32_t));
+    }
+    if (n > capacity) {  // longer than a packed step: its own steps
+      EMBER_RETURN_IF_ERROR(
+          Embed(session, step, nullptr, n, options, out + i * dims, dims));
+      *done = i + 1;
+      continue;
+    }
+    bounds[packed + 1] = bounds[packed] + n;
+    ++packed;
+  }
+  return flush();
 }
 
 Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,

@@ -48,11 +48,44 @@ Status Embed(Session& session, const int32_t* tokens, const uint8_t* types, size
 // one, else ""; "": ""); an unknown name is an error.
 Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text);
 
+// Whole texts in one forward step (Session::PrefillPacked): text t is tokens[bounds[t],
+// bounds[t + 1]), its embedding row t of out (dims floats each; out_size >= texts x
+// dims); bounds[texts] <= session.packed_capacity(). tokens may be the session's token
+// buffer (the pass reads it before it writes anything).
+Status EmbedPacked(Session& session, const int32_t* tokens, const size_t* bounds,
+                   size_t texts, const EmbedOptions& options, float* out,
+                   size_t out_size);
+
+// The most texts one packed step takes.
+inline constexpr size_t kMaxPackedTexts = 64;
+// The packed step the tools plan for short texts (`ember embed`, `ember bench --embed`):
+// enough rows for the matrix kernels' full speed, few enough that the step's activations
+// stay in cache.
+inline constexpr size_t kPackedStepTokens = 256;
+
+// The embeddings of n_texts texts of tokens (ids[i], lengths[i] of them; not in the
+// session's arena), row i of out (dims floats each; out_size >= n_texts x dims): in
+// order, whole texts packed into steps of up to packed_capacity() tokens (a longer text
+// runs alone, in steps of max_batch) through the session's token buffer. *done: the
+// rows written, all of them unless an error stopped it (then the failing text is text
+// *done or a later one of the step that failed).
+Status EmbedTokensBatch(Session& session, const int32_t* const* ids,
+                        const size_t* lengths, size_t n_texts,
+                        const EmbedOptions& options, float* out, size_t out_size,
+                        size_t* done);
+
 // The embedding of UTF-8 text, after the named prompt options.prompt_name chooses,
 // encoded as the tokenizer's post-processor says (BERT: [CLS] text [SEP]) in the
 // session's token buffer.
 Status EmbedText(Session& session, std::string_view text, const EmbedOptions& options,
                  float* out, size_t out_size);
+// EmbedText over n_texts texts (texts[i] of lengths[i] bytes; null only when empty),
+// row i of out (out_size >= n_texts x dims), each encoded straight into the session's
+// token buffer and packed as EmbedTokensBatch packs them. On an error, *done rows (the
+// texts before the failing one, text *done) are written.
+Status EmbedTextBatch(Session& session, const char* const* texts, const size_t* lengths,
+                      size_t n_texts, const EmbedOptions& options, float* out,
+                      size_t out_size, size_t* done);
 
 // A cross-encoder's scores (config.labels > 0): the pooled vector of `tokens` (segment
 // `types`, null: all 0) through the classification head, raw (logits), into

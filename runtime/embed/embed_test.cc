@@ -3,9 +3,11 @@
 #include "runtime/embed/embed.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/model/tensor_names.h"
 #include "testing/testing.h"
 
 namespace ember {
@@ -202,6 +204,85 @@ TEST(EmbedTest, DenseProjectionsMapThePooledVector) {
   bad = spec;
   bad.tensors.pop_back();  // dense.1.bias
   EXPECT_EQ(LoadSpecStatus(bad).code(), StatusCode::kInvalidModel);
+}
+
+// Texts packed several to a step (each at its own positions, attending only within
+// itself) give what each gives alone: causal and bidirectional, RoPE, sliding windows
+// shorter than a text, every pooling; a text longer than a packed step runs alone.
+TEST(EmbedTest, PackedTextsEqualTextsAlone) {
+  const std::vector<size_t> lengths = {5, 1, 9, 3, 12, 7, 20, 2, 16};
+  for (const char* variant : {"tiny", "families", "learned"}) {
+    for (const AttentionMask mask :
+         {AttentionMask::kCausal, AttentionMask::kBidirectional}) {
+      for (Pooling pooling : {Pooling::kMean, Pooling::kCls, Pooling::kLast}) {
+        const std::string name = variant;
+        ModelSpec spec =
+            name == "families" ? testing::FamiliesModelSpec() : TinyModelSpec();
+        if (name == "learned") {  // positions as rows of a table (BERT), not RoPE's turns
+          spec.config.positions = PositionKind::kLearned;
+          TensorSpec pos;
+          pos.name = names::kPosEmbedding;
+          pos.shape = {spec.config.max_context, spec.config.d_model};
+          for (size_t i = 0; i < pos.shape[0] * pos.shape[1]; ++i) {
+            pos.values.push_back(0.2f * std::sin(0.37f * i));
+          }
+          spec.tensors.push_back(pos);
+        }
+        spec.config.pooling = pooling;
+        spec.config.normalize = true;
+        spec.config.mask = mask;
+        LoadedModel l = LoadSpec(spec);
+        ASSERT_NE(l.model, nullptr);
+        const size_t d = l.model->config().d_model;
+        SessionOptions options;
+        options.max_context = 24;  // room for the 20-token text alone
+        options.max_batch = 16;    // packed steps of at most 16 tokens (causal)
+        auto packed = Session::Create(*l.model, options, nullptr);
+        ASSERT_TRUE(packed.ok()) << packed.status().message();
+        std::vector<std::vector<int32_t>> texts;
+        std::vector<const int32_t*> ids;
+        for (size_t i = 0; i < lengths.size(); ++i) {
+          texts.push_back(SpreadTokens(lengths[i], 17 + 6 * i));
+        }
+        for (const auto& t : texts) ids.push_back(t.data());
+        std::vector<float> got(lengths.size() * d), alone(d);
+        size_t done = 0;
+        ASSERT_TRUE(EmbedTokensBatch(*packed, ids.data(), lengths.data(), lengths.size(),
+                                     {}, got.data(), got.size(), &done)
+                        .ok());
+        EXPECT_EQ(done, lengths.size());
+        Session single = MakeSession(*l.model, 64);
+        for (size_t i = 0; i < lengths.size(); ++i) {
+          ASSERT_TRUE(
+              Embed(single, ids[i], nullptr, lengths[i], {}, alone.data(), d).ok());
+          for (size_t j = 0; j < d; ++j) {
+            ASSERT_NEAR(got[i * d + j], alone[j], 2e-5)
+                << name << " mask " << int(mask) << " " << PoolingName(pooling)
+                << " text " << i << " value " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(EmbedTest, PackedStepsRefuseBadBounds) {
+  LoadedModel l = LoadSpec(EmbedderSpec(Pooling::kMean, true));
+  ASSERT_NE(l.model, nullptr);
+  Session s = MakeSession(*l.model, 8);
+  const std::vector<int32_t> tokens = SpreadTokens(12);
+  const float* rows = nullptr;
+  const size_t empty[] = {0, 3, 3}, from1[] = {1, 4}, past[] = {0, 4, 12};
+  EXPECT_EQ(s.PrefillPacked(tokens.data(), nullptr, empty, 2, &rows).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.PrefillPacked(tokens.data(), nullptr, from1, 1, &rows).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.PrefillPacked(tokens.data(), nullptr, past, 2, &rows).code(),
+            StatusCode::kOutOfRange);  // 12 tokens in steps of 8
+  EXPECT_EQ(s.PrefillPacked(tokens.data(), nullptr, past, 0, &rows).code(),
+            StatusCode::kInvalidArgument);
+  const size_t fine[] = {0, 4, 8};
+  EXPECT_TRUE(s.PrefillPacked(tokens.data(), nullptr, fine, 2, &rows).ok());
 }
 
 TEST(EmbedTest, RefusesWhatItCannotDo) {

@@ -55,7 +55,11 @@ struct Bench {
   ForwardProfile profile;
   uint64_t sampling_ns = 0;
   Progress* progress;
-  std::vector<float> embedding;  // --embed: one text's vector (sized before the tests)
+  // --embed: the texts' vectors, their ids (slices of the prompt) and lengths (sized
+  // before the tests).
+  std::vector<float> embedding;
+  std::vector<const int32_t*> text_ids;
+  std::vector<size_t> text_lengths;
   bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
   BenchGrammar grammar;  // --grammar, --json-schema, --json
 };
@@ -85,14 +89,17 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
   }
   const Clock::time_point start = Clock::now();
   if (n_prompt > 0 && b.options->embed_texts > 0) {
-    // Texts of n_prompt tokens, each its own slice of the random prompt.
-    for (int i = 0; i < b.options->embed_texts; ++i) {
-      EMBER_RETURN_IF_ERROR(Embed(s, b.prompt.data() + size_t{1} * i * n_prompt, nullptr,
-                                  n_prompt, EmbedOptions{}, b.embedding.data(),
-                                  b.embedding.size()));
-      if (i == 0) *ttft_ns = ElapsedNs(start);
+    // Texts of n_prompt tokens, each its own slice of the random prompt, packed as
+    // `ember embed` packs them.
+    for (size_t i = 0; i < b.text_ids.size(); ++i) {
+      b.text_ids[i] = b.prompt.data() + i * n_prompt;
+      b.text_lengths[i] = static_cast<size_t>(n_prompt);
     }
-    *ns = ElapsedNs(start);
+    size_t done = 0;
+    EMBER_RETURN_IF_ERROR(
+        EmbedTokensBatch(s, b.text_ids.data(), b.text_lengths.data(), b.text_ids.size(),
+                         EmbedOptions{}, b.embedding.data(), b.embedding.size(), &done));
+    *ns = *ttft_ns = ElapsedNs(start);  // a batch's vectors come together
     return Status::Ok();
   }
   if (n_prompt > 0) {
@@ -253,6 +260,16 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
   session_options.max_batch =
       static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
+  if (o.embed_texts >
+      0) {  // texts packed into steps of up to kPackedStepTokens, as embed
+    const int step = std::max(max_prompt, std::min(max_prompt * o.embed_texts,
+                                                   static_cast<int>(kPackedStepTokens)));
+    session_options.max_context =
+        std::min(c.max_context, static_cast<uint32_t>(std::max(context, step)));
+    session_options.max_batch =
+        std::max(session_options.max_batch,
+                 std::min(session_options.max_context, static_cast<uint32_t>(step)));
+  }
   session_options.baked_prompt = false;  // from position 0, whatever the file baked
   if (!isa.empty()) session_options.isa = isa.c_str();
   if (!o.grammar.empty()) {  // built first: the session plans exactly its bytes
@@ -275,7 +292,9 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   // Random prompt tokens past the special ones (llama-bench prompts random tokens too).
   uint64_t state = 0x2545F4914F6CDD1Dull;
   const int texts = std::max(o.embed_texts, 1);
-  b.embedding.assign(EmbeddingDims(c), 0.0f);
+  b.embedding.assign(EmbeddingDims(c) * texts, 0.0f);
+  b.text_ids.assign(static_cast<size_t>(o.embed_texts), nullptr);
+  b.text_lengths.assign(static_cast<size_t>(o.embed_texts), 0);
   for (int i = 0; i < max_depth + max_prompt * texts; ++i) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     const uint32_t first = c.vocab_size > 3 ? 3 : 0;

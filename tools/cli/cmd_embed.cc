@@ -124,8 +124,13 @@ Status Embed(const ArgParser& args) {
   }
   auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
+  // Short texts run packed, several whole in one step (EmbedTokensBatch): the session
+  // holds a step of kPackedStepTokens, or the longest text if it is longer.
   SessionOptions options;
-  options.max_context = static_cast<uint32_t>(longest);
+  const size_t step = std::max(longest, std::min(total_tokens, kPackedStepTokens));
+  options.max_context = static_cast<uint32_t>(std::min<size_t>(c.max_context, step));
+  options.max_batch = static_cast<uint32_t>(std::max<size_t>(
+      options.max_batch, std::min<size_t>(options.max_context, kPackedStepTokens)));
   options.baked_prompt = false;
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
@@ -136,11 +141,17 @@ Status Embed(const ArgParser& args) {
   const size_t dims = embed.dims ? embed.dims : EmbeddingDims(c);
   std::vector<float> values(texts.size() * dims);
   const auto start = std::chrono::steady_clock::now();
+  std::vector<const int32_t*> id_rows(texts.size());
+  std::vector<size_t> lengths(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
-    const Status s = ember::Embed(*session, ids[i].data(), nullptr, ids[i].size(), embed,
-                                  &values[i * dims], dims);
-    if (!s.ok()) return Status(s.code(), "text %zu: %s", i + 1, s.message());
+    id_rows[i] = ids[i].data();
+    lengths[i] = ids[i].size();
   }
+  size_t done = 0;
+  const Status s =
+      EmbedTokensBatch(*session, id_rows.data(), lengths.data(), texts.size(), embed,
+                       values.data(), values.size(), &done);
+  if (!s.ok()) return Status(s.code(), "text %zu: %s", done + 1, s.message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EMBER_RETURN_IF_ERROR(WriteOutput(args.Get("-o"), values, texts.size(), dims));
