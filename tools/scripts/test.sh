@@ -27,12 +27,14 @@ export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 # The emulated CPUs. Each line: QEMU_CPU | Highway target it must select | Arm dot product
 # and int8 matrix multiply (sdot, smmla: 1/0 each, checked by kernel_table_test, so the
 # i8mm tests cannot be skipped unnoticed) | tests to run | GTEST_FILTER. Tests to run: all
-# (every test but the native-only ones), kernels (the kernels/ tests), or cpu (what the
-# CPU changes: the kernel tests and the forward pass end to end, labels kernel and
-# forward). An emulated stage runs work sized for emulation: no benchmark loops (the
-# bench CLI test runs its emulated variant) and no timing assertions. The PyTorch oracle
-# tests (label oracle) run natively only: they check model arithmetic that the golden and
-# the kernel tests already cover per ISA, and under qemu they would cost minutes.
+# (every test but the native-only ones and the oracles), kernels (the kernels/ tests), cpu
+# (what the CPU changes: the kernel tests and the forward pass end to end, labels kernel
+# and forward) or oracles (label oracle-qemu: the embedding and reranker families' PyTorch
+# oracles, about a minute a CPU). An emulated stage runs work sized for emulation: no
+# benchmark loops (the bench CLI test runs its emulated variant) and no timing
+# assertions. The other PyTorch oracles (label oracle) run natively only: they check
+# model arithmetic that the golden and the kernel tests already cover per ISA, and all of
+# them under qemu would cost minutes a CPU.
 # - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
 #   and no SVE (Graviton2, Raspberry Pi 5's A76), for the int8 dot-product kernels.
 # - max is SVE2 with dotprod and i8mm (the smmla prefill) at the vector length given; Highway picks its 128-bit and
@@ -48,6 +50,8 @@ aarch64_cpus=(
   "max,sve-default-vector-length=16|SVE2_128|1,1|cpu|-*/NEON"
   "max,sve-default-vector-length=32|SVE_256|1,1|kernels|-*/NEON"
   "max,sve-default-vector-length=64|SVE2|1,1|kernels|-*/NEON"
+  "cortex-a72|NEON|0,0|oracles|"
+  "max,sve-default-vector-length=16|SVE2_128|1,1|oracles|"
 )
 # armv7 with NEON and VFPv4 (the armhf build's baseline: toolchains/arm-linux-gnueabihf.cmake).
 armhf_cpus=(
@@ -241,6 +245,7 @@ cross_tests() {  # cross_tests ARCH TOOLCHAIN CPU_LINE...
     local select=(-LE "native-only|oracle")
     [ "$scope" = kernels ] && test_dir="$dir/kernels"
     [ "$scope" = cpu ] && select=(-L "kernel|forward")
+    [ "$scope" = oracles ] && select=(-L oracle-qemu)
     stage "$arch tests, QEMU_CPU=$cpu ($scope${filter:+, GTEST_FILTER=$filter})"
     env=(QEMU_CPU="$cpu" EMBER_EXPECT_TARGET="$target")
     [ -n "$dotprod" ] && env+=(EMBER_EXPECT_DOTPROD="${dotprod%,*}")
