@@ -170,52 +170,94 @@ Status EmbedPacked(Session& session, const int32_t* tokens, const size_t* bounds
   return Status::Ok();
 }
 
+namespace {
+
+// Whole texts gathered in the session's token buffer, then run as one packed step
+// (EmbedPacked) into their rows of the caller's output: EmbedTokensBatch and
+// EmbedTextBatch. done() counts the rows written, in order.
+class Packer {
+ public:
+  Packer(Session& session, const EmbedOptions& options, float* out, size_t n_texts,
+         size_t* done)
+      : session_(session), options_(options), out_(out), n_texts_(n_texts), done_(done) {
+    *done_ = 0;
+  }
+  // The options and the output's room for every text's row.
+  Status Check(size_t out_size) {
+    bool normalize = false;
+    EMBER_RETURN_IF_ERROR(ResolveOptions(session_.model().config(), options_, out_size,
+                                         out_ != nullptr, &dims_, &normalize));
+    if (out_size / dims_ < n_texts_) {
+      return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", n_texts_,
+                               dims_, out_size);
+    }
+    return Status::Ok();
+  }
+  // A recorded session runs each text alone: its record's rows are one text's.
+  bool packable() const { return session_.attention_record().weights == nullptr; }
+  // The tokens of one packed step: the session's step and its token buffer bound them.
+  size_t capacity() const {
+    return std::min(session_.packed_capacity(), session_.plan().token_capacity);
+  }
+  int32_t* next() const { return session_.buffers().tokens + used(); }  // free room
+  size_t used() const { return bounds_[packed_]; }
+  bool Fits(size_t n) const {
+    return packed_ < kMaxPackedTexts && used() + n <= capacity();
+  }
+  // The n ids at next() join the step.
+  void Add(size_t n) {
+    bounds_[packed_ + 1] = bounds_[packed_] + n;
+    ++packed_;
+  }
+  // Runs the texts gathered so far.
+  Status Flush() {
+    if (packed_ == 0) return Status::Ok();
+    EMBER_RETURN_IF_ERROR(EmbedPacked(session_, session_.buffers().tokens, bounds_,
+                                      packed_, options_, row(*done_),
+                                      (n_texts_ - *done_) * dims_));
+    *done_ += packed_;
+    packed_ = 0;
+    return Status::Ok();
+  }
+  // Text i, after the gathered ones, runs alone: ids of n tokens through Embed.
+  Status Alone(size_t i, const int32_t* ids, size_t n) {
+    EMBER_RETURN_IF_ERROR(Flush());
+    EMBER_RETURN_IF_ERROR(Embed(session_, ids, nullptr, n, options_, row(i), dims_));
+    *done_ = i + 1;
+    return Status::Ok();
+  }
+  float* row(size_t i) const { return out_ + i * dims_; }
+  size_t dims() const { return dims_; }
+
+ private:
+  Session& session_;
+  const EmbedOptions& options_;
+  float* out_;
+  size_t n_texts_, dims_ = 0;
+  size_t* done_;
+  size_t bounds_[kMaxPackedTexts + 1] = {0};
+  size_t packed_ = 0;
+};
+
+}  // namespace
+
 Status EmbedTokensBatch(Session& session, const int32_t* const* ids,
                         const size_t* lengths, size_t n_texts,
                         const EmbedOptions& options, float* out, size_t out_size,
                         size_t* done) {
-  const ModelConfig& c = session.model().config();
-  size_t dims = 0;
-  bool normalize = false;
-  *done = 0;
-  EMBER_RETURN_IF_ERROR(
-      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
-  if (out_size / dims < n_texts) {
-    return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", n_texts,
-                             dims, out_size);
-  }
-  int32_t* step = session.buffers().tokens;
-  const size_t capacity =
-      std::min(session.packed_capacity(), session.plan().token_capacity);
-  const bool packable = session.attention_record().weights == nullptr;
-  size_t bounds[kMaxPackedTexts + 1] = {0};
-  size_t packed = 0, first = 0;
-  const auto flush = [&]() {
-    if (packed == 0) return Status::Ok();
-    EMBER_RETURN_IF_ERROR(EmbedPacked(session, step, bounds, packed, options,
-                                      out + first * dims, (n_texts - first) * dims));
-    first += packed;
-    *done = first;
-    packed = 0;
-    return Status::Ok();
-  };
+  Packer packer(session, options, out, n_texts, done);
+  EMBER_RETURN_IF_ERROR(packer.Check(out_size));
   for (size_t i = 0; i < n_texts; ++i) {
     const size_t n = lengths[i];
-    if (!packable || n == 0 || n > capacity) {  // alone (an empty one fails there)
-      EMBER_RETURN_IF_ERROR(flush());
-      EMBER_RETURN_IF_ERROR(
-          Embed(session, ids[i], nullptr, n, options, out + i * dims, dims));
-      *done = first = i + 1;
+    if (!packer.packable() || n == 0 || n > packer.capacity()) {
+      EMBER_RETURN_IF_ERROR(packer.Alone(i, ids[i], n));  // an empty one fails there
       continue;
     }
-    if (packed == kMaxPackedTexts || bounds[packed] + n > capacity) {
-      EMBER_RETURN_IF_ERROR(flush());
-    }
-    memcpy(step + bounds[packed], ids[i], n * sizeof(int32_t));
-    bounds[packed + 1] = bounds[packed] + n;
-    ++packed;
+    if (!packer.Fits(n)) EMBER_RETURN_IF_ERROR(packer.Flush());
+    memcpy(packer.next(), ids[i], n * sizeof(int32_t));
+    packer.Add(n);
   }
-  return flush();
+  return packer.Flush();
 }
 
 Status PromptText(const Tokenizer& tok, const char* name, std::string_view* text) {
@@ -286,75 +328,51 @@ Status EmbedText(Session& session, std::string_view text, const EmbedOptions& op
 Status EmbedTextBatch(Session& session, const char* const* texts, const size_t* lengths,
                       size_t n_texts, const EmbedOptions& options, float* out,
                       size_t out_size, size_t* done) {
-  const ModelConfig& c = session.model().config();
   const Tokenizer& tok = session.model().tokenizer();
-  size_t dims = 0;
-  bool normalize = false;
-  *done = 0;
-  EMBER_RETURN_IF_ERROR(
-      ResolveOptions(c, options, out_size, out != nullptr, &dims, &normalize));
-  if (out_size / dims < n_texts) {
-    return ResourceExhausted("%zu embeddings of %zu values do not fit in %zu", n_texts,
-                             dims, out_size);
-  }
+  Packer packer(session, options, out, n_texts, done);
+  EMBER_RETURN_IF_ERROR(packer.Check(out_size));
   std::string_view prompt;
   EMBER_RETURN_IF_ERROR(PromptText(tok, options.prompt_name, &prompt));
-  int32_t* step = session.buffers().tokens;
   const size_t room = session.plan().token_capacity;
-  const size_t capacity = std::min(session.packed_capacity(), room);
-  const bool packable = session.attention_record().weights == nullptr;
   const EncodeOptions encode = TextEncoding(tok);
-  size_t bounds[kMaxPackedTexts + 1] = {0};
-  size_t packed = 0;
-  // Runs the texts packed so far; done counts the embeddings written.
-  const auto flush = [&]() {
-    if (packed == 0) return Status::Ok();
-    EMBER_RETURN_IF_ERROR(EmbedPacked(session, step, bounds, packed, options,
-                                      out + *done * dims, (n_texts - *done) * dims));
-    *done += packed;
-    packed = 0;
-    return Status::Ok();
-  };
   for (size_t i = 0; i < n_texts; ++i) {
     if (texts[i] == nullptr && lengths[i] != 0) {
-      EMBER_RETURN_IF_ERROR(flush());
+      EMBER_RETURN_IF_ERROR(packer.Flush());  // the texts before it are written
       return InvalidArgument("the text is NULL");
     }
     const std::string_view original(texts[i] ? texts[i] : "", lengths[i]);
     std::string_view text = original;
     Status s = JoinPrompt(session, prompt, &text);
-    if (!packable || !s.ok() || tok.EncodeCapacity(text.size()) > room) {
+    if (!packer.packable() || !s.ok() || tok.EncodeCapacity(text.size()) > room) {
       // Alone, as EmbedText runs it (or fails it: too long for the session).
-      EMBER_RETURN_IF_ERROR(flush());
-      EMBER_RETURN_IF_ERROR(EmbedText(session, original, options, out + i * dims, dims));
+      EMBER_RETURN_IF_ERROR(packer.Flush());
+      EMBER_RETURN_IF_ERROR(
+          EmbedText(session, original, options, packer.row(i), packer.dims()));
       *done = i + 1;
       continue;
     }
-    if (tok.EncodeCapacity(text.size()) > room - bounds[packed]) {
-      EMBER_RETURN_IF_ERROR(flush());
+    if (tok.EncodeCapacity(text.size()) > room - packer.used()) {
+      EMBER_RETURN_IF_ERROR(packer.Flush());
     }
     size_t n = 0;
-    s = tok.Encode(text, encode, step + bounds[packed], room - bounds[packed], &n);
+    s = tok.Encode(text, encode, packer.next(), room - packer.used(), &n);
     if (s.ok() && n == 0) s = InvalidArgument("the text encodes to no tokens");
     if (!s.ok()) {
-      EMBER_RETURN_IF_ERROR(flush());  // the texts before it are written
+      EMBER_RETURN_IF_ERROR(packer.Flush());
       return s;
     }
-    if (n > capacity || packed == kMaxPackedTexts || bounds[packed] + n > capacity) {
-      const size_t at = bounds[packed];
-      EMBER_RETURN_IF_ERROR(flush());
-      memmove(step, step + at, n * sizeof(int32_t));
+    if (n > packer.capacity() || !packer.Fits(n)) {  // its ids to the buffer's start
+      const int32_t* ids = packer.next();
+      EMBER_RETURN_IF_ERROR(packer.Flush());
+      memmove(packer.next(), ids, n * sizeof(int32_t));
     }
-    if (n > capacity) {  // longer than a packed step: its own steps
-      EMBER_RETURN_IF_ERROR(
-          Embed(session, step, nullptr, n, options, out + i * dims, dims));
-      *done = i + 1;
+    if (n > packer.capacity()) {  // longer than a packed step: its own steps
+      EMBER_RETURN_IF_ERROR(packer.Alone(i, packer.next(), n));
       continue;
     }
-    bounds[packed + 1] = bounds[packed] + n;
-    ++packed;
+    packer.Add(n);
   }
-  return flush();
+  return packer.Flush();
 }
 
 Status Score(Session& session, const int32_t* tokens, const uint8_t* types, size_t n,
