@@ -1,6 +1,6 @@
 /* ember_jni_embed.c: the natives of dev.ember.Native over an embedding model or a
- * reranker: ember_embed_batch and ember_rerank, their vectors and scores written into
- * the Java arrays that are returned. */
+ * reranker: ember_embed_batch and ember_rerank_instructed, their vectors and scores
+ * written into the Java arrays that are returned. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -62,19 +62,24 @@ static float* NewFloats(JNIEnv* env, size_t rows, size_t row) {
 
 /* The embeddings of texts (UTF-8 byte[]s) into out's rows, each `width` floats (dims, or
  * the model's when dims is 0): one ember_embed_batch into one buffer, then each row into
- * its float[]. normalize: -1 as the model says, 0 as pooled, 1 unit length. */
+ * its float[]. normalize: -1 as the model says, 0 as pooled, 1 unit length. prompt_name:
+ * the named prompt (NUL-terminated, Native.cstr; "": none), NULL the model's default. */
 JNIEXPORT void JNICALL Java_dev_ember_Native_embed(JNIEnv* env, jclass cls, jlong session,
                                                    jobjectArray texts, jint dims,
-                                                   jint normalize, jint width,
-                                                   jobjectArray out) {
+                                                   jint normalize, jbyteArray prompt_name,
+                                                   jint width, jobjectArray out) {
   (void)cls;
   Texts t;
+  EmberJniPinned name;
   float* values = NULL;
+  int have_name = 0;
   ember_embed_options options;
   ember_embed_options_default(&options);
   options.dims = (uint32_t)dims;
   options.normalize = normalize;
   if (!PinTexts(env, texts, &t)) goto done;
+  if (!(have_name = EmberJniPin(env, prompt_name, &name))) goto done;
+  options.prompt_name = (const char*)name.data; /* NULL for a null array */
   if (!(values = NewFloats(env, (size_t)t.n, (size_t)width))) goto done;
   ember_status status =
       ember_embed_batch(EMBER_JNI_PTR(ember_session, session), t.data, t.lengths,
@@ -92,26 +97,29 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_embed(JNIEnv* env, jclass cls, jlon
   }
 done:
   free(values);
+  if (have_name) EmberJniRelease(env, &name);
   ReleaseTexts(env, &t);
 }
 
-/* A cross-encoder's relevance of each document (UTF-8 byte[]s) to the query, into
- * scores (one float a document). */
+/* A reranker's relevance of each document (UTF-8 byte[]s) to the query, into scores (one
+ * float a document). instruction: the task in a reranker's prompt (UTF-8, its length
+ * the array's); null or empty: the model's default. */
 JNIEXPORT void JNICALL Java_dev_ember_Native_rerank(JNIEnv* env, jclass cls,
-                                                    jlong session, jbyteArray query,
-                                                    jobjectArray docs,
+                                                    jlong session, jbyteArray instruction,
+                                                    jbyteArray query, jobjectArray docs,
                                                     jfloatArray scores) {
   (void)cls;
   Texts t;
-  EmberJniPinned q;
+  EmberJniPinned q, task;
   float* values = NULL;
-  int have_query = 0;
+  int have_query = 0, have_task = 0;
   if (!PinTexts(env, docs, &t)) goto done;
   if (!(have_query = EmberJniPin(env, query, &q))) goto done;
+  if (!(have_task = EmberJniPin(env, instruction, &task))) goto done;
   if (!(values = NewFloats(env, (size_t)t.n, 1))) goto done;
-  ember_status status =
-      ember_rerank(EMBER_JNI_PTR(ember_session, session), (const char*)q.data, q.length,
-                   t.data, t.lengths, (size_t)t.n, values);
+  ember_status status = ember_rerank_instructed(
+      EMBER_JNI_PTR(ember_session, session), (const char*)task.data, task.length,
+      (const char*)q.data, q.length, t.data, t.lengths, (size_t)t.n, values);
   if (status != EMBER_OK) {
     EmberJniThrow(env, status);
     goto done;
@@ -119,6 +127,7 @@ JNIEXPORT void JNICALL Java_dev_ember_Native_rerank(JNIEnv* env, jclass cls,
   (*env)->SetFloatArrayRegion(env, scores, 0, t.n, values);
 done:
   free(values);
+  if (have_task) EmberJniRelease(env, &task);
   if (have_query) EmberJniRelease(env, &q);
   ReleaseTexts(env, &t);
 }

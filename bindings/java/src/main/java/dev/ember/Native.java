@@ -94,7 +94,8 @@ final class Native {
   static native byte[] chatToolCallsError(long chat);
   static native byte[] toolGrammar(long model, byte[] tools);
 
-  static native void embed(long session, byte[][] texts, int dims, int normalize, int width,
-                           float[][] out);
-  static native void rerank(long session, byte[] query, byte[][] docs, float[] scores);
+  static native void embed(long session, byte[][] texts, int dims, int normalize,
+                           @Nullable byte[] promptName, int width, float[][] out);
+  static native void rerank(long session, @Nullable byte[] instruction, byte[] query,
+                            byte[][] docs, float[] scores);
 }

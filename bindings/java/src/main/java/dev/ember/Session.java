@@ -342,11 +342,12 @@ public final class Session implements AutoCloseable {
 
   /**
    * An embedding model's vector of the text ({@link Model#embeddingDims} floats), pooled
-   * and scaled as the model says. Each text runs from position 0: the session's context
-   * bounds its tokens. A model that puts out logits throws EmberException.
+   * and scaled as the model says, after its default prompt if it has one. Each text runs
+   * from position 0: the session's context bounds its tokens. A model that puts out
+   * logits throws EmberException.
    */
   public float[] embed(String text) {
-    return embedBatch(Collections.singletonList(text), 0, null)[0];
+    return embed(text, 0, null, null);
   }
 
   /**
@@ -354,44 +355,49 @@ public final class Session implements AutoCloseable {
    * scaled to unit length if normalize, left as pooled if not (null: as the model says).
    */
   public float[] embed(String text, int dims, @Nullable Boolean normalize) {
-    return embedBatch(Collections.singletonList(text), dims, normalize)[0];
+    return embed(text, dims, normalize, null);
+  }
+
+  /**
+   * {@link #embed(String, int, Boolean)} after the named prompt (sentence-transformers'
+   * prompt_name, e.g. "query"): null the model's default, "" none, unknown: EmberException.
+   */
+  public float[] embed(String text, int dims, @Nullable Boolean normalize,
+                       @Nullable String promptName) {
+    return embedBatch(Collections.singletonList(text), dims, normalize, promptName)[0];
   }
 
   /** The vectors of texts, a row each, as {@link #embed(String)} makes them. */
   public float[][] embedBatch(List<String> texts) {
-    return embedBatch(texts, 0, null);
+    return embedBatch(texts, 0, null, null);
   }
 
   /** The vectors of texts, a row each, as {@link #embed(String, int, Boolean)} makes them. */
   public float[][] embedBatch(List<String> texts, int dims, @Nullable Boolean normalize) {
-    if (dims < 0) throw new IllegalArgumentException("ember: dims must be >= 0");
-    byte[][] data = Native.utf8(texts);
-    enter();
-    try {
-      int width = dims > 0 ? dims : (int) Native.modelInfo(modelHandle, 6);
-      float[][] out = new float[data.length][width];
-      Native.embed(handle, data, dims, normalize == null ? -1 : normalize ? 1 : 0, width, out);
-      return out;
-    } finally {
-      exit();
-    }
+    return embedBatch(texts, dims, normalize, null);
+  }
+
+  /** The vectors of texts, a row each, as {@link #embed(String, int, Boolean, String)}. */
+  public float[][] embedBatch(List<String> texts, int dims, @Nullable Boolean normalize,
+                              @Nullable String promptName) {
+    return Embeddings.embed(this, modelHandle, texts, dims, normalize, promptName);
   }
 
   /**
-   * A cross-encoder's (a reranker: {@link Model#labels} 1) relevance of each document to
-   * the query, in the documents' order: logits, higher is more relevant.
+   * A reranker's ({@link Model#labels} 1: a cross-encoder, or Qwen3-Reranker) relevance of
+   * each document to the query, in the documents' order: logits, higher is more relevant.
    */
   public float[] rerank(String query, List<String> docs) {
-    byte[] q = query.getBytes(StandardCharsets.UTF_8);
-    byte[][] data = Native.utf8(docs);
-    float[] scores = new float[data.length];
-    enter();
-    try {
-      Native.rerank(handle, q, data, scores);
-    } finally {
-      exit();
-    }
-    return scores;
+    return rerank(query, docs, null);
+  }
+
+  /**
+   * {@link #rerank(String, List)} with the task's instruction in a reranker's prompt
+   * (Qwen3-Reranker, `ember convert --rerank qwen3`; null or "": the model's default). One
+   * to a reranker without such a prompt (a cross-encoder) throws EmberException.
+   */
+  public float[] rerank(String query, List<String> docs, @Nullable String instruction) {
+    return Embeddings.rerank(this, query, docs, instruction);
   }
 
   /** Prefills the prompt's tokens and generates up to maxNew; returns their text. */

@@ -1,9 +1,11 @@
 // EmbedTest.java: embeddings and reranking equal to what `ember embed` and `ember rerank`
-// print, on small encoders converted in the test (TestModels.encoder).
+// print, on small encoders converted in the test (TestModels): named prompts and a
+// reranker's instruction too.
 package dev.ember;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,6 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 class EmbedTest {
   static final double TOLERANCE = 1e-6;
+  /** Qwen3-Reranker's default instruction, which `ember convert --rerank qwen3` stores. */
+  static final String DEFAULT_INSTRUCTION =
+      "Given a web search query, retrieve relevant passages that answer the query";
   static final List<String> TEXTS =
       Arrays.asList("the first text", "another one, longer than the first", "x");
 
@@ -38,6 +43,22 @@ class EmbedTest {
       out[i] = new float[values.length];
       for (int j = 0; j < values.length; ++j) out[i][j] = Float.parseFloat(values[j].trim());
     }
+    return out;
+  }
+
+  /** The scores `ember rerank` prints ("score<TAB>index<TAB>document", index from 1). */
+  private static Map<Integer, Double> cliRerank(Path model, String query, List<String> docs,
+                                                String... flags) throws Exception {
+    List<String> args = new ArrayList<>(
+        Arrays.asList("rerank", "-m", model.toString(), "--query", query));
+    args.addAll(Arrays.asList(flags));
+    for (String doc : docs) args.addAll(Arrays.asList("-p", doc));
+    Map<Integer, Double> out = new HashMap<>();
+    for (String line : Cli.run(args.toArray(new String[0])).trim().split("\n")) {
+      String[] fields = line.split("\t");
+      out.put(Integer.parseInt(fields[1]) - 1, Double.parseDouble(fields[0]));
+    }
+    assertEquals(docs.size(), out.size());
     return out;
   }
 
@@ -121,16 +142,7 @@ class EmbedTest {
     String query = "where is the cat";
     List<String> docs = Arrays.asList("the cat sat", "a dog ran in the park", "nothing here",
                                       "the the the");
-    List<String> args = new ArrayList<>(
-        Arrays.asList("rerank", "-m", path.toString(), "--query", query));
-    for (String doc : docs) args.addAll(Arrays.asList("-p", doc));
-    // "score<TAB>index<TAB>document", best first; index from 1.
-    Map<Integer, Double> expected = new HashMap<>();
-    for (String line : Cli.run(args.toArray(new String[0])).trim().split("\n")) {
-      String[] fields = line.split("\t");
-      expected.put(Integer.parseInt(fields[1]) - 1, Double.parseDouble(fields[0]));
-    }
-    assertEquals(docs.size(), expected.size());
+    Map<Integer, Double> expected = cliRerank(path, query, docs);
     try (Model model = Model.open(path.toString());
          Session session = new Session(model, new SessionOptions().context(64))) {
       assertEquals(1, model.labels());
@@ -146,6 +158,14 @@ class EmbedTest {
       assertArrayEquals(new float[] {scores[1]},
                         session.rerank(query, Collections.singletonList(docs.get(1))));
       assertEquals(0, session.rerank(query, Collections.<String>emptyList()).length);
+      // No instruction (null or "") is the default; a cross-encoder has no prompt for one.
+      assertArrayEquals(scores, session.rerank(query, docs, null));
+      assertArrayEquals(scores, session.rerank(query, docs, ""));
+      EmberException task = assertThrows(EmberException.class,
+          () -> session.rerank(query, docs, "find the cat"));
+      assertEquals("invalid argument", task.status());
+      assertTrue(task.getMessage().contains("instruction"), task.getMessage());
+      assertArrayEquals(scores, session.rerank(query, docs)); // and the session goes on
     }
     Path embedder = TestModels.encoder(dir, false);
     try (Model model = Model.open(embedder.toString());
@@ -154,6 +174,73 @@ class EmbedTest {
           assertThrows(EmberException.class, () -> session.rerank(query, docs));
       assertTrue(head.getMessage().contains("head of one output"), head.getMessage());
       assertNotEquals(0, model.embeddingDims());
+    }
+  }
+
+  @Test
+  void aNamedPromptGoesBeforeTheText(@TempDir Path dir) throws Exception {
+    Path path = TestModels.promptedEncoder(dir);
+    float[][] expected = cliEmbed(path, "--prompt-name", "query");
+    float[][] cut = cliEmbed(path, "--prompt-name", "query", "--dims", "8", "--no-normalize");
+    try (Model model = Model.open(path.toString());
+         Session session = new Session(model, new SessionOptions().context(64))) {
+      float[][] query = session.embedBatch(TEXTS, 0, null, "query");
+      assertClose(expected, query);
+      assertClose(cut, session.embedBatch(TEXTS, 8, false, "query"));
+      float[][] byDefault = session.embedBatch(TEXTS); // the model's default: "document"
+      for (int i = 0; i < TEXTS.size(); ++i) {
+        String text = TEXTS.get(i);
+        // The prompt is the text's start: the same as writing it out without a prompt.
+        assertArrayEquals(query[i], session.embed(text, 0, null, "query"), "row " + i);
+        assertArrayEquals(query[i], session.embed("query: " + text, 0, null, ""), "row " + i);
+        assertArrayEquals(byDefault[i], session.embed("passage: " + text, 0, null, ""));
+        assertArrayEquals(byDefault[i], session.embed(text, 0, null, null));
+        assertArrayEquals(byDefault[i], session.embed(text, 0, null, "document"));
+        assertFalse(Arrays.equals(query[i], byDefault[i]), "row " + i);
+        assertFalse(Arrays.equals(byDefault[i], session.embed(text, 0, null, "")));
+      }
+      EmberException unknown = assertThrows(EmberException.class,
+          () -> session.embed("cats", 0, null, "title"));
+      assertTrue(unknown.getMessage().contains("'title'"), unknown.getMessage());
+      assertThrows(EmberException.class,
+          () -> session.embedBatch(TEXTS, 0, null, "title"));
+      assertArrayEquals(query[0], session.embed(TEXTS.get(0), 0, null, "query"));
+    }
+    // A model without prompts: null and "" are none; a name throws.
+    try (Model model = Model.open(TestModels.encoder(dir, false).toString());
+         Session session = new Session(model, new SessionOptions().context(64))) {
+      float[] plain = session.embed(TEXTS.get(0));
+      assertArrayEquals(plain, session.embed(TEXTS.get(0), 0, null, ""));
+      EmberException none = assertThrows(EmberException.class,
+          () -> session.embed(TEXTS.get(0), 0, null, "query"));
+      assertTrue(none.getMessage().contains("'query'"), none.getMessage());
+    }
+  }
+
+  @Test
+  void anInstructionGoesIntoARerankersPrompt(@TempDir Path dir) throws Exception {
+    Path path = TestModels.promptedReranker(dir);
+    String query = "where is the cat";
+    List<String> docs = Arrays.asList("the cat sat", "a dog ran in the park", "nothing here");
+    String task = "Find the passage that says where an animal is";
+    Map<Integer, Double> expected = cliRerank(path, query, docs);
+    Map<Integer, Double> instructed = cliRerank(path, query, docs, "--instruction", task);
+    try (Model model = Model.open(path.toString());
+         Session session = new Session(model, new SessionOptions().context(512))) {
+      assertEquals(1, model.labels());
+      float[] plain = session.rerank(query, docs);
+      float[] told = session.rerank(query, docs, task);
+      for (int i = 0; i < docs.size(); ++i) {
+        assertEquals(expected.get(i), plain[i], TOLERANCE, docs.get(i));
+        assertEquals(instructed.get(i), told[i], TOLERANCE, docs.get(i));
+        assertNotEquals(plain[i], told[i], docs.get(i));
+      }
+      // null and "" are the model's default instruction, as if written out.
+      assertArrayEquals(plain, session.rerank(query, docs, null));
+      assertArrayEquals(plain, session.rerank(query, docs, ""));
+      assertArrayEquals(plain, session.rerank(query, docs, DEFAULT_INSTRUCTION));
+      assertArrayEquals(new float[] {told[2]},
+                        session.rerank(query, Collections.singletonList(docs.get(2)), task));
     }
   }
 }

@@ -1,6 +1,7 @@
 // TestModels.java: the small models EmbedTest and ToolCallTest convert with the CLI, as
 // python/tests (test_embed.py, test_ember.py) make theirs: a random encoder written as a
-// Hugging Face directory, and a random Llama with a Hermes tool-call template.
+// Hugging Face directory (with named prompts, or made a cross-encoder or a Qwen3-Reranker
+// style causal reranker), and a random Llama with a Hermes tool-call template.
 package dev.ember;
 
 import java.io.ByteArrayOutputStream;
@@ -9,7 +10,10 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
@@ -47,13 +51,53 @@ final class TestModels {
    * head of one output (test_embed.py's write_embedder, its weights from Java's Random).
    */
   static Path encoder(Path dir, boolean reranker) throws Exception {
-    Path source = dir.resolve(reranker ? "cross" : "encoder");
+    String name = reranker ? "cross" : "encoder";
+    writeModel(dir.resolve(name), reranker ? Kind.CROSS : Kind.EMBEDDER);
+    return convert(dir.resolve(name), dir.resolve(name + ".ember"));
+  }
+
+  /**
+   * The encoder with named prompts (config_sentence_transformers.json, as in test_embed.py):
+   * "query" puts "query: " before a text, "document" (the default) "passage: ".
+   */
+  static Path promptedEncoder(Path dir) throws Exception {
+    Path source = dir.resolve("prompted");
+    writeModel(source, Kind.EMBEDDER);
+    write(source.resolve("config_sentence_transformers.json"),
+          "{\"prompts\": {\"query\": \"query: \", \"document\": \"passage: \"}, "
+              + "\"default_prompt_name\": \"document\"}");
+    return convert(source, dir.resolve("prompted.ember"));
+  }
+
+  /**
+   * A Qwen3-Reranker-style reranker: the encoder's layers made a causal LM (RoPE, a context
+   * of 512 for the prompt) whose vocabulary has "yes" and "no", converted by `ember convert
+   * --rerank qwen3` into a head of logit("yes") - logit("no") with Qwen3-Reranker's prompt.
+   */
+  static Path promptedReranker(Path dir) throws Exception {
+    writeModel(dir.resolve("causal"), Kind.CAUSAL);
+    return convert(dir.resolve("causal"), dir.resolve("causal.ember"), "--rerank", "qwen3");
+  }
+
+  private enum Kind { EMBEDDER, CROSS, CAUSAL }
+
+  /** `ember convert --hf source [flags] -o path`. */
+  private static Path convert(Path source, Path path, String... flags) throws Exception {
+    List<String> args = new ArrayList<>(Arrays.asList("convert", "--hf", source.toString()));
+    args.addAll(Arrays.asList(flags));
+    args.addAll(Arrays.asList("-o", path.toString()));
+    Cli.run(args.toArray(new String[0]));
+    return path;
+  }
+
+  /** The Hugging Face directory of a model of that kind. */
+  private static void writeModel(Path source, Kind kind) throws Exception {
     Files.createDirectories(source);
     Random rng = new Random(3);
     int d = 32, f = 64, vocab = 300, layers = 2;
     Map<String, Tensor> tensors = new LinkedHashMap<>();
     tensors.put("token_embd.weight", new Tensor(rng, 0, 0.5, vocab, d));
-    tensors.put("position_embd.weight", new Tensor(rng, 0, 0.3, 64, d));
+    if (kind != Kind.CAUSAL) tensors.put("position_embd.weight", new Tensor(rng, 0, 0.3, 64, d));
     for (int i = 0; i < layers; ++i) {
       String blk = "blk." + i + ".";
       for (String name : new String[] {"attn_q", "attn_k", "attn_v", "attn_output"}) {
@@ -66,27 +110,35 @@ final class TestModels {
         tensors.put(blk + name + ".bias", new Tensor(rng, 0, 0.1, d));
       }
     }
-    if (reranker) {
+    if (kind == Kind.CROSS) {
       tensors.put("cls.weight", new Tensor(rng, 0, 0.2, d, d));
       tensors.put("cls.bias", new Tensor(rng, 0, 0.1, d));
       tensors.put("cls.output.weight", new Tensor(rng, 0, 0.5, 1, d));
       tensors.put("cls.output.bias", new Tensor(rng, 0, 0.1, 1));
     }
     writeSafetensors(source.resolve("model.safetensors"), tensors);
-    String config = "{\"model_type\": \"ember\", \"architecture\": \"encoder\", \"d_model\": "
-        + d + ", \"n_layers\": " + layers + ", \"n_heads\": 4, \"ffn_dim\": " + f
-        + ", \"vocab_size\": " + vocab + ", \"max_context\": 64, \"norm\": \"layernorm\", "
+    String config = "{\"model_type\": \"ember\", \"architecture\": \""
+        + (kind == Kind.CAUSAL ? "custom" : "encoder") + "\", \"d_model\": " + d
+        + ", \"n_layers\": " + layers + ", \"n_heads\": 4, \"ffn_dim\": " + f
+        + ", \"vocab_size\": " + vocab + ", \"max_context\": "
+        + (kind == Kind.CAUSAL ? 512 : 64) + ", \"norm\": \"layernorm\", "
         + "\"norm_placement\": \"post\", \"final_norm\": false, \"ffn\": \"plain\", "
-        + "\"activation\": \"gelu_erf\", \"positions\": \"learned\", "
-        + "\"mask\": \"bidirectional\", \"tied_classifier\": true, "
-        + (reranker ? "\"pooling\": \"cls\", \"normalize\": false, \"labels\": 1, "
-                          + "\"label_pooler\": true, \"eos_token_id\": 299}"
-                    : "\"pooling\": \"mean\", \"normalize\": true}");
+        + "\"activation\": \"gelu_erf\", \"tied_classifier\": true, ";
+    switch (kind) {
+      case EMBEDDER:
+        config += "\"positions\": \"learned\", \"mask\": \"bidirectional\", "
+            + "\"pooling\": \"mean\", \"normalize\": true}";
+        break;
+      case CROSS:
+        config += "\"positions\": \"learned\", \"mask\": \"bidirectional\", "
+            + "\"pooling\": \"cls\", \"normalize\": false, \"labels\": 1, "
+            + "\"label_pooler\": true, \"eos_token_id\": 299}";
+        break;
+      default:
+        config += "\"positions\": \"rope\", \"mask\": \"causal\"}";
+    }
     write(source.resolve("config.json"), config);
-    writeByteLevelBpe(source, vocab);
-    Path path = dir.resolve(reranker ? "cross.ember" : "encoder.ember");
-    Cli.run("convert", "--hf", source.toString(), "-o", path.toString());
-    return path;
+    writeByteLevelBpe(source, vocab, kind == Kind.CAUSAL);
   }
 
   /** Normal values (mean, std) of a shape, as float32. */
@@ -132,10 +184,11 @@ final class TestModels {
 
   /**
    * vocab.json and merges.txt of a GPT-2 byte-level BPE: the 256 bytes as GPT-2 spells
-   * them (printable ones as themselves, the rest from U+0100 on), four merges, then
-   * {@code <extra_N>} pieces up to the vocabulary's size.
+   * them (printable ones as themselves, the rest from U+0100 on), four merges (with
+   * yesNo three more, making "yes" and "no"), then {@code <extra_N>} pieces up to the
+   * vocabulary's size.
    */
-  private static void writeByteLevelBpe(Path dir, int vocab) throws Exception {
+  private static void writeByteLevelBpe(Path dir, int vocab, boolean yesNo) throws Exception {
     String[] alphabet = new String[256];
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
@@ -143,6 +196,10 @@ final class TestModels {
       alphabet[b] = String.valueOf((char) (printable ? b : 256 + extra++));
     }
     String[][] merges = {{"t", "h"}, {"e", "r"}, {"i", "n"}, {"a", "n"}};
+    if (yesNo) {
+      merges = new String[][] {{"t", "h"}, {"e", "r"}, {"i", "n"}, {"a", "n"}, {"y", "e"},
+                               {"ye", "s"}, {"n", "o"}};
+    }
     StringBuilder json = new StringBuilder("{");
     int id = 0;
     for (; id < 256; ++id) piece(json, alphabet[id], id);
