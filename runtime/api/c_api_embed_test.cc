@@ -77,6 +77,10 @@ TEST_F(CApiEmbedTest, ABatchIsItsTextsOneByOne) {
   }
   // Texts differ, so do their vectors.
   EXPECT_NE(batch[0], batch[dims_]);
+  // No texts: nothing to write, and no error (Java's and Python's empty lists).
+  EXPECT_EQ(ember_embed_batch(session_.get(), pointers, lengths, 0, nullptr, nullptr, 0),
+            EMBER_OK)
+      << cpp::LastError();
 }
 
 TEST_F(CApiEmbedTest, OptionsTruncateAndLeaveUnnormalized) {

@@ -182,8 +182,9 @@ class Packer {
       : session_(session), options_(options), out_(out), n_texts_(n_texts), done_(done) {
     *done_ = 0;
   }
-  // The options and the output's room for every text's row.
+  // The options and the output's room for every text's row (no texts: nothing to do).
   Status Check(size_t out_size) {
+    if (n_texts_ == 0) return Status::Ok();
     bool normalize = false;
     EMBER_RETURN_IF_ERROR(ResolveOptions(session_.model().config(), options_, out_size,
                                          out_ != nullptr, &dims_, &normalize));
