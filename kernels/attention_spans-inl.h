@@ -117,10 +117,31 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
       }
     }
   } else {  // per head, scaled and its maximum kept as it goes (in the partial's m)
-    for (size_t t = t0; t < t1; ++t) {
-      if (a.prefetch_values) cache.Prefetch(t, n_pos, row_bytes);
+    // Four positions of one span at a time where nothing else runs per position (no
+    // prefetch, no softcap): their dots in four chains (exactly Score's sums), kept as
+    // one at a time keeps them.
+    const bool fours = !a.prefetch_values && a.softcap <= 0.0f;
+    for (size_t t = t0; t < t1;) {
       float* HWY_RESTRICT m = partial + t / span * n_heads * stride + head_dim;
       const bool first = t % span == 0;
+      if (fours && t + 4 <= HWY_MIN(t1, (t / span + 1) * span)) {
+        for (size_t kv = 0; kv < n_kv; ++kv) {
+          for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
+            float s4[4];
+            cache.Score4(t, kv, h, s4);
+            float* HWY_RESTRICT p = probs + h * probs_stride + t;
+            float max = m[h * stride];
+            for (size_t j = 0; j < 4; ++j) {
+              p[j] = s4[j] * a.scale;
+              max = (first && j == 0) || p[j] > max ? p[j] : max;
+            }
+            m[h * stride] = max;
+          }
+        }
+        t += 4;
+        continue;
+      }
+      if (a.prefetch_values) cache.Prefetch(t, n_pos, row_bytes);
       for (size_t kv = 0; kv < n_kv; ++kv) {
         for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
           float score = cache.Score(t, kv, h) * a.scale;
@@ -129,6 +150,7 @@ HWY_INLINE void AttendSpanRun(const Cache& cache, const AttendSpansArgs& a,
           m[h * stride] = first || score > m[h * stride] ? score : m[h * stride];
         }
       }
+      ++t;
     }
     for (size_t c = first_span; c < first_span + num_spans; ++c) {
       const size_t c0 = c * span, c1 = HWY_MIN(n_pos, c0 + span);

@@ -55,6 +55,32 @@ HWY_INLINE float DotRow(const typename Format::T* HWY_RESTRICT w,
   return DotTail<Format>(ReduceSum(d, acc), w, x, body, cols);
 }
 
+// Four rows anywhere (r0..r3) times one vector, each sum exactly DotRow's: four
+// independent chains share each load of x (attention's keys of four positions).
+template <class Format = F32Format>
+HWY_INLINE void DotRowsAt4(const typename Format::T* HWY_RESTRICT r0,
+                           const typename Format::T* HWY_RESTRICT r1,
+                           const typename Format::T* HWY_RESTRICT r2,
+                           const typename Format::T* HWY_RESTRICT r3,
+                           const float* HWY_RESTRICT x, size_t cols,
+                           float* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t body = cols - cols % N;
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  for (size_t c = 0; c < body; c += N) {
+    const auto xv = hn::LoadU(d, x + c);
+    a0 = hn::MulAdd(Format::Load(d, r0 + c), xv, a0);
+    a1 = hn::MulAdd(Format::Load(d, r1 + c), xv, a1);
+    a2 = hn::MulAdd(Format::Load(d, r2 + c), xv, a2);
+    a3 = hn::MulAdd(Format::Load(d, r3 + c), xv, a3);
+  }
+  y[0] = DotTail<Format>(ReduceSum(d, a0), r0, x, body, cols);
+  y[1] = DotTail<Format>(ReduceSum(d, a1), r1, x, body, cols);
+  y[2] = DotTail<Format>(ReduceSum(d, a2), r2, x, body, cols);
+  y[3] = DotTail<Format>(ReduceSum(d, a3), r3, x, body, cols);
+}
+
 // Eight rows times one vector: eight independent FMA chains share each load of x.
 // kPrefetchNext (the 16-bit matvec): the 8 rows are one contiguous block of 8 * cols
 // weights and the next block follows; short rows (768 16-bit columns: 1.5 KiB) are too
