@@ -170,6 +170,26 @@ Status VocabSize(const GgufFile& f, const ArchKeys& keys, uint32_t* vocab) {
 
 namespace {
 
+// A decoder written as an embedding model (Qwen3-Embedding: `{arch}.pooling_type`, which
+// llama.cpp's converter writes from a sentence-transformers directory): its pooling, and
+// unit length as llama-embedding gives by default. 0 (or no key): a language model.
+Status DecoderPooling(const GgufFile& f, const ArchKeys& k, ModelConfig* c) {
+  int64_t pooling;
+  EMBER_RETURN_IF_ERROR(f.GetInt(k.Key("pooling_type"), false, 0, 0, 4, &pooling));
+  // llama.cpp's pooling types: 0 none, 1 mean, 2 cls, 3 last, 4 rank.
+  static const Pooling kPoolings[] = {Pooling::kNone, Pooling::kMean, Pooling::kCls,
+                                      Pooling::kLast};
+  if (pooling == 4) {
+    return Unimplemented(
+        "GGUF: %s 4 (rank) on a decoder: convert the Hugging Face reranker with "
+        "`ember convert --hf DIR --rerank qwen3`",
+        k.Key("pooling_type").c_str());
+  }
+  c->pooling = kPoolings[pooling];
+  c->normalize = pooling != 0;
+  return Status::Ok();
+}
+
 // The families on Llama's blocks (gguf_family.h): the same keys; biases are in the file
 // or not; RoPE on halves but for llama (llama.cpp's converter permutes Llama's Q/K rows
 // to interleaved pairs and leaves the others' as Hugging Face has them).
@@ -196,7 +216,8 @@ Status LlamaLikeConfig(const GgufFile& f, const GgufFamily& family, ModelConfig*
                                          "attention.sliding_window",
                                          "expert_count",
                                          "expert_used_count",
-                                         "tensor_data_layout"},
+                                         "tensor_data_layout",
+                                         "pooling_type"},
                                         family.extra_keys));
   EMBER_RETURN_IF_ERROR(k.Dim("embedding_length", true, 0, 1 << 20, &c->d_model));
   EMBER_RETURN_IF_ERROR(k.Dim("block_count", true, 0, 4096, &c->n_layers));
@@ -255,6 +276,7 @@ Status LlamaLikeConfig(const GgufFile& f, const GgufFamily& family, ModelConfig*
   EMBER_RETURN_IF_ERROR(k.Dim("context_length", true, 0, 1 << 24, &c->max_context));
   EMBER_RETURN_IF_ERROR(ApplyGgufFamily(family, window, rope_dims, c));
   EMBER_RETURN_IF_ERROR(ReadGgufRopeFactors(f, family, c));
+  EMBER_RETURN_IF_ERROR(DecoderPooling(f, k, c));
   return VocabSize(f, k, &c->vocab_size);
 }
 

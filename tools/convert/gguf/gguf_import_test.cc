@@ -324,5 +324,41 @@ TEST(GgufImportTest, Qwen2IsLlamaWithQkvBiasesAndHalfPairs) {
   EXPECT_EQ(Logits(imported, tokens), Logits(qwen, tokens));
 }
 
+// A decoder with llama.cpp's pooling_type (Qwen3-Embedding's GGUF) imports as an
+// embedding model with that pooling, normalized as llama-embedding normalizes; 0 or no
+// key is a language model; rank (4) on a decoder is refused with what to do instead.
+TEST(GgufImportTest, DecoderPoolingTypeMakesAnEmbeddingModel) {
+  ModelSpec qwen = testing::TinyModelSpec(32, 2, 4, 2, 64, 300, 64, 11);
+  qwen.config.rope_pairing = RopePairing::kHalf;
+  snprintf(qwen.config.architecture, sizeof(qwen.config.architecture), "qwen2");
+  const struct {
+    int32_t type;
+    Pooling pooling;
+  } kCases[] = {
+      {0, Pooling::kNone}, {1, Pooling::kMean}, {2, Pooling::kCls}, {3, Pooling::kLast}};
+  for (const auto& c : kCases) {
+    ModelSpec imported;
+    GgufBuilder b = testing::LlamaGgufBuilder(qwen, 0, "qwen2");
+    b.U32("qwen2.pooling_type", static_cast<uint32_t>(c.type));
+    const Status s = Import(b.Build(), {}, &imported);
+    ASSERT_TRUE(s.ok()) << c.type << ": " << s.message();
+    EXPECT_EQ(imported.config.pooling, c.pooling) << c.type;
+    EXPECT_EQ(imported.config.normalize, c.type != 0) << c.type;
+    EXPECT_EQ(imported.config.mask, AttentionMask::kCausal) << c.type;
+  }
+  ModelSpec plain;
+  ASSERT_TRUE(
+      Import(testing::LlamaGgufBuilder(qwen, 0, "qwen2").Build(), {}, &plain).ok());
+  EXPECT_EQ(plain.config.pooling, Pooling::kNone);
+  for (const uint32_t bad : {4u, 5u}) {
+    GgufBuilder b = testing::LlamaGgufBuilder(qwen, 0, "qwen2");
+    b.U32("qwen2.pooling_type", bad);
+    ModelSpec imported;
+    const Status s = Import(b.Build(), {}, &imported);
+    EXPECT_EQ(s.code(), bad == 4 ? StatusCode::kUnimplemented : StatusCode::kInvalidModel)
+        << bad << ": " << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace ember::tools
