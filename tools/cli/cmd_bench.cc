@@ -260,8 +260,8 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
   session_options.max_batch =
       static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
-  if (o.embed_texts >
-      0) {  // texts packed into steps of up to kPackedStepTokens, as embed
+  // --embed: texts packed into steps of up to kPackedStepTokens, as `ember embed` packs.
+  if (o.embed_texts > 0) {
     const int step = std::max(max_prompt, std::min(max_prompt * o.embed_texts,
                                                    static_cast<int>(kPackedStepTokens)));
     session_options.max_context =
