@@ -1,6 +1,7 @@
 // `ember inspect`: the model summary (config, parameters per kind, dtype mix, file size)
 // and the session arena map for a context and thread count, with its totals; with
 // --budget, the longest context whose arena fits in it.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -288,13 +289,24 @@ Status Inspect(const ArgParser& args) {
         KvTypeName(options.kv_type), static_cast<long long>(batch), context,
         context == (*model)->config().max_context ? ", the model's whole context" : "",
         RequiredArenaBytes(**model, options));
-    if ((*model)->config().embeds()) {
-      // ember_embed_batch and ember_rerank run their texts one after another through
-      // the one session: the budget bounds a text, not how many.
+    const ModelConfig& mc = (*model)->config();
+    if (mc.embeds() && mc.labels > 0) {
+      // ember_rerank runs its pairs one after another through the one session: the
+      // budget bounds a pair, not how many.
       printf(
-          "             %s texts of up to %u tokens each, any number of them a call "
-          "(one after another in this arena)\n",
-          (*model)->config().labels > 0 ? "reranks pairs as" : "embeds", context);
+          "             reranks pairs as texts of up to %u tokens each, any number of "
+          "them a call (one after another in this arena)\n",
+          context);
+    } else if (mc.embeds()) {
+      // ember_embed_batch packs whole texts into steps (a bidirectional model's step is
+      // its context): the budget bounds a text and a step, not how many texts.
+      const size_t step = mc.mask == AttentionMask::kBidirectional
+                              ? context
+                              : std::min<size_t>(context, static_cast<size_t>(batch));
+      printf(
+          "             embeds texts of up to %u tokens each, any number of them a call "
+          "(short ones packed whole, up to %zu tokens a step)\n",
+          context, step);
     }
   }
   options.max_context = context;
