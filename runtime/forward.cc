@@ -82,19 +82,19 @@ const float* Forward::HiddenPacked(const int32_t* tokens, const uint8_t* types,
   return rows;
 }
 
-size_t Forward::TextStart(size_t row) const {
-  if (bounds_ == nullptr) return 0;
-  // The last bound at or before row (texts_ is small: a step's texts).
+size_t Forward::TextOf(size_t row) const {
+  // The last text starting at or before row (texts_ is small: a step's texts).
   size_t t = 0;
   while (t + 1 < texts_ && bounds_[t + 1] <= row) ++t;
-  return bounds_[t];
+  return t;
+}
+
+size_t Forward::TextStart(size_t row) const {
+  return bounds_ == nullptr ? 0 : bounds_[TextOf(row)];
 }
 
 size_t Forward::TextEnd(size_t row, size_t batch) const {
-  if (bounds_ == nullptr) return batch;
-  size_t t = 0;
-  while (t + 1 < texts_ && bounds_[t + 1] <= row) ++t;
-  return bounds_[t + 1];
+  return bounds_ == nullptr ? batch : bounds_[TextOf(row) + 1];
 }
 
 void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,

@@ -71,6 +71,7 @@ class Forward {
   size_t Logits(size_t batch, bool all_logits, float* logits);
   // Where row `row` of the step's text starts and ends (rows); the whole step [0, batch)
   // unless the step is packed (HiddenPacked).
+  size_t TextOf(size_t row) const;  // a packed step's text holding row
   size_t TextStart(size_t row) const;
   size_t TextEnd(size_t row, size_t batch) const;
 
