@@ -10,6 +10,7 @@
 #include "runtime/chat/stop_strings.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative/speculator.h"
 
 namespace ember {
 
@@ -48,6 +49,10 @@ struct GenerateOptions {
   // Null: any token. Else only the tokens it allows, and the end of text (a stop id)
   // only where it can end.
   const TokenConstraint* constraint = nullptr;
+  // Null: plain decoding. Else speculative decoding through it (over this session),
+  // when it drafts (a lookup or a draft model set) and no constraint is given: the
+  // same text greedily, the same distribution when sampling.
+  Speculator* speculator = nullptr;
 };
 
 struct GenerateResult {

@@ -164,14 +164,7 @@ const float* Sampler::Penalize(const float* logits, const int32_t* recent,
 Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_recent,
                        const uint32_t* allowed, int32_t* token) {
   *token = -1;
-  size_t bad = 0;  // NaN or infinite: v - v is NaN for them, 0 otherwise
-  for (size_t i = 0; i < vocab_size_; ++i) bad += !(logits[i] - logits[i] == 0.0f);
-  if (bad != 0) {
-    return InvalidModel(
-        "%zu of the %zu logits are NaN or infinite: nothing to sample from (the weights "
-        "may hold NaN or Inf: `ember inspect --check-weights` scans them)",
-        bad, vocab_size_);
-  }
+  EMBER_RETURN_IF_ERROR(CheckFinite(logits));
   if (penalizes() && n_recent > 0) logits = Penalize(logits, recent, n_recent);
   if (allowed != nullptr && options_.temperature <= 0.0f) {
     // Greedy: the best allowed logit, read in place (the first maximum wins, as Greedy's).
@@ -204,9 +197,67 @@ Status Sampler::Sample(const float* logits, const int32_t* recent, size_t n_rece
   return Status::Ok();
 }
 
-// Sample() once the logits are known to be finite.
+Status Sampler::CheckFinite(const float* logits) const {
+  size_t bad = 0;  // NaN or infinite: v - v is NaN for them, 0 otherwise
+  for (size_t i = 0; i < vocab_size_; ++i) bad += !(logits[i] - logits[i] == 0.0f);
+  if (bad == 0) return Status::Ok();
+  return InvalidModel(
+      "%zu of the %zu logits are NaN or infinite: nothing to sample from (the weights "
+      "may hold NaN or Inf: `ember inspect --check-weights` scans them)",
+      bad, vocab_size_);
+}
+
+Status Sampler::Probabilities(const float* logits, const int32_t* recent, size_t n_recent,
+                              float* probs) {
+  EMBER_RETURN_IF_ERROR(CheckFinite(logits));
+  if (penalizes() && n_recent > 0) logits = Penalize(logits, recent, n_recent);
+  std::fill(probs, probs + vocab_size_, 0.0f);
+  if (greedy()) {
+    probs[Greedy(logits)] = 1.0f;
+    return Status::Ok();
+  }
+  float mass = 0.0f;
+  const size_t n = Keep(logits, &mass);
+  for (size_t i = 0; i < n; ++i) probs[candidates_[i].id] = candidates_[i].prob / mass;
+  return Status::Ok();
+}
+
+int32_t Sampler::DrawFrom(const float* weights) {
+  float sum = 0.0f;
+  for (size_t i = 0; i < vocab_size_; ++i) sum += weights[i];
+  if (!(sum > 0.0f)) return -1;
+  const float r = RandomFloat() * sum;
+  float cdf = 0.0f;
+  int32_t last = -1;
+  for (size_t i = 0; i < vocab_size_; ++i) {
+    if (weights[i] <= 0.0f) continue;
+    cdf += weights[i];
+    last = static_cast<int32_t>(i);
+    if (r < cdf) return last;
+  }
+  return last;
+}
+
+// Sample() once the logits are known to be finite: Keep's candidates, then one coin.
 int32_t Sampler::Draw(const float* logits) {
   if (options_.temperature <= 0.0f) return Greedy(logits);
+  float mass = 0.0f;
+  const size_t n = Keep(logits, &mass);
+  return Pick(n, RandomFloat() * mass);
+}
+
+int32_t Sampler::Pick(size_t n, float r) const {
+  float cdf = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    cdf += candidates_[i].prob;
+    if (r < cdf) return candidates_[i].id;
+  }
+  return candidates_[n - 1].id;
+}
+
+// The tokens Draw may pick into candidates_[0, n) with their weights (summing to *mass):
+// temperature, then top-k, top-p and min-p.
+size_t Sampler::Keep(const float* logits, float* mass_out) {
   const float inv_t = 1.0f / options_.temperature;
   const auto by_prob = Ranks();
   size_t n = vocab_size_;
@@ -243,7 +294,6 @@ int32_t Sampler::Draw(const float* logits) {
   const bool top_p = options_.top_p > 0.0f && options_.top_p < 1.0f;
   const bool min_p = options_.min_p > 0.0f;
   const bool ranked = options_.top_k > 0 && options_.top_k < vocab_size_;  // top-k sorted
-  const float coin = RandomFloat();
   if (!top_p && !ranked) {
     // llama2.c's sample_mult over the whole vocabulary, in id order; min-p keeps the
     // tokens at or above min_p times the largest probability, renormalized.
@@ -260,13 +310,8 @@ int32_t Sampler::Draw(const float* logits) {
       }
       n = kept;
     }
-    const float r = coin * mass;
-    float cdf = 0.0f;
-    for (size_t i = 0; i < n; ++i) {
-      cdf += candidates_[i].prob;
-      if (r < cdf) return candidates_[i].id;
-    }
-    return candidates_[n - 1].id;
+    *mass_out = mass;
+    return n;
   }
   if (top_p) {
     if (!ranked) {
@@ -300,13 +345,8 @@ int32_t Sampler::Draw(const float* logits) {
     for (size_t i = kept; i < n; ++i) mass -= candidates_[i].prob;
     n = kept;
   }
-  const float r = coin * mass;
-  float cdf = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    cdf += candidates_[i].prob;
-    if (r < cdf) return candidates_[i].id;
-  }
-  return candidates_[n - 1].id;
+  *mass_out = mass;
+  return n;
 }
 
 }  // namespace ember

@@ -64,6 +64,15 @@ class Sampler {
   // null: all): what a grammar allows. InvalidArgument when it allows none.
   Status Sample(const float* logits, const int32_t* recent, size_t n_recent,
                 const uint32_t* allowed, int32_t* token);
+  // The probability Sample gives each token, with the same penalties, into `probs`
+  // (vocab_size floats; 0 for the tokens it cannot pick; greedy: 1 for its pick). For
+  // speculative sampling's acceptance rule (runtime/speculative/).
+  Status Probabilities(const float* logits, const int32_t* recent, size_t n_recent,
+                       float* probs);
+  // An id drawn with this sampler's generator in proportion to `weights` (vocab_size
+  // finite floats >= 0); -1 when they are all 0.
+  int32_t DrawFrom(const float* weights);
+  bool greedy() const { return options_.temperature <= 0.0f; }
   const SamplerOptions& options() const { return options_; }
   // The generator's state, for saving a session and restoring it (prompt_state.h).
   uint64_t rng_state() const { return state_; }
@@ -83,6 +92,12 @@ class Sampler {
   // The first maximum among the allowed tokens (-1: none is allowed).
   int32_t GreedyAllowed(const float* logits, const uint32_t* allowed) const;
   int32_t Draw(const float* logits);
+  // The candidates Draw picks among into candidates_[0, n) (n returned), weights
+  // summing to *mass; Pick takes the first whose running sum passes r.
+  size_t Keep(const float* logits, float* mass);
+  int32_t Pick(size_t n, float r) const;
+  // Sample's check of the logits: NaN or infinite ones are an error.
+  Status CheckFinite(const float* logits) const;
   size_t TopKLogits(const float* logits, size_t k);
 
   SamplerOptions options_;

@@ -199,6 +199,18 @@ Status Session::PrefillPacked(const int32_t* tokens, const uint8_t* types,
 }
 
 Status Session::Prefill(const int32_t* tokens, size_t n) {
+  return Run(tokens, n, plan_.all_logits);
+}
+
+Status Session::Verify(const int32_t* tokens, size_t n) {
+  if (n > plan_.draft_max + 1 || n > plan_.logit_rows) {
+    return InvalidArgument("a verifying pass of %zu tokens: the session takes %zu", n,
+                           plan_.draft_max + 1);
+  }
+  return Run(tokens, n, true);
+}
+
+Status Session::Run(const int32_t* tokens, size_t n, bool all_logits) {
   const ModelConfig& c = model_->config();
   if (c.embeds()) {
     return InvalidArgument(
@@ -214,7 +226,7 @@ Status Session::Prefill(const int32_t* tokens, size_t n) {
   for (size_t done = 0; done < n; done += batch) {
     const size_t count = n - done < batch ? n - done : batch;
     num_logits_ =
-        forward.Run(tokens + done, count, position_, plan_.all_logits, buffers_.logits);
+        forward.Run(tokens + done, count, position_, all_logits, buffers_.logits);
     position_ += count;
   }
   logits_last_ = buffers_.logits + (num_logits_ - 1) * c.vocab_size;
@@ -240,7 +252,15 @@ Status Session::Truncate(size_t position) {
           model_->config().sliding_window);
     }
   }
-  if (position != position_) logits_valid_ = false;
+  // The last step's rows hold positions [position_ - num_logits_, position_) when it
+  // kept them all (one row: the last position's, either way).
+  const size_t back = position_ - position;
+  if (back > 0 && back < num_logits_ && logits_valid_) {
+    num_logits_ -= back;
+    logits_last_ = buffers_.logits + (num_logits_ - 1) * model_->config().vocab_size;
+  } else if (back > 0) {
+    logits_valid_ = false;
+  }
   position_ = position;
   return Status::Ok();
 }

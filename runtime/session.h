@@ -38,6 +38,9 @@ class Session {
   // all_logits, logits_at(i) those of the i-th token of the last prefill step).
   Status Prefill(const int32_t* tokens, size_t n);
   Status Decode(int32_t token) { return Prefill(&token, 1); }
+  // Speculative decoding's pass: `tokens` (at most plan().draft_max + 1) in one step,
+  // keeping each one's logits (logits_at(i)) whatever all_logits says.
+  Status Verify(const int32_t* tokens, size_t n);
   // An embedding model's pass (runtime/embed/): back to position 0, then `tokens` with
   // their segment `types` (null: all 0; each below config.token_types), handing each
   // step's final hidden states to sink(context, rows, first, count): rows [first, first
@@ -111,9 +114,11 @@ class Session {
   // The tokens at positions [0, position()), as prefilled.
   const int32_t* tokens() const { return buffers_.history; }
   // Forgets the positions from `position` on (<= position()): the next prefill continues
-  // after the first `position` tokens, whose keys and values stay. logits() are stale
-  // until then. OutOfRange when a sliding layer's ring has wrapped past the positions a
-  // pass from `position` reads (KvCache::Holds): prefill again from an earlier point.
+  // after the first `position` tokens, whose keys and values stay. logits() become
+  // those of position - 1 when the last step kept that position's row (all_logits or
+  // Verify), and are stale until the next prefill otherwise. OutOfRange when a sliding
+  // layer's ring has wrapped past the positions a pass from `position` reads
+  // (KvCache::Holds): prefill again from an earlier point.
   Status Truncate(size_t position);
 
   const Model& model() const { return *model_; }
@@ -132,6 +137,8 @@ class Session {
   void* sampler_scratch() const { return buffers_.sampler; }
   // The region planned for a grammar (SessionOptions::grammar_bytes; null when none).
   void* grammar_memory() const { return buffers_.grammar; }
+  // The region planned for speculative decoding (SessionOptions::draft_max; null: none).
+  uint8_t* speculative_memory() const { return buffers_.speculative; }
   size_t grammar_bytes() const { return buffers_.grammar ? plan_.grammar_bytes : 0; }
   // The session's arena buffers (the KV cache, for saving and restoring state).
   const SessionBuffers& buffers() const { return buffers_; }
@@ -156,6 +163,8 @@ class Session {
   // Prefill's checks: a count that fits the context, ids in the vocabulary, a
   // bidirectional model's input whole.
   Status CheckInput(const int32_t* tokens, size_t n) const;
+  // Runs tokens in steps of max_batch, keeping every row's logits or the last one's.
+  Status Run(const int32_t* tokens, size_t n, bool all_logits);
   // Segment types (null: all 0) below the model's count of them.
   Status CheckTypes(const uint8_t* types, size_t n) const;
 

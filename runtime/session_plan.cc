@@ -11,6 +11,7 @@
 #include "runtime/checked_math.h"
 #include "runtime/forward.h"
 #include "runtime/sampler.h"
+#include "runtime/speculative/speculator.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/xnn_backend.h"
 
@@ -150,6 +151,28 @@ Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* pl
                            plan->max_prompt_bytes, model.tokenizer().max_text_bytes());
   }
   plan->grammar_bytes = o.grammar_bytes;
+  if (o.draft_max > 0) {
+    if (o.draft_max > kMaxDraftTokens) {
+      return InvalidArgument("draft_max %u: at most %u drafted tokens per pass",
+                             o.draft_max, kMaxDraftTokens);
+    }
+    if (c.embeds() || c.mask == AttentionMask::kBidirectional) {
+      return InvalidArgument(
+          "speculative decoding (draft_max %u) needs a causal language model",
+          o.draft_max);
+    }
+    // A verifying pass: the sampled token and draft_max drafted ones, each one's logits.
+    const size_t step = size_t{o.draft_max} + 1;
+    if (step > plan->max_context) {
+      return InvalidArgument("draft_max %u needs a context of more than %u positions",
+                             o.draft_max, o.draft_max);
+    }
+    if (plan->max_batch < step) plan->max_batch = step;
+    if (plan->logit_rows < step) plan->logit_rows = step;
+    plan->draft_max = o.draft_max;
+    plan->speculative_bytes =
+        SpeculativeBytes(c.vocab_size, plan->max_context, o.draft_max);
+  }
   return ResolveAttentionRecord(c, plan->max_context, o.record_attention, &plan->record);
 }
 
@@ -291,6 +314,8 @@ Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& option
   // A grammar set on the session lives from then on (between passes and through them).
   id.grammar = a.Add<uint8_t>("grammar", plan.grammar_bytes, kStepSession, kStepLogits,
                               BufferKind::kGrammar);
+  id.speculative = a.Add<uint8_t>("speculative", plan.speculative_bytes, kStepSession,
+                                  kStepLogits, BufferKind::kScratch);
   const Status planned = a.Plan();
   if (!planned.ok() && planned.code() != StatusCode::kResourceExhausted) return planned;
   if (!planned.ok()) {  // a buffer past what this target can address
@@ -340,6 +365,7 @@ SessionBuffers SessionPlan::Bind(const ModelConfig& config, uint8_t* base) const
   s.xnnpack = arena.Bind(ids.xnnpack, base);
   s.history = arena.Bind(ids.history, base);
   s.grammar = arena.Bind(ids.grammar, base);
+  s.speculative = arena.Bind(ids.speculative, base);
   Activations& act = s.act;
   act.max_batch = max_batch;
   act.x = arena.Bind(ids.x, base);

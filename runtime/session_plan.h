@@ -63,6 +63,11 @@ struct SessionOptions {
   // tells what one needs, ember_grammar_bytes in the C API). 0: none, and a grammar is
   // refused, naming its bytes.
   size_t grammar_bytes = 0;
+  // Speculative decoding (runtime/speculative/): up to this many drafted tokens
+  // verified in one pass (at most kMaxDraftTokens). The session then keeps the logits
+  // of draft_max + 1 positions, takes steps of at least that many, and plans the
+  // drafting's tables (SpeculativeBytes). 0: none.
+  uint32_t draft_max = 0;
 };
 
 // Lifetimes of arena buffers, in steps of one forward pass. Persistent buffers span all
@@ -93,6 +98,7 @@ struct SessionBuffers {
   uint8_t* xnnpack = nullptr;         // SessionPlan::xnnpack_bytes: XNNPACK operators
   int32_t* history = nullptr;         // (max_context): the token at each cached position
   uint8_t* grammar = nullptr;         // SessionPlan::grammar_bytes: a grammar's region
+  uint8_t* speculative = nullptr;     // SessionPlan::speculative_bytes: drafting's tables
 };
 
 // Where a layer keeps its keys and values in a session of `context` positions (first_row
@@ -116,6 +122,8 @@ struct SessionPlan {
   size_t context_keep = 0;
   size_t xnnpack_bytes = 0;  // the XNNPACK operators (0 on the Highway backend)
   size_t grammar_bytes = 0;  // SessionOptions::grammar_bytes resolved
+  size_t draft_max = 0;      // SessionOptions::draft_max
+  size_t speculative_bytes = 0;  // SpeculativeBytes for draft_max
   kernels::IsaChoice isa;    // SessionOptions::isa (or EMBER_ISA) resolved on this CPU
   AttentionRecord record;  // the layout options.record_attention asks for (weights null)
   ArenaPlan arena;
@@ -132,7 +140,7 @@ struct SessionPlan {
     ArenaBuffer<float> kv_new, q8_scales;
     ArenaBuffer<int8_t> q8;
     ArenaBuffer<float> logits, attention_record, pooled;
-    ArenaBuffer<uint8_t> sampler, xnnpack, grammar;
+    ArenaBuffer<uint8_t> sampler, xnnpack, grammar, speculative;
     ArenaBuffer<int32_t> tokens, history;
     ArenaBuffer<uint8_t> types, prompt_text;
     ArenaBuffer<float> x, x_norm, rope_cos, rope_sin, q, attn_out, probs, spans, proj,

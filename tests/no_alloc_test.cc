@@ -4,7 +4,8 @@
 // with penalties, min-p and stop strings on, for f32, f16, q8 and q4 weights with 1 and
 // 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
 // mid-generation; and planning and creating a session in a caller's arena make none
-// either (the C API: its session object alone); nor do embeddings. Chat, tokenizer.json and grammars:
+// either (the C API: its session object alone); nor do embeddings, nor speculative
+// decoding. Chat, tokenizer.json and grammars:
 // no_alloc_text_test.cc.
 #include <cstring>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "runtime/model/tensor.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative/speculator.h"
 #include "runtime/xnn_backend.h"
 #include "testing/alloc_count.h"
 #include "testing/testing.h"
@@ -144,6 +146,65 @@ TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
               0u)
         << DTypeName(c.dtype) << ", " << c.threads << " threads, "
         << KvTypeName(c.kv_type);
+  }
+}
+
+// Speculative decoding (runtime/speculative/): a q8 target drafted for by its q4 copy
+// and by prompt lookup, sampling with penalties and greedy, through a context shift,
+// at 1 and 2 threads: the drafting, the verifying passes and their rollbacks allocate
+// nothing in either session.
+TEST(NoAllocTest, SpeculativeDecodingMakesNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  const auto load = [](DType dtype) {
+    ModelSpec spec = testing::TinyModelSpec(64, 2, 4, 2, 96, 300, 128, 3);
+    EXPECT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
+    return testing::LoadSpec(spec);
+  };
+  const testing::LoadedModel target = load(DType::kQ8), draft = load(DType::kQ4);
+  ASSERT_TRUE(target.model && draft.model);
+  for (int threads : {1, 2}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    SessionOptions options;
+    options.max_context = 64;
+    options.context_shift = true;
+    options.context_keep = 4;
+    options.draft_max = 6;
+    auto session = Session::Create(*target.model, options, pool->get());
+    auto draft_session = Session::Create(*draft.model, options, pool->get());
+    ASSERT_TRUE(session.ok() && draft_session.ok());
+    auto speculator = Speculator::Create(&*session);
+    ASSERT_TRUE(speculator.ok());
+    ASSERT_TRUE(speculator->SetLookup(3).ok());
+    ASSERT_TRUE(speculator->SetDraft(&*draft_session).ok());
+    SamplerOptions sampling;
+    sampling.repeat_penalty = 1.1f;
+    sampling.min_p = 0.02f;
+    Sampler sampler(sampling, 300, session->sampler_scratch());
+    SamplerOptions greedy_options;
+    greedy_options.temperature = 0.0f;
+    Sampler greedy(greedy_options, 300, session->sampler_scratch());
+    GenerateOptions generate;
+    generate.speculator = &*speculator;
+    generate.max_new = 90;  // past the context: a shift
+    const std::vector<int32_t> prompt = testing::SpreadTokens(20, 7);
+    FixedText text;
+    GenerateResult result;
+    testing::AllocCounterArm();
+    Status s = Generate(*session, sampler, prompt.data(), prompt.size(), generate,
+                        &Append, &text, &result);
+    if (s.ok()) {
+      session->Reset();
+      s = Generate(*session, greedy, prompt.data(), prompt.size(), generate, &Append,
+                   &text, &result);
+    }
+    const uint64_t allocations = testing::AllocCounterDisarm();
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(allocations, 0u) << threads << " threads";
+    EXPECT_GT(speculator->stats().verified, 0u);
+    EXPECT_GE(session->shifts() + (result.stop == StopReason::kEndOfText), 1u);
   }
 }
 
