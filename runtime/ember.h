@@ -89,6 +89,11 @@ typedef struct ember_session_options {
                            (ember_grammar_bytes tells what one needs; ember_arena_bytes
                            counts them); 0, the default: none, and setting one is
                            refused, naming its bytes */
+  /* Appended in 0.3 (speculative decoding, ember_speculative.h): */
+  uint32_t draft_max; /* drafted tokens verified per pass at most (1 to 32); 0, the
+                         default: none. The arena then keeps draft_max + 1 rows of
+                         logits and the drafting's tables (ember_arena_bytes counts
+                         them) */
 } ember_session_options;
 
 /* ember_session_options.grammar_bytes: no grammar memory, as 0. */
@@ -427,5 +432,7 @@ ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_c
 #include "ember_grammar.h"
 /* Embedding models' vectors: ember_embed, ember_embed_batch, ember_embed_tokens. */
 #include "ember_embed.h"
+/* Speculative decoding: ember_session_set_lookup, ember_session_set_draft. */
+#include "ember_speculative.h"
 
 #endif /* EMBER_EMBER_H_ */

@@ -376,6 +376,7 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt,
   ember::GenerateOptions options;
   options.max_new = max_new;
   options.stop_strings = &session->stop;
+  if (session->speculator) options.speculator = &*session->speculator;
   if (session->grammar) {
     options.constraint = &session->constraint;
     const ember::Status reset = session->constraint.reset(session->constraint.self);

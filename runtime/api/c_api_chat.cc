@@ -162,6 +162,8 @@ ember_status ember_chat_generate(ember_chat* chat, size_t max_new,
   if (!chat) return NullArgument("chat");
   if (!callback) return NullArgument("callback");
   Trampoline trampoline{callback, user};
+  ember_session* session = chat->session;
+  chat->chat.set_speculator(session->speculator ? &*session->speculator : nullptr);
   const ember::Status status = chat->chat.Reply(max_new, &chat->session->stop, &CallBack,
                                                 &trampoline, &chat->last);
   if (n_generated) *n_generated = chat->last.generated;

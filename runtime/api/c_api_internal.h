@@ -14,9 +14,10 @@
 #include "runtime/ember.h"
 #include "runtime/generate.h"
 #include "runtime/model/model.h"
+#include "runtime/pool/thread_pool.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/pool/thread_pool.h"
+#include "runtime/speculative/speculator.h"
 
 // Freed when its handle and every session over it are: one reference each.
 struct ember_model {
@@ -46,6 +47,9 @@ struct ember_session {
   // The chat whose grammar the session's arena region holds (null: none, or the
   // session's own): the region holds one grammar at a time.
   ember_chat* grammar_chat = nullptr;
+  // Speculative decoding (c_api_speculative.cc): made at the first set_lookup or
+  // set_draft over the session's region for it.
+  std::optional<ember::Speculator> speculator;
 };
 
 struct ember_chat {

@@ -56,6 +56,9 @@ Status ToSessionOptions(const ember_session_options* o, SessionOptions* options)
     // EMBER_NO_GRAMMAR, as 0: none.
     options->grammar_bytes = o->grammar_bytes == EMBER_NO_GRAMMAR ? 0 : o->grammar_bytes;
   }
+  if (EMBER_HAS_FIELD(o, ember_session_options, draft_max)) {
+    options->draft_max = o->draft_max;
+  }
   return Status::Ok();
 }
 

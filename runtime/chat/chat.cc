@@ -250,6 +250,7 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
   generate.constraint = constraint_;
+  generate.speculator = speculator_;
   if (constraint_) EMBER_RETURN_IF_ERROR(constraint_->reset(constraint_->self));
   GenerateResult result;
   const size_t shifts = s.shifts();

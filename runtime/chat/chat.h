@@ -70,6 +70,8 @@ class Chat {
   // Replies from now on under `constraint` (null: none), started over for each; it must
   // outlive them. Its stop ids must include the template's end of turn.
   void set_constraint(const TokenConstraint* constraint) { constraint_ = constraint; }
+  // Replies through speculative decoding (null: plain; it must be over the session).
+  void set_speculator(Speculator* speculator) { speculator_ = speculator; }
 
   // The tools the model may call (a JSON array of OpenAI-style function definitions,
   // the template's `tools`; empty: none), kept in max_tools_bytes, from the next reply.
@@ -122,6 +124,7 @@ class Chat {
 
   Session* session_ = nullptr;
   Sampler* sampler_ = nullptr;
+  Speculator* speculator_ = nullptr;
   const TokenConstraint* constraint_ = nullptr;
   ChatOptions options_;
   ChatMessage* messages_ = nullptr;  // max_messages

@@ -255,7 +255,8 @@ std::string BenchResult::test() const {
   }
   const std::string test =
       n_gen == 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
-  return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;
+  const std::string named = speculative.empty() ? test : test + " +" + speculative;
+  return n_depth > 0 ? named + " @ d" + std::to_string(n_depth) : named;
 }
 
 double BenchResult::avg_ns() const { return MeanOf(ToDouble(samples_ns)); }

@@ -43,6 +43,9 @@ struct BenchResult {
   int n_gen = 0;
   int n_depth = 0;  // tokens already in the cache when the test starts (-d)
   int n_texts = 0;  // --embed: texts of n_prompt / n_texts tokens each; 0: not embedding
+  // A tg test decoded speculatively: "lookup 3", "draft" or "draft + lookup 3" (the
+  // test's name says so: "tg64 +lookup 3"); empty: plain decoding.
+  std::string speculative;
   std::string test_time;             // ISO 8601, UTC
   std::vector<uint64_t> samples_ns;  // one per repetition
 

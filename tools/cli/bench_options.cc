@@ -11,6 +11,7 @@
 #include "tools/bench/host_info.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/grammar_flags.h"
+#include "tools/cli/speculative_flags.h"
 #include "tools/util/parse.h"
 
 namespace ember::tools {
@@ -70,6 +71,12 @@ ArgParser BenchParser() {
        "an embedding model: each -p N test embeds this many texts of N tokens, one after "
        "another (tokens/s as t/s; texts/s reported after the results); no tg tests"},
   };
+  for (OptionSpec& spec : SpeculativeFlagSpecs()) {
+    spec.help +=
+        " (each tg test runs plain, then speculatively: tokens/s side by side, "
+        "the acceptance rate and the tokens each pass gave after the results)";
+    specs.push_back(std::move(spec));
+  }
   for (OptionSpec& spec : GrammarFlagSpecs()) {
     spec.help += " (tg tests: each step masks, samples and advances it; the masks' cost "
                  "is reported after the results)";
@@ -146,6 +153,20 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
       return InvalidArgument("--embed runs pp tests only: no -n, -d or grammar");
     }
     o->gens.clear();
+  }
+  if (args.Has("--draft") || args.Has("--lookup") || args.Has("--draft-max")) {
+    int64_t lookup = 0, draft_max = 0;
+    EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &lookup));
+    EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &draft_max));
+    if (!args.Has("--draft") && !args.Has("--lookup")) {
+      return InvalidArgument("--draft-max needs --draft MODEL or --lookup N");
+    }
+    if (o->embed_texts > 0 || !o->grammar.empty()) {
+      return InvalidArgument("--draft and --lookup: not with --embed or a grammar");
+    }
+    o->draft_path = args.Get("--draft");
+    o->lookup = static_cast<uint32_t>(lookup);
+    o->draft_max = static_cast<uint32_t>(draft_max);
   }
   // 0 in -p or -n means no such test (as llama-bench).
   o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),

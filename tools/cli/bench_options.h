@@ -33,6 +33,11 @@ struct BenchOptions {
   // --embed N: each pp test embeds N texts of that many tokens (an embedding model), one
   // after another; 0: none.
   int embed_texts = 0;
+  // --draft MODEL, --draft-max N, --lookup N: each tg test runs again decoding
+  // speculatively (draft_max 0: not asked for).
+  std::string draft_path;
+  uint32_t draft_max = 0;
+  uint32_t lookup = 0;
 };
 
 ArgParser BenchParser();

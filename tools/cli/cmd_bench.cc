@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/ember.h"
 #include "runtime/embed/embed.h"
+#include "runtime/ember.h"
 #include "runtime/model/atomic_file.h"
 #include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative/speculator.h"
 #include "testing/alloc_count.h"
 #include "tools/bench/bandwidth_probe.h"
 #include "tools/bench/bench_history.h"
@@ -62,7 +63,72 @@ struct Bench {
   std::vector<size_t> text_lengths;
   bool counting = true;  // testing::AllocCounterActive(): heap_allocs is -1 when not
   BenchGrammar grammar;  // --grammar, --json-schema, --json
+  // --draft, --lookup: the draft model's session and the speculator, used by the tg
+  // tests while `speculate` is set.
+  std::unique_ptr<Model> draft_model;
+  std::optional<Session> draft_session;
+  std::optional<Speculator> speculator;
+  bool speculate = false;
 };
+
+// "lookup 3", "draft", "draft + lookup 3".
+std::string SpeculativeLabel(const BenchOptions& o) {
+  std::string label = o.draft_path.empty() ? "" : "draft";
+  if (o.lookup > 0) {
+    label += (label.empty() ? "lookup " : " + lookup ") + std::to_string(o.lookup);
+  }
+  return label;
+}
+
+// The draft model's session (the target's context and KV cache type) and the
+// speculator over the bench's session.
+Status StartBenchSpeculation(const BenchOptions& o, const SessionOptions& target,
+                             Bench* b) {
+  auto speculator = Speculator::Create(&*b->session);
+  if (!speculator.ok()) return speculator.status();
+  b->speculator.emplace(std::move(*speculator));
+  EMBER_RETURN_IF_ERROR(b->speculator->SetLookup(o.lookup));
+  if (o.draft_path.empty()) return Status::Ok();
+  auto model = Model::Open(o.draft_path.c_str());
+  if (!model.ok()) return model.status();
+  b->draft_model = std::move(*model);
+  SessionOptions options;
+  options.max_context = target.max_context;
+  options.kv_type = target.kv_type;
+  options.isa = target.isa;
+  options.baked_prompt = false;
+  auto session = Session::Create(*b->draft_model, options, b->pool.get());
+  if (!session.ok()) return session.status();
+  b->draft_session.emplace(std::move(*session));
+  return b->speculator->SetDraft(&*b->draft_session);
+}
+
+// "MODEL, N threads, tg64 +lookup 3: 812.4 t/s against 601.2 decoding plainly in the
+// same run (1.35x); ..." (medians).
+std::string SpeculativeSummary(const BenchResult& fast, const BenchResult& plain,
+                               const SpeculativeStats& s) {
+  const auto median_ts = [](const BenchResult& r) {
+    std::vector<double> ts = r.samples_ts();
+    std::sort(ts.begin(), ts.end());
+    return ts.empty() ? 0.0 : ts[ts.size() / 2];
+  };
+  const double f = median_ts(fast), p = median_ts(plain);
+  char line[512];
+  snprintf(
+      line, sizeof(line),
+      "%s, %d thread%s, %s: %.1f t/s against %.1f decoding plainly in the same run "
+      "(%.2fx, medians); %llu of %llu drafted tokens accepted (%.1f %%), %.2f tokens "
+      "a pass of the model, %llu draft model passes; heap allocations %lld\n",
+      fast.model_filename.c_str(), fast.n_threads, fast.n_threads == 1 ? "" : "s",
+      fast.test().c_str(), f, p, p > 0 ? f / p : 0.0,
+      static_cast<unsigned long long>(s.accepted),
+      static_cast<unsigned long long>(s.drafted),
+      s.drafted ? 100.0 * double(s.accepted) / double(s.drafted) : 0.0,
+      s.rounds ? double(s.rounds + s.accepted) / double(s.rounds) : 0.0,
+      static_cast<unsigned long long>(s.draft_passes),
+      static_cast<long long>(fast.heap_allocs));
+  return line;
+}
 
 // Samples the next token, timing it when profiling.
 Status SampleNext(Bench& b, int32_t* next) {
@@ -111,6 +177,25 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     return Status::Ok();
   }
   int32_t token = b.model->tokenizer().bos_id() >= 0 ? b.model->tokenizer().bos_id() : 0;
+  if (b.speculate) {
+    // The same n_gen tokens, several a pass where the drafts are accepted: the pass over
+    // `token` and a sample, then speculative rounds (stop ids do not end a test).
+    EMBER_RETURN_IF_ERROR(s.Decode(token));
+    EMBER_RETURN_IF_ERROR(
+        b.sampler->Sample(s.logits(), s.tokens(), s.position(), &token));
+    *ttft_ns = ElapsedNs(start);
+    int32_t out[kMaxDraftTokens + 1];
+    for (int done = 1; done < n_gen;) {
+      size_t max_draft = static_cast<size_t>(n_gen - done - 1);
+      max_draft = std::min(max_draft, s.max_context() - s.position() - 1);
+      size_t n = 0;
+      EMBER_RETURN_IF_ERROR(b.speculator->Round(*b.sampler, token, max_draft, out, &n));
+      done += static_cast<int>(n);
+      token = out[n - 1];
+    }
+    *ns = ElapsedNs(start);
+    return Status::Ok();
+  }
   if (b.grammar.active()) EMBER_RETURN_IF_ERROR(b.grammar.Restart(token));
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
@@ -271,6 +356,7 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
                  std::min(session_options.max_context, static_cast<uint32_t>(step)));
   }
   session_options.baked_prompt = false;  // from position 0, whatever the file baked
+  session_options.draft_max = o.draft_max;
   if (!isa.empty()) session_options.isa = isa.c_str();
   if (!o.grammar.empty()) {  // built first: the session plans exactly its bytes
     EMBER_RETURN_IF_ERROR(b.grammar.Build(o.grammar, o.grammar_name, (*model)->tokenizer()));
@@ -283,6 +369,8 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   SamplerOptions greedy;
   greedy.temperature = 0;
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
+  if (o.draft_max > 0)
+    EMBER_RETURN_IF_ERROR(StartBenchSpeculation(o, session_options, &b));
   if (b.grammar.active()) {
     int64_t steps = 1;
     for (const int64_t n : o.gens) steps = std::max(steps, n);
@@ -336,6 +424,31 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
       r.kv_bytes_per_token = KvBytesPerDecodeStep(c, kv_type, d, static_cast<int>(n));
       EMBER_RETURN_IF_ERROR(RunTest(b, d, 0, static_cast<int>(n), &r));
       results->push_back(r);
+      if (!b.speculator) continue;
+      // The same test decoding speculatively, right after the plain one.
+      BenchResult fast = r;
+      fast.samples_ns.clear();
+      fast.heap_allocs = 0;
+      fast.speculative = SpeculativeLabel(o);
+      b.speculate = true;
+      b.speculator->ResetStats();
+      const Status status = RunTest(b, d, 0, static_cast<int>(n), &fast);
+      b.speculate = false;
+      EMBER_RETURN_IF_ERROR(status);
+      // Bytes read per token: the target's weights once a pass (a pass gives several
+      // tokens), the draft model's once each of its passes.
+      const SpeculativeStats& st = b.speculator->stats();
+      const double tokens = static_cast<double>(st.rounds + st.accepted);
+      if (tokens > 0) {
+        fast.weight_bytes_per_token =
+            (traffic.per_pass + traffic.per_row) * static_cast<double>(st.rounds) /
+                tokens +
+            (b.draft_model ? static_cast<double>(b.draft_model->file_bytes()) *
+                                 static_cast<double>(st.draft_passes) / tokens
+                           : 0.0);
+      }
+      fast.summary = SpeculativeSummary(fast, r, st);
+      results->push_back(fast);
     }
   }
   return Status::Ok();
@@ -420,7 +533,7 @@ int BenchCommand(int argc, char** argv) {
       "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
       "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n"
       "                   [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n"
-      "                   [--embed N]\n\n"
+      "                   [--embed N] [--draft MODEL] [--draft-max N] [--lookup N]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
       "runs once to warm up, then -r timed repetitions. Progress on stderr, results on\n"

@@ -20,6 +20,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/sampling_flags.h"
+#include "tools/cli/speculative_flags.h"
 #include "tools/cli/template_flags.h"
 #include "tools/util/quote.h"
 
@@ -48,6 +49,7 @@ ArgParser MakeParser() {
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : GrammarFlagSpecs()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : SpeculativeFlagSpecs()) specs.push_back(std::move(spec));
   specs.push_back({{"--tools"},
                    true,
                    "FILE: tools the model may call (JSON: OpenAI-style function "
@@ -140,9 +142,16 @@ Status Chat(const ArgParser& args) {
   FlagGrammar& planned = tools.grammar.constraint ? tools.grammar : grammar;
   EMBER_RETURN_IF_ERROR(PlanGrammarBytes(args, planned, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
+  FlagSpeculation speculation;
+  EMBER_RETURN_IF_ERROR(ReadSpeculativeFlags(args, &speculation, &options));
+  if (speculation.enabled() && planned.constraint) {
+    return InvalidArgument(
+        "--draft and --lookup draft free text: not with a grammar or --tools");
+  }
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   EMBER_RETURN_IF_ERROR(PlaceGrammar(*session, "chat", &planned));
+  EMBER_RETURN_IF_ERROR(StartSpeculation(*session, options, pool->get(), &speculation));
   EMBER_RETURN_IF_ERROR(StartTools(tokenizer, &tools));
   Sampler sampler(sampling, (*model)->config().vocab_size, session->sampler_scratch());
   ChatOptions chat_options;
@@ -154,6 +163,7 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8));
   EMBER_RETURN_IF_ERROR(chat.SetSystem(args.Get("--system")));
+  if (speculation.speculator) chat.set_speculator(&*speculation.speculator);
   TokenConstraint token_constraint;
   if (grammar.constraint) {
     token_constraint = grammar.constraint->AsTokenConstraint();
@@ -286,6 +296,8 @@ Status Chat(const ArgParser& args) {
         stats.prefill_seconds > 0 ? stats.prefill_tokens / stats.prefill_seconds : 0.0,
         stats.generated,
         stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0, ending);
+    PrintSpeculativeStats("chat", speculation, stats.generated);
+    if (speculation.speculator) speculation.speculator->ResetStats();
   }
   if (refused > 0) {
     return InvalidArgument("%zu of %zu turn%s refused", refused, turns,

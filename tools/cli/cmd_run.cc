@@ -19,6 +19,7 @@
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/prompt_cache.h"
 #include "tools/cli/sampling_flags.h"
+#include "tools/cli/speculative_flags.h"
 #include "tools/util/quote.h"
 
 namespace ember::tools {
@@ -55,6 +56,7 @@ ArgParser MakeParser() {
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : GrammarFlagSpecs()) specs.push_back(std::move(spec));
+  for (OptionSpec& spec : SpeculativeFlagSpecs()) specs.push_back(std::move(spec));
   specs.push_back({{"-h", "--help"}, false, "show this help"});
   return ArgParser(std::move(specs));
 }
@@ -175,6 +177,12 @@ Status Run(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ReadGrammarFlags(args, tokenizer, &grammar));
   EMBER_RETURN_IF_ERROR(PlanGrammarBytes(args, grammar, &options.grammar_bytes));
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
+  FlagSpeculation speculation;
+  EMBER_RETURN_IF_ERROR(ReadSpeculativeFlags(args, &speculation, &options));
+  if (speculation.enabled() && (grammar.constraint || args.Has("--show-top"))) {
+    return InvalidArgument(
+        "--draft and --lookup draft free text: not with a grammar or --show-top");
+  }
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) {
     if (context != 0) return session.status();
@@ -194,6 +202,7 @@ Status Run(const ArgParser& args) {
   const size_t max_new = n_predict < 0 ? room : static_cast<size_t>(n_predict);
 
   EMBER_RETURN_IF_ERROR(PlaceGrammar(s, "run", &grammar));
+  EMBER_RETURN_IF_ERROR(StartSpeculation(s, options, pool->get(), &speculation));
   grammar::GrammarConstraint* constraint = grammar.constraint.get();
   Sampler sampler(sampling, c.vocab_size, s.sampler_scratch());
   if (sampling.temperature >= kGreedyBelowTemperature) {
@@ -223,6 +232,7 @@ Status Run(const ArgParser& args) {
   GenerateOptions generate;
   generate.max_new = max_new;
   generate.stop_strings = &stop_strings;
+  if (speculation.speculator) generate.speculator = &*speculation.speculator;
   TokenConstraint token_constraint;
   if (constraint) {
     token_constraint = constraint->AsTokenConstraint();
@@ -266,6 +276,7 @@ Status Run(const ArgParser& args) {
       s.kernel_isa(), s.backend() == Backend::kXnnpack ? ", f32 matrices on XNNPACK" : "",
       static_cast<long long>(threads), threads == 1 ? "" : "s",
       KvTypeName(options.kv_type));
+  PrintSpeculativeStats("run", speculation, result.generated);
   if (s.shifts() > 0) {
     fprintf(stderr, "ember run: %zu context shift%s (context %zu, keeping %u)\n",
             s.shifts(), s.shifts() == 1 ? "" : "s", s.max_context(),
