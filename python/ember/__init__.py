@@ -23,6 +23,11 @@ A thin layer over ember's C API (runtime/ember.h) through ctypes::
     session = ember.Session(model, grammar_bytes=model.json_schema_bytes(schema))
     session.set_json_schema(schema)   # JSON the schema accepts from now on
 
+    fast = ember.Session(model, draft_max=8)
+    fast.set_lookup(3)        # speculative decoding: drafts from the context's n-grams
+    fast.generate("Once upon a time", max_new=40)   # greedy: the same text, sooner
+    fast.speculative_stats()  # SpeculativeStats: drafted, accepted, acceptance, ...
+
 Memory: a session takes all it needs at creation (its arena); nothing it computes
 afterwards allocates. ``Session.logits`` is a read-only view of that arena, changed by
 the next prefill or decode (``.copy()`` keeps one).
@@ -38,12 +43,12 @@ from ._base import EmberBusy, EmberError
 from ._capi import lib
 from ._chat import Chat
 from ._model import Model
-from ._reports import AttentionSelection, ModelInfo
+from ._reports import AttentionSelection, ModelInfo, SpeculativeStats
 from ._schema import json_schema_to_grammar
 from ._session import Session
 
 __all__ = ["Model", "Session", "Chat", "EmberError", "EmberBusy", "ModelInfo",
-           "AttentionSelection", "json_schema_to_grammar", "version"]
+           "AttentionSelection", "SpeculativeStats", "json_schema_to_grammar", "version"]
 
 
 def version() -> str:

@@ -37,6 +37,7 @@ class SessionOptions(ctypes.Structure):
         ("attention_num_heads", c_uint32),
         ("attention_max_positions", c_uint32),
         ("grammar_bytes", c_size_t),
+        ("draft_max", c_uint32),
     ]
 
 
@@ -199,6 +200,16 @@ class GrammarOptions(ctypes.Structure):
     ]
 
 
+class SpeculativeStats(ctypes.Structure):  # ember_speculative_stats (no struct_size)
+    _fields_ = [
+        ("rounds", c_uint64),
+        ("verified", c_uint64),
+        ("drafted", c_uint64),
+        ("accepted", c_uint64),
+        ("draft_passes", c_uint64),
+    ]
+
+
 class EmbedOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -300,6 +311,10 @@ _PROTOTYPES = {
     "ember_chat_constrain_tools": (c_status, [_P]),
     "ember_session_set_json_schema": (c_status, [_P, c_char_p, c_size_t]),
     "ember_chat_set_json_schema": (c_status, [_P, c_char_p, c_size_t]),
+    "ember_session_set_lookup": (c_status, [_P, c_uint32]),
+    "ember_session_set_draft": (c_status, [_P, _P]),
+    "ember_session_set_draft_max": (c_status, [_P, c_uint32]),
+    "ember_session_speculative_stats": (c_status, [_P, POINTER(SpeculativeStats), c_int]),
 }
 
 

@@ -1,9 +1,10 @@
 """What the C API reports about a model and a session: ``Model.info`` (the
-configuration and parameters counted by kind and type, from ``ember_model_get_info``)
-and the selection of attention weights a session records (``ember_attention``).
+configuration and parameters counted by kind and type, from ``ember_model_get_info``),
+the selection of attention weights a session records (``ember_attention``) and what
+speculative decoding drafted and accepted (``ember_session_speculative_stats``).
 
-``ember/__init__.py`` exposes them; the types are public as ``ember.ModelInfo`` and
-``ember.AttentionSelection``.
+``ember/__init__.py`` exposes them; the types are public as ``ember.ModelInfo``,
+``ember.AttentionSelection`` and ``ember.SpeculativeStats``.
 """
 from __future__ import annotations
 
@@ -132,3 +133,27 @@ def set_selection(options: _capi.SessionOptions, selection: AttentionSelection) 
     options.attention_first_head = selection.first_head
     options.attention_num_heads = selection.num_heads
     options.attention_max_positions = selection.max_positions
+
+
+@dataclass(frozen=True)
+class SpeculativeStats:
+    """What a session's speculative decoding did (``Session.speculative_stats``), counted
+    since the first ``set_lookup`` or ``set_draft`` or the last reset: the target model's
+    passes after a sampled token (rounds), those that verified drafted tokens
+    (verified), the tokens drafted and accepted, and the draft model's passes."""
+
+    rounds: int = 0
+    verified: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    draft_passes: int = 0
+
+    @property
+    def acceptance(self) -> float:
+        """Accepted drafted tokens per drafted token (0.0 when none was drafted)."""
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+
+def speculative_stats(raw: _capi.SpeculativeStats) -> SpeculativeStats:
+    return SpeculativeStats(raw.rounds, raw.verified, raw.drafted, raw.accepted,
+                            raw.draft_passes)

@@ -15,7 +15,8 @@ from ._base import _check, _Guard, _Handle, _ids
 from ._schema import schema_bytes
 from ._capi import lib
 from ._model import Model
-from ._reports import AttentionSelection, selection_of, set_selection
+from ._reports import (AttentionSelection, SpeculativeStats, selection_of, set_selection,
+                       speculative_stats)
 
 
 _KV_TYPES = {"f32": 0, "f16": 1, "q8": 2}
@@ -34,6 +35,8 @@ class Session(_Handle):
     fields; the record lives in the arena (``arena_bytes`` counts it).
     grammar_bytes: arena bytes for a grammar (``Model.grammar_bytes(gbnf)`` tells what
     one needs); 0, the default: none, and ``set_grammar`` is refused naming its bytes.
+    draft_max: drafted tokens verified per pass at most (1 to 32) for speculative
+    decoding (``set_lookup``, ``set_draft``); 0, the default: none, and those are refused.
     """
 
     _kind = "session"
@@ -42,13 +45,14 @@ class Session(_Handle):
                  kv_type: str = "f32", batch: int = 0, all_logits: bool = False,
                  isa: Optional[str] = None,
                  attention: Union[bool, AttentionSelection, dict, None] = False,
-                 grammar_bytes: int = 0):
+                 grammar_bytes: int = 0, draft_max: int = 0):
         if kv_type not in _KV_TYPES:
             raise ValueError(f"ember: kv_type {kv_type!r}: use one of {list(_KV_TYPES)}")
         self.model = model
         self._guard = _Guard()
         self._handle = None
         self._pool = None
+        self._draft: Optional["Session"] = None  # attached by set_draft: kept alive
         options = _capi.defaults(_capi.SessionOptions, lib.ember_session_options_default)
         options.max_context = context
         options.max_batch = batch
@@ -57,6 +61,9 @@ class Session(_Handle):
         if grammar_bytes < 0:
             raise ValueError(f"ember: grammar_bytes {grammar_bytes} is negative")
         options.grammar_bytes = grammar_bytes
+        if draft_max < 0:
+            raise ValueError(f"ember: draft_max {draft_max} is negative")
+        options.draft_max = draft_max
         isa_name = isa.encode() if isa else None  # read only during the create call
         options.isa = isa_name
         selection = selection_of(attention)
@@ -96,6 +103,7 @@ class Session(_Handle):
                     chat.close()
                 lib.ember_session_free(self._handle)
                 self._handle = None
+                self._draft = None
 
     @property
     def position(self) -> int:
@@ -343,6 +351,47 @@ class Session(_Handle):
                 self.handle, task, len(task), q, len(q), pointers, lengths, len(data),
                 out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
         return out
+
+    def set_lookup(self, ngram: int) -> None:
+        """Speculative decoding by prompt lookup: ``generate``, ``stream`` and chat replies
+        draft what followed the last n-gram (up to ``ngram`` tokens, 1 to 8; 0: off) where
+        the context has it and verify the drafts in one pass. Greedy text is exactly plain
+        decoding's; sampled text keeps the model's distribution. Needs
+        ``Session(draft_max=...)``."""
+        with self._guard:
+            _check(lib.ember_session_set_lookup(self.handle, ngram))
+
+    def set_draft(self, draft: Optional["Session"]) -> None:
+        """Speculative decoding with a draft model: ``draft`` is a session over a smaller
+        model (or a lower-precision copy of this one) with the same vocabulary, and a
+        context at least this one's; None detaches it. This session keeps a reference to
+        it while attached; it must serve nothing else meanwhile (its position follows
+        this session's), and close it only after detaching. A draft of another vocabulary
+        raises EmberError naming the difference (and detaches any earlier draft). Needs
+        ``Session(draft_max=...)``."""
+        if draft is not None and not isinstance(draft, Session):
+            raise TypeError(f"ember: set_draft takes a Session or None, not {draft!r}")
+        draft_handle = draft.handle if draft is not None else None  # refuses a closed one
+        with self._guard:
+            self._draft = None  # a refusal detaches the earlier draft too
+            _check(lib.ember_session_set_draft(self.handle, draft_handle))
+            self._draft = draft
+
+    def set_draft_max(self, draft_max: int) -> None:
+        """Drafted tokens per verifying pass at most: 1 to the session's ``draft_max``
+        (its default); the length in use adapts to the recent acceptance rate below it."""
+        with self._guard:
+            _check(lib.ember_session_set_draft_max(self.handle, draft_max))
+
+    def speculative_stats(self, reset: bool = False) -> SpeculativeStats:
+        """What speculative decoding drafted and accepted since the first ``set_lookup``
+        or ``set_draft`` (or the last reset: ``reset=True`` zeroes the counts after
+        reading them)."""
+        raw = _capi.SpeculativeStats()
+        with self._guard:
+            _check(lib.ember_session_speculative_stats(self.handle, ctypes.byref(raw),
+                                                       int(reset)))
+        return speculative_stats(raw)
 
     @property
     def grammar_complete(self) -> bool:

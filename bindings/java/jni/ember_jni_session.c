@@ -9,7 +9,8 @@
 /* Options from Java's SessionOptions, in the order Session passes them. */
 static void FillOptions(ember_session_options* options, jint context, jint batch,
                         jint kv_type, jboolean all_logits, const char* isa,
-                        jboolean context_shift, jint context_keep, jlong grammar_bytes) {
+                        jboolean context_shift, jint context_keep, jlong grammar_bytes,
+                        jint draft_max) {
   ember_session_options_default(options);
   options->max_context = (uint32_t)context;
   options->max_batch = (uint32_t)batch;
@@ -19,6 +20,7 @@ static void FillOptions(ember_session_options* options, jint context, jint batch
   options->context_shift = context_shift ? 1 : 0;
   options->context_keep = (uint32_t)context_keep;
   options->grammar_bytes = (size_t)grammar_bytes;
+  options->draft_max = (uint32_t)draft_max;
 }
 
 /* Creates the session, and returns its arena's bytes in arena[0]. threads > 1: a pool
@@ -26,13 +28,13 @@ static void FillOptions(ember_session_options* options, jint context, jint batch
 JNIEXPORT jlong JNICALL Java_dev_ember_Native_sessionCreate(
     JNIEnv* env, jclass cls, jlong model, jint context, jint batch, jint kv_type,
     jboolean all_logits, jbyteArray isa, jboolean context_shift, jint context_keep,
-    jint threads, jlong grammar_bytes, jlongArray arena) {
+    jint threads, jlong grammar_bytes, jint draft_max, jlongArray arena) {
   (void)cls;
   EmberJniPinned isa_name;
   if (!EmberJniPin(env, isa, &isa_name)) return 0;
   ember_session_options options;
   FillOptions(&options, context, batch, kv_type, all_logits, (const char*)isa_name.data,
-              context_shift, context_keep, grammar_bytes);
+              context_shift, context_keep, grammar_bytes, draft_max);
   ember_threadpool* pool = NULL;
   ember_session* session = NULL;
   ember_status status = EMBER_OK;

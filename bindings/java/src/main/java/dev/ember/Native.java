@@ -55,9 +55,8 @@ final class Native {
                                   boolean addGenerationPrompt, int enableThinking);
 
   static native long sessionCreate(long model, int context, int batch, int kvType,
-                                   boolean allLogits, @Nullable byte[] isa,
-                                   boolean contextShift, int contextKeep, int threads,
-                                   long grammarBytes, long[] arenaBytes);
+      boolean allLogits, @Nullable byte[] isa, boolean contextShift, int contextKeep,
+      int threads, long grammarBytes, int draftMax, long[] arenaBytes);
   static native void sessionFree(long session);
   static native void sessionReset(long session);
   static native long sessionPosition(long session);
@@ -93,6 +92,11 @@ final class Native {
   static native byte[][] chatToolCalls(long chat);
   static native byte[] chatToolCallsError(long chat);
   static native byte[] toolGrammar(long model, byte[] tools);
+
+  static native void setLookup(long session, int ngram);
+  static native void setDraft(long session, long draft);
+  static native void setDraftMax(long session, int draftMax);
+  static native void speculativeStats(long session, boolean reset, long[] out);
 
   static native void embed(long session, byte[][] texts, int dims, int normalize,
                            @Nullable byte[] promptName, int width, float[][] out);

@@ -35,6 +35,7 @@ public final class Session implements AutoCloseable {
   private final List<Chat> chats = new ArrayList<>();
   private volatile boolean cancelled; // set by cancel(), cleared as a generation starts
   private long handle;
+  @Nullable Session draft; // attached by setDraft (Speculation): held while attached
 
   public Session(Model model) {
     this(model, new SessionOptions());
@@ -48,7 +49,8 @@ public final class Session implements AutoCloseable {
     byte[] isa = options.isa == null ? null : Native.cstr(options.isa);
     this.handle = Native.sessionCreate(modelHandle, options.context, options.batch,
         options.kvType.code, options.allLogits, isa, options.contextShift,
-        options.contextKeep, options.threads, options.grammarBytes, arena);
+        options.contextKeep, options.threads, options.grammarBytes, options.draftMax,
+        arena);
     this.arenaBytes = arena[0];
   }
 
@@ -124,6 +126,7 @@ public final class Session implements AutoCloseable {
         for (Chat chat : new ArrayList<>(chats)) chat.closeHeld();
         Native.sessionFree(handle);
         handle = 0;
+        draft = null;
       }
     } finally {
       user.set(null);
@@ -318,6 +321,38 @@ public final class Session implements AutoCloseable {
     } finally {
       exit();
     }
+  }
+
+  /**
+   * Speculative decoding by prompt lookup, n-grams of up to {@code ngram} tokens (1 to 8;
+   * 0: off): generate and chat replies draft what followed them in the context and verify
+   * it in one pass (greedy text is plain decoding's). Needs {@link
+   * SessionOptions#draftMax}.
+   */
+  public void setLookup(int ngram) {
+    Speculation.setLookup(this, ngram);
+  }
+
+  /**
+   * Drafts with a session over a smaller model with the same vocabulary (null detaches),
+   * held by this one while attached: it must serve nothing else meanwhile, and close
+   * after. Another vocabulary throws EmberException naming the difference (and detaches
+   * the last).
+   */
+  public void setDraft(@Nullable Session draftOrNull) {
+    Speculation.setDraft(this, draftOrNull);
+  }
+
+  /**
+   * Drafted tokens per pass at most: 1 to {@link SessionOptions#draftMax} (the default).
+   */
+  public void setDraftMax(int draftMax) {
+    Speculation.setDraftMax(this, draftMax);
+  }
+
+  /** What speculative decoding drafted and accepted; reset zeroes the counts after. */
+  public SpeculativeStats speculativeStats(boolean reset) {
+    return Speculation.stats(this, reset);
   }
 
   /** The session's state: position, KV cache rows, tokens, the sampler's generator. */

@@ -17,6 +17,7 @@ public final class SessionOptions {
   boolean contextShift;
   int contextKeep;
   long grammarBytes;
+  int draftMax;
 
   /** Positions the KV cache holds (0: the model's, if that fits in 4 GiB). */
   public SessionOptions context(int positions) {
@@ -69,6 +70,15 @@ public final class SessionOptions {
   public SessionOptions grammarBytes(long bytes) {
     if (bytes < 0) throw new IllegalArgumentException("ember: grammarBytes must be >= 0");
     this.grammarBytes = bytes;
+    return this;
+  }
+
+  /**
+   * Drafted tokens verified per pass at most (1 to 32) for speculative decoding ({@link
+   * Session#setLookup}, {@link Session#setDraft}); 0, the default: none, and those throw.
+   */
+  public SessionOptions draftMax(int tokens) {
+    this.draftMax = nonNegative(tokens, "draftMax");
     return this;
   }
 
