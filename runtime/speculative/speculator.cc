@@ -226,6 +226,11 @@ size_t Speculator::DraftWithModel(const Sampler& sampler, int32_t pending, size_
 size_t Speculator::Draft(const Sampler& sampler, int32_t pending, size_t k) {
   draft_q_ = false;
   if (k == 0) return 0;
+  if (drafter_) {
+    const size_t n = drafter_(drafter_user_, target_->tokens(), target_->position(),
+                              pending, k, drafted_);
+    return n < k ? n : k;
+  }
   if (lookup_ngram_ > 0) {
     if (target_->shifts() != target_shifts_) {  // positions moved: index again
       lookup_.Clear();
@@ -242,7 +247,7 @@ Status Speculator::Round(Sampler& sampler, int32_t pending, size_t max_draft,
                          int32_t* out, size_t* n_out) {
   *n_out = 0;
   const size_t vocab = target_->model().config().vocab_size;
-  const float cost = kVerifyCost + (draft_ ? draft_cost_ : 0.0f);
+  const float cost = kVerifyCost + (draft_ && !drafter_ ? draft_cost_ : 0.0f);
   size_t k = ChooseLength(accepted_ / trials_, cost, draft_max_);
   if (k == 0 && (lookup_ngram_ > 0 || stats_.rounds % kProbeEvery == 0)) k = 1;
   if (k < draft_min_) k = draft_min_;

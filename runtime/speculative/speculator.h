@@ -48,6 +48,17 @@ class Speculator {
   // and pieces (InvalidArgument naming the first difference). With both a draft and a
   // lookup, a lookup hit drafts and the draft model fills in the misses.
   Status SetDraft(Session* draft);
+  // A drafter of the caller's (null: none): up to `max` tokens into out (returning how
+  // many) to follow `pending` after the cached `history`; e.g. a multi-token-prediction
+  // head, a retrieval index, or `ember bench --draft-oracle`. Its tokens are verified as
+  // a lookup's (q is 1 at each). While set, it drafts instead of a lookup or a draft
+  // model. It must not allocate if generation is to stay allocation-free.
+  using DraftFn = size_t (*)(void* user, const int32_t* history, size_t n_history,
+                             int32_t pending, size_t max, int32_t* out);
+  void SetDrafter(DraftFn drafter, void* user) {
+    drafter_ = drafter;
+    drafter_user_ = user;
+  }
   // Tokens drafted per pass at most (1..the session's draft_max); the length in use
   // adapts to the recent acceptance rate below it.
   Status SetDraftMax(uint32_t draft_max);
@@ -55,7 +66,9 @@ class Speculator {
   // Tokens drafted per pass at least (0, the default: as the estimate says; at most
   // draft_max): a fixed length with draft_min = draft_max.
   Status SetDraftMin(uint32_t draft_min);
-  bool active() const { return lookup_ngram_ > 0 || draft_ != nullptr; }
+  bool active() const {
+    return lookup_ngram_ > 0 || draft_ != nullptr || drafter_ != nullptr;
+  }
   const SpeculativeStats& stats() const { return stats_; }
   void ResetStats() { stats_ = SpeculativeStats(); }
 
@@ -83,6 +96,8 @@ class Speculator {
 
   Session* target_ = nullptr;
   Session* draft_ = nullptr;
+  DraftFn drafter_ = nullptr;
+  void* drafter_user_ = nullptr;
   NgramLookup lookup_;
   uint32_t lookup_ngram_ = 0;
   uint32_t draft_max_ = 0;

@@ -77,6 +77,17 @@ ArgParser BenchParser() {
         "the acceptance rate and the tokens each pass gave after the results)";
     specs.push_back(std::move(spec));
   }
+  specs.push_back(
+      {{"--draft-min"},
+       true,
+       "drafted tokens per pass at least (default 0: as the acceptance rate says); "
+       "--draft-min N --draft-max N fixes the length"});
+  specs.push_back(
+      {{"--draft-oracle"},
+       true,
+       "A in [0, 1]: draft the tokens the plain tg run produced, each kept with "
+       "probability A and otherwise replaced (deterministically by position): the "
+       "speed-up at a known acceptance rate, for docs/speculative.md's model"});
   for (OptionSpec& spec : GrammarFlagSpecs()) {
     spec.help += " (tg tests: each step masks, samples and advances it; the masks' cost "
                  "is reported after the results)";
@@ -154,13 +165,25 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
     }
     o->gens.clear();
   }
-  if (args.Has("--draft") || args.Has("--lookup") || args.Has("--draft-max")) {
-    int64_t lookup = 0, draft_max = 0;
+  if (args.Has("--draft") || args.Has("--lookup") || args.Has("--draft-max") ||
+      args.Has("--draft-min") || args.Has("--draft-oracle")) {
+    int64_t lookup = 0, draft_max = 0, draft_min = 0;
     EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &lookup));
     EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &draft_max));
-    if (!args.Has("--draft") && !args.Has("--lookup")) {
-      return InvalidArgument("--draft-max needs --draft MODEL or --lookup N");
+    EMBER_RETURN_IF_ERROR(args.GetInt("--draft-min", 0, 0, draft_max, &draft_min));
+    EMBER_RETURN_IF_ERROR(
+        args.GetFloat("--draft-oracle", -1.0, 0.0, 1.0, &o->draft_oracle));
+    const int drafters =
+        args.Has("--draft") + args.Has("--lookup") + args.Has("--draft-oracle");
+    if (drafters == 0) {
+      return InvalidArgument(
+          "--draft-max and --draft-min need --draft MODEL, --lookup N "
+          "or --draft-oracle A");
     }
+    if (args.Has("--draft-oracle") && drafters > 1) {
+      return InvalidArgument("--draft-oracle drafts alone: not with --draft or --lookup");
+    }
+    o->draft_min = static_cast<uint32_t>(draft_min);
     if (o->embed_texts > 0 || !o->grammar.empty()) {
       return InvalidArgument("--draft and --lookup: not with --embed or a grammar");
     }

@@ -38,6 +38,10 @@ struct BenchOptions {
   std::string draft_path;
   uint32_t draft_max = 0;
   uint32_t lookup = 0;
+  uint32_t draft_min = 0;  // --draft-min: a fixed length with --draft-max
+  // --draft-oracle A: draft the plain run's own tokens, each kept with probability A
+  // (else replaced by another): the speed-up at a known acceptance rate (< 0: none).
+  double draft_oracle = -1;
 };
 
 ArgParser BenchParser();

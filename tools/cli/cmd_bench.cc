@@ -69,11 +69,34 @@ struct Bench {
   std::optional<Session> draft_session;
   std::optional<Speculator> speculator;
   bool speculate = false;
+  // The last plain tg run's tokens from BOS on, which --draft-oracle drafts.
+  std::vector<int32_t> plain_tokens;
 };
+
+// --draft-oracle: the plain run's next tokens, each kept when a hash of its position
+// falls below the acceptance rate asked for, else replaced by the next id.
+size_t OracleDraft(void* user, const int32_t*, size_t n_history, int32_t, size_t max,
+                   int32_t* out) {
+  const Bench& b = *static_cast<const Bench*>(user);
+  const uint32_t vocab = b.model->config().vocab_size;
+  size_t n = 0;
+  for (size_t p = n_history + 1; n < max && p < b.plain_tokens.size(); ++p, ++n) {
+    uint64_t h = (p + 1) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    const double u = static_cast<double>(h >> 11) / 9007199254740992.0;
+    const int32_t t = b.plain_tokens[p];
+    out[n] = u < b.options->draft_oracle ? t : static_cast<int32_t>((t + 1) % vocab);
+  }
+  return n;
+}
 
 // "lookup 3", "draft", "draft + lookup 3".
 std::string SpeculativeLabel(const BenchOptions& o) {
-  std::string label = o.draft_path.empty() ? "" : "draft";
+  char oracle[32];
+  snprintf(oracle, sizeof(oracle), "oracle %.2f", o.draft_oracle);
+  std::string label = o.draft_oracle >= 0 ? oracle : o.draft_path.empty() ? "" : "draft";
   if (o.lookup > 0) {
     label += (label.empty() ? "lookup " : " + lookup ") + std::to_string(o.lookup);
   }
@@ -88,6 +111,8 @@ Status StartBenchSpeculation(const BenchOptions& o, const SessionOptions& target
   if (!speculator.ok()) return speculator.status();
   b->speculator.emplace(std::move(*speculator));
   EMBER_RETURN_IF_ERROR(b->speculator->SetLookup(o.lookup));
+  EMBER_RETURN_IF_ERROR(b->speculator->SetDraftMin(o.draft_min));
+  if (o.draft_oracle >= 0) b->speculator->SetDrafter(&OracleDraft, b);
   if (o.draft_path.empty()) return Status::Ok();
   auto model = Model::Open(o.draft_path.c_str());
   if (!model.ok()) return model.status();
@@ -197,10 +222,13 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     return Status::Ok();
   }
   if (b.grammar.active()) EMBER_RETURN_IF_ERROR(b.grammar.Restart(token));
+  b.plain_tokens.assign(1, token);
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
     EMBER_RETURN_IF_ERROR(SampleNext(b, &token));
     if (i == 0) *ttft_ns = ElapsedNs(start);
+    if (b.plain_tokens.size() <= static_cast<size_t>(n_gen))
+      b.plain_tokens.push_back(token);
   }
   *ns = ElapsedNs(start);
   return Status::Ok();
@@ -369,6 +397,7 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   SamplerOptions greedy;
   greedy.temperature = 0;
   b.sampler.reset(new Sampler(greedy, c.vocab_size, b.session->sampler_scratch()));
+  b.plain_tokens.reserve(static_cast<size_t>(max_gen) + 1);  // recorded while timed
   if (o.draft_max > 0)
     EMBER_RETURN_IF_ERROR(StartBenchSpeculation(o, session_options, &b));
   if (b.grammar.active()) {
