@@ -53,21 +53,28 @@ class NullabilityTest {
     Package p = Session.class.getPackage();
     assertNotNull(p.getAnnotation(ParametersAreNonnullByDefault.class));
     assertNotNull(p.getAnnotation(ReturnValuesAreNonnullByDefault.class));
-    Set<String> expected = new TreeSet<>(
-        Arrays.asList("Chat.reply(int, Consumer)#1", "Chat.setGrammar(String)#0",
-            "Chat.setGrammar(String, String)#0", "Chat.setGrammar(String, String)#1",
-            "Chat.setToolGrammar(String)#0", "Session.embed(String, int, Boolean)#2",
-            "Session.embed(String, int, Boolean, String)#2",
-            "Session.embed(String, int, Boolean, String)#3",
-            "Session.embedBatch(List, int, Boolean)#2",
-            "Session.embedBatch(List, int, Boolean, String)#2",
-            "Session.embedBatch(List, int, Boolean, String)#3",
-            "Session.generate(String, int, Consumer)#2",
-            "Session.generate(int[], int, TokenListener)#2",
-            "Session.rerank(String, List, String)#2", "Session.setDraft(Session)#0",
-            "Session.setGrammar(String)#0", "Session.setGrammar(String, String)#0",
-            "Session.setGrammar(String, String)#1", "Session.setJsonSchema(String)#0",
-            "SessionOptions.isa(String)#0", "ToolCall.equals(Object)#0"));
+    Set<String> expected = new TreeSet<>(Arrays.asList(
+        "Chat.reply(int, Consumer)#1",
+        "Chat.setGrammar(String)#0",
+        "Chat.setGrammar(String, String)#0",
+        "Chat.setGrammar(String, String)#1",
+        "Chat.setToolGrammar(String)#0",
+        "Session.embed(String, int, Boolean)#2",
+        "Session.embed(String, int, Boolean, String)#2",
+        "Session.embed(String, int, Boolean, String)#3",
+        "Session.embedBatch(List, int, Boolean)#2",
+        "Session.embedBatch(List, int, Boolean, String)#2",
+        "Session.embedBatch(List, int, Boolean, String)#3",
+        "Session.generate(String, int, Consumer)#2",
+        "Session.generate(int[], int, TokenListener)#2",
+        "Session.rerank(String, List, String)#2",
+        "Session.setDraft(Session)#0",
+        "Session.setGrammar(String)#0",
+        "Session.setGrammar(String, String)#0",
+        "Session.setGrammar(String, String)#1",
+        "Session.setJsonSchema(String)#0",
+        "SessionOptions.isa(String)#0",
+        "ToolCall.equals(Object)#0"));
     assertEquals(expected, nullableParameters(API, Nullable.class));
     // No public method returns null.
     for (Class<?> c : API) {
