@@ -109,5 +109,27 @@ expect 1 "--keep blk.9.*=q8 matches no tensor" -- "$ember" convert --llama2c "$b
 expect 1 "is not a matrix" -- "$ember" convert --llama2c "$bin" \
   --tokenizer "$tok" --keep '*norm*=q4' -o "$tmp/x.ember"
 
+# Speculative decoding: the greedy text of --lookup and of --draft (the q4 copy drafting
+# for the q8 one) is plain decoding's; bad flags are refused.
+expect 0 "generated 120 tokens" -- "$ember" run -m "$tmp/q8.ember" --temp 0 -n 120
+cp "$tmp/stdout" "$tmp/plain.txt"
+for flags in "--lookup 3" "--draft $tmp/q4.ember --draft-max 5" "--lookup 2 --draft-min 2"; do
+  # shellcheck disable=SC2086
+  expect 0 "drafted tokens accepted" -- "$ember" run -m "$tmp/q8.ember" --temp 0 -n 120 $flags
+  if ! cmp -s "$tmp/plain.txt" "$tmp/stdout"; then
+    echo "FAIL: run $flags printed another text than plain greedy decoding"
+    failures=$((failures + 1))
+  fi
+done
+expect 1 "--lookup" -- "$ember" run -m "$model" --lookup 9
+expect 1 "--draft-max and --draft-min need --draft MODEL or --lookup N" -- \
+  "$ember" run -m "$model" --draft-max 4
+expect 1 "--draft $tmp/none.ember" -- "$ember" run -m "$model" --draft "$tmp/none.ember"
+expect 0 "wrote" -- "$ember" convert --synthetic custom --dim 16 --hidden 32 --layers 1 \
+  --heads 2 --vocab 300 --ctx 64 -o "$tmp/other.ember"
+expect 1 "the draft model's vocabulary has 300 tokens" -- \
+  "$ember" run -m "$model" --draft "$tmp/other.ember" --temp 0 -n 4
+expect 1 "not with a grammar" -- "$ember" run -m "$model" --lookup 3 --json
+
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all CLI checks passed"

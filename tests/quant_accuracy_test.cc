@@ -14,25 +14,13 @@
 #include "runtime/session.h"
 #include "testing/accuracy_util.h"
 #include "testing/testing.h"
+#include "tests/stories260k.h"
 #include "tools/convert/dtype_policy.h"
-#include "tools/convert/llama2c/llama2c_import.h"
 
 namespace ember {
 namespace {
 
 using Loaded = testing::LoadedModel;
-
-// stories260K converted in memory with every matrix as `dtype` (the converter's
-// defaults: norms f32; with q4 the tied embedding/classifier is q8).
-Loaded LoadAs(DType dtype) {
-  const std::string dir = testing::ModelsDir() + "/llama2c/stories260K/";
-  ModelSpec spec;
-  Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
-  EXPECT_TRUE(s.ok()) << s.message();
-  s = tools::ChooseDTypes(dtype, {}, &spec);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return testing::LoadSpec(spec);
-}
 
 // Bounds, with the figures measured when they were set (x86 AVX3_DL, 174 positions;
 // the test prints them on every run):
@@ -56,14 +44,14 @@ constexpr Bound kBounds[] = {
 
 TEST(QuantAccuracyTest, NextTokenDistributionsStayCloseToF32) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
-  Loaded f32 = LoadAs(DType::kF32);
+  Loaded f32 = testing::Stories260KAs(DType::kF32);
   ASSERT_TRUE(f32.model);
   const std::vector<int32_t> tokens = testing::StoryTokens(*f32.model);
   ASSERT_GT(tokens.size(), 80u);
   const size_t vocab = f32.model->config().vocab_size;
   const std::vector<float> ref = testing::AllLogits(*f32.model, tokens);
   for (const Bound& b : kBounds) {
-    Loaded other = LoadAs(b.dtype);
+    Loaded other = testing::Stories260KAs(b.dtype);
     ASSERT_TRUE(other.model);
     const testing::LogitDistance a =
         testing::CompareLogits(ref, testing::AllLogits(*other.model, tokens), vocab);
@@ -82,7 +70,7 @@ size_t CommonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 
 TEST(QuantAccuracyTest, Q8GreedyFollowsTheGoldenForAtLeast100Tokens) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
-  Loaded q8 = LoadAs(DType::kQ8);
+  Loaded q8 = testing::Stories260KAs(DType::kQ8);
   ASSERT_TRUE(q8.model);
   const testing::Generated out = testing::GenerateGreedy(*q8.model, nullptr, 256);
   const size_t same = CommonPrefix(out.ids, testing::Stories260KGolden());
@@ -106,8 +94,8 @@ double MeanNll(const Model& model, const std::vector<int32_t>& story) {
 
 TEST(QuantAccuracyTest, Q4GreedyStoryIsFluentToTheF32Model) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
-  Loaded f32 = LoadAs(DType::kF32);
-  Loaded q4 = LoadAs(DType::kQ4);
+  Loaded f32 = testing::Stories260KAs(DType::kF32);
+  Loaded q4 = testing::Stories260KAs(DType::kQ4);
   ASSERT_TRUE(f32.model && q4.model);
   const testing::Generated story = testing::GenerateGreedy(*q4.model, nullptr, 200);
   std::vector<int32_t> golden(testing::Stories260KGolden().begin(),
@@ -136,7 +124,7 @@ void ExpectPrefillDecodeAndThreadsAgree(const Model& model,
 TEST(QuantAccuracyTest, QuantizedPrefillDecodeAndThreadsAgreeBitwise) {
   if (!testing::HaveModel("llama2c/stories260K/stories260K.bin")) return;
   for (DType dtype : {DType::kQ8, DType::kQ4, DType::kF16, DType::kBF16}) {
-    Loaded m = LoadAs(dtype);
+    Loaded m = testing::Stories260KAs(dtype);
     ASSERT_TRUE(m.model);
     std::vector<int32_t> tokens = {1};
     tokens.insert(tokens.end(), testing::Stories260KGolden().begin(),

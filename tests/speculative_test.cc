@@ -22,23 +22,11 @@
 #include "runtime/speculative/speculator.h"
 #include "testing/testing.h"
 #include "tests/stories260k.h"
-#include "tools/convert/dtype_policy.h"
-#include "tools/convert/llama2c/llama2c_import.h"
 
 namespace ember {
 namespace {
 
 using testing::LoadedModel;
-
-LoadedModel Stories260KAs(DType dtype) {
-  const std::string dir = testing::ModelsDir() + "/llama2c/stories260K/";
-  ModelSpec spec;
-  Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
-  EXPECT_TRUE(s.ok()) << s.message();
-  s = tools::ChooseDTypes(dtype, {}, &spec);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return testing::LoadSpec(spec);
-}
 
 bool Collect(void* user, int32_t id, std::string_view) {
   if (id >= 0) static_cast<std::vector<int32_t>*>(user)->push_back(id);
@@ -139,8 +127,8 @@ TEST_P(SpeculativeGreedyTest, Stories260KGivesPlainDecodingsText) {
   const auto [kv, threads] = GetParam();
   auto pool = ThreadPool::Create(threads);
   ASSERT_TRUE(pool.ok());
-  LoadedModel q8 = Stories260KAs(DType::kQ8);
-  LoadedModel q4 = Stories260KAs(DType::kQ4);
+  LoadedModel q8 = testing::Stories260KAs(DType::kQ8);
+  LoadedModel q4 = testing::Stories260KAs(DType::kQ4);
   ASSERT_TRUE(q8.model && q4.model);
   SessionOptions options;
   options.max_context = 256;

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "runtime/model/model_writer.h"
 #include "testing/testing.h"
+#include "tools/convert/dtype_policy.h"
 #include "tools/convert/llama2c/llama2c_import.h"
 
 namespace ember::testing {
@@ -31,6 +32,16 @@ std::string Stories260KPath() {
     return out;
   }());
   return path;
+}
+
+LoadedModel Stories260KAs(DType dtype) {
+  const std::string dir = ModelsDir() + "/llama2c/stories260K/";
+  ModelSpec spec;
+  Status s = tools::ImportLlama2c(dir + "stories260K.bin", dir + "tok512.bin", &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  s = tools::ChooseDTypes(dtype, {}, &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return LoadSpec(spec);
 }
 
 }  // namespace ember::testing

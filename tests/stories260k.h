@@ -6,11 +6,18 @@
 
 #include <string>
 
+#include "runtime/model/config.h"
+#include "testing/testing.h"
+
 namespace ember::testing {
 
 // Path of stories260K converted to .ember (f32), made once per process in the temp dir
 // (removed at exit). A failure, and an empty path, if the conversion fails.
 std::string Stories260KPath();
+
+// stories260K converted in memory with every matrix as `dtype` (the converter's
+// defaults: norms f32; with q4 the tied embedding/classifier is q8).
+LoadedModel Stories260KAs(DType dtype);
 
 }  // namespace ember::testing
 

@@ -245,9 +245,9 @@ ember_status ember_session_create(const ember_model* model,
       ember::Session::Create(*model->model, session_options,
                              pool ? pool->pool.get() : nullptr, arena, arena_bytes);
   if (!result.ok()) return Report(result.status());
-  auto* s =
-      new (std::nothrow) ember_session{model, pool, std::move(*result), std::nullopt, {},
-                                       {nullptr, nullptr}, {}, true};
+  auto* s = new (std::nothrow) ember_session{
+      model, pool,    std::move(*result), std::nullopt, {}, {nullptr, nullptr}, {},
+      true,  nullptr, std::nullopt};
   if (!s) return Report(ember::ResourceExhausted("out of memory for the session object"));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);

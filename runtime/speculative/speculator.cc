@@ -49,9 +49,12 @@ RegionLayout LayOut(size_t vocab, size_t max_context, size_t draft_max) {
 // rows (a 1B-class q8 model on one Zen 5 core: 4 to 6 ms a token over a 38 ms pass;
 // docs/speculative.md).
 constexpr float kVerifyCost = 0.12f;
-// While the estimate says drafting does not pay, one round in this many drafts anyway,
-// so that the estimate follows the text (a lookup drafts whenever it finds a match).
-constexpr uint64_t kProbeEvery = 8;
+// While the estimate says drafting does not pay, a round drafts one token anyway now
+// and then, so that the estimate follows the text (a lookup drafts whenever it finds a
+// match): after 8 rounds, then after twice as many each time the probe is rejected (at
+// most 128; a draft model has to catch up on the rounds it skipped), 8 again once one is
+// accepted.
+constexpr uint32_t kFirstProbe = 8, kLastProbe = 128;
 
 }  // namespace
 
@@ -249,7 +252,11 @@ Status Speculator::Round(Sampler& sampler, int32_t pending, size_t max_draft,
   const size_t vocab = target_->model().config().vocab_size;
   const float cost = kVerifyCost + (draft_ && !drafter_ ? draft_cost_ : 0.0f);
   size_t k = ChooseLength(accepted_ / trials_, cost, draft_max_);
-  if (k == 0 && (lookup_ngram_ > 0 || stats_.rounds % kProbeEvery == 0)) k = 1;
+  bool probe = false;
+  if (k == 0) {
+    probe = lookup_ngram_ > 0 || ++skipped_ >= probe_after_;
+    if (probe) k = 1;
+  }
   if (k < draft_min_) k = draft_min_;
   if (k > max_draft) k = max_draft;
   draft_status_ = Status::Ok();
@@ -301,6 +308,12 @@ Status Speculator::Round(Sampler& sampler, int32_t pending, size_t max_draft,
       EMBER_RETURN_IF_ERROR(sampler.Sample(logits, recent, n_recent, &next));
     }
     break;
+  }
+  if (probe && lookup_ngram_ == 0) {
+    skipped_ = 0;
+    probe_after_ = accepted > 0                ? kFirstProbe
+                   : probe_after_ < kLastProbe ? 2 * probe_after_
+                                               : kLastProbe;
   }
   if (n > 0) {
     ++stats_.verified;

@@ -105,6 +105,8 @@ class Speculator {
   size_t target_shifts_ = 0;    // the target's shifts() when the lookup was indexed
   float accepted_ = 1.0f;       // running counts of drafted tokens accepted and tried:
   float trials_ = 2.0f;         // their ratio estimates a token's acceptance rate
+  uint32_t skipped_ = 0;        // rounds without a draft since the last probe
+  uint32_t probe_after_ = 8;    // rounds to skip before the next probe
   float draft_cost_ = 0.0f;     // a draft model's pass against the target's
   uint64_t draft_rng_ = 0;      // the draft sampler's generator between rounds
   bool draft_q_ = false;        // q rows hold the draft model's probabilities

@@ -78,11 +78,6 @@ ArgParser BenchParser() {
     specs.push_back(std::move(spec));
   }
   specs.push_back(
-      {{"--draft-min"},
-       true,
-       "drafted tokens per pass at least (default 0: as the acceptance rate says); "
-       "--draft-min N --draft-max N fixes the length"});
-  specs.push_back(
       {{"--draft-oracle"},
        true,
        "A in [0, 1]: draft the tokens the plain tg run produced, each kept with "

@@ -179,6 +179,11 @@ Status Run(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ParseContextShiftOptions(args, &options));
   FlagSpeculation speculation;
   EMBER_RETURN_IF_ERROR(ReadSpeculativeFlags(args, &speculation, &options));
+  // A context sized by -n must still take one verifying pass.
+  if (ctx == 0 && options.draft_max > 0 && options.max_context > 0 &&
+      options.max_context <= options.draft_max) {
+    options.max_context = std::min<uint32_t>(c.max_context, options.draft_max + 1);
+  }
   if (speculation.enabled() && (grammar.constraint || args.Has("--show-top"))) {
     return InvalidArgument(
         "--draft and --lookup draft free text: not with a grammar or --show-top");

@@ -17,6 +17,10 @@ std::vector<OptionSpec> SpeculativeFlagSpecs() {
        true,
        "drafted tokens verified per pass at most, 1 to 32 (default 8); the length in "
        "use follows the acceptance rate"},
+      {{"--draft-min"},
+       true,
+       "drafted tokens per pass at least (default 0: as the acceptance rate says); "
+       "--draft-min N --draft-max N fixes the length"},
       {{"--lookup"},
        true,
        "speculative decoding by prompt lookup: draft what followed the last N tokens "
@@ -27,12 +31,14 @@ std::vector<OptionSpec> SpeculativeFlagSpecs() {
 
 Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
                             SessionOptions* options) {
-  int64_t lookup = 0, draft_max = 0;
+  int64_t lookup = 0, draft_max = 0, draft_min = 0;
   EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &lookup));
   EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &draft_max));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--draft-min", 0, 0, draft_max, &draft_min));
   if (!args.Has("--draft") && !args.Has("--lookup")) {
-    if (args.Has("--draft-max")) {
-      return InvalidArgument("--draft-max needs --draft MODEL or --lookup N");
+    if (args.Has("--draft-max") || args.Has("--draft-min")) {
+      return InvalidArgument(
+          "--draft-max and --draft-min need --draft MODEL or --lookup N");
     }
     return Status::Ok();
   }
@@ -46,6 +52,7 @@ Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
   }
   flags->lookup = static_cast<uint32_t>(lookup);
   flags->draft_max = static_cast<uint32_t>(draft_max);
+  flags->draft_min = static_cast<uint32_t>(draft_min);
   options->draft_max = flags->draft_max;
   return Status::Ok();
 }
@@ -57,6 +64,7 @@ Status StartSpeculation(Session& target, const SessionOptions& options,
   if (!speculator.ok()) return speculator.status();
   flags->speculator.emplace(std::move(*speculator));
   EMBER_RETURN_IF_ERROR(flags->speculator->SetLookup(flags->lookup));
+  EMBER_RETURN_IF_ERROR(flags->speculator->SetDraftMin(flags->draft_min));
   if (!flags->draft_model) return Status::Ok();
   SessionOptions draft_options;
   draft_options.max_context = static_cast<uint32_t>(target.max_context());

@@ -1,7 +1,7 @@
 // The speculative decoding options `ember run`, `ember chat` and `ember bench` share:
-// --draft MODEL (a draft model sharing the vocabulary), --draft-max N and --lookup N
-// (prompt lookup with n-grams of up to N tokens). They plan the target session for it
-// (SessionOptions::draft_max), then give it a Speculator (runtime/speculative/).
+// --draft MODEL (a draft model sharing the vocabulary), --draft-max N, --draft-min N and
+// --lookup N (prompt lookup with n-grams of up to N tokens). They plan the target session
+// for it (SessionOptions::draft_max), then give it a Speculator (runtime/speculative/).
 #ifndef EMBER_TOOLS_CLI_SPECULATIVE_FLAGS_H_
 #define EMBER_TOOLS_CLI_SPECULATIVE_FLAGS_H_
 
@@ -27,6 +27,7 @@ struct FlagSpeculation {
   std::optional<Speculator> speculator;
   uint32_t lookup = 0;     // --lookup
   uint32_t draft_max = 0;  // --draft-max; 0: neither flag given
+  uint32_t draft_min = 0;  // --draft-min
   bool enabled() const { return draft_max > 0; }
 };
 
