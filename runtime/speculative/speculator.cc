@@ -264,7 +264,6 @@ Status Speculator::Round(Sampler& sampler, int32_t pending, size_t max_draft,
   EMBER_RETURN_IF_ERROR(draft_status_);
   const size_t s = target_->position();
   ++stats_.rounds;
-  drafted_[n] = 0;
   // The pass: pending, then the drafts after it.
   memmove(drafted_ + 1, drafted_, n * sizeof(int32_t));
   drafted_[0] = pending;

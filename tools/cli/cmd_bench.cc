@@ -32,6 +32,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_summary.h"
+#include "tools/cli/speculative_flags.h"
 #include "tools/util/files.h"
 #include "tools/util/parse.h"
 
@@ -117,14 +118,8 @@ Status StartBenchSpeculation(const BenchOptions& o, const SessionOptions& target
   auto model = Model::Open(o.draft_path.c_str());
   if (!model.ok()) return model.status();
   b->draft_model = std::move(*model);
-  SessionOptions options;
-  options.max_context = target.max_context;
-  options.kv_type = target.kv_type;
-  options.isa = target.isa;
-  options.baked_prompt = false;
-  auto session = Session::Create(*b->draft_model, options, b->pool.get());
-  if (!session.ok()) return session.status();
-  b->draft_session.emplace(std::move(*session));
+  EMBER_RETURN_IF_ERROR(OpenDraftSession(*b->draft_model, *b->session, target,
+                                         b->pool.get(), &b->draft_session));
   return b->speculator->SetDraft(&*b->draft_session);
 }
 
@@ -222,12 +217,13 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
     return Status::Ok();
   }
   if (b.grammar.active()) EMBER_RETURN_IF_ERROR(b.grammar.Restart(token));
-  b.plain_tokens.assign(1, token);
+  const bool record = b.options->draft_oracle >= 0;  // what --draft-oracle drafts
+  if (record) b.plain_tokens.assign(1, token);
   for (int i = 0; i < n_gen; ++i) {
     EMBER_RETURN_IF_ERROR(s.Decode(token));
     EMBER_RETURN_IF_ERROR(SampleNext(b, &token));
     if (i == 0) *ttft_ns = ElapsedNs(start);
-    if (b.plain_tokens.size() <= static_cast<size_t>(n_gen))
+    if (record && b.plain_tokens.size() <= static_cast<size_t>(n_gen))
       b.plain_tokens.push_back(token);
   }
   *ns = ElapsedNs(start);

@@ -66,19 +66,27 @@ Status StartSpeculation(Session& target, const SessionOptions& options,
   EMBER_RETURN_IF_ERROR(flags->speculator->SetLookup(flags->lookup));
   EMBER_RETURN_IF_ERROR(flags->speculator->SetDraftMin(flags->draft_min));
   if (!flags->draft_model) return Status::Ok();
+  EMBER_RETURN_IF_ERROR(OpenDraftSession(*flags->draft_model, target, options, pool,
+                                         &flags->draft_session));
+  const Status set = flags->speculator->SetDraft(&*flags->draft_session);
+  if (!set.ok()) return Status(set.code(), "--draft: %s", set.message());
+  return Status::Ok();
+}
+
+Status OpenDraftSession(const Model& draft, const Session& target,
+                        const SessionOptions& options, const ThreadPool* pool,
+                        std::optional<Session>* session) {
   SessionOptions draft_options;
   draft_options.max_context = static_cast<uint32_t>(target.max_context());
   draft_options.kv_type = options.kv_type;
   draft_options.isa = options.isa;
   draft_options.baked_prompt = false;
-  auto draft = Session::Create(*flags->draft_model, draft_options, pool);
-  if (!draft.ok()) {
-    return Status(draft.status().code(), "the draft model's session: %s",
-                  draft.status().message());
+  auto created = Session::Create(draft, draft_options, pool);
+  if (!created.ok()) {
+    return Status(created.status().code(), "the draft model's session: %s",
+                  created.status().message());
   }
-  flags->draft_session.emplace(std::move(*draft));
-  const Status set = flags->speculator->SetDraft(&*flags->draft_session);
-  if (!set.ok()) return Status(set.code(), "--draft: %s", set.message());
+  session->emplace(std::move(*created));
   return Status::Ok();
 }
 

@@ -39,6 +39,11 @@ Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
 // target's Speculator; nothing when the flags ask for none.
 Status StartSpeculation(Session& target, const SessionOptions& options,
                         const ThreadPool* pool, FlagSpeculation* flags);
+// A session over the draft model for `target` (its context, KV cache type and ISA tier;
+// no baked prompt), into *session.
+Status OpenDraftSession(const Model& draft, const Session& target,
+                        const SessionOptions& options, const ThreadPool* pool,
+                        std::optional<Session>* session);
 // "ember NAME: speculative: ..." on stderr: passes, drafted and accepted tokens.
 void PrintSpeculativeStats(const char* name, const FlagSpeculation& flags,
                            size_t generated);
