@@ -162,10 +162,8 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
   }
   if (args.Has("--draft") || args.Has("--lookup") || args.Has("--draft-max") ||
       args.Has("--draft-min") || args.Has("--draft-oracle")) {
-    int64_t lookup = 0, draft_max = 0, draft_min = 0;
-    EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &lookup));
-    EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &draft_max));
-    EMBER_RETURN_IF_ERROR(args.GetInt("--draft-min", 0, 0, draft_max, &draft_min));
+    EMBER_RETURN_IF_ERROR(
+        ReadDraftCounts(args, &o->lookup, &o->draft_max, &o->draft_min));
     EMBER_RETURN_IF_ERROR(
         args.GetFloat("--draft-oracle", -1.0, 0.0, 1.0, &o->draft_oracle));
     const int drafters =
@@ -178,13 +176,10 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
     if (args.Has("--draft-oracle") && drafters > 1) {
       return InvalidArgument("--draft-oracle drafts alone: not with --draft or --lookup");
     }
-    o->draft_min = static_cast<uint32_t>(draft_min);
     if (o->embed_texts > 0 || !o->grammar.empty()) {
       return InvalidArgument("--draft and --lookup: not with --embed or a grammar");
     }
     o->draft_path = args.Get("--draft");
-    o->lookup = static_cast<uint32_t>(lookup);
-    o->draft_max = static_cast<uint32_t>(draft_max);
   }
   // 0 in -p or -n means no such test (as llama-bench).
   o->prompts.erase(std::remove(o->prompts.begin(), o->prompts.end(), 0),

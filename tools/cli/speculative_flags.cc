@@ -29,12 +29,22 @@ std::vector<OptionSpec> SpeculativeFlagSpecs() {
   };
 }
 
+Status ReadDraftCounts(const ArgParser& args, uint32_t* lookup, uint32_t* draft_max,
+                       uint32_t* draft_min) {
+  int64_t n = 0, most = 0, least = 0;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &n));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &most));
+  EMBER_RETURN_IF_ERROR(args.GetInt("--draft-min", 0, 0, most, &least));
+  *lookup = static_cast<uint32_t>(n);
+  *draft_max = static_cast<uint32_t>(most);
+  *draft_min = static_cast<uint32_t>(least);
+  return Status::Ok();
+}
+
 Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
                             SessionOptions* options) {
-  int64_t lookup = 0, draft_max = 0, draft_min = 0;
-  EMBER_RETURN_IF_ERROR(args.GetInt("--lookup", 0, 1, kMaxLookupNgram, &lookup));
-  EMBER_RETURN_IF_ERROR(args.GetInt("--draft-max", 8, 1, kMaxDraftTokens, &draft_max));
-  EMBER_RETURN_IF_ERROR(args.GetInt("--draft-min", 0, 0, draft_max, &draft_min));
+  uint32_t lookup = 0, draft_max = 0, draft_min = 0;
+  EMBER_RETURN_IF_ERROR(ReadDraftCounts(args, &lookup, &draft_max, &draft_min));
   if (!args.Has("--draft") && !args.Has("--lookup")) {
     if (args.Has("--draft-max") || args.Has("--draft-min")) {
       return InvalidArgument(
@@ -50,9 +60,9 @@ Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
     }
     flags->draft_model = std::move(*model);
   }
-  flags->lookup = static_cast<uint32_t>(lookup);
-  flags->draft_max = static_cast<uint32_t>(draft_max);
-  flags->draft_min = static_cast<uint32_t>(draft_min);
+  flags->lookup = lookup;
+  flags->draft_max = draft_max;
+  flags->draft_min = draft_min;
   options->draft_max = flags->draft_max;
   return Status::Ok();
 }

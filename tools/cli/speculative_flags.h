@@ -31,6 +31,9 @@ struct FlagSpeculation {
   bool enabled() const { return draft_max > 0; }
 };
 
+// --lookup (0 when not given), --draft-max (8) and --draft-min (0), range-checked.
+Status ReadDraftCounts(const ArgParser& args, uint32_t* lookup, uint32_t* draft_max,
+                       uint32_t* draft_min);
 // Reads the flags (opening --draft's model) and plans the target's session for them
 // (options->draft_max).
 Status ReadSpeculativeFlags(const ArgParser& args, FlagSpeculation* flags,
