@@ -25,7 +25,7 @@ namespace ember::kernels::test {
 // super-blocks, single tokens and batches that leave a remainder for every blocking.
 inline std::vector<size_t> KQuantRows() { return {1, 15, 16, 17, 33, 70}; }
 inline std::vector<size_t> KQuantCols() { return {256, 768}; }
-inline std::vector<size_t> KQuantBatches() { return {1, 2, 5, 9}; }
+inline std::vector<size_t> KQuantBatches() { return {1, 2, 7, 21}; }
 
 // A packed (rows, cols) matrix of random super-blocks (full ranges of sc, m and q), in
 // a 64-byte aligned buffer `offset` bytes in (a misaligned matrix when nonzero). Exact:

@@ -16,7 +16,7 @@ namespace ember::kernels::test {
 
 inline std::vector<size_t> QuantRows() { return {1, 15, 16, 17, 33, 100}; }
 inline std::vector<size_t> QuantCols() { return {1, 31, 32, 33, 64, 100, 288}; }
-inline std::vector<size_t> QuantBatches() { return {1, 2, 3, 5, 17}; }
+inline std::vector<size_t> QuantBatches() { return {1, 2, 3, 7, 17}; }
 
 // A (rows, cols) matrix. Exact: per group, integers in the quantizer's range times
 // 2^-exponent with one element at the range's end (-8 for q4, +-127 otherwise), so the

@@ -10,6 +10,11 @@
 //   q4: nibbles q + 8 are 0..15, valid signed bytes: subtract 8 * sum(xq) per group.
 // The float part is that of quant-inl.h: acc = fma(float(dot), wscale * xscale, acc) per
 // group in order, so decode and prefill rows are bitwise identical.
+// Prefill tiles keep their sums in the 32 registers: sixteen tokens x a quarter panel
+// (QuarterPanelTokens), four x half a panel (HalfPanelQuad, HalfPanelQuadMmla), then
+// two and one x a whole panel. Whole panels two tokens at a time spilled: 5.0 (sdot q8)
+// and 5.6 (smmla q8) multiply-adds per instruction in the loop against 7.1 to 7.3 now
+// (docs/benchmarks.md, "Arm: instructions per token").
 #include "kernels/arm/dotprod_arm.h"
 
 #if defined(__aarch64__) && defined(__linux__)
@@ -29,6 +34,8 @@ namespace ember::kernels {
 namespace {
 
 using dotprod::DotChunk;
+using dotprod::HalfRows;
+using dotprod::Halves;
 
 EMBER_DOTPROD inline void LoadQ8(const uint8_t* chunk, int8x16_t (&w)[4]) {
   const uint8x16_t flip = vdupq_n_u8(0x80);
@@ -119,7 +126,184 @@ EMBER_DOTPROD void PanelTokens(const uint8_t* panel, size_t groups, const int8_t
   }
 }
 
-// The MatMulQuantFn: per panel, two tokens at a time (each weight load feeds both).
+// ------------------------------ sdot prefill: half a panel (8 rows) x 4 tokens
+//
+// Each weight vector feeds four tokens' sdots and each activation vector eight rows.
+// The tile's int32 dots (8 vectors), float sums (8) and four tokens' activations, 16
+// inputs at a time (4), fit the 32 registers with the weights; a whole panel x 4 tokens
+// would need 32 for the dots and sums alone and spill. Half h holds quarters 2h, 2h + 1
+// of every chunk (bytes 32h .. 32h + 31) and scales 8h .. 8h + 7: rows 8h .. 8h + 7 of
+// the panel. The tile functions stay out of line, so that the registers are theirs.
+
+// dot[b][z] (rows 4z .. 4z + 3 of the half) += w[z] . lane kLane of token b's xv[b].
+// The empty asm keeps the compiler from hoisting the next chunk's loads above these
+// sdots: GCC 12 otherwise loads a whole group's weights first and spills the sums.
+template <int kLane>
+EMBER_DOTPROD inline void HalfChunk(int32x4_t (&dot)[4][2], int8x16_t w0, int8x16_t w1,
+                                    const int8x16_t (&xv)[4]) {
+  for (int b = 0; b < 4; ++b) {
+    dot[b][0] = vdotq_laneq_s32(dot[b][0], w0, xv[b], kLane);
+    dot[b][1] = vdotq_laneq_s32(dot[b][1], w1, xv[b], kLane);
+  }
+  asm volatile("" ::: "memory");
+}
+
+// q8 chunk c's half (stored q + 128: ^ 0x80 is q) times lane c % 4 of xv.
+template <int kLane>
+EMBER_DOTPROD inline void HalfChunkQ8(const uint8_t* chunk, int32x4_t (&dot)[4][2],
+                                      const int8x16_t (&xv)[4]) {
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  HalfChunk<kLane>(dot, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(chunk), flip)),
+                   vreinterpretq_s8_u8(veorq_u8(vld1q_u8(chunk + 16), flip)), xv);
+}
+
+// q4 block j's half, one nibble (kHigh: chunk j + 4, else chunk j) times lane j of xv.
+template <int kLane, bool kHigh>
+EMBER_DOTPROD inline void HalfBlockQ4(const uint8_t* block, int32x4_t (&dot)[4][2],
+                                      const int8x16_t (&xv)[4]) {
+  const uint8x16_t raw0 = vld1q_u8(block), raw1 = vld1q_u8(block + 16);
+  if (kHigh) {
+    HalfChunk<kLane>(dot, vreinterpretq_s8_u8(vshrq_n_u8(raw0, 4)),
+                     vreinterpretq_s8_u8(vshrq_n_u8(raw1, 4)), xv);
+  } else {
+    const uint8x16_t low = vdupq_n_u8(0x0F);
+    HalfChunk<kLane>(dot, vreinterpretq_s8_u8(vandq_u8(raw0, low)),
+                     vreinterpretq_s8_u8(vandq_u8(raw1, low)), xv);
+  }
+}
+
+// The four chunks of one 16-input half of a group (kHigh: inputs 16-31) times xv.
+template <QuantKind kKind, bool kHigh>
+EMBER_DOTPROD inline void HalfInputs(const uint8_t* values, int32x4_t (&dot)[4][2],
+                                     const int8x16_t (&xv)[4]) {
+  if (kKind == QuantKind::kQ8) {
+    const uint8_t* chunks = values + (kHigh ? 4 : 0) * kQuantChunkBytes;
+    HalfChunkQ8<0>(chunks + 0 * kQuantChunkBytes, dot, xv);
+    HalfChunkQ8<1>(chunks + 1 * kQuantChunkBytes, dot, xv);
+    HalfChunkQ8<2>(chunks + 2 * kQuantChunkBytes, dot, xv);
+    HalfChunkQ8<3>(chunks + 3 * kQuantChunkBytes, dot, xv);
+  } else {
+    HalfBlockQ4<0, kHigh>(values + 0 * kQuantChunkBytes, dot, xv);
+    HalfBlockQ4<1, kHigh>(values + 1 * kQuantChunkBytes, dot, xv);
+    HalfBlockQ4<2, kHigh>(values + 2 * kQuantChunkBytes, dot, xv);
+    HalfBlockQ4<3, kHigh>(values + 3 * kQuantChunkBytes, dot, xv);
+  }
+}
+
+// Rows 8 * half .. + n - 1 of one panel times 4 tokens (token b at xq + b * padded):
+// y[b * y_stride + r], r from the half's first row, with the float steps of
+// PanelTokens per row and token (so rows are bitwise those of decode).
+template <QuantKind kKind>
+EMBER_DOTPROD __attribute__((noinline)) void HalfPanelQuad(
+    const uint8_t* panel, size_t groups, size_t half, const int8_t* xq, size_t padded,
+    const float* xscales, const int32_t* xsums, float* y, size_t y_stride, size_t n) {
+  float32x4_t acc0[4], acc1[4];  // rows 0-3 and 4-7 of the half, per token
+  for (int b = 0; b < 4; ++b) acc0[b] = acc1[b] = vdupq_n_f32(0.0f);
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* group = panel + g * QuantGroupBytes(kKind);
+    const uint8_t* values = group + 32 * half;
+    const int8_t* xg = xq + g * kQuantGroup;
+    // Inputs 0-15 of each token, then 16-31 (q4 reads its blocks twice, a nibble at
+    // a time).
+    int8x16_t xv[4];
+    int32x4_t dot[4][2];
+    for (int b = 0; b < 4; ++b) {
+      xv[b] = vld1q_s8(xg + b * padded);
+      dot[b][0] = dot[b][1] =
+          vdupq_n_s32(kKind == QuantKind::kQ8 ? 0 : -8 * xsums[b * groups + g]);
+    }
+    HalfInputs<kKind, false>(values, dot, xv);
+    for (int b = 0; b < 4; ++b) xv[b] = vld1q_s8(xg + b * padded + 16);
+    HalfInputs<kKind, true>(values, dot, xv);
+    const uint16x8_t bits =
+        vld1q_u16(reinterpret_cast<const uint16_t*>(group + QuantGroupValueBytes(kKind)) +
+                  8 * half);
+    const float32x4_t ws[2] = {vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(bits))),
+                               vcvt_high_f32_f16(vreinterpretq_f16_u16(bits))};
+    for (int b = 0; b < 4; ++b) {
+      const float32x4_t xs = vdupq_n_f32(xscales[b * groups + g]);
+      acc0[b] = vfmaq_f32(acc0[b], vcvtq_f32_s32(dot[b][0]), vmulq_f32(ws[0], xs));
+      acc1[b] = vfmaq_f32(acc1[b], vcvtq_f32_s32(dot[b][1]), vmulq_f32(ws[1], xs));
+    }
+  }
+  float buf[4][8];
+  for (int b = 0; b < 4; ++b) {
+    vst1q_f32(buf[b], acc0[b]);
+    vst1q_f32(buf[b] + 4, acc1[b]);
+  }
+  for (int b = 0; b < 4; ++b) memcpy(y + b * y_stride, buf[b], n * sizeof(float));
+}
+
+// ------------------------------ sdot prefill: a quarter panel (4 rows) x kT tokens
+//
+// Weight-stationary: a quarter's 32 inputs of a group, 8 vectors of 4 rows x 4 inputs
+// made signed once (q8 ^ 0x80, q4 nibble - 8: no activation sums), feed kT tokens'
+// 8 sdots each, so unpacking and flipping are shared by kT tokens (HalfPanelQuad's by 4).
+// A token's dot is one register, its float sums one; kT of them fit beside the weights.
+template <QuantKind kKind, int kT>
+EMBER_DOTPROD __attribute__((noinline)) void QuarterPanelTokens(
+    const uint8_t* panel, size_t groups, size_t quarter, const int8_t* xq, size_t padded,
+    const float* xscales, float* y, size_t y_stride, size_t n) {
+  float32x4_t acc[kT];
+#pragma GCC unroll 16
+  for (int t = 0; t < kT; ++t) acc[t] = vdupq_n_f32(0.0f);
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* group = panel + g * QuantGroupBytes(kKind);
+    const uint8_t* values = group + 16 * quarter;
+    int8x16_t w[8];  // chunk c: inputs 4c .. 4c + 3 of the quarter's rows
+    if (kKind == QuantKind::kQ8) {
+      for (int c = 0; c < 8; ++c) {
+        w[c] = vreinterpretq_s8_u8(
+            veorq_u8(vld1q_u8(values + c * kQuantChunkBytes), vdupq_n_u8(0x80)));
+      }
+    } else {
+      for (int j = 0; j < 4; ++j) {
+        const uint8x16_t raw = vld1q_u8(values + j * kQuantChunkBytes);
+        w[j] =
+            vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(0x0F))), vdupq_n_s8(8));
+        w[j + 4] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));
+      }
+    }
+    const float32x4_t ws = vcvt_f32_f16(vreinterpret_f16_u16(
+        vld1_u16(reinterpret_cast<const uint16_t*>(group + QuantGroupValueBytes(kKind)) +
+                 4 * quarter)));
+    const int8_t* x = xq + g * kQuantGroup;
+#pragma GCC unroll 16  // acc[t] with constant t stays in its register
+    for (int t = 0; t < kT; ++t, x += padded) {
+      const int32x4_t dot = dotprod::QuarterDot<4>(
+          dotprod::QuarterDot<0>(vdupq_n_s32(0), w, vld1q_s8(x)), w, vld1q_s8(x + 16));
+      const float32x4_t xs = vdupq_n_f32(xscales[t * groups + g]);
+      acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(dot), vmulq_f32(ws, xs));
+      asm volatile("" ::: "memory");  // the next token's loads stay below (HalfChunk)
+    }
+  }
+  float buf[kT][4];
+#pragma GCC unroll 16
+  for (int t = 0; t < kT; ++t) vst1q_f32(buf[t], acc[t]);
+  for (int t = 0; t < kT; ++t) memcpy(y + t * y_stride, buf[t], n * sizeof(float));
+}
+
+// The panel at row0 times tokens [0, b) by quarter tiles, kQuarterTokens at a time; b.
+inline constexpr int kQuarterTokens = 16;
+template <QuantKind kKind>
+EMBER_DOTPROD size_t QuarterTiles(const uint8_t* panel, size_t groups, size_t row0,
+                                  size_t rows, const int8_t* xq, size_t padded,
+                                  const float* xscales, size_t batch, float* y,
+                                  size_t y_stride) {
+  size_t b = 0;
+  for (; b + kQuarterTokens <= batch; b += kQuarterTokens) {
+    for (size_t q = 0; q < 4 && row0 + 4 * q < rows; ++q) {
+      const size_t left = rows - row0 - 4 * q;
+      QuarterPanelTokens<kKind, kQuarterTokens>(
+          panel, groups, q, xq + b * padded, padded, xscales + b * groups,
+          y + b * y_stride + row0 + 4 * q, y_stride, left < 4 ? left : 4);
+    }
+  }
+  return b;
+}
+
+// The MatMulQuantFn: per panel, kQuarterTokens tokens at a time by quarter panels,
+// then four by half panels, then two, then one (decode) by whole panels.
 template <QuantKind kKind>
 EMBER_DOTPROD void MatMulDotProd(const uint8_t* w, const int8_t* xq, const float* xscales,
                                  const int32_t* xsums, size_t batch, float* y,
@@ -127,13 +311,30 @@ EMBER_DOTPROD void MatMulDotProd(const uint8_t* w, const int8_t* xq, const float
   const size_t groups = QuantGroups(cols);
   const size_t padded = groups * kQuantGroup;
   const size_t panel_bytes = QuantPanelBytes(kKind, cols);
+  if (batch == 1) {  // decode: nothing but the one-token loop per panel
+    for (size_t p = 0; p * kQuantPanelRows < rows; ++p) {
+      PanelTokens<kKind, 1>(w + p * panel_bytes, groups, xq, padded, xscales, xsums, y,
+                            y_stride, p * kQuantPanelRows, rows);
+    }
+    return;
+  }
   for (size_t p = 0; p * kQuantPanelRows < rows; ++p) {
     const uint8_t* panel = w + p * panel_bytes;
     const size_t row0 = p * kQuantPanelRows;
-    size_t b = 0;
-    for (; b + 2 <= batch; b += 2) {
+    size_t b = QuarterTiles<kKind>(panel, groups, row0, rows, xq, padded, xscales, batch,
+                                   y, y_stride);
+    for (; b + 4 <= batch; b += 4) {
+      for (size_t h = 0; h < Halves(row0, rows); ++h) {
+        HalfPanelQuad<kKind>(panel, groups, h, xq + b * padded, padded,
+                             xscales + b * groups, xsums + b * groups,
+                             y + b * y_stride + row0 + 8 * h, y_stride,
+                             HalfRows(row0, rows, h));
+      }
+    }
+    if (b + 2 <= batch) {
       PanelTokens<kKind, 2>(panel, groups, xq + b * padded, padded, xscales + b * groups,
                             xsums + b * groups, y + b * y_stride, y_stride, row0, rows);
+      b += 2;
     }
     if (b < batch) {
       PanelTokens<kKind, 1>(panel, groups, xq + b * padded, padded, xscales + b * groups,
@@ -142,7 +343,7 @@ EMBER_DOTPROD void MatMulDotProd(const uint8_t* w, const int8_t* xq, const float
   }
 }
 
-// ------------------------------ smmla (i8mm): prefill, two tokens at a time
+// ------------------------------ smmla (i8mm): prefill
 //
 // smmla(acc, a, b) adds to acc = [a0.b0, a0.b1, a1.b0, a1.b1] the dot products of the
 // 8-byte halves of a (two rows' 8 inputs) and b (two tokens' same 8 inputs): twice the
@@ -152,6 +353,7 @@ EMBER_DOTPROD void MatMulDotProd(const uint8_t* w, const int8_t* xq, const float
 // 4c + 7, contiguous in xq); q4 pairs the low and high nibbles of block j (chunks j and
 // j + 4: inputs 4j .. 4j + 3 and 16 + 4j .. 16 + 4j + 3). The integer dots are exact and
 // the float steps per row and token those of the sdot kernels, so rows are bitwise equal.
+// PanelPairs takes a last pair of tokens; four at a time go to HalfPanelQuadMmla.
 #define EMBER_I8MM __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
 
 // The 8-byte halves for pair j of a group (token at x): q8 inputs 8j .. 8j + 7; q4 the
@@ -257,8 +459,120 @@ EMBER_I8MM void PanelPairs(const uint8_t* panel, size_t groups, const int8_t* xq
   }
 }
 
-// The MatMulQuantFn: per panel, four tokens at a time (each weight operand feeds two
-// smmla per pair), then a pair, then an odd last token by sdot.
+// Half a panel (rows 8h .. 8h + 7, as HalfPanelQuad) x 4 tokens by usmmla: weights
+// unsigned as stored (q8 q + 128, q4 q + 8), activations signed; the offset times the
+// token's sum starts each dot, so no weight byte needs flipping.
+
+// Rows (2k, 2k + 1) of the half in w[k], 8 inputs each in PairWeights' order, unsigned.
+template <QuantKind kKind>
+EMBER_I8MM inline void HalfPairWeights(const uint8_t* values, int j, uint8x16_t (&w)[4]) {
+  for (int z = 0; z < 2; ++z) {
+    uint8x16_t first, second;
+    if (kKind == QuantKind::kQ8) {
+      first = vld1q_u8(values + 2 * j * kQuantChunkBytes + 16 * z);
+      second = vld1q_u8(values + (2 * j + 1) * kQuantChunkBytes + 16 * z);
+    } else {
+      const uint8x16_t raw = vld1q_u8(values + j * kQuantChunkBytes + 16 * z);
+      first = vandq_u8(raw, vdupq_n_u8(0x0F));
+      second = vshrq_n_u8(raw, 4);
+    }
+    const uint32x4_t f = vreinterpretq_u32_u8(first), s = vreinterpretq_u32_u8(second);
+    w[2 * z] = vreinterpretq_u8_u32(vzip1q_u32(f, s));
+    w[2 * z + 1] = vreinterpretq_u8_u32(vzip2q_u32(f, s));
+  }
+}
+
+// Pairs j = 2u, 2u + 1 of a group: xv[b] holds token b's inputs of both pairs (64 bits
+// each), dot0/dot1 tokens (0, 1) and (2, 3) by row pair. As HalfChunk, the empty asm
+// keeps the next loads below these products.
+template <QuantKind kKind>
+EMBER_I8MM inline void HalfPairs(const uint8_t* values, int u, const int8x16_t (&xv)[4],
+                                 int32x4_t (&dot0)[4], int32x4_t (&dot1)[4]) {
+  for (int v = 0; v < 2; ++v) {
+    const int j = 2 * u + v;
+    const int64x2_t x0 = vreinterpretq_s64_s8(xv[0]), x1 = vreinterpretq_s64_s8(xv[1]);
+    const int64x2_t x2 = vreinterpretq_s64_s8(xv[2]), x3 = vreinterpretq_s64_s8(xv[3]);
+    const int8x16_t pair0 =
+        vreinterpretq_s8_s64(v == 0 ? vzip1q_s64(x0, x1) : vzip2q_s64(x0, x1));
+    const int8x16_t pair1 =
+        vreinterpretq_s8_s64(v == 0 ? vzip1q_s64(x2, x3) : vzip2q_s64(x2, x3));
+    uint8x16_t w[4];
+    HalfPairWeights<kKind>(values, j, w);
+    for (int k = 0; k < 4; ++k) {
+      dot0[k] = vusmmlaq_s32(dot0[k], w[k], pair0);
+      dot1[k] = vusmmlaq_s32(dot1[k], w[k], pair1);
+    }
+    asm volatile("" ::: "memory");
+  }
+}
+
+// Token b's inputs of pairs 2u, 2u + 1 (PairInputs' order): q8 inputs 16u .. 16u + 15;
+// q4 inputs 8u .. 8u + 3, 16 + 8u .. 16 + 8u + 3, 8u + 4 .. 8u + 7, 16 + 8u + 4 ...
+template <QuantKind kKind>
+EMBER_I8MM inline int8x16_t PairsInputs(const int8_t* x, int u) {
+  if (kKind == QuantKind::kQ8) return vld1q_s8(x + 16 * u);
+  const int32x4_t lo = vreinterpretq_s32_s8(vld1q_s8(x));
+  const int32x4_t hi = vreinterpretq_s32_s8(vld1q_s8(x + 16));
+  return vreinterpretq_s8_s32(u == 0 ? vzip1q_s32(lo, hi) : vzip2q_s32(lo, hi));
+}
+
+template <QuantKind kKind>
+EMBER_I8MM __attribute__((noinline)) void HalfPanelQuadMmla(
+    const uint8_t* panel, size_t groups, size_t half, const int8_t* xq, size_t padded,
+    const float* xscales, const int32_t* xsums, float* y, size_t y_stride, size_t n) {
+  // acc0[k], acc1[k]: rows (2k, 2k + 1) of the half x tokens (0, 1) and (2, 3), smmla's
+  // order; only constant indices, so that the sums stay in registers.
+  float32x4_t acc0[4], acc1[4];
+  for (int k = 0; k < 4; ++k) acc0[k] = acc1[k] = vdupq_n_f32(0.0f);
+  constexpr int32_t kOffset = kKind == QuantKind::kQ8 ? 128 : 8;
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* group = panel + g * QuantGroupBytes(kKind);
+    const uint8_t* values = group + 32 * half;
+    const int8_t* xg = xq + g * kQuantGroup;
+    int32x4_t dot0[4], dot1[4];
+    {
+      const int32x4_t sums = {-kOffset * xsums[g], -kOffset * xsums[groups + g],
+                              -kOffset * xsums[2 * groups + g],
+                              -kOffset * xsums[3 * groups + g]};
+      const int32x4_t start0 = vcombine_s32(vget_low_s32(sums), vget_low_s32(sums));
+      const int32x4_t start1 = vcombine_s32(vget_high_s32(sums), vget_high_s32(sums));
+      for (int k = 0; k < 4; ++k) dot0[k] = start0, dot1[k] = start1;
+    }
+    for (int u = 0; u < 2; ++u) {
+      int8x16_t xv[4];
+      for (int b = 0; b < 4; ++b) xv[b] = PairsInputs<kKind>(xg + b * padded, u);
+      HalfPairs<kKind>(values, u, xv, dot0, dot1);
+    }
+    // acc += float(dot) * (wscale * xscale) per row and token, as the sdot kernels.
+    const uint16x8_t bits =
+        vld1q_u16(reinterpret_cast<const uint16_t*>(group + QuantGroupValueBytes(kKind)) +
+                  8 * half);
+    const float32x4_t ws_lo = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(bits)));
+    const float32x4_t ws_hi = vcvt_high_f32_f16(vreinterpretq_f16_u16(bits));
+    const float32x4_t ws_pairs[4] = {vzip1q_f32(ws_lo, ws_lo), vzip2q_f32(ws_lo, ws_lo),
+                                     vzip1q_f32(ws_hi, ws_hi), vzip2q_f32(ws_hi, ws_hi)};
+    const float32x4_t xs = {xscales[g], xscales[groups + g], xscales[2 * groups + g],
+                            xscales[3 * groups + g]};
+    const float32x4_t xs0 = vcombine_f32(vget_low_f32(xs), vget_low_f32(xs));
+    const float32x4_t xs1 = vcombine_f32(vget_high_f32(xs), vget_high_f32(xs));
+    for (int k = 0; k < 4; ++k) {
+      acc0[k] = vfmaq_f32(acc0[k], vcvtq_f32_s32(dot0[k]), vmulq_f32(ws_pairs[k], xs0));
+      acc1[k] = vfmaq_f32(acc1[k], vcvtq_f32_s32(dot1[k]), vmulq_f32(ws_pairs[k], xs1));
+    }
+  }
+  // [r.t0, r.t1, r'.t0, r'.t1] of rows (4z, 4z + 1) and (4z + 2, 4z + 3), per pair.
+  float out[4][8];
+  for (int z = 0; z < 2; ++z) {
+    vst1q_f32(out[0] + 4 * z, vuzp1q_f32(acc0[2 * z], acc0[2 * z + 1]));
+    vst1q_f32(out[1] + 4 * z, vuzp2q_f32(acc0[2 * z], acc0[2 * z + 1]));
+    vst1q_f32(out[2] + 4 * z, vuzp1q_f32(acc1[2 * z], acc1[2 * z + 1]));
+    vst1q_f32(out[3] + 4 * z, vuzp2q_f32(acc1[2 * z], acc1[2 * z + 1]));
+  }
+  for (int b = 0; b < 4; ++b) memcpy(y + b * y_stride, out[b], n * sizeof(float));
+}
+
+// The MatMulQuantFn: per panel, q4 by sdot's quarter tiles first, then four tokens at a
+// time by usmmla on half panels, then a pair by smmla, then an odd last token by sdot.
 template <QuantKind kKind>
 EMBER_I8MM void MatMulI8mm(const uint8_t* w, const int8_t* xq, const float* xscales,
                            const int32_t* xsums, size_t batch, float* y, size_t y_stride,
@@ -270,9 +584,18 @@ EMBER_I8MM void MatMulI8mm(const uint8_t* w, const int8_t* xq, const float* xsca
     const uint8_t* panel = w + p * panel_bytes;
     const size_t row0 = p * kQuantPanelRows;
     size_t b = 0;
+    // q4 by sdot's quarter tiles: fewer instructions than usmmla's (unpacked once).
+    if (kKind == QuantKind::kQ4) {
+      b = QuarterTiles<kKind>(panel, groups, row0, rows, xq, padded, xscales, batch, y,
+                              y_stride);
+    }
     for (; b + 4 <= batch; b += 4) {
-      PanelPairs<kKind, 2>(panel, groups, xq + b * padded, padded, xscales + b * groups,
-                           xsums + b * groups, y + b * y_stride, y_stride, row0, rows);
+      for (size_t h = 0; h < Halves(row0, rows); ++h) {
+        HalfPanelQuadMmla<kKind>(panel, groups, h, xq + b * padded, padded,
+                                 xscales + b * groups, xsums + b * groups,
+                                 y + b * y_stride + row0 + 8 * h, y_stride,
+                                 HalfRows(row0, rows, h));
+      }
     }
     if (b + 2 <= batch) {
       PanelPairs<kKind, 1>(panel, groups, xq + b * padded, padded, xscales + b * groups,

@@ -16,8 +16,8 @@ namespace ember::kernels {
 bool HasArmDotProd();
 
 // The kernels of `path`: kInt8ArmDotProd (sdot everywhere, int8_dot "neon-sdot") or
-// kInt8ArmI8mm (q8/q4 prefill by smmla, two tokens at a time; sdot for decode, an odd
-// last token and the K-quants: "neon-i8mm"); false in a build without them. Whether the
+// kInt8ArmI8mm (q8/q4 prefill by usmmla and smmla; sdot for decode, an odd last token
+// and the K-quants: "neon-i8mm"); false in a build without them. Whether the
 // CPU runs them is CpuInt8Features()'s answer.
 bool ArmInt8Kernels(Int8Feature path, Int8Kernels* kernels);
 

@@ -6,6 +6,8 @@
 
 #include <arm_neon.h>
 
+#include <cstddef>
+
 // GCC 12's arm_neon.h needs the arch string ("+dotprod" alone fails to inline
 // vdotq_laneq_s32); these functions run only where the kernel reports HWCAP_ASIMDDP.
 #define EMBER_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
@@ -20,6 +22,25 @@ EMBER_DOTPROD inline void DotChunk(int32x4_t (&acc)[kB][4], const int8x16_t (&w)
     for (int q = 0; q < 4; ++q)
       acc[b][q] = vdotq_laneq_s32(acc[b][q], w[q], xv[b], kLane);
   }
+}
+
+// dot + the products of a quarter panel's 4 rows (w[kFirst + i]: inputs 4i .. 4i + 3 of
+// a 16-input half, 4 rows x 4 bytes) with one token's 16 inputs xv, lane i each.
+template <int kFirst>
+EMBER_DOTPROD inline int32x4_t QuarterDot(int32x4_t dot, const int8x16_t (&w)[8],
+                                          int8x16_t xv) {
+  dot = vdotq_laneq_s32(dot, w[kFirst], xv, 0);
+  dot = vdotq_laneq_s32(dot, w[kFirst + 1], xv, 1);
+  dot = vdotq_laneq_s32(dot, w[kFirst + 2], xv, 2);
+  return vdotq_laneq_s32(dot, w[kFirst + 3], xv, 3);
+}
+
+// The prefill tiles' half panels (rows 8h .. 8h + 7): how many of the panel at row0
+// hold rows below `rows`, and how many rows half h holds.
+inline size_t Halves(size_t row0, size_t rows) { return rows - row0 > 8 ? 2 : 1; }
+inline size_t HalfRows(size_t row0, size_t rows, size_t h) {
+  const size_t left = rows - row0 - 8 * h;
+  return left < 8 ? left : 8;
 }
 
 }  // namespace ember::kernels::dotprod
