@@ -8,6 +8,7 @@
 
 #include "runtime/chat/prompt_state.h"
 #include "runtime/model/tensor_names.h"
+#include "runtime/vision/image_decode_test_data.h"
 #include "testing/testing.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/fuzz/prompt_state_sessions.h"
@@ -252,13 +253,22 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Images: the decoder's test PNGs (RGBA, gray, 1-bit palette).
+  auto bytes = [](const uint8_t* data, size_t n) {
+    return std::string(reinterpret_cast<const char*>(data), n);
+  };
+  files.push_back({"image/rgba.png", bytes(ember::kPngRgba, sizeof(ember::kPngRgba))});
+  files.push_back({"image/gray.png", bytes(ember::kPngGray, sizeof(ember::kPngGray))});
+  files.push_back(
+      {"image/palette.png", bytes(ember::kPngPalette, sizeof(ember::kPngPalette))});
+
   AddPromptStates(&files);
   ember::fuzz::AddTextSeeds(&files);
 
-  for (const char* dir : {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf",
-                          "/gguf", "/prompt_state", "/template", "/template_bytecode",
-                          "/gbnf", "/json_schema", "/tool_calls", "/tokenizer_json",
-                          "/c_api"}) {
+  for (const char* dir :
+       {"", "/model", "/tokenizer", "/llama2c", "/safetensors", "/hf", "/gguf",
+        "/prompt_state", "/template", "/template_bytecode", "/gbnf", "/json_schema",
+        "/tool_calls", "/tokenizer_json", "/c_api", "/image"}) {
     mkdir((out + dir).c_str(), 0755);
   }
   for (const auto& [path, bytes] : files) {

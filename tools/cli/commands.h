@@ -20,6 +20,7 @@ int TemplateCommand(int argc, char** argv);
 int ChatCommand(int argc, char** argv);
 int BakeCommand(int argc, char** argv);
 int GrammarCommand(int argc, char** argv);
+int ImageCommand(int argc, char** argv);
 
 }  // namespace ember::tools
 

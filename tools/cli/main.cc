@@ -38,6 +38,8 @@ constexpr Subcommand kSubcommands[] = {
      "print a conversation rendered with the model's chat template"},
     {"grammar", ember::tools::GrammarCommand,
      "compile a GBNF grammar, or check texts against it"},
+    {"image", ember::tools::ImageCommand,
+     "what a vision processor makes of an image: its tiles, as .npy"},
 };
 
 void PrintUsage(FILE* out) {
