@@ -462,15 +462,20 @@ TEST(JpegDecodeTest, HostileHeaders) {
   // The SOF length no longer matches the component count.
   EXPECT_EQ(InfoCode(WithSof(0xC0, 8, 6, 5, 4)), StatusCode::kInvalidArgument);
 
-  // Huge but valid dimensions: the header reads; decoding wants far more scratch.
+  // Huge but valid dimensions: the header reads; decoding wants far more scratch. On a
+  // 32-bit board that scratch (about 38 GB) is past SIZE_MAX: refused as it is read.
   std::vector<uint8_t> huge = WithSof(0xC0, 8, 65500, 65500, 3);
   Result<JpegInfo> info = ReadJpegInfo(huge.data(), huge.size());
-  ASSERT_TRUE(info.ok());
-  std::vector<uint8_t> scratch(1 << 16), rgb(16);
-  EXPECT_EQ(DecodeJpeg(huge.data(), huge.size(), scratch.data(), scratch.size(),
-                       rgb.data(), rgb.size())
-                .code(),
-            StatusCode::kResourceExhausted);
+  if (sizeof(size_t) < 8) {
+    EXPECT_EQ(info.status().code(), StatusCode::kInvalidArgument);
+  } else {
+    ASSERT_TRUE(info.ok());
+    std::vector<uint8_t> scratch(1 << 16), rgb(16);
+    EXPECT_EQ(DecodeJpeg(huge.data(), huge.size(), scratch.data(), scratch.size(),
+                         rgb.data(), rgb.size())
+                  .code(),
+              StatusCode::kResourceExhausted);
+  }
 
   // Not a JPEG at all, and empty input.
   const uint8_t png[] = {0x89, 'P', 'N', 'G'};
