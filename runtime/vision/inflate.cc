@@ -257,11 +257,9 @@ void Fixed(Huffman* lit, Huffman* dist) {
 
 }  // namespace
 
-Status InflateZlib(InflateSource source, void* context, uint8_t* out, size_t out_bytes,
-                   size_t* written) {
+Status InflateZlib(InflateSource source, void* context, uint8_t* out, size_t out_bytes) {
   BitReader in(source, context);
   Output o{out, out_bytes};
-  if (written != nullptr) *written = 0;
   uint32_t cmf = 0, flg = 0;
   if (!in.Take(8, &cmf) || !in.Take(8, &flg)) return Corrupt("no zlib header");
   if ((cmf & 15) != 8 || (cmf >> 4) > 7 || (cmf * 256 + flg) % 31 != 0) {
@@ -294,7 +292,6 @@ Status InflateZlib(InflateSource source, void* context, uint8_t* out, size_t out
       return Corrupt("block type 3");
     }
   }
-  if (written != nullptr) *written = o.pos;
   if (!o.full())
     return InvalidArgument("image: the compressed data ends early (truncated file)");
   return Status::Ok();

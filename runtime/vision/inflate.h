@@ -19,9 +19,8 @@ using InflateSource = bool (*)(void* context, const uint8_t** data, size_t* size
 // Inflates a zlib stream into out[0, out_bytes) and stops when the output is full (what
 // follows, including the Adler-32 check, is not read: as Pillow's PNG decoder stops at
 // the last row). InvalidArgument for a corrupt stream, or one that ends before the
-// output is full. *written (when given): the bytes produced.
-Status InflateZlib(InflateSource source, void* context, uint8_t* out, size_t out_bytes,
-                   size_t* written = nullptr);
+// output is full.
+Status InflateZlib(InflateSource source, void* context, uint8_t* out, size_t out_bytes);
 
 }  // namespace ember
 

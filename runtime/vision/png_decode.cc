@@ -79,8 +79,8 @@ size_t RowBytes(int width, int bits_per_pixel) {
   return (static_cast<size_t>(width) * bits_per_pixel + 7) / 8;
 }
 
-// Pillow's alpha_composite over opaque white in its 7-bit fixed point (see DESIGN of
-// image_decode.h): c = div255(v * 128 a + 255 * 128 (255 - a) + 128 * 128) >> 7.
+// Pillow's alpha_composite over opaque white in its 7-bit fixed point: with the
+// background's alpha 255, c = div255(v * 128 a + 255 * 128 (255 - a) + 128 * 128) >> 7.
 inline uint8_t OverWhite(uint32_t value, uint32_t alpha) {
   if (alpha == 0) return 255;
   const uint32_t sum = value * (alpha << 7) + 255 * ((255 - alpha) << 7) + (0x80 << 7);
