@@ -1,10 +1,13 @@
 // RunQueueNs (run_queue.h): Linux's schedstat, read with open/read/close into a stack
-// buffer (no allocation: the pool calls it after load).
+// buffer (no allocation: the pool calls it after load); CurrentCpu: sched_getcpu.
 #include "runtime/pool/run_queue.h"
 
 #if EMBER_WITH_SCHEDSTAT
 #include <fcntl.h>
 #include <unistd.h>
+#endif
+#ifdef __linux__
+#include <sched.h>
 #endif
 
 namespace ember {
@@ -29,6 +32,14 @@ bool RunQueueNs(uint64_t* ns) {
 #else
   (void)ns;
   return false;
+#endif
+}
+
+int CurrentCpu() {
+#ifdef __linux__
+  return sched_getcpu();  // -1 on failure
+#else
+  return -1;
 #endif
 }
 

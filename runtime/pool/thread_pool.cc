@@ -95,6 +95,8 @@ struct PoolState {
   std::atomic<int> region_threads;      // threads in the last region (the caller's first)
   std::atomic<int> left_out{0};         // workers asleep on left_out_cv: not in it
   std::atomic<bool> caller_waiting{false};
+  std::atomic<int> caller_cpu{-1};         // the region's caller's CPU (-1: not known)
+  std::atomic<bool> on_caller_cpu{false};  // a worker took units on that CPU
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> quiet_until_ns{0};  // no spinning before (see kPreemptedNs)
   std::mutex mutex;                         // for the condition variables
@@ -158,9 +160,18 @@ struct PoolState {
   size_t Work(int self, uint64_t gen) {
     size_t unit, units = 0;
     while (runs.TakeOwn(self, gen, &unit) || runs.Steal(self, gen, &unit)) {
+      if (units == 0 && self != 0 && adapt) NoteCpu();  // before the unit counts done
       RunUnit(unit), ++units;
     }
     return units;
+  }
+
+  // A worker about to run units: does it share the caller's CPU (for the policy)?
+  void NoteCpu() {
+    const int caller = caller_cpu.load(std::memory_order_relaxed);
+    if (caller < 0 || CurrentCpu() == caller) {
+      on_caller_cpu.store(true, std::memory_order_relaxed);
+    }
   }
 
   // The calling thread: its own run and what it can steal, then the tiles others run.
@@ -174,6 +185,10 @@ struct PoolState {
     tiles_per_unit = (tiles + TileRuns::kMaxUnits - 1) / TileRuns::kMaxUnits;
     const size_t units = (tiles + tiles_per_unit - 1) / tiles_per_unit;
     pending.store(units, std::memory_order_relaxed);
+    if (adapt) {  // before runs.Start publishes the units
+      caller_cpu.store(CurrentCpu(), std::memory_order_relaxed);
+      on_caller_cpu.store(false, std::memory_order_relaxed);
+    }
     const uint32_t gen = generation.load(std::memory_order_relaxed) + 1;
     runs.Start(gen, units, run_threads);
     const int last_threads = region_threads.exchange(run_threads);
@@ -215,6 +230,7 @@ struct PoolState {
     seen.caller_work_ns = worked - start;
     seen.caller_units = units_run;
     seen.caller_wait_ns = seen.end_ns - worked;
+    seen.worker_on_caller_cpu = on_caller_cpu.load(std::memory_order_relaxed);
     if (run_queue && policy.WantsRunQueueSample(seen.end_ns)) {
       seen.has_run_queue = RunQueueNs(&seen.run_queue_ns);
       seen.caller_id = CallerId();
