@@ -65,7 +65,9 @@ Result<ImageHeader> ReadImageHeader(const uint8_t* bytes, size_t num_bytes,
     header.format = ImageFormat::kPng;
     header.width = png->width;
     header.height = png->height;
-    header.channels = png->channels() + (png->alpha && png->channels() % 2 == 1 ? 1 : 0);
+    // A palette holds RGB; a tRNS chunk (alpha set, no alpha channel) adds alpha.
+    header.channels = png->color_type == 3 ? 3 : png->channels();
+    if (png->alpha && header.channels % 2 == 1) ++header.channels;
   } else if (IsJpeg(bytes, num_bytes)) {
     Result<JpegInfo> jpeg = ReadJpegInfo(bytes, num_bytes);
     if (!jpeg.ok()) return jpeg.status();

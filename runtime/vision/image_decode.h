@@ -22,7 +22,9 @@ struct ImageHeader {
   ImageFormat format = ImageFormat::kPng;
   int width = 0;
   int height = 0;
-  int channels = 0;  // as stored: 1 gray, 2 gray + alpha, 3 RGB, 4 RGBA (or CMYK JPEG)
+  // What the pixels hold: 1 gray, 2 gray + alpha, 3 RGB, 4 RGBA (or CMYK JPEG). A PNG
+  // palette holds RGB; its tRNS chunk, or a gray or RGB image's, adds alpha.
+  int channels = 0;
 };
 
 // The scratch DecodeImage needs for any PNG or JPEG within `limits`.

@@ -77,6 +77,13 @@ TEST(ImageDecode, HeaderNamesFormatAndSize) {
   EXPECT_EQ(h->width, 2);
   EXPECT_EQ(h->height, 2);
   EXPECT_EQ(h->channels, 4);
+  Result<ImageHeader> palette =
+      ReadImageHeader(kPngPalette, sizeof(kPngPalette), ImageLimits());
+  ASSERT_TRUE(palette.ok()) << palette.status().message();
+  EXPECT_EQ(palette->channels, 3);  // a palette of RGB colors, not one gray channel
+  Result<ImageHeader> gray = ReadImageHeader(kPngGray, sizeof(kPngGray), ImageLimits());
+  ASSERT_TRUE(gray.ok()) << gray.status().message();
+  EXPECT_EQ(gray->channels, 1);
 }
 
 TEST(ImageDecode, RefusesWhatIsNotAnImage) {

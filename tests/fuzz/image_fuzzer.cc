@@ -1,6 +1,7 @@
 // Fuzzes image decoding and the processors: the input is a file someone sent (a PNG, a
 // JPEG, or anything else). It decodes within the limits and the scratch planned for
-// them, or fails with a message; a decoded image then runs through a tiling processor
+// them, or fails with a message (never "out of memory" when its header is within the
+// limits); a decoded image then runs through a tiling processor
 // and a fixed-size one in exactly the scratch they plan, never a crash, a read outside
 // the buffers, or a request for more memory than was planned.
 #include <cstdio>
@@ -33,6 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   scratch.size(), rgb.data(), rgb.size());
   if (!image.ok()) {
     Check(image.status().message()[0] != '\0', "a refusal without a message");
+    // A file whose header is within the limits never needs more than the plan.
+    if (image.status().code() == StatusCode::kResourceExhausted &&
+        ReadImageHeader(data, size, limits).ok()) {
+      fprintf(stderr, "%s\n", image.status().message());
+      Check(false, "an image within the limits does not fit the planned scratch");
+    }
     return 0;
   }
   Check(image->width > 0 && image->height > 0 &&
