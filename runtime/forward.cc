@@ -40,10 +40,10 @@ bool RopeShiftable(const ModelConfig& c, size_t context) {
          context <= c.rope_original_context;
 }
 
-Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& act,
-                 const KvCache& kv, const AttentionRecord& record)
-    : c_(model.config()),
-      w_(model.weights()),
+Forward::Forward(const ModelConfig& config, const Weights& weights, const ExecContext& ctx,
+                 const Activations& act, const KvCache& kv, const AttentionRecord& record)
+    : c_(config),
+      w_(weights),
       k_(*ctx.kernels),
       ctx_(ctx),
       act_(act),
@@ -56,9 +56,13 @@ Forward::Forward(const Model& model, const ExecContext& ctx, const Activations& 
 }
 
 size_t Forward::Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
-                    float* logits) {
+                    float* logits, const EmbeddedRows* embedded) {
   ProfileScope pass(ctx_.profile, KernelKind::kPass);
+  embedded_ = embedded;
+  tokens_ = embedded ? tokens : nullptr;
   Layers(tokens, nullptr, batch, pos0);
+  embedded_ = nullptr;
+  tokens_ = nullptr;
   return Logits(batch, all_logits, logits);
 }
 
@@ -97,6 +101,18 @@ size_t Forward::TextEnd(size_t row, size_t batch) const {
   return bounds_ == nullptr ? batch : bounds_[TextOf(row) + 1];
 }
 
+bool Forward::BlockOf(size_t row, size_t batch, size_t* begin, size_t* end) const {
+  if (embedded_ == nullptr || !embedded_->bidirectional) return false;
+  const int32_t marker = embedded_->marker;
+  if (tokens_[row] != marker) return false;
+  size_t b = row, e = row + 1;
+  while (b > 0 && tokens_[b - 1] == marker) --b;
+  while (e < batch && tokens_[e] == marker) ++e;
+  *begin = b;
+  *end = e;
+  return true;
+}
+
 void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,
                      size_t pos0) {
   EMBER_DCHECK(batch >= 1 && batch <= act_.max_batch);
@@ -110,16 +126,23 @@ void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,
   }
 }
 
-// x[i] = token_embd[token_i] (* embedding_scale) (+ position_embd[pos0 + i])
-//        (+ token_types[type_i]), then norm(x[i]) where the model norms its embeddings
+// x[i] = token_embd[token_i] (* embedding_scale), or the next embedded row for a marker,
+//        (+ position_embd[pos0 + i]) (+ token_types[type_i]), then norm(x[i]) where the
+//        model norms its embeddings
 void Forward::Embed(const int32_t* tokens, const uint8_t* types, size_t batch,
                     size_t pos0) {
   float* x = act_.x;
   float* row = act_.x_norm;  // scratch, one row
   const size_t d = c_.d_model;
+  const float* given = embedded_ ? embedded_->rows : nullptr;
   for (size_t i = 0; i < batch; ++i) {
-    EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
-    if (c_.embedding_scale != 1.0f) k_.scale(x + i * d, c_.embedding_scale, d);
+    if (given != nullptr && tokens[i] == embedded_->marker) {
+      memcpy(x + i * d, given, d * sizeof(float));
+      given += d;
+    } else {
+      EmbeddingRow(*w_.tok_embedding, static_cast<uint64_t>(tokens[i]), x + i * d);
+      if (c_.embedding_scale != 1.0f) k_.scale(x + i * d, c_.embedding_scale, d);
+    }
     if (w_.pos_embedding) {
       EmbeddingRow(*w_.pos_embedding, pos0 + i - TextStart(i), row);
       k_.add(x + i * d, row, d);

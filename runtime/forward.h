@@ -25,21 +25,40 @@ kernels::RopeParams LayerRopeParams(const ModelConfig& c, size_t layer);
 // at different frequencies).
 bool RopeShiftable(const ModelConfig& c, size_t context);
 
+// Rows of a step given as embeddings rather than looked up (an image's rows, from a vision
+// tower): each token equal to `marker` takes the next of `rows` (d_model floats each) in
+// place of its embedding row, scale included, as transformers' masked_scatter replaces
+// the scaled embeddings; positions and segment types are added as to any row. A run of
+// markers is one block; with `bidirectional` (Gemma 3's image blocks) each row of a block
+// also attends to the whole block, past its own position and its sliding window.
+struct EmbeddedRows {
+  int32_t marker = -1;
+  const float* rows = nullptr;
+  size_t count = 0;  // rows held (the markers of every step the rows serve)
+  bool bidirectional = false;
+};
+
 // One forward pass over a batch of tokens. It borrows everything it touches, given
-// explicitly: the model (config and weights), how to compute (kernels, pool, profile),
-// the activations and KV cache it writes, and the attention record (weights null when
-// not recording). It keeps no state of its own between passes.
+// explicitly: the config and weights (a text model's, or a vision tower's), how to
+// compute (kernels, pool, profile), the activations and KV cache it writes, and the
+// attention record (weights null when not recording). It keeps no state of its own
+// between passes.
 class Forward {
  public:
+  Forward(const ModelConfig& config, const Weights& weights, const ExecContext& ctx,
+          const Activations& act, const KvCache& kv, const AttentionRecord& record);
   Forward(const Model& model, const ExecContext& ctx, const Activations& act,
-          const KvCache& kv, const AttentionRecord& record);
+          const KvCache& kv, const AttentionRecord& record)
+      : Forward(model.config(), model.weights(), ctx, act, kv, record) {}
 
   // Runs tokens[0, batch) at positions pos0.. (the caller checked the tokens, batch <=
   // act.max_batch and pos0 + batch <= the cache's context), writes their keys and values
   // to the cache, and the logits of the last token, or of every token with all_logits,
-  // to logits (rows, vocab). Returns the rows written.
+  // to logits (rows, vocab). Returns the rows written. With `embedded`, the step's
+  // markers take their rows from embedded->rows onward (the caller checked it holds
+  // them, and that no bidirectional block continues into the next step).
   size_t Run(const int32_t* tokens, size_t batch, size_t pos0, bool all_logits,
-             float* logits);
+             float* logits, const EmbeddedRows* embedded = nullptr);
   // Runs the layers as Run does, with the tokens' segment `types` (null: all 0) where the
   // model has segment embeddings, and returns the batch's final hidden states (batch rows
   // of d_model, after the final norm where the model has one; valid until the next pass)
@@ -74,6 +93,9 @@ class Forward {
   size_t TextOf(size_t row) const;  // a packed step's text holding row
   size_t TextStart(size_t row) const;
   size_t TextEnd(size_t row, size_t batch) const;
+  // The bidirectional block holding step row `row`, [*begin, *end) in step rows; false
+  // when the row is in none.
+  bool BlockOf(size_t row, size_t batch, size_t* begin, size_t* end) const;
 
   const ModelConfig& c_;
   const Weights& w_;
@@ -89,6 +111,9 @@ class Forward {
   // A packed step's text bounds (HiddenPacked), else null.
   const size_t* bounds_ = nullptr;
   size_t texts_ = 0;
+  // A step's embedded rows (Run), and its tokens while they are set, else null.
+  const EmbeddedRows* embedded_ = nullptr;
+  const int32_t* tokens_ = nullptr;
 };
 
 }  // namespace ember

@@ -87,7 +87,8 @@ void MergeSpans(void* context, size_t begin, size_t count) {
 // own (causal) or every position of the input (bidirectional), and in a sliding layer
 // only the last `sliding_window` of those (its span loop starts there) or, bidirectional,
 // those within sliding_window / 2 on either side (EmbeddingGemma: 256 of its 512); in a
-// packed step (HiddenPacked) only positions of the token's own text. Heads
+// packed step (HiddenPacked) only positions of the token's own text; a row of a
+// bidirectional block of embedded rows (Gemma 3's image) sees its whole block too. Heads
 // sharing a KV head (GQA/MQA) read the same cache columns. A token's positions are split
 // into spans (kernels::AttentionSpan: by the position count alone, so no result depends
 // on the thread count or on prefill against decode); each thread takes one run of
@@ -149,6 +150,11 @@ void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
         end = std::min(end, q + half + 1);
       } else {
         task.start[i] = lo;
+      }
+      size_t block_begin = 0, block_end = 0;  // a bidirectional block's rows see it all
+      if (causal && BlockOf(first + i, batch, &block_begin, &block_end)) {
+        task.start[i] = std::min(task.start[i], pos0 + block_begin);
+        end = std::max(end, pos0 + block_end);
       }
       task.n_pos[i] = end - task.start[i];
       task.first_row[i] = kv_.Slot(layer, task.start[i]);

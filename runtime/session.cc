@@ -115,7 +115,7 @@ const float* Session::logits_at(size_t i) const {
   return i < num_logits_ ? buffers_.logits + i * model_->config().vocab_size : nullptr;
 }
 
-Status Session::CheckInput(const int32_t* tokens, size_t n) const {
+Status Session::CheckInput(const int32_t* tokens, size_t n, int32_t marker) const {
   if (n == 0) return InvalidArgument("no tokens to process");
   // The length before the ids: a caller's count may be wrong, and then so is the array.
   if (n > plan_.max_context - position_) {
@@ -125,6 +125,7 @@ Status Session::CheckInput(const int32_t* tokens, size_t n) const {
   }
   const ModelConfig& c = model_->config();
   for (size_t i = 0; i < n; ++i) {
+    if (tokens[i] == marker && marker >= 0) continue;
     if (tokens[i] < 0 || static_cast<uint32_t>(tokens[i]) >= c.vocab_size) {
       return InvalidArgument("token %d at index %zu is outside the vocabulary [0, %u)",
                              tokens[i], i, c.vocab_size);
@@ -210,7 +211,35 @@ Status Session::Verify(const int32_t* tokens, size_t n) {
   return Run(tokens, n, true);
 }
 
-Status Session::Run(const int32_t* tokens, size_t n, bool all_logits) {
+Status Session::PrefillEmbedded(const int32_t* tokens, size_t n,
+                                const EmbeddedRows& embedded) {
+  if (embedded.marker < 0) {
+    return InvalidArgument("embedded rows need a marker id >= 0, not %d", embedded.marker);
+  }
+  if (embedded.count > 0 && embedded.rows == nullptr) {
+    return InvalidArgument("%zu embedded rows given without their values", embedded.count);
+  }
+  if (n > plan_.max_context - position_) return CheckInput(tokens, n);
+  size_t markers = 0, run = 0;
+  for (size_t i = 0; i < n; ++i) {
+    run = tokens[i] == embedded.marker ? run + 1 : 0;
+    markers += run > 0;
+    if (embedded.bidirectional && run > plan_.max_batch) {
+      return OutOfRange(
+          "a bidirectional block of embedded rows at index %zu is longer than the "
+          "session's step of %zu tokens (max_batch)",
+          i + 1 - run, plan_.max_batch);
+    }
+  }
+  if (markers != embedded.count) {
+    return InvalidArgument("%zu embedded rows for %zu marker tokens (id %d)",
+                           embedded.count, markers, embedded.marker);
+  }
+  return Run(tokens, n, plan_.all_logits, &embedded);
+}
+
+Status Session::Run(const int32_t* tokens, size_t n, bool all_logits,
+                    const EmbeddedRows* embedded) {
   const ModelConfig& c = model_->config();
   if (c.embeds()) {
     return InvalidArgument(
@@ -218,16 +247,34 @@ Status Session::Run(const int32_t* tokens, size_t n, bool all_logits) {
         "scores (ember embed, ember rerank), not the next token's logits",
         c.architecture);
   }
-  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n));
+  EMBER_RETURN_IF_ERROR(CheckInput(tokens, n, embedded ? embedded->marker : -1));
   memcpy(buffers_.history + position_, tokens, n * sizeof(int32_t));
   const ExecContext exec{&kernels_, pool_, profile_, xnn_};
   Forward forward(*model_, exec, buffers_.act, buffers_.kv, record_);
   const size_t batch = plan_.max_batch;
-  for (size_t done = 0; done < n; done += batch) {
-    const size_t count = n - done < batch ? n - done : batch;
-    num_logits_ =
-        forward.Run(tokens + done, count, position_, all_logits, buffers_.logits);
+  EmbeddedRows step_rows;  // this step's: from the first row its markers take
+  if (embedded) step_rows = *embedded;
+  for (size_t done = 0; done < n;) {
+    size_t count = n - done < batch ? n - done : batch;
+    if (embedded && embedded->bidirectional && done + count < n) {
+      // A block running on past the step starts the next step instead (the caller
+      // refused blocks longer than a step: this one starts after `done`).
+      size_t cut = done + count;
+      while (cut > done && tokens[cut] == embedded->marker &&
+             tokens[cut - 1] == embedded->marker) {
+        --cut;
+      }
+      if (cut > done) count = cut - done;
+    }
+    num_logits_ = forward.Run(tokens + done, count, position_, all_logits,
+                              buffers_.logits, embedded ? &step_rows : nullptr);
+    if (embedded) {
+      for (size_t i = done; i < done + count; ++i) {
+        if (tokens[i] == embedded->marker) step_rows.rows += c.d_model;
+      }
+    }
     position_ += count;
+    done += count;
   }
   logits_last_ = buffers_.logits + (num_logits_ - 1) * c.vocab_size;
   logits_valid_ = true;

@@ -11,6 +11,7 @@
 
 #include "kernels/kernel_table.h"
 #include "runtime/attention_record.h"
+#include "runtime/forward.h"
 #include "runtime/model/model.h"
 #include "runtime/profile.h"
 #include "runtime/session_plan.h"
@@ -38,6 +39,13 @@ class Session {
   // all_logits, logits_at(i) those of the i-th token of the last prefill step).
   Status Prefill(const int32_t* tokens, size_t n);
   Status Decode(int32_t token) { return Prefill(&token, 1); }
+  // Prefill where each token equal to embedded.marker takes the next of embedded.rows
+  // (embedded.count rows of d_model, one per marker) as its embedding (an image's rows:
+  // Forward's EmbeddedRows). The marker need not be in the vocabulary; tokens() hold it.
+  // With embedded.bidirectional each run of markers is one block its rows attend to
+  // whole: steps are cut before a block rather than through it, and a block longer than
+  // plan().max_batch is refused.
+  Status PrefillEmbedded(const int32_t* tokens, size_t n, const EmbeddedRows& embedded);
   // Speculative decoding's pass: `tokens` (at most plan().draft_max + 1) in one step,
   // keeping each one's logits (logits_at(i)) whatever all_logits says.
   Status Verify(const int32_t* tokens, size_t n);
@@ -162,9 +170,12 @@ class Session {
           const kernels::KernelTable& kernels);
   // Prefill's checks: a count that fits the context, ids in the vocabulary, a
   // bidirectional model's input whole.
-  Status CheckInput(const int32_t* tokens, size_t n) const;
-  // Runs tokens in steps of max_batch, keeping every row's logits or the last one's.
-  Status Run(const int32_t* tokens, size_t n, bool all_logits);
+  // `marker` (>= 0) is taken as an embedded row's, in the vocabulary or not.
+  Status CheckInput(const int32_t* tokens, size_t n, int32_t marker = -1) const;
+  // Runs tokens in steps of max_batch (cut before a bidirectional block of `embedded`
+  // rows that would not fit), keeping every row's logits or the last one's.
+  Status Run(const int32_t* tokens, size_t n, bool all_logits,
+             const EmbeddedRows* embedded = nullptr);
   // Segment types (null: all 0) below the model's count of them.
   Status CheckTypes(const uint8_t* types, size_t n) const;
 

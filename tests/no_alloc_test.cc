@@ -5,7 +5,7 @@
 // 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
 // mid-generation; and planning and creating a session in a caller's arena make none
 // either (the C API: its session object alone); nor do embeddings, nor speculative
-// decoding. Chat, tokenizer.json and grammars:
+// decoding, nor rows given as embeddings. Chat, tokenizer.json and grammars:
 // no_alloc_text_test.cc.
 #include <cstring>
 #include <memory>
@@ -146,6 +146,40 @@ TEST(NoAllocTest, CurrentFamiliesFeaturesMakeNoHeapAllocations) {
               0u)
         << DTypeName(c.dtype) << ", " << c.threads << " threads, "
         << KvTypeName(c.kv_type);
+  }
+}
+
+// Rows given as embeddings (an image's): a prefill with bidirectional blocks cut into
+// steps over a sliding layer's ring, then decoding, at 1 and 2 threads, q8 weights.
+TEST(NoAllocTest, EmbeddedRowsMakeNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  ModelSpec spec = testing::FamiliesModelSpec(6, 96);
+  ASSERT_TRUE(tools::ChooseDTypes(DType::kQ8, {}, &spec).ok());
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_TRUE(m.model);
+  std::vector<int32_t> tokens = testing::SpreadTokens(40);
+  for (size_t i = 10; i < 20; ++i) tokens[i] = 1000;
+  for (size_t i = 24; i < 32; ++i) tokens[i] = 1000;
+  const std::vector<float> rows(18 * m.model->config().d_model, 0.25f);
+  EmbeddedRows embedded;
+  embedded.marker = 1000;
+  embedded.rows = rows.data();
+  embedded.count = 18;
+  embedded.bidirectional = true;
+  for (int threads : {1, 2}) {
+    auto pool = ThreadPool::Create(threads);
+    ASSERT_TRUE(pool.ok());
+    auto session = Session::Create(
+        *m.model, testing::FamiliesSessionOptions(96, 12, KvType::kF32, false), pool->get());
+    ASSERT_TRUE(session.ok());
+    testing::AllocCounterArm();
+    Status s = session->PrefillEmbedded(tokens.data(), tokens.size(), embedded);
+    for (int32_t t = 3; s.ok() && t < 10; ++t) s = session->Decode(t);
+    const uint64_t allocations = testing::AllocCounterDisarm();
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(allocations, 0u) << threads << " threads";
   }
 }
 
