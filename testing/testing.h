@@ -66,6 +66,12 @@ ModelSpec TinyModelSpec(uint32_t d_model = 32, uint32_t n_layers = 2,
 // forward pass that need no reference: consistency across paths and thread counts).
 ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
                             uint32_t seed = 5);
+// Adds a tiny vision tower to `spec` (seeded random f32 weights): a SigLIP-style ViT of
+// 2 layers, d 32 in 2 heads, ffn 72, over 32 x 32 tiles of 8 x 8 patches (16), and the
+// connector with factor 2 (4 image rows of the text d_model per tile); its image token
+// is the vocabulary's size + 7, and Gemma 3's bidirectional blocks go with the average
+// pool.
+void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed = 11);
 // Options of a session over FamiliesModelSpec's model: `context` positions in steps of
 // max_batch tokens (short steps give its sliding layers a ring), a `type` cache, and
 // with `shift` a context shift that keeps 4 positions.

@@ -142,6 +142,86 @@ ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
   return spec;
 }
 
+void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
+  VisionConfig v;
+  ModelConfig& e = v.encoder;
+  snprintf(e.architecture, sizeof(e.architecture), "siglip");
+  const uint32_t d = 32, heads = 2, ffn = 72, layers = 2;
+  e.d_model = d;
+  e.n_layers = layers;
+  e.n_heads = e.n_kv_heads = heads;
+  e.head_dim = d / heads;
+  e.ffn_dim = ffn;
+  e.vocab_size = 0;
+  e.norm = NormKind::kLayerNorm;
+  e.norm_placement = NormPlacement::kPre;
+  e.norm_eps = 1e-6f;
+  e.final_norm = true;
+  e.ffn = FfnKind::kPlain;
+  e.activation = Activation::kGeluTanh;
+  e.positions = PositionKind::kLearned;
+  e.mask = AttentionMask::kBidirectional;
+  e.qkv_bias = e.out_bias = e.ffn_bias = true;
+  v.image_size = 32;
+  v.patch_size = 8;
+  e.max_context = static_cast<uint32_t>(v.patches());
+  v.connector = connector;
+  v.connector_factor = 2;
+  v.projector_norm_eps = 1e-6f;
+  v.image_token_id = static_cast<int32_t>(spec->config.vocab_size) + 7;
+  v.image_blocks_bidirectional = connector == ImageConnector::kAveragePool;
+
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto add = [&](const std::string& name, std::vector<uint64_t> shape, float scale,
+                 float offset) {
+    TensorSpec t;
+    t.name = name;
+    t.shape = shape;
+    t.dtype = DType::kF32;
+    uint64_t n = 1;
+    for (uint64_t dim : shape) n *= dim;
+    t.values.resize(n);
+    for (float& x : t.values) x = offset + scale * dist(rng);
+    spec->tensors.push_back(std::move(t));
+  };
+  const uint64_t D = d, F = ffn;
+  const float w = 1.0f / std::sqrt(static_cast<float>(d));
+  const std::string p = "v.";
+  add(p + names::kPatchEmbedding, {D, v.patch_values()}, 0.1f, 0.0f);
+  add(p + names::kPatchEmbeddingBias, {D}, 0.1f, 0.0f);
+  add(p + names::kPosEmbedding, {v.patches(), D}, 0.5f, 0.0f);
+  for (unsigned l = 0; l < layers; ++l) {
+    auto name = [&](const char* format) { return p + names::LayerName(format, l); };
+    add(name(names::kAttnNorm), {D}, 0.1f, 1.0f);
+    add(name(names::kAttnNormBias), {D}, 0.1f, 0.0f);
+    for (const char* m : {names::kAttnQ, names::kAttnK, names::kAttnV, names::kAttnOut}) {
+      add(name(m), {D, D}, w, 0.0f);
+    }
+    for (const char* b :
+         {names::kAttnQBias, names::kAttnKBias, names::kAttnVBias, names::kAttnOutBias}) {
+      add(name(b), {D}, 0.1f, 0.0f);
+    }
+    add(name(names::kFfnNorm), {D}, 0.1f, 1.0f);
+    add(name(names::kFfnNormBias), {D}, 0.1f, 0.0f);
+    add(name(names::kFfnUp), {F, D}, w, 0.0f);
+    add(name(names::kFfnUpBias), {F}, 0.1f, 0.0f);
+    add(name(names::kFfnDown), {D, F}, 1.0f / std::sqrt(static_cast<float>(ffn)), 0.0f);
+    add(name(names::kFfnDownBias), {D}, 0.1f, 0.0f);
+  }
+  add(p + names::kOutputNorm, {D}, 0.1f, 1.0f);
+  add(p + names::kOutputNormBias, {D}, 0.1f, 0.0f);
+  const uint64_t text = spec->config.d_model, in = v.projector_inputs();
+  if (connector == ImageConnector::kAveragePool) {
+    add(names::kProjectorNorm, {D}, 0.1f, 1.0f);
+    add(names::kPoolProjector, {text, in}, w, 0.0f);
+  } else {
+    add(names::kShuffleProjector, {text, in}, 1.0f / std::sqrt(static_cast<float>(in)),
+        0.0f);
+  }
+  spec->vision = v;
+}
+
 SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
                                       bool shift) {
   SessionOptions options;

@@ -153,6 +153,37 @@ struct ModelConfig {
   }
 };
 
+// How a vision tower's rows become the text model's (schema/model.fbs ImageConnector).
+enum class ImageConnector : uint8_t { kPixelShuffle = 0, kAveragePool = 1 };
+
+// A vision tower and its connector (schema/model.fbs VisionConfig): a tile of
+// image_size^2 pixels becomes patches() rows of the encoder, then tokens_per_image()
+// rows of the text model's d_model.
+struct VisionConfig {
+  ModelConfig encoder;  // vocab_size 0, learned positions, bidirectional
+  uint32_t image_size = 0;
+  uint32_t patch_size = 0;
+  ImageConnector connector = ImageConnector::kPixelShuffle;
+  uint32_t connector_factor = 1;
+  float projector_norm_eps = 1e-6f;  // kAveragePool's RMSNorm
+  int32_t image_token_id = -1;
+  bool image_blocks_bidirectional = false;
+
+  size_t patches_per_side() const { return image_size / patch_size; }
+  size_t patches() const { return patches_per_side() * patches_per_side(); }
+  size_t patch_values() const { return size_t{3} * patch_size * patch_size; }
+  size_t tokens_per_image() const {
+    const size_t side = patches_per_side() / connector_factor;
+    return side * side;
+  }
+  // Columns of the projection: a pixel shuffle's rows are factor^2 encoder rows wide.
+  size_t projector_inputs() const {
+    return connector == ImageConnector::kPixelShuffle
+               ? size_t{encoder.d_model} * connector_factor * connector_factor
+               : encoder.d_model;
+  }
+};
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_MODEL_CONFIG_H_

@@ -60,7 +60,9 @@ bool EnumInRange(E value, E max) {
   return static_cast<unsigned>(value) <= static_cast<unsigned>(max);
 }
 
-Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
+}  // namespace
+
+Status ReadConfig(const fb::Config& fc, ModelConfig* c, bool encoder) {
   const char* arch = fc.architecture() ? fc.architecture()->c_str() : "";
   Format(c->architecture, sizeof(c->architecture), "%s", arch);
   c->d_model = fc.d_model();
@@ -80,11 +82,16 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
         Limit{"n_heads", c->n_heads, kMaxDim},
         Limit{"n_kv_heads", c->n_kv_heads, kMaxDim},
         Limit{"head_dim", c->head_dim, kMaxDim}, Limit{"ffn_dim", c->ffn_dim, kMaxDim},
-        Limit{"vocab_size", c->vocab_size, kMaxVocab},
+        Limit{"vocab_size", encoder ? 1 : c->vocab_size, kMaxVocab},
         Limit{"max_context", c->max_context, kMaxContext}}) {
     if (l.value == 0 || l.value > l.max) {
-      return InvalidModel("config: %s = %u (1 to %u allowed)", l.name, l.value, l.max);
+      return InvalidModel("%sconfig: %s = %u (1 to %u allowed)", encoder ? "vision " : "",
+                          l.name, l.value, l.max);
     }
+  }
+  if (encoder && c->vocab_size != 0) {
+    return InvalidModel("vision config: the encoder has a vocabulary of %u",
+                        c->vocab_size);
   }
   if (c->n_heads % c->n_kv_heads != 0) {
     return InvalidModel("config: n_kv_heads %u does not divide n_heads %u", c->n_kv_heads,
@@ -129,6 +136,8 @@ Status ReadConfig(const fb::Config& fc, ModelConfig* c) {
   }
   return ReadFamilyConfig(fc, c);
 }
+
+namespace {
 
 // Checks each tensor entry: name, enums, shape and size agree, segment inside the file,
 // aligned, after the directory, and not overlapping another.
@@ -398,7 +407,15 @@ Status Model::Init(const uint8_t* data, size_t size) {
   EMBER_RETURN_IF_ERROR(ReadTokenizer(*fm.tokenizer(), config_.vocab_size, &tokenizer_));
   EMBER_RETURN_IF_ERROR(
       ReadChatProgram(*fm.tokenizer(), config_.vocab_size, &chat_template_));
-  EMBER_RETURN_IF_ERROR(BindWeights(config_, tensors_, &weights_));
+  EMBER_RETURN_IF_ERROR(
+      BindWeights(config_, tensors_, &weights_, fm.vision() != nullptr));
+  if (fm.vision() != nullptr) {
+    vision_.reset(new (std::nothrow) Vision());
+    if (!vision_) return ResourceExhausted("out of memory for the vision tower");
+    EMBER_RETURN_IF_ERROR(ReadVisionConfig(*fm.vision(), config_, &vision_->config));
+    EMBER_RETURN_IF_ERROR(
+        BindVisionWeights(vision_->config, config_.d_model, tensors_, &vision_->weights));
+  }
   description_ = fm.description() ? fm.description()->c_str() : "";
   EMBER_RETURN_IF_ERROR(
       ReadBakedPrompt(fm, data, size, directory_end, config_, tensors_, &baked_prompt_));

@@ -50,6 +50,11 @@ class Model {
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const char* description() const { return description_; }
   const BakedPromptView& baked_prompt() const { return baked_prompt_; }
+  // The vision tower and its weights; null for a text-only model.
+  const VisionConfig* vision() const { return vision_ ? &vision_->config : nullptr; }
+  const VisionWeights* vision_weights() const {
+    return vision_ ? &vision_->weights : nullptr;
+  }
   uint64_t file_bytes() const { return size_; }
   const uint8_t* file_data() const { return data_; }  // the whole file, as mapped or given
   // Number of weight elements (parameters), counting a tied classifier once.
@@ -69,6 +74,11 @@ class Model {
   ChatTemplate chat_template_;
   const char* description_ = "";
   BakedPromptView baked_prompt_;
+  struct Vision {
+    VisionConfig config;
+    VisionWeights weights;
+  };
+  std::unique_ptr<Vision> vision_;
 };
 
 // Verifies the directory of a model file in memory (16-byte aligned) and binds

@@ -22,6 +22,59 @@ std::string_view StringOf(const flatbuffers::String* s) {
 
 }  // namespace
 
+Status ReadVisionConfig(const fb::VisionConfig& fv, const ModelConfig& text,
+                        VisionConfig* v) {
+  ModelConfig& e = v->encoder;
+  EMBER_RETURN_IF_ERROR(ReadConfig(*fv.encoder(), &e, true));
+  if (e.positions != PositionKind::kLearned || e.mask != AttentionMask::kBidirectional ||
+      e.has_sliding_layers() || e.embeds() || e.labels > 0 || e.token_types > 0 ||
+      e.embedding_norm) {
+    return InvalidModel(
+        "vision config: the encoder must be one bidirectional pass over learned "
+        "positions, without sliding layers, segments, pooling or heads");
+  }
+  constexpr uint32_t kMaxImageSize = 1u << 13;
+  v->image_size = fv.image_size();
+  v->patch_size = fv.patch_size();
+  if (v->image_size == 0 || v->image_size > kMaxImageSize || v->patch_size == 0 ||
+      v->image_size % v->patch_size != 0) {
+    return InvalidModel(
+        "vision config: image size %u and patch size %u (a whole number of patches of "
+        "at most %u pixels a side)",
+        v->image_size, v->patch_size, kMaxImageSize);
+  }
+  if (e.max_context != v->patches()) {
+    return InvalidModel("vision config: %u positions for %zu patches", e.max_context,
+                        v->patches());
+  }
+  if (fv.connector() > fb::ImageConnector::MAX) {
+    return InvalidModel("vision config: connector %u is unknown to this build",
+                        static_cast<unsigned>(fv.connector()));
+  }
+  v->connector = static_cast<ImageConnector>(fv.connector());
+  v->connector_factor = fv.connector_factor();
+  if (v->connector_factor == 0 || v->patches_per_side() % v->connector_factor != 0) {
+    return InvalidModel("vision config: a connector factor of %u for %zu patches a side",
+                        v->connector_factor, v->patches_per_side());
+  }
+  v->projector_norm_eps = fv.projector_norm_eps();
+  if (v->connector == ImageConnector::kAveragePool &&
+      !(v->projector_norm_eps > 0.0f && v->projector_norm_eps < 1.0f)) {
+    return InvalidModel("vision config: projector norm_eps %g outside (0, 1)",
+                        v->projector_norm_eps);
+  }
+  v->image_token_id = fv.image_token_id();
+  if (v->image_token_id < 0) {
+    return InvalidModel("vision config: image token id %d", v->image_token_id);
+  }
+  v->image_blocks_bidirectional = fv.image_blocks_bidirectional();
+  if (v->image_blocks_bidirectional && text.mask != AttentionMask::kCausal) {
+    return InvalidModel(
+        "vision config: bidirectional image blocks in a non-causal model");
+  }
+  return Status::Ok();
+}
+
 Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplate* out) {
   const fb::ChatProgram* p = ft.chat_program();
   ChatProgramTables t;

@@ -1,5 +1,6 @@
-// The optional sections of a model file the loader reads besides the core: the compiled
-// chat template and the baked prompt (model.cc calls these at load).
+// The sections of a model file the loader reads besides the tensors and the tokenizer:
+// the config, the vision tower's, the compiled chat template and the baked prompt
+// (model.cc calls these at load).
 #ifndef EMBER_RUNTIME_MODEL_MODEL_SECTIONS_H_
 #define EMBER_RUNTIME_MODEL_MODEL_SECTIONS_H_
 
@@ -14,6 +15,15 @@
 #include "runtime/status.h"
 
 namespace ember {
+
+// The core config table (model.cc), checked: sizes within limits, enums known, the
+// families' fields (family_config.h). A vision tower's `encoder` has no vocabulary.
+Status ReadConfig(const fb::Config& config, ModelConfig* out, bool encoder = false);
+
+// The vision tower's table: its encoder (one bidirectional pass over learned positions,
+// no vocabulary) and the sizes that tie patches, connector and text model together.
+Status ReadVisionConfig(const fb::VisionConfig& vision, const ModelConfig& text,
+                        VisionConfig* out);
 
 // The tokenizer table's compiled chat template into `out` (empty when absent), checked.
 Status ReadChatProgram(const fb::Tokenizer& tokenizer, uint32_t vocab_size,

@@ -40,6 +40,9 @@ TEST(ModelTest, ParametersByKindAndType) {
   EXPECT_EQ(ParameterKindOf("output_norm.bias"), ParameterKind::kNorms);
   EXPECT_EQ(ParameterKindOf("position_embd.weight"), ParameterKind::kEmbeddings);
   EXPECT_EQ(ParameterKindOf("output.weight"), ParameterKind::kClassifier);
+  EXPECT_EQ(ParameterKindOf("v.blk.0.attn_q.weight"), ParameterKind::kVision);
+  EXPECT_EQ(ParameterKindOf("mm.model.fc.weight"), ParameterKind::kVision);
+  EXPECT_STREQ(ParameterKindName(ParameterKind::kVision), "vision");
   EXPECT_EQ(ParameterKindOf("rope_freqs.weight"), ParameterKind::kOther);
   EXPECT_STREQ(ParameterKindName(ParameterKind::kWo), "W_o");
   EXPECT_STREQ(ParameterKindName(ParameterKind::kOther), "other");

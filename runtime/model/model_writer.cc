@@ -233,6 +233,39 @@ flatbuffers::Offset<fb::ChatProgram> WriteChatProgram(flatbuffers::FlatBufferBui
       b.CreateVector(p.end_of_turn_ids));
 }
 
+// The config table of `c` (a text model's, or a vision tower's encoder).
+flatbuffers::Offset<fb::Config> WriteConfig(const ModelConfig& c,
+                                            flatbuffers::FlatBufferBuilder* fbb) {
+  flatbuffers::FlatBufferBuilder& b = *fbb;
+  std::vector<fb::LayerAttention> layer_attention;
+  for (LayerAttention a : c.layer_attention) {
+    layer_attention.push_back(static_cast<fb::LayerAttention>(a));
+  }
+  const auto layer_attention_offset =
+      layer_attention.empty() ? 0 : b.CreateVector(layer_attention);
+  return fb::CreateConfig(
+      b, b.CreateString(c.architecture), c.d_model, c.n_layers, c.n_heads, c.n_kv_heads,
+      c.head_dim, c.ffn_dim, c.vocab_size, c.max_context,
+      static_cast<fb::NormKind>(c.norm), static_cast<fb::NormPlacement>(c.norm_placement),
+      c.norm_eps, c.final_norm, static_cast<fb::FfnKind>(c.ffn),
+      static_cast<fb::Activation>(c.activation),
+      static_cast<fb::PositionKind>(c.positions), c.rope_theta,
+      static_cast<fb::RopePairing>(c.rope_pairing),
+      static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
+      c.tied_classifier, c.output_bias, static_cast<fb::RopeScaling>(c.rope_scaling),
+      c.rope_scaling_factor, c.rope_low_freq_factor, c.rope_high_freq_factor,
+      c.rope_original_context, c.rope_beta_fast, c.rope_beta_slow,
+      c.rope_attention_factor, c.rope_yarn_truncate, c.rope_local_theta, c.qk_norm,
+      c.post_norms, c.embedding_scale, c.attention_scale, c.attn_softcap, c.final_softcap,
+      c.sliding_window, layer_attention_offset,
+      c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
+      c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
+      c.rope_dim, c.token_types, c.embedding_norm, static_cast<fb::Pooling>(c.pooling),
+      c.normalize, c.labels, c.label_pooler,
+      c.dense_dims.empty() ? 0 : b.CreateVector(c.dense_dims),
+      c.dense_flags.empty() ? 0 : b.CreateVector(c.dense_flags));
+}
+
 // The directory (padded to the first tensor's offset) and each tensor's plan, in
 // segment order (*segment_order, SegmentOrder), which the directory lists them in too;
 // the file is the directory, then each tensor's encoded bytes padded to kTensorAlignment.
@@ -260,33 +293,15 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
   auto build = [&](uint64_t data_start, flatbuffers::FlatBufferBuilder* fbb) {
     flatbuffers::FlatBufferBuilder& b = *fbb;
     b.ForceDefaults(true);
-    std::vector<fb::LayerAttention> layer_attention;
-    for (LayerAttention a : c.layer_attention) {
-      layer_attention.push_back(static_cast<fb::LayerAttention>(a));
+    auto config = WriteConfig(c, &b);
+    flatbuffers::Offset<fb::VisionConfig> vision = 0;
+    if (spec.vision) {
+      const VisionConfig& v = *spec.vision;
+      vision = fb::CreateVisionConfig(
+          b, WriteConfig(v.encoder, &b), v.image_size, v.patch_size,
+          static_cast<fb::ImageConnector>(v.connector), v.connector_factor,
+          v.projector_norm_eps, v.image_token_id, v.image_blocks_bidirectional);
     }
-    const auto layer_attention_offset =
-        layer_attention.empty() ? 0 : b.CreateVector(layer_attention);
-    auto config = fb::CreateConfig(
-        b, b.CreateString(c.architecture), c.d_model, c.n_layers, c.n_heads, c.n_kv_heads,
-        c.head_dim, c.ffn_dim, c.vocab_size, c.max_context,
-        static_cast<fb::NormKind>(c.norm),
-        static_cast<fb::NormPlacement>(c.norm_placement), c.norm_eps, c.final_norm,
-        static_cast<fb::FfnKind>(c.ffn), static_cast<fb::Activation>(c.activation),
-        static_cast<fb::PositionKind>(c.positions), c.rope_theta,
-        static_cast<fb::RopePairing>(c.rope_pairing),
-        static_cast<fb::AttentionMask>(c.mask), c.qkv_bias, c.out_bias, c.ffn_bias,
-        c.tied_classifier, c.output_bias, static_cast<fb::RopeScaling>(c.rope_scaling),
-        c.rope_scaling_factor, c.rope_low_freq_factor, c.rope_high_freq_factor,
-        c.rope_original_context, c.rope_beta_fast, c.rope_beta_slow,
-        c.rope_attention_factor, c.rope_yarn_truncate, c.rope_local_theta, c.qk_norm,
-        c.post_norms, c.embedding_scale, c.attention_scale, c.attn_softcap,
-        c.final_softcap, c.sliding_window, layer_attention_offset,
-        c.rope_freq_factors.empty() ? 0 : b.CreateVector(c.rope_freq_factors),
-        c.rope_long_freq_factors.empty() ? 0 : b.CreateVector(c.rope_long_freq_factors),
-        c.rope_dim, c.token_types, c.embedding_norm, static_cast<fb::Pooling>(c.pooling),
-        c.normalize, c.labels, c.label_pooler,
-        c.dense_dims.empty() ? 0 : b.CreateVector(c.dense_dims),
-        c.dense_flags.empty() ? 0 : b.CreateVector(c.dense_flags));
 
     const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {
       if (v.empty()) return {};  // absent
@@ -342,7 +357,7 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
                                     spec.baked_prompt.state.size());
     }
     auto model = fb::CreateModel(b, 1, config, tokenizer, b.CreateVector(tensors),
-                                 b.CreateString(spec.description), baked);
+                                 b.CreateString(spec.description), baked, vision);
     fb::FinishSizePrefixedModelBuffer(b, model);
   };
 

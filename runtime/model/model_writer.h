@@ -5,6 +5,7 @@
 #define EMBER_RUNTIME_MODEL_MODEL_WRITER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,7 @@ struct ModelSpec {
   std::vector<TensorSpec> tensors;
   std::string description;
   BakedPromptSpec baked_prompt;  // empty: none
+  std::optional<VisionConfig> vision;  // a vision tower ("v." and "mm." tensors); none
 };
 
 // Serializes the model into `out` (the exact bytes of a .ember file).

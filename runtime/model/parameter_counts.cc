@@ -15,7 +15,8 @@ uint64_t Elements(const Tensor& t) {
 
 const char* ParameterKindName(ParameterKind kind) {
   static const char* const kNames[kNumParameterKinds] = {
-      "embeddings", "W_q", "W_k", "W_v", "W_o", "ffn", "norms", "classifier", "other"};
+      "embeddings", "W_q",   "W_k",        "W_v",   "W_o",
+      "ffn",        "norms", "classifier", "other", "vision"};
   const size_t i = static_cast<size_t>(kind);
   return i < kNumParameterKinds ? kNames[i] : "other";
 }
@@ -25,6 +26,9 @@ ParameterKind ParameterKindOf(const char* tensor_name) {
     const char* fragment;
     ParameterKind kind;
   };
+  if (strncmp(tensor_name, "v.", 2) == 0 || strncmp(tensor_name, "mm.", 3) == 0) {
+    return ParameterKind::kVision;
+  }
   // The first rule whose fragment the name holds decides.
   static const Rule kRules[] = {
       {"attn_q.", ParameterKind::kWq},

@@ -24,11 +24,13 @@ enum class ParameterKind : uint8_t {
   kNorms = 6,       // every norm's scale and shift
   kClassifier = 7,  // output (none when tied to the token embedding)
   kOther = 8,
+  kVision = 9,  // a vision tower and its connector ("v." and "mm.")
 };
-inline constexpr size_t kNumParameterKinds = 9;
+inline constexpr size_t kNumParameterKinds = 10;
 inline constexpr size_t kNumDTypes = static_cast<size_t>(DType::kQ6K) + 1;
 
-// "embeddings", "W_q", "W_k", "W_v", "W_o", "ffn", "norms", "classifier", "other".
+// "embeddings", "W_q", "W_k", "W_v", "W_o", "ffn", "norms", "classifier", "other",
+// "vision".
 // A tensor's elements: the product of its dimensions.
 uint64_t Elements(const Tensor& t);
 

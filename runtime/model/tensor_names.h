@@ -27,6 +27,15 @@ inline constexpr char kOutputNormBias[] = "output_norm.bias";    // (d_model)
 inline constexpr char kOutput[] = "output.weight";               // (vocab, d_model)
 inline constexpr char kOutputBias[] = "output.bias";             // (vocab)
 
+// A vision tower (schema/model.fbs VisionConfig): its encoder's tensors are the names
+// here with the prefix "v.", plus the patch embedding (with that prefix too) and the
+// connector's projection (and norm), named as llama.cpp's mmproj files name them.
+inline constexpr char kPatchEmbedding[] = "patch_embd.weight";     // (d, 3 * patch^2)
+inline constexpr char kPatchEmbeddingBias[] = "patch_embd.bias";   // (d)
+inline constexpr char kShuffleProjector[] = "mm.model.fc.weight";  // (text d, d * f^2)
+inline constexpr char kPoolProjector[] = "mm.input_projection.weight";  // (text d, d)
+inline constexpr char kProjectorNorm[] = "mm.soft_emb_norm.weight";     // (d), 1 + w
+
 // Per-layer names: printf formats taking the layer index.
 inline constexpr char kAttnNorm[] = "blk.%u.attn_norm.weight";  // (d_model)
 inline constexpr char kAttnNormBias[] = "blk.%u.attn_norm.bias";

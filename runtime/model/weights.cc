@@ -12,20 +12,39 @@ namespace {
 
 enum class Role { kVector, kMatrix, kEmbedding };
 
+// A vision tower's tensor: its name starts "v." or "mm.".
+bool IsVisionTensor(const char* name) {
+  return strncmp(name, "v.", 2) == 0 || strncmp(name, "mm.", 3) == 0;
+}
+
+// Which tensors a Binder answers for (CheckAllUsed): the text model's, with or without a
+// vision tower beside it, or the tower's.
+enum class Scope { kAll, kText, kVision };
+
 class Binder {
  public:
-  explicit Binder(const std::vector<Tensor>& tensors)
-      : tensors_(tensors), used_(tensors.size(), false), order_(tensors.size()) {
+  Binder(const std::vector<Tensor>& tensors, Scope scope)
+      : tensors_(tensors),
+        scope_(scope),
+        used_(tensors.size(), false),
+        order_(tensors.size()) {
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
     std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
       return strcmp(tensors_[a].name, tensors_[b].name) < 0;
     });
   }
 
-  // Binds `name` with shape (rows, cols) (cols == 0: a vector of `rows`) to *out.
-  Status Bind(const char* name, Role role, uint64_t rows, uint64_t cols, bool required,
-              const Tensor** out) {
+  // Names bound from here on start with `prefix` ("v.": a tower's encoder).
+  void set_prefix(const char* prefix) { prefix_ = prefix; }
+
+  // Binds prefix + `name` with shape (rows, cols) (cols == 0: a vector of `rows`) to
+  // *out.
+  Status Bind(const char* unprefixed, Role role, uint64_t rows, uint64_t cols,
+              bool required, const Tensor** out) {
     *out = nullptr;
+    char full[80];
+    Format(full, sizeof(full), "%s%s", prefix_, unprefixed);
+    const char* name = full;
     auto it = std::lower_bound(
         order_.begin(), order_.end(), name,
         [&](size_t i, const char* n) { return strcmp(tensors_[i].name, n) < 0; });
@@ -68,28 +87,37 @@ class Binder {
 
   Status CheckAllUsed() const {
     for (size_t i = 0; i < used_.size(); ++i) {
-      if (!used_[i]) return InvalidModel("unexpected tensor '%s'", tensors_[i].name);
+      const bool vision = IsVisionTensor(tensors_[i].name);
+      const bool mine = scope_ == Scope::kAll || (scope_ == Scope::kVision) == vision;
+      if (!used_[i] && mine) {
+        return InvalidModel("unexpected tensor '%s'%s", tensors_[i].name,
+                            vision && scope_ == Scope::kAll
+                                ? " (a vision tower's, in a model without one)"
+                                : "");
+      }
     }
     return Status::Ok();
   }
 
  private:
   const std::vector<Tensor>& tensors_;
+  const Scope scope_;
+  const char* prefix_ = "";
   std::vector<bool> used_;
   std::vector<size_t> order_;
 };
 
-}  // namespace
-
-Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Weights* w) {
-  Binder b(tensors);
+// Binds a model's tensors through b; a vision tower's encoder (vocab_size 0) has no token
+// table and no classifier.
+Status BindModel(const ModelConfig& c, Binder& b, Weights* w) {
   const bool layer_norm = c.norm == NormKind::kLayerNorm;
   const bool gated = c.ffn == FfnKind::kGated;
+  const bool vocab = c.vocab_size > 0;
   const uint64_t d = c.d_model, q = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim,
                  hd = c.head_dim;
 
   EMBER_RETURN_IF_ERROR(b.Bind(names::kTokEmbedding, Role::kEmbedding, c.vocab_size, d,
-                               true, &w->tok_embedding));
+                               vocab, &w->tok_embedding));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kPosEmbedding, Role::kEmbedding, c.max_context, d,
                                c.positions == PositionKind::kLearned, &w->pos_embedding));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kTokTypes, Role::kEmbedding, c.token_types, d,
@@ -138,10 +166,10 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputNormBias, Role::kVector, d, 0,
                                c.final_norm && layer_norm, &w->output_norm_bias));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutput, Role::kMatrix, c.vocab_size, d,
-                               !c.tied_classifier, &w->output));
+                               vocab && !c.tied_classifier, &w->output));
   EMBER_RETURN_IF_ERROR(b.Bind(names::kOutputBias, Role::kVector, c.vocab_size, 0,
-                               c.output_bias, &w->output_bias));
-  if (c.tied_classifier) {
+                               vocab && c.output_bias, &w->output_bias));
+  if (vocab && c.tied_classifier) {
     if (!LinearSupports(w->tok_embedding->dtype, w->tok_embedding->layout)) {
       return InvalidModel("tied classifier: token embedding dtype %s cannot be a matrix",
                           DTypeName(w->tok_embedding->dtype));
@@ -195,6 +223,35 @@ Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Wei
     EMBER_RETURN_IF_ERROR(
         bind(names::kFfnPostNorm, Role::kVector, d, 0, c.post_norms, &l.ffn_post_norm));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BindWeights(const ModelConfig& c, const std::vector<Tensor>& tensors, Weights* w,
+                   bool vision) {
+  Binder b(tensors, vision ? Scope::kText : Scope::kAll);
+  EMBER_RETURN_IF_ERROR(BindModel(c, b, w));
+  return b.CheckAllUsed();
+}
+
+Status BindVisionWeights(const VisionConfig& v, size_t text_dim,
+                         const std::vector<Tensor>& tensors, VisionWeights* w) {
+  Binder b(tensors, Scope::kVision);
+  b.set_prefix("v.");
+  EMBER_RETURN_IF_ERROR(BindModel(v.encoder, b, &w->encoder));
+  const uint64_t d = v.encoder.d_model;
+  EMBER_RETURN_IF_ERROR(b.Bind(names::kPatchEmbedding, Role::kMatrix, d, v.patch_values(),
+                               true, &w->patch));
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kPatchEmbeddingBias, Role::kVector, d, 0, true, &w->patch_bias));
+  b.set_prefix("");
+  const bool pool = v.connector == ImageConnector::kAveragePool;
+  EMBER_RETURN_IF_ERROR(
+      b.Bind(names::kProjectorNorm, Role::kVector, d, 0, pool, &w->projector_norm));
+  EMBER_RETURN_IF_ERROR(b.Bind(pool ? names::kPoolProjector : names::kShuffleProjector,
+                               Role::kMatrix, text_dim, v.projector_inputs(), true,
+                               &w->projector));
   return b.CheckAllUsed();
 }
 

@@ -70,10 +70,25 @@ void ForEachMatrix(const Weights& w, const F& f) {
   if (w.output) f(*w.output);
 }
 
+// A vision tower's weights (names: schema/model.fbs VisionConfig).
+struct VisionWeights {
+  Weights encoder;                     // "v." + the text names; no token table or output
+  const Tensor* patch = nullptr;       // (d, 3 * patch^2)  "v.patch_embd.weight"
+  const Tensor* patch_bias = nullptr;  // (d)               "v.patch_embd.bias"
+  const Tensor* projector_norm = nullptr;  // (d), kAveragePool "mm.soft_emb_norm.weight"
+  const Tensor* projector = nullptr;       // (text d_model, projector_inputs())
+};
+
 // Finds every tensor the config needs in `tensors`, checks its shape and dtype, and
-// rejects missing, misshapen or unexpected tensors with a message naming them.
+// rejects missing, misshapen or unexpected tensors with a message naming them. With
+// `vision`, the tensors whose names start "v." or "mm." are the tower's: left to
+// BindVisionWeights (without, they are unexpected).
 Status BindWeights(const ModelConfig& config, const std::vector<Tensor>& tensors,
-                   Weights* weights);
+                   Weights* weights, bool vision = false);
+// The same for a vision tower over a text model of `text_dim`: every "v." and "mm."
+// tensor, and no other.
+Status BindVisionWeights(const VisionConfig& config, size_t text_dim,
+                         const std::vector<Tensor>& tensors, VisionWeights* weights);
 
 }  // namespace ember
 

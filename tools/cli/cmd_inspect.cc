@@ -183,6 +183,23 @@ void PrintModel(const std::string& path, const Model& model) {
     if (c.token_types) printf(", %u token types", c.token_types);
     printf("%s\n", c.embedding_norm ? ", embeddings normed" : "");
   }
+  if (const VisionConfig* v = model.vision()) {
+    const ModelConfig& e = v->encoder;
+    printf(
+        "vision       %s tower: %u layers, d_model %u, %u heads (head_dim %u), ffn %u, "
+        "%s-%s (eps %g), %s\n",
+        Printable(e.architecture).c_str(), e.n_layers, e.d_model, e.n_heads, e.head_dim,
+        e.ffn_dim, NormKindName(e.norm),
+        e.norm_placement == NormPlacement::kPre ? "pre" : "post", e.norm_eps,
+        ActivationName(e.activation));
+    printf(
+        "             tiles of %u x %u pixels, %zu patches of %u; %s %u x %u: %zu "
+        "image tokens (id %d) per tile%s\n",
+        v->image_size, v->image_size, v->patches(), v->patch_size,
+        v->connector == ImageConnector::kPixelShuffle ? "pixel shuffle" : "average pool",
+        v->connector_factor, v->connector_factor, v->tokens_per_image(),
+        v->image_token_id, v->image_blocks_bidirectional ? ", attending both ways" : "");
+  }
   const Tokenizer& tok = model.tokenizer();
   printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",
          tok.kind() == TokenizerKind::kSentencePieceBpe ? "sentencepiece-bpe"

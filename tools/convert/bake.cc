@@ -14,6 +14,7 @@ namespace ember::tools {
 Status SpecFromModel(const Model& model, ModelSpec* spec) {
   *spec = ModelSpec();
   spec->config = model.config();
+  if (model.vision()) spec->vision = *model.vision();
   spec->description = model.description();
   const Tokenizer& tok = model.tokenizer();
   const TokenizerTables& t = tok.tables();

@@ -75,6 +75,22 @@ TEST(BakeTest, ASessionStartsAfterTheBakedPrompt) {
   EXPECT_EQ(0, memcmp(c->logits(), p->logits(), 300 * sizeof(float)));
 }
 
+// A model with a vision tower is written again with it.
+TEST(BakeTest, ARewriteKeepsTheVisionTower) {
+  ModelSpec spec = testing::TinyModelSpec();
+  testing::AddVisionTower(&spec, ImageConnector::kAveragePool);
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_TRUE(m.model);
+  ModelSpec again;
+  ASSERT_TRUE(SpecFromModel(*m.model, &again).ok());
+  const testing::LoadedModel copy = testing::LoadSpec(again);
+  ASSERT_TRUE(copy.model);
+  ASSERT_NE(copy.model->vision(), nullptr);
+  EXPECT_EQ(copy.model->vision()->connector, ImageConnector::kAveragePool);
+  EXPECT_EQ(copy.model->vision()->image_token_id, m.model->vision()->image_token_id);
+  EXPECT_EQ(copy.model->tensors().size(), m.model->tensors().size());
+}
+
 // A context too small for the baked prompt gets no arena size (0, as for any options a
 // session refuses) and no session; ignoring the prompt, it is a valid plan.
 TEST(BakeTest, AContextShorterThanTheBakedPromptIsRefusedWhenPlanned) {

@@ -104,10 +104,18 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
         t.name == names::kOutput || (!has_output && t.name == names::kTokEmbedding);
     // Position and segment tables, a classification head and an embedding's dense
     // projections stay f32 (small, and computed in f32 only).
+    const bool vision =
+        t.name.compare(0, 2, "v.") == 0 || t.name.compare(0, 3, "mm.") == 0;
     if (t.shape.size() != 2 || t.name == names::kPosEmbedding ||
+        t.name == std::string("v.") + names::kPosEmbedding ||
         t.name == names::kTokTypes || t.name.compare(0, 4, "cls.") == 0 ||
         t.name.compare(0, 6, "dense.") == 0) {
       t.dtype = DType::kF32;
+    } else if (vision) {
+      // A vision tower's matrices: as asked, but q8 for q4 and the K-quants (small next
+      // to the text model; 4-bit error would add up over every patch of every layer).
+      const DType m = types.matrix;
+      t.dtype = m == DType::kQ4 || IsKQuant(m) ? DType::kQ8 : m;
     } else if (k_quants) {
       t.dtype = MixType(types, t, spec->config.n_layers, is_classifier);
       if (t.shape[1] % kernels::kKQuantBlock != 0) {

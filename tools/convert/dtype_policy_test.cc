@@ -36,6 +36,27 @@ DType TypeOf(const ModelSpec& spec, const std::string& name) {
   return DType::kF32;
 }
 
+// A vision tower's positions stay f32 and its matrices at most q8.
+TEST(DTypePolicyTest, AVisionTowerIsNotStoredBelowQ8) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kQ8, DType::kQ4, DType::kQ4K}) {
+    ModelSpec spec = Spec();
+    for (const char* name : {"v.position_embd.weight", "v.patch_embd.weight",
+                             "v.blk.0.attn_q.weight", "mm.input_projection.weight"}) {
+      TensorSpec t;
+      t.name = name;
+      t.shape = {256, 256};
+      spec.tensors.push_back(t);
+    }
+    ASSERT_TRUE(ChooseDTypes(d, {}, &spec).ok());
+    const DType tower = d == DType::kQ4 || d == DType::kQ4K ? DType::kQ8 : d;
+    EXPECT_EQ(TypeOf(spec, "v.position_embd.weight"), DType::kF32) << DTypeName(d);
+    for (const char* name :
+         {"v.patch_embd.weight", "v.blk.0.attn_q.weight", "mm.input_projection.weight"}) {
+      EXPECT_EQ(TypeOf(spec, name), tower) << name << " " << DTypeName(d);
+    }
+  }
+}
+
 TEST(DTypePolicyTest, Defaults) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8, DType::kQ4}) {
     ModelSpec spec = Spec();

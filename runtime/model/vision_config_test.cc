@@ -1,0 +1,162 @@
+// A model file with a vision tower (schema/model.fbs VisionConfig): written and loaded
+// with each connector, its tensors bound beside the text model's, and every check of the
+// table and of the "v." and "mm." tensors refusing a file with a message that names it.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/model/model.h"
+#include "runtime/model/model_writer.h"
+#include "runtime/model/tensor_names.h"
+#include "testing/testing.h"
+
+namespace ember {
+namespace {
+
+ModelSpec TowerSpec(ImageConnector connector) {
+  ModelSpec spec = testing::TinyModelSpec();
+  testing::AddVisionTower(&spec, connector);
+  return spec;
+}
+
+// Loads the spec's bytes; the status of Model::FromMemory.
+Status Load(const ModelSpec& spec) {
+  std::vector<uint8_t> bytes;
+  EMBER_RETURN_IF_ERROR(SerializeModel(spec, &bytes));
+  const testing::AlignedBytes aligned(bytes);
+  return Model::FromMemory(aligned.data(), aligned.size()).status();
+}
+
+TensorSpec* Find(ModelSpec* spec, const std::string& name) {
+  for (TensorSpec& t : spec->tensors) {
+    if (t.name == name) return &t;
+  }
+  ADD_FAILURE() << "no tensor " << name;
+  return nullptr;
+}
+
+TEST(VisionConfigTest, ATowerLoadsWithEachConnector) {
+  for (ImageConnector connector :
+       {ImageConnector::kPixelShuffle, ImageConnector::kAveragePool}) {
+    const ModelSpec spec = TowerSpec(connector);
+    const testing::LoadedModel m = testing::LoadSpec(spec);
+    ASSERT_NE(m.model, nullptr);
+    const VisionConfig* v = m.model->vision();
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->encoder.d_model, 32u);
+    EXPECT_EQ(v->encoder.vocab_size, 0u);
+    EXPECT_EQ(v->encoder.max_context, 16u);
+    EXPECT_EQ(v->patches(), 16u);
+    EXPECT_EQ(v->tokens_per_image(), 4u);
+    EXPECT_EQ(v->connector, connector);
+    EXPECT_EQ(v->image_token_id, 307);
+    EXPECT_EQ(v->image_blocks_bidirectional, connector == ImageConnector::kAveragePool);
+    const VisionWeights& w = *m.model->vision_weights();
+    EXPECT_EQ(w.encoder.tok_embedding, nullptr);
+    EXPECT_EQ(w.encoder.output, nullptr);
+    ASSERT_EQ(w.encoder.layers.size(), 2u);
+    EXPECT_STREQ(w.encoder.layers[1].ffn_down->name, "v.blk.1.ffn_down.weight");
+    EXPECT_STREQ(w.encoder.pos_embedding->name, "v.position_embd.weight");
+    EXPECT_STREQ(w.encoder.output_norm_bias->name, "v.output_norm.bias");
+    EXPECT_EQ(w.patch->shape[1], 192u);  // 3 x 8 x 8
+    EXPECT_EQ(w.projector->shape[0], m.model->config().d_model);
+    EXPECT_EQ(w.projector->shape[1],
+              connector == ImageConnector::kPixelShuffle ? 128u : 32u);
+    EXPECT_EQ(w.projector_norm != nullptr, connector == ImageConnector::kAveragePool);
+    // The text model binds its own tensors only.
+    EXPECT_STREQ(m.model->weights().layers[0].wq->name, "blk.0.attn_q.weight");
+  }
+  const testing::LoadedModel text = testing::LoadSpec(testing::TinyModelSpec());
+  ASSERT_NE(text.model, nullptr);
+  EXPECT_EQ(text.model->vision(), nullptr);
+  EXPECT_EQ(text.model->vision_weights(), nullptr);
+}
+
+TEST(VisionConfigTest, BadTowersAreRefusedByName) {
+  struct Case {
+    const char* what;
+    std::function<void(ModelSpec*)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"tower tensors without a vision table", [](ModelSpec* s) { s->vision.reset(); },
+       "(a vision tower's, in a model without one)"},
+      {"a missing layer tensor",
+       [](ModelSpec* s) {
+         s->tensors.erase(s->tensors.begin() +
+                          (Find(s, "v.blk.1.ffn_up.weight") - s->tensors.data()));
+       },
+       "missing tensor 'v.blk.1.ffn_up.weight'"},
+      {"an unknown projector tensor",
+       [](ModelSpec* s) {
+         TensorSpec t = *Find(s, "v.patch_embd.bias");
+         t.name = "mm.extra.bias";
+         s->tensors.push_back(t);
+       },
+       "unexpected tensor 'mm.extra.bias'"},
+      {"a projector for another text width",
+       [](ModelSpec* s) {
+         TensorSpec* t = Find(s, names::kShuffleProjector);
+         t->shape[0] = 16;
+         t->values.resize(16 * 128);
+       },
+       "tensor 'mm.model.fc.weight' has shape (16, 128)"},
+      {"a patch embedding for other patches",
+       [](ModelSpec* s) {
+         TensorSpec* t = Find(s, "v.patch_embd.weight");
+         t->shape[1] = 64;
+         t->values.resize(32 * 64);
+       },
+       "tensor 'v.patch_embd.weight' has shape (32, 64)"},
+      {"an encoder with a vocabulary",
+       [](ModelSpec* s) { s->vision->encoder.vocab_size = 5; },
+       "the encoder has a vocabulary of 5"},
+      {"positions for other patches",
+       [](ModelSpec* s) { s->vision->encoder.max_context = 15; },
+       "15 positions for 16 patches"},
+      {"a part patch", [](ModelSpec* s) { s->vision->image_size = 30; },
+       "image size 30 and patch size 8"},
+      {"no patch size", [](ModelSpec* s) { s->vision->patch_size = 0; },
+       "image size 32 and patch size 0"},
+      {"a factor that does not divide",
+       [](ModelSpec* s) { s->vision->connector_factor = 3; },
+       "a connector factor of 3 for 4 patches a side"},
+      {"no image token", [](ModelSpec* s) { s->vision->image_token_id = -2; },
+       "image token id -2"},
+      {"a causal encoder",
+       [](ModelSpec* s) { s->vision->encoder.mask = AttentionMask::kCausal; },
+       "must be one bidirectional pass over learned positions"},
+      {"an encoder with RoPE",
+       [](ModelSpec* s) {
+         s->vision->encoder.positions = PositionKind::kRope;
+         s->vision->encoder.rope_theta = 10000.0f;
+       },
+       "must be one bidirectional pass over learned positions"},
+      {"a pool norm eps of 0",
+       [](ModelSpec* s) {
+         *s = TowerSpec(ImageConnector::kAveragePool);
+         s->vision->projector_norm_eps = 0.0f;
+       },
+       "projector norm_eps 0 outside (0, 1)"},
+      {"a pool without its norm",
+       [](ModelSpec* s) {
+         *s = TowerSpec(ImageConnector::kAveragePool);
+         Find(s, names::kProjectorNorm)->name = "mm.norm.weight";
+       },
+       "missing tensor 'mm.soft_emb_norm.weight'"},
+  };
+  ASSERT_TRUE(Load(TowerSpec(ImageConnector::kPixelShuffle)).ok());
+  for (const Case& c : cases) {
+    ModelSpec spec = TowerSpec(ImageConnector::kPixelShuffle);
+    c.edit(&spec);
+    const Status s = Load(spec);
+    ASSERT_FALSE(s.ok()) << c.what;
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << c.what << ": " << s.message();
+    EXPECT_NE(std::string(s.message()).find(c.message), std::string::npos)
+        << c.what << ": " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace ember
