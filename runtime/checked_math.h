@@ -4,6 +4,10 @@
 #ifndef EMBER_RUNTIME_CHECKED_MATH_H_
 #define EMBER_RUNTIME_CHECKED_MATH_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
 namespace ember {
 
 // a + b into *sum; false (and *sum unusable) when the exact sum does not fit in T.
@@ -16,6 +20,17 @@ template <class T>
 template <class T>
 [[nodiscard]] inline bool CheckedMul(T a, T b, T* product) {
   return !__builtin_mul_overflow(a, b, product);
+}
+
+// a * b * ..., or SIZE_MAX when it overflows (which ArenaPlan then refuses as too large:
+// a hostile file's dimensions must not wrap a buffer's size around on a 32-bit target).
+inline size_t SaturatingProduct(std::initializer_list<size_t> factors) {
+  size_t p = 1;
+  for (size_t f : factors) {
+    if (f != 0 && p > SIZE_MAX / f) return SIZE_MAX;
+    p *= f;
+  }
+  return p;
 }
 
 }  // namespace ember

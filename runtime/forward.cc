@@ -86,6 +86,8 @@ const float* Forward::HiddenPacked(const int32_t* tokens, const uint8_t* types,
   return rows;
 }
 
+const float* Forward::Encode(size_t batch) { return Hidden(nullptr, nullptr, batch, 0); }
+
 size_t Forward::TextOf(size_t row) const {
   // The last text starting at or before row (texts_ is small: a step's texts).
   size_t t = 0;
@@ -127,6 +129,7 @@ void Forward::Layers(const int32_t* tokens, const uint8_t* types, size_t batch,
 }
 
 // x[i] = token_embd[token_i] (* embedding_scale), or the next embedded row for a marker,
+//        or x[i] as the caller wrote it (Encode),
 //        (+ position_embd[pos0 + i]) (+ token_types[type_i]), then norm(x[i]) where the
 //        model norms its embeddings
 void Forward::Embed(const int32_t* tokens, const uint8_t* types, size_t batch,
@@ -136,7 +139,9 @@ void Forward::Embed(const int32_t* tokens, const uint8_t* types, size_t batch,
   const size_t d = c_.d_model;
   const float* given = embedded_ ? embedded_->rows : nullptr;
   for (size_t i = 0; i < batch; ++i) {
-    if (given != nullptr && tokens[i] == embedded_->marker) {
+    if (tokens == nullptr) {
+      // Encode: the row is in x already.
+    } else if (given != nullptr && tokens[i] == embedded_->marker) {
       memcpy(x + i * d, given, d * sizeof(float));
       given += d;
     } else {

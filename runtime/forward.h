@@ -71,6 +71,10 @@ class Forward {
   // model is) as if it ran alone. No padding: a short text costs its own rows only.
   const float* HiddenPacked(const int32_t* tokens, const uint8_t* types,
                             const size_t* bounds, size_t texts);
+  // Hidden over rows the caller already wrote to act.x (a vision tower's patch
+  // embeddings) in place of token lookups, at positions 0..batch - 1 (learned positions
+  // and the rest of Embed added to them), one step.
+  const float* Encode(size_t batch);
 
  private:
   void Layers(const int32_t* tokens, const uint8_t* types, size_t batch, size_t pos0);

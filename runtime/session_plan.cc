@@ -18,15 +18,8 @@
 namespace ember {
 namespace {
 
-// a * b * ..., or SIZE_MAX when it overflows (which ArenaPlan then refuses as too large:
-// a hostile file's dimensions must not wrap a buffer's size around on a 32-bit target).
 size_t Product(std::initializer_list<size_t> factors) {
-  size_t p = 1;
-  for (size_t f : factors) {
-    if (f != 0 && p > SIZE_MAX / f) return SIZE_MAX;
-    p *= f;
-  }
-  return p;
+  return SaturatingProduct(factors);
 }
 size_t Padded(size_t count, size_t pad) {
   return count > SIZE_MAX - pad ? SIZE_MAX : count + pad;
@@ -89,8 +82,8 @@ bool HasKQuant(const Weights& w) {
   return found;
 }
 
-// The ISA tier of options.isa, else EMBER_ISA, else this CPU's best. Planned with the
-// sizes, so that a session's size is never given for a tier its creation would refuse.
+}  // namespace
+
 Status ResolveSessionIsa(const char* tier, kernels::IsaChoice* choice) {
   const char* from = "SessionOptions::isa";
   if (tier == nullptr) {
@@ -110,6 +103,8 @@ Status ResolveSessionIsa(const char* tier, kernels::IsaChoice* choice) {
   return Unimplemented("%s: this CPU cannot run ISA tier \"%s\": it lacks %s", from, tier,
                        missing);
 }
+
+namespace {
 
 // Fills the sizes of `plan` from the options.
 Status ResolveSizes(const Model& model, const SessionOptions& o, SessionPlan* plan) {

@@ -160,6 +160,11 @@ struct SessionPlan {
   SessionBuffers Bind(const ModelConfig& config, uint8_t* base) const;
 };
 
+// The ISA tier `tier` names (SessionOptions::isa), else EMBER_ISA's, else this CPU's
+// best; an unknown tier or one this CPU lacks is refused. Planned with the sizes, so that
+// a session's size is never given for a tier its creation would refuse.
+Status ResolveSessionIsa(const char* tier, kernels::IsaChoice* choice);
+
 // Checks the options against the model (and the ISA tier against this CPU: an error
 // here is Session::Create's) and plans the arena.
 Result<SessionPlan> PlanSession(const Model& model, const SessionOptions& options);

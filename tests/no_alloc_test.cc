@@ -5,8 +5,8 @@
 // 2 threads, q4_k and q6_k with 1, f32, f16 and q8 KV caches and a context shift
 // mid-generation; and planning and creating a session in a caller's arena make none
 // either (the C API: its session object alone); nor do embeddings, nor speculative
-// decoding, nor rows given as embeddings. Chat, tokenizer.json and grammars:
-// no_alloc_text_test.cc.
+// decoding, nor rows given as embeddings, nor a vision tower's tile. Chat, tokenizer.json
+// and grammars: no_alloc_text_test.cc.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +20,7 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/speculative/speculator.h"
+#include "runtime/vision/vision_tower.h"
 #include "runtime/xnn_backend.h"
 #include "testing/alloc_count.h"
 #include "testing/testing.h"
@@ -180,6 +181,44 @@ TEST(NoAllocTest, EmbeddedRowsMakeNoHeapAllocations) {
     const uint64_t allocations = testing::AllocCounterDisarm();
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(allocations, 0u) << threads << " threads";
+  }
+}
+
+// A vision tower's tile (runtime/vision/vision_tower.h), f32 and q8, both connectors, at
+// 1 and 2 threads, in the caller's arena.
+TEST(NoAllocTest, VisionTowerMakesNoHeapAllocations) {
+#ifdef EMBER_ALLOC_COUNT_OFF
+  GTEST_SKIP() << "allocation counter off (a sanitizer build keeps its allocator)";
+#endif
+  for (DType dtype : {DType::kF32, DType::kQ8}) {
+    for (ImageConnector connector :
+         {ImageConnector::kPixelShuffle, ImageConnector::kAveragePool}) {
+      ModelSpec spec = testing::TinyModelSpec();
+      testing::AddVisionTower(&spec, connector);
+      ASSERT_TRUE(tools::ChooseDTypes(dtype, {}, &spec).ok());
+      const testing::LoadedModel m = testing::LoadSpec(spec);
+      ASSERT_TRUE(m.model);
+      auto plan = PlanVisionTower(*m.model);
+      ASSERT_TRUE(plan.ok());
+      std::vector<uint8_t> storage(plan->arena_bytes() + kArenaAlignment);
+      uint8_t* base = storage.data();
+      base += (kArenaAlignment - reinterpret_cast<uintptr_t>(base) % kArenaAlignment) %
+              kArenaAlignment;
+      const std::vector<float> pixels(3 * 32 * 32, 0.5f);
+      std::vector<float> out(4 * m.model->config().d_model);
+      for (int threads : {1, 2}) {
+        auto pool = ThreadPool::Create(threads);
+        ASSERT_TRUE(pool.ok());
+        auto tower =
+            VisionTower::Create(*m.model, *plan, base, plan->arena_bytes(), pool->get());
+        ASSERT_TRUE(tower.ok());
+        testing::AllocCounterArm();
+        tower->EncodeTile(pixels.data(), out.data());
+        tower->EncodeTile(pixels.data(), out.data());
+        EXPECT_EQ(testing::AllocCounterDisarm(), 0u)
+            << DTypeName(dtype) << ", " << threads << " threads";
+      }
+    }
   }
 }
 
