@@ -75,14 +75,19 @@ def save(directory, hf, model, dtype, rename=None, extra=None):
 
 
 def check(torch, report, ember, name, directory, model, c, tokens, features,
-          dtypes=("f16", "bf16", "q8")):
+          dtypes=("f16", "bf16", "q8"), extra_kinds=None):
     """Converts `directory`, compares ember's logits with the reference in f32 (1 and 2
-    threads), the parameter counts, the features `ember inspect` names, and each of
+    threads), the parameter counts (with `extra_kinds`: kind -> parameters saved beside
+    the model's, a vision tower's), the features `ember inspect` names, and each of
     `dtypes`: f16/bf16 against the reference with the same weights rounded, q8 by rms and
     top-1 agreement."""
     path = ember.convert(directory, name)
+    kinds = kinds_of(model, c)
+    for kind, n in (extra_kinds or {}).items():
+        kinds[kind] = kinds.get(kind, 0) + n
     u.check_parameter_counts(report, ember, path, name,
-                             sum(p.numel() for p in model.parameters()), kinds_of(model, c),
+                             sum(p.numel() for p in model.parameters()) +
+                             sum((extra_kinds or {}).values()), kinds,
                              c["tie_word_embeddings"])
     text = ember.run("inspect", "-m", path)
     line = next((l for l in text.splitlines() if l.startswith("features")), "features")
@@ -185,5 +190,9 @@ def run(args, torch, ember, report, name, hf, dtype, tokens, features, write_tok
     directory = os.path.join(ember.dir, name)
     save(directory, hf, model, dtype, rename, extra)
     write_tokenizer(directory)
-    path = check(torch, report, ember, name, directory, model, c, tokens, features, dtypes)
+    # A vision tower's tensors saved beside the language model are imported with it.
+    tower = sum(v.size for k, v in (extra or {}).items()
+                if "vision_tower." in k or "multi_modal_projector." in k)
+    path = check(torch, report, ember, name, directory, model, c, tokens, features, dtypes,
+                 {"vision": tower} if tower else None)
     return model, path

@@ -18,8 +18,9 @@ Variants:
             bfloat16, so the embedding normalizer sqrt(72) = 8.485 is 8.5 (bfloat16), as
             transformers computes it
   gemma3_mm the same weights as Gemma3ForConditionalGeneration: config.json's text_config,
-            tensors under model.language_model., a vision tower that is left out (with
-            stories260K's SentencePiece tokenizer, padded to the embedding's rows)
+            tensors under model.language_model., a small SigLIP tower and projector
+            imported beside it (with stories260K's SentencePiece tokenizer, padded to
+            the embedding's rows)
   gemma3_pattern  an older config (sliding_window_pattern 2 instead of layer_types),
             attn_logit_softcapping 1.5 and final_logit_softcapping 5 set, F32 weights
   gemma2    model_type gemma2: every other layer sliding, one RoPE for all layers, the
@@ -77,16 +78,44 @@ def main():
                  f"({got})")
 
     multimodal = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
-                  "text_config": gemma3, "vision_config": {"hidden_size": 8},
-                  "eos_token_id": [1, 106], "torch_dtype": "bfloat16"}
-    vision = {"model.vision_tower.vision_model.embeddings.patch_embedding.weight":
-              np.ones((8, 3, 2, 2), np.float32),
-              "model.multi_modal_projector.mm_input_projection_weight":
-              np.ones((8, 72), np.float32)}
-    fam.run(args, torch, ember, report, "gemma3_mm", multimodal, "BF16", gemma3_tokens,
-            features, tokenizer,
-            rename=lambda k: k.replace("model.", "model.language_model.", 1), extra=vision,
-            dtypes=(), model=model)
+                  "text_config": gemma3,
+                  "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8,
+                                    "intermediate_size": 12, "num_hidden_layers": 1,
+                                    "num_attention_heads": 2, "image_size": 8,
+                                    "patch_size": 2},
+                  "mm_tokens_per_image": 4, "eos_token_id": [1, 106],
+                  "torch_dtype": "bfloat16"}
+    # A whole SigLIP tower and projector (their numbers: runtime/vision/vision_tower_test).
+    rng = np.random.default_rng(3)
+    tower = "model.vision_tower.vision_model."
+    shapes = {"embeddings.patch_embedding.weight": (8, 3, 2, 2),
+              "embeddings.patch_embedding.bias": (8,),
+              "embeddings.position_embedding.weight": (16, 8),
+              "post_layernorm.weight": (8,), "post_layernorm.bias": (8,)}
+    for name, shape in (("layer_norm1", (8,)), ("layer_norm2", (8,)),
+                        ("self_attn.q_proj", (8, 8)), ("self_attn.k_proj", (8, 8)),
+                        ("self_attn.v_proj", (8, 8)), ("self_attn.out_proj", (8, 8)),
+                        ("mlp.fc1", (12, 8)), ("mlp.fc2", (8, 12))):
+        shapes[f"encoder.layers.0.{name}.weight"] = shape
+        shapes[f"encoder.layers.0.{name}.bias"] = shape[:1]
+    vision = {tower + k: rng.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    vision["model.multi_modal_projector.mm_soft_emb_norm.weight"] = np.zeros(8, np.float32)
+    vision["model.multi_modal_projector.mm_input_projection_weight"] = (
+        rng.standard_normal((8, 72)).astype(np.float32))
+    _, mm_path = fam.run(args, torch, ember, report, "gemma3_mm", multimodal, "BF16",
+                         gemma3_tokens, features, tokenizer,
+                         rename=lambda k: k.replace("model.", "model.language_model.", 1),
+                         extra=vision, dtypes=(), model=model)
+    shown = ember.run("inspect", "-m", mm_path)
+    report.check("gemma3_mm: ember inspect shows the tower",
+                 "vision       siglip tower: 1 layers, d_model 8" in shown and
+                 "average pool 2 x 2: 4 image tokens" in shown, "")
+    text_only = ember.path("gemma3_text_only.ember")
+    ember.run("convert", "--hf", os.path.join(ember.dir, "gemma3_mm"), "-o", text_only,
+              "--dtype", "f32", "--no-vision")
+    shown = ember.run("inspect", "-m", text_only)
+    report.check("gemma3_mm --no-vision: no tower", "vision " not in shown and
+                 os.path.getsize(text_only) < os.path.getsize(mm_path), "")
 
     pattern = dict(base, num_hidden_layers=2, sliding_window_pattern=2, sliding_window=16,
                    attn_logit_softcapping=1.5, final_logit_softcapping=5.0,

@@ -3,6 +3,7 @@
 // with random weights.
 #include <dirent.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -73,6 +74,9 @@ ArgParser MakeParser() {
        true,
        "FILE: the model's chat template (Jinja), replacing the one the input has"},
       {{"--no-chat-template"}, false, "store no chat template"},
+      {{"--no-vision"},
+       false,
+       "leave out a vision tower and its projector (Gemma 3's): a text-only file"},
       {{"--rerank"},
        true,
        "with --hf: make a reranker of KIND's prompt (qwen3: Qwen3-Reranker, its head the "
@@ -201,6 +205,16 @@ Status Convert(const ArgParser& args) {
         ImportLlama2c(args.Get("--llama2c"), args.Get("--tokenizer"), &spec));
   } else if (args.Has("--hf")) {
     EMBER_RETURN_IF_ERROR(ImportHf(args.Get("--hf"), &spec));
+    if (args.Has("--no-vision") && spec.vision) {
+      spec.vision.reset();
+      auto& t = spec.tensors;
+      t.erase(std::remove_if(t.begin(), t.end(),
+                             [](const TensorSpec& x) {
+                               return x.name.compare(0, 2, "v.") == 0 ||
+                                      x.name.compare(0, 3, "mm.") == 0;
+                             }),
+              t.end());
+    }
     if (args.Has("--rerank")) {
       std::string note;
       EMBER_RETURN_IF_ERROR(MakeReranker(args.Get("--rerank"), &spec, &note));

@@ -175,9 +175,11 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
     const bool old_names = w->Has("language_model.model.embed_tokens.weight");
     prefix = old_names ? "language_model.model." : "model.language_model.";
     head = old_names ? "language_model.lm_head.weight" : "lm_head.weight";
-    for (const char* p : {"vision_tower.", "multi_modal_projector.",
-                          "model.vision_tower.", "model.multi_modal_projector."}) {
-      w->IgnorePrefix(p);
+    if (root.find("vision_config") == root.end()) {
+      for (const char* p : {"vision_tower.", "multi_modal_projector.",
+                            "model.vision_tower.", "model.multi_modal_projector."}) {
+        w->IgnorePrefix(p);
+      }
     }
   }
   EMBER_RETURN_IF_ERROR(RefuseUnsupported(f));
@@ -366,6 +368,9 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
     w->Ignore(head);
   } else {
     EMBER_RETURN_IF_ERROR(m.Copy(head, names::kOutput, {V, D}));
+  }
+  if (multimodal && root.find("vision_config") != root.end()) {
+    return ImportGemma3Vision(root, w, spec);
   }
   return Status::Ok();
 }

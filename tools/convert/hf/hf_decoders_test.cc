@@ -325,6 +325,101 @@ TEST_F(HfDecodersTest, Gemma3MultimodalTakesTheLanguageModel) {
   ExpectError("a gemma3 model needs a text_config object");
 }
 
+// With a vision_config, the SigLIP tower and the projector come along: the conv weight
+// flattened as it lies, Gemma's norm stored as 1 + w, the projection (D, text)
+// transposed.
+TEST_F(HfDecodersTest, Gemma3VisionTowerIsImported) {
+  Family("gemma3", "model.language_model.");
+  Json text = config_;
+  text["model_type"] = "gemma3_text";
+  text["sliding_window"] = 8;
+  config_ = {{"model_type", "gemma3"},
+             {"text_config", text},
+             {"vision_config",
+              {{"model_type", "siglip_vision_model"},
+               {"hidden_size", 8},
+               {"intermediate_size", 12},
+               {"num_hidden_layers", 1},
+               {"num_attention_heads", 2},
+               {"image_size", 8},
+               {"patch_size", 2}}},
+             {"mm_tokens_per_image", 4},
+             {"image_token_index", 250},
+             {"eos_token_id", {257, 256}}};
+  const std::string t = "model.vision_tower.vision_model.";
+  const std::string p = "model.multi_modal_projector.";
+  AddTensor(&tensors_, t + "embeddings.patch_embedding.weight", {8, 3, 2, 2});
+  AddTensor(&tensors_, t + "embeddings.patch_embedding.bias", {8});
+  AddTensor(&tensors_, t + "embeddings.position_embedding.weight", {16, 8});
+  const std::string l = t + "encoder.layers.0.";
+  for (const char* norm : {"layer_norm1", "layer_norm2"}) {
+    AddTensor(&tensors_, l + norm + ".weight", {8});
+    AddTensor(&tensors_, l + norm + ".bias", {8});
+  }
+  for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+    AddTensor(&tensors_, l + "self_attn." + proj + ".weight", {8, 8});
+    AddTensor(&tensors_, l + "self_attn." + proj + ".bias", {8});
+  }
+  AddTensor(&tensors_, l + "mlp.fc1.weight", {12, 8});
+  AddTensor(&tensors_, l + "mlp.fc1.bias", {12});
+  AddTensor(&tensors_, l + "mlp.fc2.weight", {8, 12});
+  AddTensor(&tensors_, l + "mlp.fc2.bias", {8});
+  AddTensor(&tensors_, t + "post_layernorm.weight", {8});
+  AddTensor(&tensors_, t + "post_layernorm.bias", {8});
+  AddTensor(&tensors_, p + "mm_soft_emb_norm.weight", {8});
+  AddTensor(&tensors_, p + "mm_input_projection_weight", {8, kHidden});
+  ModelSpec spec;
+  const Status s = Import(&spec);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(spec.vision.has_value());
+  const VisionConfig& v = *spec.vision;
+  EXPECT_EQ(v.encoder.d_model, 8u);
+  EXPECT_EQ(v.encoder.head_dim, 4u);
+  EXPECT_EQ(v.encoder.max_context, 16u);
+  EXPECT_EQ(v.encoder.activation, Activation::kGeluTanh);
+  EXPECT_EQ(v.encoder.norm_eps, 1e-6f);  // SiglipVisionConfig's default
+  EXPECT_EQ(v.connector, ImageConnector::kAveragePool);
+  EXPECT_EQ(v.connector_factor, 2u);  // 4 x 4 patches pooled to 2 x 2
+  EXPECT_EQ(v.image_token_id, 250);
+  EXPECT_TRUE(v.image_blocks_bidirectional);
+  auto find = [&](const std::string& name) -> const TensorSpec* {
+    for (const TensorSpec& x : spec.tensors) {
+      if (x.name == name) return &x;
+    }
+    ADD_FAILURE() << "no " << name;
+    return nullptr;
+  };
+  const TensorSpec* patch = find("v.patch_embd.weight");
+  ASSERT_NE(patch, nullptr);
+  EXPECT_EQ(patch->shape, (std::vector<uint64_t>{8, 12}));
+  EXPECT_EQ(patch->values, Values(t + "embeddings.patch_embedding.weight"));
+  const TensorSpec* up = find("v.blk.0.ffn_up.weight");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->values, Values(l + "mlp.fc1.weight"));
+  const TensorSpec* norm = find("mm.soft_emb_norm.weight");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(norm->values[3], Values(p + "mm_soft_emb_norm.weight")[3] + 1.0f);
+  const TensorSpec* proj = find("mm.input_projection.weight");
+  ASSERT_NE(proj, nullptr);
+  EXPECT_EQ(proj->shape, (std::vector<uint64_t>{kHidden, 8}));
+  // Row r, column c of ember's (text, D) is HF's (D, text) at (c, r).
+  EXPECT_EQ(proj->values[5 * 8 + 3],
+            Values(p + "mm_input_projection_weight")[3 * kHidden + 5]);
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_NE(m.model, nullptr);
+  ASSERT_NE(m.model->vision(), nullptr);
+  EXPECT_EQ(m.model->vision()->tokens_per_image(), 4u);
+
+  config_["mm_tokens_per_image"] = 5;
+  ExpectError("5 image tokens from 4 x 4 patches");
+  config_["mm_tokens_per_image"] = 4;
+  config_["vision_config"]["vision_use_head"] = true;
+  ExpectError("vision_use_head");
+  config_["vision_config"]["vision_use_head"] = false;
+  tensors_.erase(p + "mm_soft_emb_norm.weight");
+  ExpectError("no projector");
+}
+
 TEST_F(HfDecodersTest, Phi3FusedProjectionsAreSplitByRows) {
   Family("phi3");
   ModelSpec spec;

@@ -325,7 +325,11 @@ Status CheckSpecTensors(const ModelSpec& spec) {
     for (size_t d = 0; d < t.shape.size(); ++d) v.shape[d] = t.shape[d];
   }
   Weights weights;
-  return BindWeights(spec.config, views, &weights);
+  EMBER_RETURN_IF_ERROR(
+      BindWeights(spec.config, views, &weights, spec.vision.has_value()));
+  if (!spec.vision) return Status::Ok();
+  VisionWeights vision;
+  return BindVisionWeights(*spec.vision, spec.config.d_model, views, &vision);
 }
 
 }  // namespace ember::tools

@@ -34,12 +34,17 @@ Status ReadSentenceTransformersPrompts(const std::string& dir, TokenizerSpec* to
 // model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
 // model_type "llama" (Llama 1-3.x, SmolLM2), "mistral", "qwen2" (Qwen2, Qwen2.5),
 // "qwen3", "gemma2", "gemma3_text" (Gemma3ForCausalLM), "gemma3" (its text_config and
-// language model; the vision tower is left out) and "phi3" (fused qkv_proj and
-// gate_up_proj, split here). rotate_half RoPE (RopePairing::kHalf). `root` is the whole
-// config.json; false when model_type is none of these.
+// language model; with a vision_config, the vision tower: ImportGemma3Vision) and "phi3"
+// (fused qkv_proj and gate_up_proj, split here). rotate_half RoPE (RopePairing::kHalf).
+// `root` is the whole config.json; false when model_type is none of these.
 bool IsDecoderFamily(const std::string& model_type);
 Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights* weights,
                      ModelSpec* spec);
+
+// Gemma 3's vision tower (SigLIP, `vision_config`) and projector (average pool, RMSNorm,
+// projection) of a Gemma3ForConditionalGeneration directory, into spec->vision and its
+// "v." and "mm." tensors; spec->config must be the text model's already.
+Status ImportGemma3Vision(const Json& root, HfWeights* weights, ModelSpec* spec);
 
 // An activation name as Hugging Face configs spell it.
 Status ParseHfActivation(const std::string& name, Activation* out);

@@ -1,0 +1,172 @@
+// Gemma 3's vision tower and projector from a Gemma3ForConditionalGeneration directory
+// (see hf_models.h), as transformers' modeling_siglip and modeling_gemma3 define them.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/model/tensor_names.h"
+#include "tools/convert/hf/hf_mapper.h"
+#include "tools/convert/hf/hf_models.h"
+
+namespace ember::tools {
+namespace {
+
+// The first of `prefixes` some tensor of `w` starts with; "" when none does.
+std::string FindPrefix(const HfWeights& w, std::initializer_list<const char*> prefixes,
+                       const char* probe) {
+  for (const char* p : prefixes) {
+    if (w.Has(std::string(p) + probe)) return p;
+  }
+  return "";
+}
+
+}  // namespace
+
+Status ImportGemma3Vision(const Json& root, HfWeights* w, ModelSpec* spec) {
+  const auto found = root.find("vision_config");
+  if (found == root.end() || !found->is_object()) {
+    return InvalidArgument(
+        "config.json: a gemma3 model's vision_config is not an object");
+  }
+  const JsonFields f(*found, "config.json vision_config");
+  const JsonFields top(root, "config.json");
+  std::string model_type, act;
+  EMBER_RETURN_IF_ERROR(
+      f.String("model_type", false, "siglip_vision_model", &model_type));
+  if (model_type != "siglip_vision_model") {
+    return Unimplemented("config.json vision_config: model_type '%.40s' (SigLIP's only)",
+                         model_type.c_str());
+  }
+  // SiglipVisionConfig's defaults where the file leaves a key out.
+  int64_t d, ffn, layers, heads, image, patch, channels, tokens, image_token;
+  double eps;
+  bool head;
+  EMBER_RETURN_IF_ERROR(f.Int("hidden_size", false, 768, 1, 1 << 16, &d));
+  EMBER_RETURN_IF_ERROR(f.Int("intermediate_size", false, 3072, 1, 1 << 18, &ffn));
+  EMBER_RETURN_IF_ERROR(f.Int("num_hidden_layers", false, 12, 1, 1024, &layers));
+  EMBER_RETURN_IF_ERROR(f.Int("num_attention_heads", false, 12, 1, 1024, &heads));
+  EMBER_RETURN_IF_ERROR(f.Int("image_size", false, 224, 1, 8192, &image));
+  EMBER_RETURN_IF_ERROR(f.Int("patch_size", false, 16, 1, 8192, &patch));
+  EMBER_RETURN_IF_ERROR(f.Int("num_channels", false, 3, 3, 3, &channels));
+  EMBER_RETURN_IF_ERROR(f.Float("layer_norm_eps", false, 1e-6, 1e-12, 0.5, &eps));
+  EMBER_RETURN_IF_ERROR(f.String("hidden_act", false, "gelu_pytorch_tanh", &act));
+  EMBER_RETURN_IF_ERROR(f.Bool("vision_use_head", false, false, &head));
+  EMBER_RETURN_IF_ERROR(top.Int("mm_tokens_per_image", false, 256, 1, 1 << 20, &tokens));
+  const char* token_key =
+      top.Has("image_token_id") ? "image_token_id" : "image_token_index";
+  EMBER_RETURN_IF_ERROR(top.Int(token_key, false, 262144, 0, INT32_MAX, &image_token));
+  if (head)
+    return Unimplemented("config.json vision_config: vision_use_head (a pooling head)");
+  if (d % heads != 0) {
+    return InvalidArgument("config.json vision_config: %lld heads do not divide %lld",
+                           static_cast<long long>(heads), static_cast<long long>(d));
+  }
+  const int64_t side = image / patch, pooled = std::llround(std::sqrt(tokens));
+  if (image % patch != 0 || pooled * pooled != tokens || side % pooled != 0) {
+    return InvalidArgument(
+        "config.json: %lld image tokens from %lld x %lld patches (image_size %lld, "
+        "patch_size %lld): not a whole pool",
+        static_cast<long long>(tokens), static_cast<long long>(side),
+        static_cast<long long>(side), static_cast<long long>(image),
+        static_cast<long long>(patch));
+  }
+
+  VisionConfig v;
+  ModelConfig& e = v.encoder;
+  Format(e.architecture, sizeof(e.architecture), "siglip");
+  e.d_model = static_cast<uint32_t>(d);
+  e.n_layers = static_cast<uint32_t>(layers);
+  e.n_heads = e.n_kv_heads = static_cast<uint32_t>(heads);
+  e.head_dim = static_cast<uint32_t>(d / heads);
+  e.ffn_dim = static_cast<uint32_t>(ffn);
+  e.vocab_size = 0;
+  e.max_context = static_cast<uint32_t>(side * side);
+  e.norm = NormKind::kLayerNorm;
+  e.norm_placement = NormPlacement::kPre;
+  e.norm_eps = static_cast<float>(eps);
+  e.final_norm = true;  // post_layernorm
+  e.ffn = FfnKind::kPlain;
+  EMBER_RETURN_IF_ERROR(ParseHfActivation(act, &e.activation));
+  e.positions = PositionKind::kLearned;
+  e.mask = AttentionMask::kBidirectional;
+  e.qkv_bias = e.out_bias = e.ffn_bias = true;
+  e.tied_classifier = false;
+  v.image_size = static_cast<uint32_t>(image);
+  v.patch_size = static_cast<uint32_t>(patch);
+  v.connector = ImageConnector::kAveragePool;
+  v.connector_factor = static_cast<uint32_t>(side / pooled);
+  // Gemma3MultiModalProjector's mm_soft_emb_norm takes the vision config's eps.
+  v.projector_norm_eps = static_cast<float>(eps);
+  v.image_token_id = static_cast<int32_t>(image_token);
+  v.image_blocks_bidirectional = true;  // token_type_ids_mask_function
+
+  // Checkpoints before transformers 4.52 (the hub's files) and after.
+  const std::string tower =
+      FindPrefix(*w, {"vision_tower.vision_model.", "model.vision_tower.vision_model."},
+                 "post_layernorm.weight");
+  const std::string projector =
+      FindPrefix(*w, {"multi_modal_projector.", "model.multi_modal_projector."},
+                 "mm_soft_emb_norm.weight");
+  if (tower.empty() || projector.empty()) {
+    return InvalidModel(
+        "a gemma3 model with a vision_config but no %s (vision_tower.vision_model.* or "
+        "multi_modal_projector.*)",
+        tower.empty() ? "vision tower" : "projector");
+  }
+  Mapper m(w, spec);
+  const uint64_t D = e.d_model, F = e.ffn_dim, P = static_cast<uint64_t>(patch);
+  const std::string v_ = "v.";
+  // The Conv2d weight (D, 3, p, p), row-major: the (D, 3 p^2) matrix of patch rows.
+  TensorSpec conv;
+  conv.name = v_ + names::kPatchEmbedding;
+  conv.shape = {D, 3 * P * P};
+  EMBER_RETURN_IF_ERROR(
+      w->Read(tower + "embeddings.patch_embedding.weight", {D, 3, P, P}, &conv.values));
+  spec->tensors.push_back(std::move(conv));
+  EMBER_RETURN_IF_ERROR(m.Copy(tower + "embeddings.patch_embedding.bias",
+                               v_ + names::kPatchEmbeddingBias, {D}));
+  EMBER_RETURN_IF_ERROR(m.Copy(tower + "embeddings.position_embedding.weight",
+                               v_ + names::kPosEmbedding, {e.max_context, D}));
+  for (unsigned i = 0; i < e.n_layers; ++i) {
+    const std::string l = tower + "encoder.layers." + std::to_string(i) + ".";
+    auto copy = [&](const std::string& hf, const char* format,
+                    std::vector<uint64_t> shape) {
+      return m.Copy(l + hf, v_ + names::LayerName(format, i), std::move(shape));
+    };
+    struct Pair {
+      const char* hf;
+      const char* weight;
+      const char* bias;
+      uint64_t rows, cols;  // cols 0: a norm
+    };
+    for (const Pair& p :
+         {Pair{"layer_norm1", names::kAttnNorm, names::kAttnNormBias, D, 0},
+          Pair{"self_attn.q_proj", names::kAttnQ, names::kAttnQBias, D, D},
+          Pair{"self_attn.k_proj", names::kAttnK, names::kAttnKBias, D, D},
+          Pair{"self_attn.v_proj", names::kAttnV, names::kAttnVBias, D, D},
+          Pair{"self_attn.out_proj", names::kAttnOut, names::kAttnOutBias, D, D},
+          Pair{"layer_norm2", names::kFfnNorm, names::kFfnNormBias, D, 0},
+          Pair{"mlp.fc1", names::kFfnUp, names::kFfnUpBias, F, D},
+          Pair{"mlp.fc2", names::kFfnDown, names::kFfnDownBias, D, F}}) {
+      const std::string hf = p.hf;
+      EMBER_RETURN_IF_ERROR(copy(hf + ".weight", p.weight,
+                                 p.cols ? std::vector<uint64_t>{p.rows, p.cols}
+                                        : std::vector<uint64_t>{p.rows}));
+      EMBER_RETURN_IF_ERROR(copy(hf + ".bias", p.bias, {p.rows}));
+    }
+  }
+  EMBER_RETURN_IF_ERROR(
+      m.Copy(tower + "post_layernorm.weight", v_ + names::kOutputNorm, {D}));
+  EMBER_RETURN_IF_ERROR(
+      m.Copy(tower + "post_layernorm.bias", v_ + names::kOutputNormBias, {D}));
+  // Gemma's RMSNorm multiplies by 1 + w: stored so. The projection is x @ W with W
+  // (D, text d_model): stored transposed, as a Linear's (out, in).
+  EMBER_RETURN_IF_ERROR(
+      m.Copy(projector + "mm_soft_emb_norm.weight", names::kProjectorNorm, {D}, 1.0f));
+  EMBER_RETURN_IF_ERROR(m.Conv1D(projector + "mm_input_projection_weight", D,
+                                 {{names::kPoolProjector, spec->config.d_model}}));
+  spec->vision = v;
+  return Status::Ok();
+}
+
+}  // namespace ember::tools
