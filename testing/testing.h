@@ -72,6 +72,11 @@ ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
 // is the vocabulary's size + 7, and Gemma 3's bidirectional blocks go with the average
 // pool.
 void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed = 11);
+// The config of such a tower (a SigLIP ViT: pre-LN, LayerNorm eps 1e-6, tanh GELU,
+// biases, post_layernorm) of other sizes; its image token unset (-1).
+VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,
+                              uint32_t image, uint32_t patch, ImageConnector connector,
+                              uint32_t factor);
 // Options of a session over FamiliesModelSpec's model: `context` positions in steps of
 // max_batch tokens (short steps give its sliding layers a ring), a `type` cache, and
 // with `shift` a context shift that keeps 4 positions.

@@ -142,11 +142,12 @@ ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
   return spec;
 }
 
-void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
+VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,
+                              uint32_t image, uint32_t patch, ImageConnector connector,
+                              uint32_t factor) {
   VisionConfig v;
   ModelConfig& e = v.encoder;
   snprintf(e.architecture, sizeof(e.architecture), "siglip");
-  const uint32_t d = 32, heads = 2, ffn = 72, layers = 2;
   e.d_model = d;
   e.n_layers = layers;
   e.n_heads = e.n_kv_heads = heads;
@@ -162,14 +163,20 @@ void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
   e.positions = PositionKind::kLearned;
   e.mask = AttentionMask::kBidirectional;
   e.qkv_bias = e.out_bias = e.ffn_bias = true;
-  v.image_size = 32;
-  v.patch_size = 8;
+  v.image_size = image;
+  v.patch_size = patch;
   e.max_context = static_cast<uint32_t>(v.patches());
   v.connector = connector;
-  v.connector_factor = 2;
+  v.connector_factor = factor;
   v.projector_norm_eps = 1e-6f;
-  v.image_token_id = static_cast<int32_t>(spec->config.vocab_size) + 7;
   v.image_blocks_bidirectional = connector == ImageConnector::kAveragePool;
+  return v;
+}
+
+void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
+  const uint32_t d = 32, ffn = 72, layers = 2;
+  VisionConfig v = SiglipTestConfig(d, 2, ffn, layers, 32, 8, connector, 2);
+  v.image_token_id = static_cast<int32_t>(spec->config.vocab_size) + 7;
 
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

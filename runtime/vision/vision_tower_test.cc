@@ -22,29 +22,8 @@ namespace o = tower_oracle;
 
 ModelSpec OracleSpec(ImageConnector connector) {
   ModelSpec spec = testing::TinyModelSpec(o::kTextDim, 1, 2, 1, 32);
-  VisionConfig v;
-  ModelConfig& e = v.encoder;
-  snprintf(e.architecture, sizeof(e.architecture), "siglip");
-  e.d_model = o::kDim;
-  e.n_layers = o::kLayers;
-  e.n_heads = e.n_kv_heads = o::kHeads;
-  e.head_dim = o::kDim / o::kHeads;
-  e.ffn_dim = o::kFfn;
-  e.vocab_size = 0;
-  e.norm = NormKind::kLayerNorm;
-  e.norm_eps = 1e-6f;
-  e.final_norm = true;
-  e.ffn = FfnKind::kPlain;
-  e.activation = Activation::kGeluTanh;
-  e.positions = PositionKind::kLearned;
-  e.mask = AttentionMask::kBidirectional;
-  e.qkv_bias = e.out_bias = e.ffn_bias = true;
-  v.image_size = o::kImage;
-  v.patch_size = o::kPatch;
-  e.max_context = static_cast<uint32_t>(v.patches());
-  v.connector = connector;
-  v.connector_factor = o::kFactor;
-  v.projector_norm_eps = 1e-6f;
+  VisionConfig v = testing::SiglipTestConfig(o::kDim, o::kHeads, o::kFfn, o::kLayers,
+                                             o::kImage, o::kPatch, connector, o::kFactor);
   v.image_token_id = 400;
   spec.vision = v;
   auto add = [&](const o::NamedTensor& t) {

@@ -3,6 +3,7 @@
 and connector_test.cc (issue 42).
 
   /usr/bin/python3 tools/scripts/gen_vision_connector_data.py
+  clang-format-14 -i runtime/vision/connector_test_data.h
 
 Run with Debian's python3-torch (/usr/bin/python3). Inputs are seeded random multiples
 of 1/64 in [-2, 2), exact in float, so the header is exact; the oracles run in float64:

@@ -3,6 +3,7 @@
 SigLIP-style vision tower and the two connectors that follow it.
 
   /usr/bin/python3 tools/scripts/gen_vision_tower_data.py
+  clang-format-14 -i runtime/vision/vision_tower_test_data.h
 
 Run with Debian's python3-torch (/usr/bin/python3). Weights and pixels are seeded random
 multiples of 1/256 (exact in float, asserted); the oracle runs in float64:
@@ -27,6 +28,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_vision_connector_data import pixel_shuffle_chain, pixel_shuffle_closed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "runtime", "vision", "vision_tower_test_data.h")
@@ -80,30 +84,6 @@ def check_attention(h, p, ours):
         theirs = mha(h[None], h[None], h[None], need_weights=False)[0][0]
     if not torch.allclose(ours, theirs, rtol=0, atol=1e-12):
         sys.exit("attention disagrees with nn.MultiheadAttention")
-
-
-def pixel_shuffle_chain(x, scale):
-    # The chain of Idefics3Connector.pixel_shuffle, step by step.
-    b, seq, e = x.size()
-    h = w = int(seq**0.5)
-    x = x.view(b, h, w, e)
-    x = x.view(b, h, int(w / scale), e * scale)
-    x = x.permute(0, 2, 1, 3)
-    x = x.reshape(b, int(w / scale), int(h / scale), e * (scale * scale))
-    x = x.permute(0, 2, 1, 3)
-    return x.reshape(b, int(seq / (scale * scale)), e * (scale * scale))
-
-
-def pixel_shuffle_closed(h, side, dim, s):
-    sb = side // s
-    out = torch.empty(sb * sb, dim * s * s, dtype=h.dtype)
-    for hb in range(sb):
-        for wb in range(sb):
-            for k in range(s):
-                for j in range(s):
-                    out[hb * sb + wb, (k * s + j) * dim:(k * s + j + 1) * dim] = h[
-                        (hb * s + k) * side + wb * s + j]
-    return out
 
 
 def fmt(values, exact):
