@@ -26,12 +26,15 @@ Status ReadVisionConfig(const fb::VisionConfig& fv, const ModelConfig& text,
                         VisionConfig* v) {
   ModelConfig& e = v->encoder;
   EMBER_RETURN_IF_ERROR(ReadConfig(*fv.encoder(), &e, true));
+  // The final norm (post_layernorm) also keeps the tower's output apart from its
+  // residual stream, whose bytes the connector's rows reuse (vision_tower.cc).
   if (e.positions != PositionKind::kLearned || e.mask != AttentionMask::kBidirectional ||
-      e.has_sliding_layers() || e.embeds() || e.labels > 0 || e.token_types > 0 ||
-      e.embedding_norm) {
+      !e.final_norm || e.has_sliding_layers() || e.embeds() || e.labels > 0 ||
+      e.token_types > 0 || e.embedding_norm) {
     return InvalidModel(
         "vision config: the encoder must be one bidirectional pass over learned "
-        "positions, without sliding layers, segments, pooling or heads");
+        "positions ending in a final norm, without sliding layers, segments, pooling "
+        "or heads");
   }
   constexpr uint32_t kMaxImageSize = 1u << 13;
   v->image_size = fv.image_size();

@@ -127,6 +127,15 @@ TEST(VisionConfigTest, BadTowersAreRefusedByName) {
       {"a causal encoder",
        [](ModelSpec* s) { s->vision->encoder.mask = AttentionMask::kCausal; },
        "must be one bidirectional pass over learned positions"},
+      {"an encoder without its final norm",
+       [](ModelSpec* s) {
+         s->vision->encoder.final_norm = false;
+         s->tensors.erase(s->tensors.begin() +
+                          (Find(s, "v.output_norm.weight") - s->tensors.data()));
+         s->tensors.erase(s->tensors.begin() +
+                          (Find(s, "v.output_norm.bias") - s->tensors.data()));
+       },
+       "ending in a final norm"},
       {"an encoder with RoPE",
        [](ModelSpec* s) {
          s->vision->encoder.positions = PositionKind::kRope;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "kernels/dcheck.h"
 #include "kernels/quant_layout.h"
 #include "runtime/attention_record.h"
 #include "runtime/checked_math.h"
@@ -150,7 +151,8 @@ void VisionTower::EncodeTile(const float* pixels, float* out) {
   kernels_.add_bias(act_.x, weights_->patch_bias->f32(), n, e.d_model);
   const AttentionRecord no_record{};
   Forward forward(e, weights_->encoder, exec, act_, kv_, no_record);
-  hidden_ = forward.Encode(n);
+  hidden_ = forward.Encode(n);  // x_norm: the loader requires the final norm
+  EMBER_DCHECK(hidden_ == act_.x_norm);
   Connect(out);
 }
 
