@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/model/tensor.h"
+#include "runtime/model/tensor_names.h"
 
 namespace ember {
 
@@ -26,7 +27,7 @@ ParameterKind ParameterKindOf(const char* tensor_name) {
     const char* fragment;
     ParameterKind kind;
   };
-  if (strncmp(tensor_name, "v.", 2) == 0 || strncmp(tensor_name, "mm.", 3) == 0) {
+  if (names::IsVisionTensor(tensor_name)) {
     return ParameterKind::kVision;
   }
   // The first rule whose fragment the name holds decides.

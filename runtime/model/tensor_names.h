@@ -3,6 +3,7 @@
 #ifndef EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
 #define EMBER_RUNTIME_MODEL_TENSOR_NAMES_H_
 
+#include <cstring>
 #include <string>
 
 #include "runtime/status.h"
@@ -35,6 +36,10 @@ inline constexpr char kPatchEmbeddingBias[] = "patch_embd.bias";   // (d)
 inline constexpr char kShuffleProjector[] = "mm.model.fc.weight";  // (text d, d * f^2)
 inline constexpr char kPoolProjector[] = "mm.input_projection.weight";  // (text d, d)
 inline constexpr char kProjectorNorm[] = "mm.soft_emb_norm.weight";     // (d), 1 + w
+// Whether a tensor is a vision tower's: its name starts "v." or "mm.".
+inline bool IsVisionTensor(const char* name) {
+  return strncmp(name, "v.", 2) == 0 || strncmp(name, "mm.", 3) == 0;
+}
 
 // Per-layer names: printf formats taking the layer index.
 inline constexpr char kAttnNorm[] = "blk.%u.attn_norm.weight";  // (d_model)

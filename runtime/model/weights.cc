@@ -12,11 +12,6 @@ namespace {
 
 enum class Role { kVector, kMatrix, kEmbedding };
 
-// A vision tower's tensor: its name starts "v." or "mm.".
-bool IsVisionTensor(const char* name) {
-  return strncmp(name, "v.", 2) == 0 || strncmp(name, "mm.", 3) == 0;
-}
-
 // Which tensors a Binder answers for (CheckAllUsed): the text model's, with or without a
 // vision tower beside it, or the tower's.
 enum class Scope { kAll, kText, kVision };
@@ -87,7 +82,7 @@ class Binder {
 
   Status CheckAllUsed() const {
     for (size_t i = 0; i < used_.size(); ++i) {
-      const bool vision = IsVisionTensor(tensors_[i].name);
+      const bool vision = names::IsVisionTensor(tensors_[i].name);
       const bool mine = scope_ == Scope::kAll || (scope_ == Scope::kVision) == vision;
       if (!used_[i] && mine) {
         return InvalidModel("unexpected tensor '%s'%s", tensors_[i].name,

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/model/model_writer.h"
+#include "runtime/model/tensor_names.h"
 #include "runtime/vision/vision_tower_test_data.h"
 #include "testing/testing.h"
 
@@ -102,8 +103,7 @@ TEST(VisionTowerTest, Q8WeightsStayClose) {
        {ImageConnector::kPixelShuffle, ImageConnector::kAveragePool}) {
     ModelSpec spec = OracleSpec(connector);
     for (TensorSpec& t : spec.tensors) {  // as tools/convert/dtype_policy.cc chooses
-      const bool tower =
-          t.name.compare(0, 2, "v.") == 0 || t.name.compare(0, 3, "mm.") == 0;
+      const bool tower = names::IsVisionTensor(t.name.c_str());
       if (tower && t.shape.size() == 2 && t.name != "v.position_embd.weight") {
         t.dtype = DType::kQ8;
       }

@@ -13,6 +13,7 @@
 #include "runtime/model/atomic_file.h"
 #include "runtime/model/model_writer.h"
 #include "runtime/model/tensor.h"
+#include "runtime/model/tensor_names.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
@@ -210,8 +211,7 @@ Status Convert(const ArgParser& args) {
       auto& t = spec.tensors;
       t.erase(std::remove_if(t.begin(), t.end(),
                              [](const TensorSpec& x) {
-                               return x.name.compare(0, 2, "v.") == 0 ||
-                                      x.name.compare(0, 3, "mm.") == 0;
+                               return names::IsVisionTensor(x.name.c_str());
                              }),
               t.end());
     }

@@ -104,8 +104,7 @@ Status ChooseDTypes(const WeightTypes& types, const std::vector<DTypeOverride>& 
         t.name == names::kOutput || (!has_output && t.name == names::kTokEmbedding);
     // Position and segment tables, a classification head and an embedding's dense
     // projections stay f32 (small, and computed in f32 only).
-    const bool vision =
-        t.name.compare(0, 2, "v.") == 0 || t.name.compare(0, 3, "mm.") == 0;
+    const bool vision = names::IsVisionTensor(t.name.c_str());
     if (t.shape.size() != 2 || t.name == names::kPosEmbedding ||
         t.name == std::string("v.") + names::kPosEmbedding ||
         t.name == names::kTokTypes || t.name.compare(0, 4, "cls.") == 0 ||
