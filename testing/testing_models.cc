@@ -165,6 +165,7 @@ VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t
   e.qkv_bias = e.out_bias = e.ffn_bias = true;
   v.image_size = image;
   v.patch_size = patch;
+  v.processor.height = v.processor.width = static_cast<int>(image);
   e.max_context = static_cast<uint32_t>(v.patches());
   v.connector = connector;
   v.connector_factor = factor;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/model/image_processor_config.h"
+
 namespace ember {
 
 // Values equal the schema's (schema/model.fbs); static_asserts in model.cc keep them so.
@@ -168,6 +170,8 @@ struct VisionConfig {
   float projector_norm_eps = 1e-6f;  // kAveragePool's RMSNorm
   int32_t image_token_id = -1;
   bool image_blocks_bidirectional = false;
+  ImageProcessorConfig processor;
+  ImagePrompt prompt;  // marker empty: none
 
   size_t patches_per_side() const { return image_size / patch_size; }
   size_t patches() const { return patches_per_side() * patches_per_side(); }

@@ -20,6 +20,78 @@ std::string_view StringOf(const flatbuffers::String* s) {
   return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
 }
 
+// The processor (absent: SigLIP's, a square of the tower's tile), whose tiles must be
+// the tower's.
+Status ReadImageProcessor(const fb::ImageProcessor* fp, uint32_t image_size,
+                          ImageProcessorConfig* p) {
+  *p = ImageProcessorConfig();
+  p->height = p->width = static_cast<int>(image_size);
+  if (fp != nullptr) {
+    if (fp->layout() > fb::ImageLayout::MAX) {
+      return InvalidModel("image processor: layout %u is unknown to this build",
+                          static_cast<unsigned>(fp->layout()));
+    }
+    constexpr uint32_t kMaxEdge = 1u << 14;
+    if (fp->height() > kMaxEdge || fp->width() > kMaxEdge ||
+        fp->longest_edge() > kMaxEdge || fp->tile_size() > kMaxEdge) {
+      return InvalidModel("image processor: a size above %u", kMaxEdge);
+    }
+    p->layout = static_cast<ImageLayout>(fp->layout());
+    p->height = static_cast<int>(fp->height());
+    p->width = static_cast<int>(fp->width());
+    p->longest_edge = static_cast<int>(fp->longest_edge());
+    p->tile_size = static_cast<int>(fp->tile_size());
+    p->split = fp->split();
+    p->resample = static_cast<ResampleFilter>(fp->resample());
+    p->alpha_over_white = fp->alpha_over_white();
+    p->rescale = fp->rescale();
+    p->rescale_factor = fp->rescale_factor();
+    p->normalize = fp->normalize();
+    for (const auto* values : {fp->mean(), fp->std()}) {
+      if (values != nullptr && values->size() != 3) {
+        return InvalidModel("image processor: mean and std take 3 values, not %u",
+                            values->size());
+      }
+    }
+    for (int c = 0; c < 3; ++c) {
+      if (fp->mean()) p->mean[c] = fp->mean()->Get(c);
+      if (fp->std()) p->std[c] = fp->std()->Get(c);
+    }
+  }
+  const Status valid = ValidateImageProcessorConfig(*p);
+  if (!valid.ok()) return InvalidModel("vision config: %s", valid.message());
+  const int tile = p->layout == ImageLayout::kFixed ? p->height : p->tile_size;
+  if (tile != static_cast<int>(image_size) ||
+      (p->layout == ImageLayout::kFixed && p->width != p->height)) {
+    return InvalidModel(
+        "vision config: the processor's tiles (%dx%d) are not the tower's %u pixels",
+        p->layout == ImageLayout::kFixed ? p->width : tile, tile, image_size);
+  }
+  return Status::Ok();
+}
+
+Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
+  *prompt = ImagePrompt();
+  if (fp == nullptr) return Status::Ok();
+  constexpr size_t kMaxText = 256;
+  const std::string_view parts[4] = {StringOf(fp->marker()), StringOf(fp->before()),
+                                     StringOf(fp->after()), StringOf(fp->token())};
+  for (const std::string_view part : parts) {
+    if (part.size() > kMaxText || part.find('\0') != std::string_view::npos) {
+      return InvalidModel("vision config: an image prompt string of %zu bytes",
+                          part.size());
+    }
+  }
+  if (parts[0].empty() || parts[3].empty()) {
+    return InvalidModel("vision config: an image prompt without its marker or token");
+  }
+  prompt->marker.assign(parts[0]);
+  prompt->before.assign(parts[1]);
+  prompt->after.assign(parts[2]);
+  prompt->token.assign(parts[3]);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ReadVisionConfig(const fb::VisionConfig& fv, const ModelConfig& text,
@@ -75,7 +147,8 @@ Status ReadVisionConfig(const fb::VisionConfig& fv, const ModelConfig& text,
     return InvalidModel(
         "vision config: bidirectional image blocks in a non-causal model");
   }
-  return Status::Ok();
+  EMBER_RETURN_IF_ERROR(ReadImageProcessor(fv.processor(), v->image_size, &v->processor));
+  return ReadImagePrompt(fv.prompt(), &v->prompt);
 }
 
 Status ReadChatProgram(const fb::Tokenizer& ft, uint32_t vocab_size, ChatTemplate* out) {

@@ -297,10 +297,24 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
     flatbuffers::Offset<fb::VisionConfig> vision = 0;
     if (spec.vision) {
       const VisionConfig& v = *spec.vision;
+      const ImageProcessorConfig& p = v.processor;
+      const auto processor = fb::CreateImageProcessor(
+          b, static_cast<fb::ImageLayout>(p.layout), static_cast<uint32_t>(p.height),
+          static_cast<uint32_t>(p.width), static_cast<uint32_t>(p.longest_edge),
+          static_cast<uint32_t>(p.tile_size), p.split, static_cast<uint8_t>(p.resample),
+          p.alpha_over_white, p.rescale, p.rescale_factor, p.normalize,
+          b.CreateVector(p.mean, 3), b.CreateVector(p.std, 3));
+      flatbuffers::Offset<fb::ImagePrompt> prompt = 0;
+      if (!v.prompt.marker.empty()) {
+        prompt = fb::CreateImagePrompt(
+            b, b.CreateString(v.prompt.marker), b.CreateString(v.prompt.before),
+            b.CreateString(v.prompt.after), b.CreateString(v.prompt.token));
+      }
       vision = fb::CreateVisionConfig(
           b, WriteConfig(v.encoder, &b), v.image_size, v.patch_size,
           static_cast<fb::ImageConnector>(v.connector), v.connector_factor,
-          v.projector_norm_eps, v.image_token_id, v.image_blocks_bidirectional);
+          v.projector_norm_eps, v.image_token_id, v.image_blocks_bidirectional, processor,
+          prompt);
     }
 
     const auto vector_or_none = [&b](const auto& v) -> decltype(b.CreateVector(v)) {

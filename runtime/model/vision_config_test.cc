@@ -73,6 +73,53 @@ TEST(VisionConfigTest, ATowerLoadsWithEachConnector) {
   EXPECT_EQ(text.model->vision_weights(), nullptr);
 }
 
+// The processor and the image prompt come back from the file as written; without
+// them, SigLIP's processor at the tower's size and no prompt.
+TEST(VisionConfigTest, TheProcessorAndPromptRoundTrip) {
+  ModelSpec spec = TowerSpec(ImageConnector::kPixelShuffle);
+  ImageProcessorConfig& p = spec.vision->processor;
+  p.layout = ImageLayout::kSplitTiles;
+  p.longest_edge = 96;
+  p.tile_size = 32;
+  p.split = false;
+  p.resample = ResampleFilter::kLanczos;
+  p.alpha_over_white = false;
+  p.rescale_factor = 0.25;
+  p.normalize = false;
+  p.mean[2] = 0.25f;
+  p.std[0] = 0.125f;
+  spec.vision->prompt = {"<image>", "<a>", "<b>\n", "<t>"};
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_TRUE(m.model);
+  const ImageProcessorConfig& q = m.model->vision()->processor;
+  EXPECT_EQ(q.layout, ImageLayout::kSplitTiles);
+  EXPECT_EQ(q.longest_edge, 96);
+  EXPECT_EQ(q.tile_size, 32);
+  EXPECT_FALSE(q.split);
+  EXPECT_EQ(q.resample, ResampleFilter::kLanczos);
+  EXPECT_FALSE(q.alpha_over_white);
+  EXPECT_TRUE(q.rescale);
+  EXPECT_EQ(q.rescale_factor, 0.25);
+  EXPECT_FALSE(q.normalize);
+  EXPECT_EQ(q.mean[2], 0.25f);
+  EXPECT_EQ(q.std[0], 0.125f);
+  const ImagePrompt& prompt = m.model->vision()->prompt;
+  EXPECT_EQ(prompt.marker, "<image>");
+  EXPECT_EQ(prompt.before, "<a>");
+  EXPECT_EQ(prompt.after, "<b>\n");
+  EXPECT_EQ(prompt.token, "<t>");
+
+  const testing::LoadedModel plain =
+      testing::LoadSpec(TowerSpec(ImageConnector::kAveragePool));
+  ASSERT_TRUE(plain.model);
+  const ImageProcessorConfig& d = plain.model->vision()->processor;
+  EXPECT_EQ(d.layout, ImageLayout::kFixed);
+  EXPECT_EQ(d.width, 32);
+  EXPECT_EQ(d.height, 32);
+  EXPECT_EQ(d.resample, ResampleFilter::kBilinear);
+  EXPECT_TRUE(plain.model->vision()->prompt.marker.empty());
+}
+
 TEST(VisionConfigTest, BadTowersAreRefusedByName) {
   struct Case {
     const char* what;
@@ -154,6 +201,36 @@ TEST(VisionConfigTest, BadTowersAreRefusedByName) {
          Find(s, names::kProjectorNorm)->name = "mm.norm.weight";
        },
        "missing tensor 'mm.soft_emb_norm.weight'"},
+      {"a processor whose tiles are not the tower's",
+       [](ModelSpec* s) {
+         s->vision->processor.height = s->vision->processor.width = 64;
+       },
+       "the processor's tiles (64x64) are not the tower's 32 pixels"},
+      {"a processor of tiles of another size",
+       [](ModelSpec* s) {
+         ImageProcessorConfig& p = s->vision->processor;
+         p.layout = ImageLayout::kSplitTiles;
+         p.longest_edge = 96;
+         p.tile_size = 48;
+       },
+       "the processor's tiles (48x48) are not the tower's 32 pixels"},
+      {"a processor with a zero std",
+       [](ModelSpec* s) { s->vision->processor.std[1] = 0.0f; }, "mean 0.5, std 0"},
+      {"a resample filter Pillow has not",
+       [](ModelSpec* s) {
+         s->vision->processor.resample = static_cast<ResampleFilter>(9);
+       },
+       "resample filter 9"},
+      {"an image prompt without its token",
+       [](ModelSpec* s) { s->vision->prompt.marker = "<image>"; },
+       "an image prompt without its marker or token"},
+      {"an image prompt string past 256 bytes",
+       [](ModelSpec* s) {
+         s->vision->prompt.marker = "<image>";
+         s->vision->prompt.token = "<t>";
+         s->vision->prompt.after = std::string(300, 'a');
+       },
+       "an image prompt string of 300 bytes"},
   };
   ASSERT_TRUE(Load(TowerSpec(ImageConnector::kPixelShuffle)).ok());
   for (const Case& c : cases) {

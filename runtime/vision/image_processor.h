@@ -9,42 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/model/image_processor_config.h"
 #include "runtime/status.h"
 #include "runtime/vision/image.h"
 #include "runtime/vision/resample.h"
 
 namespace ember {
-
-enum class ImageLayout {
-  // Resized to height x width, one tile (SigLIP, Gemma 3's Gemma3ImageProcessor).
-  kFixed,
-  // Idefics3ImageProcessor (SmolVLM): the longest edge resized to `longest_edge`, then
-  // (with `split`) to whole tiles of tile_size, cut into rows x cols tiles in row order,
-  // then the whole image resized to one tile as the global view, last; without `split`,
-  // the image squashed to one tile.
-  kSplitTiles,
-};
-
-struct ImageProcessorConfig {
-  ImageLayout layout = ImageLayout::kFixed;
-  int height = 0;  // kFixed: the output size
-  int width = 0;
-  int longest_edge = 0;  // kSplitTiles: size.longest_edge; 0: no first resize
-  int tile_size = 0;     // kSplitTiles: max_image_size.longest_edge
-  bool split = true;     // kSplitTiles: do_image_splitting
-  ResampleFilter resample = ResampleFilter::kBilinear;
-  // A pixel with alpha: composited on white (Idefics3's convert_to_rgb), or its alpha
-  // dropped (Pillow's convert("RGB"), as Gemma 3's processor does).
-  bool alpha_over_white = true;
-  bool rescale = true;
-  double rescale_factor = 1.0 / 255.0;
-  bool normalize = true;
-  float mean[3] = {0.5f, 0.5f, 0.5f};
-  float std[3] = {0.5f, 0.5f, 0.5f};
-};
-
-// Checks a config's values (positive sizes, nonzero std).
-Status ValidateImageProcessorConfig(const ImageProcessorConfig& config);
 
 // What an image of a given size becomes.
 struct ImageGrid {

@@ -8,21 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/model/image_processor_config.h"
 #include "runtime/status.h"
 #include "runtime/vision/image.h"
 
 namespace ember {
-
-// Pillow's filters by their numbers (PIL.Image.Resampling), as processor configs store
-// them: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC, 4 BOX, 5 HAMMING. NEAREST (0) is another
-// algorithm in Pillow and is not supported.
-enum class ResampleFilter : int {
-  kLanczos = 1,
-  kBilinear = 2,
-  kBicubic = 3,
-  kBox = 4,
-  kHamming = 5,
-};
 
 // True and the filter for a Pillow resample number this code implements.
 bool ResampleFilterFromPil(int pil_number, ResampleFilter* filter);

@@ -299,6 +299,7 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
       ReadHfTokenizer(dir, spec->config.vocab_size, specials, &spec->tokenizer));
   EMBER_RETURN_IF_ERROR(StopIds(dir, root, &spec->tokenizer));
   EMBER_RETURN_IF_ERROR(ReadSentenceTransformersPrompts(dir, &spec->tokenizer));
+  if (spec->vision) EMBER_RETURN_IF_ERROR(ReadVisionProcessor(dir, spec));
   spec->description = "Hugging Face " + model_type + " model from " + dir;
   return CheckSpecTensors(*spec);
 }

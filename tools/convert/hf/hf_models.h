@@ -45,6 +45,9 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
 // projection) of a Gemma3ForConditionalGeneration directory, into spec->vision and its
 // "v." and "mm." tensors; spec->config must be the text model's already.
 Status ImportGemma3Vision(const Json& root, HfWeights* weights, ModelSpec* spec);
+// After the tokenizer: the image processor (the directory's preprocessor_config.json)
+// and how the prompt holds an image, for a spec with a vision tower.
+Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec);
 
 // An activation name as Hugging Face configs spell it.
 Status ParseHfActivation(const std::string& name, Activation* out);

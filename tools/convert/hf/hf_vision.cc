@@ -1,12 +1,17 @@
 // Gemma 3's vision tower and projector from a Gemma3ForConditionalGeneration directory
 // (see hf_models.h), as transformers' modeling_siglip and modeling_gemma3 define them.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "runtime/model/tensor_names.h"
+#include "tools/convert/hf/hf_image_processor.h"
 #include "tools/convert/hf/hf_mapper.h"
 #include "tools/convert/hf/hf_models.h"
+#include "tools/util/json_util.h"
 
 namespace ember::tools {
 namespace {
@@ -99,6 +104,8 @@ Status ImportGemma3Vision(const Json& root, HfWeights* w, ModelSpec* spec) {
   v.projector_norm_eps = static_cast<float>(eps);
   v.image_token_id = static_cast<int32_t>(image_token);
   v.image_blocks_bidirectional = true;  // token_type_ids_mask_function
+  // Until the directory's preprocessor_config.json says otherwise: SigLIP's processor.
+  v.processor.height = v.processor.width = static_cast<int>(image);
 
   // Checkpoints before transformers 4.52 (the hub's files) and after.
   const std::string tower =
@@ -166,6 +173,63 @@ Status ImportGemma3Vision(const Json& root, HfWeights* w, ModelSpec* spec) {
   EMBER_RETURN_IF_ERROR(m.Conv1D(projector + "mm_input_projection_weight", D,
                                  {{names::kPoolProjector, spec->config.d_model}}));
   spec->vision = v;
+  return Status::Ok();
+}
+
+Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec) {
+  VisionConfig& v = *spec->vision;
+  const std::string processor_path = dir + "/preprocessor_config.json";
+  if (access(processor_path.c_str(), R_OK) == 0) {
+    EMBER_RETURN_IF_ERROR(ReadImageProcessorConfigFile(processor_path, &v.processor));
+  }
+  const ImageProcessorConfig& p = v.processor;
+  const int tile = p.layout == ImageLayout::kFixed ? p.height : p.tile_size;
+  if (tile != static_cast<int>(v.image_size) ||
+      (p.layout == ImageLayout::kFixed && p.width != p.height)) {
+    return InvalidArgument(
+        "%s: the processor's tiles (%dx%d) are not the vision tower's image_size %u",
+        processor_path.c_str(), p.layout == ImageLayout::kFixed ? p.width : tile, tile,
+        v.image_size);
+  }
+  // Gemma3Processor: each boi_token a chat template writes becomes "\n\n" boi, the
+  // image token once per row, eoi "\n\n". The names come from tokenizer_config.json,
+  // as the processor takes them from its tokenizer.
+  std::string boi = "<start_of_image>", eoi = "<end_of_image>",
+              image = "<image_soft_token>";
+  const std::string tokenizer_path = dir + "/tokenizer_config.json";
+  if (access(tokenizer_path.c_str(), R_OK) == 0) {
+    Json root;
+    EMBER_RETURN_IF_ERROR(ReadJsonFile(tokenizer_path, &root));
+    if (root.is_object()) {
+      const JsonFields f(root, "tokenizer_config.json");
+      EMBER_RETURN_IF_ERROR(f.String("boi_token", false, boi, &boi));
+      EMBER_RETURN_IF_ERROR(f.String("eoi_token", false, eoi, &eoi));
+      EMBER_RETURN_IF_ERROR(f.String("image_token", false, image, &image));
+    }
+  }
+  // The image token must be the tokenizer's: the prompt is matched by text.
+  const TokenizerSpec& tok = spec->tokenizer;
+  bool found = false;
+  for (const TokenizerSpec::Added& a : tok.added) {
+    if (a.text == image) {
+      found = a.id == static_cast<uint32_t>(v.image_token_id);
+      if (!found) break;
+    }
+  }
+  if (!found) {
+    // The file still holds the tower; prompts cannot name its rows by text.
+    fprintf(
+        stderr,
+        "ember convert: the tokenizer has no added token '%.40s' of id %d (config.json's "
+        "image_token_index): the model takes images only as given rows, not in a "
+        "prompt\n",
+        image.c_str(), v.image_token_id);
+    return Status::Ok();
+  }
+  v.prompt.marker = boi;
+  v.prompt.before = "\n\n" + boi;
+  v.prompt.after = eoi + "\n\n";
+  v.prompt.token = image;
   return Status::Ok();
 }
 

@@ -1,0 +1,69 @@
+// What a vision model's file says about its image processor (the resize, tiling,
+// rescale and normalization its Hugging Face processor runs: runtime/vision/
+// image_processor.h runs it) and how a prompt holds an image. Plain data: the loader
+// reads it into VisionConfig (config.h), the converters write it.
+#ifndef EMBER_RUNTIME_MODEL_IMAGE_PROCESSOR_CONFIG_H_
+#define EMBER_RUNTIME_MODEL_IMAGE_PROCESSOR_CONFIG_H_
+
+#include <string>
+
+#include "runtime/status.h"
+
+namespace ember {
+
+// Pillow's filters by their numbers (PIL.Image.Resampling), as processor configs store
+// them: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC, 4 BOX, 5 HAMMING. NEAREST (0) is another
+// algorithm in Pillow and is not supported.
+enum class ResampleFilter : int {
+  kLanczos = 1,
+  kBilinear = 2,
+  kBicubic = 3,
+  kBox = 4,
+  kHamming = 5,
+};
+
+enum class ImageLayout {
+  // Resized to height x width, one tile (SigLIP, Gemma 3's Gemma3ImageProcessor).
+  kFixed,
+  // Idefics3ImageProcessor (SmolVLM): the longest edge resized to `longest_edge`, then
+  // (with `split`) to whole tiles of tile_size, cut into rows x cols tiles in row order,
+  // then the whole image resized to one tile as the global view, last; without `split`,
+  // the image squashed to one tile.
+  kSplitTiles,
+};
+
+struct ImageProcessorConfig {
+  ImageLayout layout = ImageLayout::kFixed;
+  int height = 0;  // kFixed: the output size
+  int width = 0;
+  int longest_edge = 0;  // kSplitTiles: size.longest_edge; 0: no first resize
+  int tile_size = 0;     // kSplitTiles: max_image_size.longest_edge
+  bool split = true;     // kSplitTiles: do_image_splitting
+  ResampleFilter resample = ResampleFilter::kBilinear;
+  // A pixel with alpha: composited on white (Idefics3's convert_to_rgb), or its alpha
+  // dropped (Pillow's convert("RGB"), as Gemma 3's processor does).
+  bool alpha_over_white = true;
+  bool rescale = true;
+  double rescale_factor = 1.0 / 255.0;
+  bool normalize = true;
+  float mean[3] = {0.5f, 0.5f, 0.5f};
+  float std[3] = {0.5f, 0.5f, 0.5f};
+};
+
+// Checks a config's values (positive sizes, nonzero std).
+Status ValidateImageProcessorConfig(const ImageProcessorConfig& config);
+
+// How a prompt holds an image (text, before tokenization, as the Hugging Face processor
+// expands it): each `marker` a prompt or chat template writes becomes `before`, then
+// `token` once per image row, then `after`. Gemma 3: "<start_of_image>" becomes
+// "\n\n<start_of_image>", 256 x "<image_soft_token>", "<end_of_image>\n\n".
+struct ImagePrompt {
+  std::string marker;
+  std::string before;
+  std::string after;
+  std::string token;
+};
+
+}  // namespace ember
+
+#endif  // EMBER_RUNTIME_MODEL_IMAGE_PROCESSOR_CONFIG_H_
