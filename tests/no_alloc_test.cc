@@ -20,6 +20,8 @@
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/speculative/speculator.h"
+#include "runtime/vision/image_decode_test_data.h"
+#include "runtime/vision/image_encoder.h"
 #include "runtime/vision/vision_tower.h"
 #include "runtime/xnn_backend.h"
 #include "testing/alloc_count.h"
@@ -217,6 +219,27 @@ TEST(NoAllocTest, VisionTowerMakesNoHeapAllocations) {
         tower->EncodeTile(pixels.data(), out.data());
         EXPECT_EQ(testing::AllocCounterDisarm(), 0u)
             << DTypeName(dtype) << ", " << threads << " threads";
+        // A whole image: PNG decode, the model's processor, the tower (image_encoder.h).
+        ImageEncoderOptions options;
+        options.limits.max_width = options.limits.max_height = 64;
+        options.limits.max_pixels = 64 * 64;
+        options.max_images = 2;
+        auto image_plan = PlanImageEncoder(*m.model, options);
+        ASSERT_TRUE(image_plan.ok());
+        std::vector<uint8_t> image_storage(image_plan->arena_bytes() + kArenaAlignment);
+        uint8_t* image_base = image_storage.data();
+        image_base += (kArenaAlignment -
+                       reinterpret_cast<uintptr_t>(image_base) % kArenaAlignment) %
+                      kArenaAlignment;
+        auto encoder = ImageEncoder::Create(*m.model, *image_plan, image_base,
+                                            image_plan->arena_bytes(), pool->get());
+        ASSERT_TRUE(encoder.ok());
+        testing::AllocCounterArm();
+        const bool first = encoder->AddEncoded(kPngRgba, sizeof(kPngRgba)).ok();
+        const bool second = encoder->AddEncoded(kPngRgba, sizeof(kPngRgba)).ok();
+        EXPECT_EQ(testing::AllocCounterDisarm(), 0u)
+            << "an image, " << DTypeName(dtype) << ", " << threads << " threads";
+        EXPECT_TRUE(first && second);
       }
     }
   }
