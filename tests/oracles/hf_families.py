@@ -175,6 +175,10 @@ def modules(torch):
             if self.window is not None and not self.bidirectional:
                 # transformers: kv_idx > q_idx - sliding_window
                 visible = visible & (key > query - self.window)
+            groups = getattr(self, "image_groups", None)
+            if groups is not None:  # Gemma 3's token_type_ids_mask_function, or'd in
+                visible = visible | ((groups[:, None] == groups[None, :]) &
+                                     (groups[:, None] >= 0))
             w = w.masked_fill(~visible, float("-inf"))
             a = torch.matmul(nn.functional.softmax(w, dim=-1), v)
             return self.o_proj(a.transpose(1, 2).reshape(b, t, -1))
@@ -241,8 +245,8 @@ def modules(torch):
             if not self.tied:
                 self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
 
-        def forward(self, tokens):
-            x = self.hidden(tokens)
+        def forward(self, tokens, image_token=None, image_rows=None, image_blocks=True):
+            x = self.hidden(tokens, image_token, image_rows, image_blocks)
             w = self.model["embed_tokens"].weight if self.tied else self.lm_head.weight
             logits = x @ w.T
             if self.c.get("final_logit_softcapping") is not None:
@@ -250,9 +254,21 @@ def modules(torch):
                 logits = torch.tanh(logits / cap) * cap
             return logits
 
-        def hidden(self, tokens):
-            """The final hidden states (after the final norm)."""
+        def hidden(self, tokens, image_token=None, image_rows=None, image_blocks=True):
+            """The final hidden states (after the final norm). With `image_rows`: as
+            Gemma3Model, each `image_token` takes the next row in place of its (scaled)
+            embedding (masked_scatter), and each run of them attends to itself both
+            ways (unless not `image_blocks`)."""
             c, t = self.c, tokens.shape[1]
+            groups = None
+            if image_rows is not None:
+                is_image = tokens[0] == image_token
+                starts = is_image & ~torch.cat((torch.tensor([False]), is_image[:-1]))
+                if image_blocks:
+                    groups = torch.where(is_image, torch.cumsum(starts.long(), 0) - 1, -1)
+                tokens = torch.where(tokens == image_token, 0, tokens)
+            for layer in self.model["layers"]:
+                layer.self_attn.image_groups = groups
             rope = {}
             for kind, params in c["rope"].items():
                 inv_freq, scaling = rope_inv_freq(
@@ -266,6 +282,9 @@ def modules(torch):
                 normalizer = torch.tensor(c["hidden_size"] ** 0.5, dtype=torch.float32)
                 normalizer = normalizer.to(c["model_dtype"]).to(torch.float64)
                 x = x * normalizer
+            if image_rows is not None:
+                x = x.clone()
+                x[0, is_image] = image_rows.to(x.dtype)
             for layer in self.model["layers"]:
                 x = layer(x, rope)
             return self.model["norm"](x)

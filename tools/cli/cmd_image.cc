@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "runtime/model/model.h"
 #include "runtime/vision/image_decode.h"
 #include "runtime/vision/image_processor.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/image_flags.h"
 #include "tools/convert/hf/hf_image_processor.h"
 #include "tools/util/files.h"
 #include "tools/util/npy.h"
@@ -22,6 +24,15 @@ namespace {
 ArgParser MakeParser() {
   return ArgParser({
       {{"--image"}, true, "image file: PNG or JPEG"},
+      {{"-m", "--model"},
+       true,
+       "a vision model (.ember): its processor, and its tower encodes the image"},
+      {{"-t", "--threads"}, true, "threads for the tower (default 1)"},
+      {{"--isa"}, true, IsaHelp()},
+      {{"--embeds-out"},
+       true,
+       "with -m: write the rows the image takes in a prompt (rows, text d_model) as "
+       ".npy"},
       {{"--processor-config"},
        true,
        "a Hugging Face preprocessor_config.json (Gemma3ImageProcessor, "
@@ -39,10 +50,25 @@ ArgParser MakeParser() {
 Status Image(const ArgParser& args) {
   if (!args.Has("--image")) return InvalidArgument("missing --image FILE");
   ImageProcessorConfig config;
-  if (args.Has("--processor-config") == args.Has("--preset")) {
-    return InvalidArgument("give one of --processor-config FILE and --preset NAME");
+  std::unique_ptr<Model> model;
+  const int given =
+      args.Has("--processor-config") + args.Has("--preset") + args.Has("-m");
+  if (given != 1) {
+    return InvalidArgument(
+        "give one of -m MODEL, --processor-config FILE and --preset NAME");
   }
-  if (args.Has("--preset")) {
+  if (args.Has("--embeds-out") && !args.Has("-m")) {
+    return InvalidArgument("--embeds-out needs -m MODEL (its tower)");
+  }
+  if (args.Has("-m")) {
+    auto opened = Model::Open(args.Get("-m").c_str());
+    if (!opened.ok()) return opened.status();
+    model = std::move(*opened);
+    if (model->vision() == nullptr) {
+      return InvalidArgument("%s has no vision tower", args.Get("-m").c_str());
+    }
+    config = model->vision()->processor;
+  } else if (args.Has("--preset")) {
     EMBER_RETURN_IF_ERROR(ImageProcessorPreset(args.Get("--preset"), &config));
   } else {
     EMBER_RETURN_IF_ERROR(
@@ -101,6 +127,25 @@ Status Image(const ArgParser& args) {
   printf("memory     decode %zu bytes, RGB %zu, process %zu, pixels %zu\n",
          decode_scratch.size(), rgb.size(), scratch.size(),
          pixels.size() * sizeof(float));
+  if (model) {
+    int64_t threads = 1;
+    EMBER_RETURN_IF_ERROR(args.GetInt("-t", 1, 1, ThreadPool::kMaxThreads, &threads));
+    auto pool = CreatePool(args, threads);
+    if (!pool.ok()) return pool.status();
+    const std::string isa = args.Get("--isa");
+    FlagImages images;
+    EMBER_RETURN_IF_ERROR(EncodeFlagImages(
+        args, *model, pool->get(), args.Has("--isa") ? isa.c_str() : nullptr, &images));
+    const size_t rows = images.encoder->row_count(), d = model->config().d_model;
+    printf("tower      %zu rows of %zu (%zu a tile) in %.2f ms; arena %zu bytes\n", rows,
+           d, images.plan.rows_per_tile, images.encode_seconds * 1e3,
+           images.plan.arena_bytes());
+    if (args.Has("--embeds-out")) {
+      const float* r = images.encoder->rows();
+      EMBER_RETURN_IF_ERROR(WriteNpyF32(args.Get("--embeds-out"),
+                                        std::vector<float>(r, r + rows * d), {rows, d}));
+    }
+  }
   if (args.Has("--out")) {
     EMBER_RETURN_IF_ERROR(WriteNpyF32(
         args.Get("--out"), pixels,
@@ -121,8 +166,9 @@ Status Image(const ArgParser& args) {
 
 int ImageCommand(int argc, char** argv) {
   return RunSubcommand("image",
-                       "usage: ember image --image FILE (--processor-config FILE | "
-                       "--preset NAME) [--out PIXELS.npy] [--rgb-out RGB.npy]\n",
+                       "usage: ember image --image FILE (-m MODEL | --processor-config "
+                       "FILE | --preset NAME) [--embeds-out ROWS.npy] [--out PIXELS.npy] "
+                       "[--rgb-out RGB.npy]\n",
                        MakeParser(), argc, argv, &Image);
 }
 

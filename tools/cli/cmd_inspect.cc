@@ -8,6 +8,8 @@
 
 #include "runtime/model/model.h"
 #include "runtime/session.h"
+#include "runtime/vision/image_encoder.h"
+#include "runtime/vision/resample.h"
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
@@ -199,6 +201,37 @@ void PrintModel(const std::string& path, const Model& model) {
         v->connector == ImageConnector::kPixelShuffle ? "pixel shuffle" : "average pool",
         v->connector_factor, v->connector_factor, v->tokens_per_image(),
         v->image_token_id, v->image_blocks_bidirectional ? ", attending both ways" : "");
+    const ImageProcessorConfig& p = v->processor;
+    if (p.layout == ImageLayout::kFixed) {
+      printf("             processor: resized to %d x %d", p.width, p.height);
+    } else {
+      printf("             processor: longest edge %d, tiles of %d%s", p.longest_edge,
+             p.tile_size, p.split ? " and a global view" : " (not split)");
+    }
+    printf(" (%s), rescale %g, mean %g %g %g, std %g %g %g%s\n",
+           ResampleFilterName(p.resample), p.rescale ? p.rescale_factor : 1.0, p.mean[0],
+           p.mean[1], p.mean[2], p.std[0], p.std[1], p.std[2],
+           p.normalize ? "" : " (not normalized)");
+    if (v->prompt.marker.empty()) {
+      printf(
+          "             prompt: none (no image token in the tokenizer): rows given "
+          "only\n");
+    } else {
+      printf("             prompt: %s becomes %s + %s per row + %s\n",
+             QuotePiece(v->prompt.marker).c_str(), QuotePiece(v->prompt.before).c_str(),
+             QuotePiece(v->prompt.token).c_str(), QuotePiece(v->prompt.after).c_str());
+    }
+    // What one image of the largest size a session takes by default needs.
+    ImageEncoderOptions one;
+    Result<ImageEncoderPlan> plan = PlanImageEncoder(model, one);
+    if (plan.ok()) {
+      printf(
+          "             an image up to %d x %d (%.1f MP): up to %d tile%s, %zu rows; "
+          "arena %.1f MiB (decode, processor, tower)\n",
+          one.limits.max_width, one.limits.max_height, one.limits.max_pixels / 1e6,
+          plan->max_tiles, plan->max_tiles == 1 ? "" : "s", plan->max_rows,
+          plan->arena_bytes() / 1048576.0);
+    }
   }
   const Tokenizer& tok = model.tokenizer();
   printf("tokenizer    %s, %u pieces, bos %d, eos %d, stops at",

@@ -12,6 +12,7 @@
 #include "tools/cli/args.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/image_flags.h"
 #include "tools/util/npy.h"
 
 namespace ember::tools {
@@ -27,6 +28,11 @@ ArgParser MakeParser() {
        true,
        "also write attention weights as .npy: [layers, heads, positions, positions] "
        "(query, key; zero where masked)"},
+      {{"--image"},
+       true,
+       "FILE: a PNG or JPEG for a vision model's prompt (repeatable; as `ember run "
+       "--image`: -p's markers take the images, with special tokens read)"},
+      {{"--tokens-out"}, true, "also write the prompt's token ids (text, one line)"},
       {{"-t", "--threads"}, true, "threads (default 1)"},
       FixedThreadsOption(),
       {{"--backend"}, true, kBackendHelp},
@@ -57,17 +63,42 @@ Status Logits(const ArgParser& args) {
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config();
 
-  std::vector<int32_t> tokens;
-  EMBER_RETURN_IF_ERROR(ReadPromptTokens(args, **model, &tokens));
-
   auto pool = CreatePool(args, threads);
   if (!pool.ok()) return pool.status();
+  std::vector<int32_t> tokens;
+  FlagImages images;
+  if (args.Has("--image")) {
+    if (!args.Has("-p")) return InvalidArgument("--image takes its prompt as -p TEXT");
+    EMBER_RETURN_IF_ERROR(EncodeFlagImages(args, **model, pool->get(), nullptr, &images));
+    EMBER_RETURN_IF_ERROR(EncodeImagePrompt(
+        **model, args.Get("-p"), images,
+        (*model)->tokenizer().add_bos() && !args.Has("--no-bos"), &tokens));
+    if (tokens.size() > c.max_context) {
+      return InvalidArgument("%zu tokens exceed the model's context of %u", tokens.size(),
+                             c.max_context);
+    }
+  } else {
+    EMBER_RETURN_IF_ERROR(ReadPromptTokens(args, **model, &tokens));
+  }
+  if (args.Has("--tokens-out")) {
+    std::string line;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      line += (i ? " " : "") + std::to_string(tokens[i]);
+    }
+    line += "\n";
+    AtomicFile out;
+    EMBER_RETURN_IF_ERROR(out.Open(args.Get("--tokens-out")));
+    fwrite(line.data(), 1, line.size(), out.file());
+    EMBER_RETURN_IF_ERROR(out.Commit());
+  }
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(tokens.size());
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
   options.all_logits = args.Has("--all");
-  options.max_batch = 64;
+  // With images, the whole prompt in one step (all_logits keeps one step's rows, and
+  // an image's rows stay in one step).
+  options.max_batch = images.empty() ? 64 : static_cast<uint32_t>(tokens.size());
   options.baked_prompt = false;  // from position 0, whatever the file baked
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
@@ -91,7 +122,12 @@ Status Logits(const ArgParser& args) {
   std::vector<float> logits;
   for (size_t done = 0; done < tokens.size(); done += step) {
     const size_t count = std::min(step, tokens.size() - done);
-    EMBER_RETURN_IF_ERROR(s.Prefill(tokens.data() + done, count));
+    if (images.empty()) {
+      EMBER_RETURN_IF_ERROR(s.Prefill(tokens.data() + done, count));
+    } else {
+      EMBER_RETURN_IF_ERROR(
+          s.PrefillEmbedded(tokens.data(), tokens.size(), images.encoder->embedded()));
+    }
     if (options.all_logits) {
       for (size_t i = 0; i < s.num_logits(); ++i) {
         logits.insert(logits.end(), s.logits_at(i), s.logits_at(i) + vocab);
@@ -116,7 +152,7 @@ Status Logits(const ArgParser& args) {
 int LogitsCommand(int argc, char** argv) {
   return RunSubcommand(
       "logits",
-      "usage: ember logits -m MODEL (-p PROMPT | --tokens 1,2,3) [--all] "
+      "usage: ember logits -m MODEL (-p PROMPT | --tokens 1,2,3) [--image FILE] [--all] "
       "-o OUT.npy\n",
       MakeParser(), argc, argv, &Logits);
 }

@@ -17,6 +17,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/grammar_flags.h"
+#include "tools/cli/image_flags.h"
 #include "tools/cli/prompt_cache.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/cli/speculative_flags.h"
@@ -50,6 +51,12 @@ ArgParser MakeParser() {
        true,
        "FILE: reuse the saved state of a prompt this one starts with, and save this "
        "prompt's state there"},
+      {{"--image"},
+       true,
+       "FILE: a PNG or JPEG for a vision model (repeatable, in prompt order): each "
+       "image marker in -p (Gemma 3: <start_of_image>) takes the next image, or, with "
+       "none, the images go first. With images the prompt's special tokens are read as "
+       "such, as the model's processor reads them"},
       KvTypeOption(),
       GrammarBytesOption(),
   };
@@ -142,11 +149,30 @@ Status Run(const ArgParser& args) {
   if (baked_tokens > 0 && args.Has("--prompt-cache")) {
     return InvalidArgument("--prompt-cache and a model with a baked prompt: use one");
   }
+  const bool with_images = args.Has("--image");
+  if (with_images && (args.Has("--prompt-cache") || baked_tokens > 0)) {
+    return InvalidArgument(
+        "--image: not with --prompt-cache or a baked prompt (a saved state cannot tell "
+        "one image from another)");
+  }
+  const Clock::time_point created = Clock::now();
+  auto pool = CreatePool(args, threads);
+  if (!pool.ok()) return pool.status();
+  const std::string isa = args.Get("--isa");
+  // Images before the prompt: the prompt holds one image token per row they make.
+  FlagImages images;
+  EMBER_RETURN_IF_ERROR(EncodeFlagImages(
+      args, **model, pool->get(), args.Has("--isa") ? isa.c_str() : nullptr, &images));
   // The prompt first: the session is sized for it and the tokens asked for.
   std::vector<int32_t> ids;
-  EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"),
-                                   tokenizer.add_bos() && !baked_tokens,
-                                   ctx ? ctx : c.max_context, &ids));
+  if (with_images) {
+    EMBER_RETURN_IF_ERROR(
+        EncodeImagePrompt(**model, args.Get("-p"), images, tokenizer.add_bos(), &ids));
+  } else {
+    EMBER_RETURN_IF_ERROR(EncodeText(**model, args.Get("-p"),
+                                     tokenizer.add_bos() && !baked_tokens,
+                                     ctx ? ctx : c.max_context, &ids));
+  }
   // A model that adds no BOS to prompts (GPT-2) still starts an empty one from it; after
   // a baked prompt, which brings its logits, an empty prompt needs no token at all.
   if (ids.empty() && baked_tokens == 0 && tokenizer.bos_id() >= 0) {
@@ -162,15 +188,16 @@ Status Run(const ArgParser& args) {
     context = std::min<uint64_t>(c.max_context,
                                  before + n_ids + static_cast<uint64_t>(n_predict));
   }
-  const Clock::time_point created = Clock::now();
 
-  auto pool = CreatePool(args, threads);
-  if (!pool.ok()) return pool.status();
   SessionOptions options;
   EMBER_RETURN_IF_ERROR(ParseBackend(args.Get("--backend", "highway"), &options.backend));
   options.max_context = static_cast<uint32_t>(context);
-  const std::string isa = args.Get("--isa");
   if (args.Has("--isa")) options.isa = isa.c_str();
+  // An image's rows attend to each other both ways (Gemma 3): one step holds them.
+  for (const EncodedImage& e : images.encoded) {
+    options.max_batch =
+        std::max<uint32_t>(options.max_batch, static_cast<uint32_t>(e.rows));
+  }
   EMBER_RETURN_IF_ERROR(ParseKvTypeOption(args, &options.kv_type));
   // The grammar's load (on the heap) before the session, planned with room for it.
   FlagGrammar grammar;
@@ -183,6 +210,9 @@ Status Run(const ArgParser& args) {
   if (ctx == 0 && options.draft_max > 0 && options.max_context > 0 &&
       options.max_context <= options.draft_max) {
     options.max_context = std::min<uint32_t>(c.max_context, options.draft_max + 1);
+  }
+  if (speculation.enabled() && with_images) {
+    return InvalidArgument("--image: not with --draft or --lookup yet");
   }
   if (speculation.enabled() && (grammar.constraint || args.Has("--show-top"))) {
     return InvalidArgument(
@@ -221,7 +251,9 @@ Status Run(const ArgParser& args) {
         tokenizer.Decode(i ? baked.tokens[i - 1] : -1, baked.tokens[i]);
     fwrite(piece.data(), 1, piece.size(), stdout);
   }
+  const int32_t image_token = with_images ? (*model)->vision()->image_token_id : -1;
   for (size_t i = 0; i < n_ids; ++i) {
+    if (ids[i] == image_token) continue;  // the image's rows: no text
     const int32_t prev = i ? ids[i - 1] : before ? baked.tokens[before - 1] : -1;
     const std::string_view piece = tokenizer.Decode(prev, ids[i]);
     fwrite(piece.data(), 1, piece.size(), stdout);
@@ -252,6 +284,11 @@ Status Run(const ArgParser& args) {
     fprintf(stderr, "ember run: prompt cache: %zu of %zu prompt tokens reused\n", reused,
             n_ids);
     first = n_ids - 1;
+  } else if (with_images) {
+    // The whole prompt with the images' rows; Generate goes on from its logits.
+    EMBER_RETURN_IF_ERROR(
+        s.PrefillEmbedded(ids.data(), n_ids, images.encoder->embedded()));
+    first = n_ids;
   }
   EMBER_RETURN_IF_ERROR(Generate(s, sampler, ids.data() + first, n_ids - first, generate,
                                  &PrintToken, &state, &result));
@@ -267,6 +304,7 @@ Status Run(const ArgParser& args) {
   const double first_s = std::chrono::duration<double>(
                              (state.seen_first ? state.first_token : end) - created)
                              .count();
+  if (with_images) PrintImageStats("run", images);
   if (baked_tokens > 0) {
     fprintf(stderr, "ember run: baked prompt of %zu tokens restored, not prefilled\n",
             baked_tokens);
