@@ -434,5 +434,8 @@ ember_status ember_chat_tool_call(const ember_chat* chat, size_t i, ember_tool_c
 #include "ember_embed.h"
 /* Speculative decoding: ember_session_set_lookup, ember_session_set_draft. */
 #include "ember_speculative.h"
+/* Images in prompts: ember_image_encoder_create, ember_image_encoder_add,
+ * ember_image_prompt_expand, ember_prefill_images. */
+#include "ember_vision.h"
 
 #endif /* EMBER_EMBER_H_ */

@@ -72,6 +72,10 @@ ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
 // is the vocabulary's size + 7, and Gemma 3's bidirectional blocks go with the average
 // pool.
 void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed = 11);
+// TinyModelSpec with AddVisionTower's tower (4 rows a 32 x 32 tile) whose image token is
+// a special token of the tokenizer, and Gemma 3's kind of image prompt in small:
+// "<boi>" (id 297) becomes "\n<boi>", "<img>" (299) per row, "<eoi>" (298) "\n".
+ModelSpec VisionPromptModelSpec(ImageConnector connector = ImageConnector::kAveragePool);
 // The config of such a tower (a SigLIP ViT: pre-LN, LayerNorm eps 1e-6, tanh GELU,
 // biases, post_layernorm) of other sizes; its image token unset (-1).
 VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,

@@ -230,6 +230,27 @@ void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
   spec->vision = v;
 }
 
+ModelSpec VisionPromptModelSpec(ImageConnector connector) {
+  ModelSpec spec = TinyModelSpec();
+  AddVisionTower(&spec, connector);
+  TokenizerSpec& tok = spec.tokenizer;
+  const std::pair<int32_t, const char*> specials[] = {
+      {297, "<boi>"}, {298, "<eoi>"}, {299, "<img>"}};
+  for (const auto& [id, text] : specials) {
+    tok.pieces[id] = text;
+    tok.types[id] = TokenType::kControl;
+    if (!tok.scores.empty()) tok.scores[id] = 0.0f;
+    tok.added.push_back({static_cast<uint32_t>(id), text, 0});
+  }
+  VisionConfig& v = *spec.vision;
+  v.image_token_id = 299;
+  v.prompt.marker = "<boi>";
+  v.prompt.before = "\n<boi>";
+  v.prompt.after = "<eoi>\n";
+  v.prompt.token = "<img>";
+  return spec;
+}
+
 SessionOptions FamiliesSessionOptions(uint32_t context, uint32_t max_batch, KvType type,
                                       bool shift) {
   SessionOptions options;

@@ -54,13 +54,7 @@ using ember::c_api::CheckStructSize;
 using ember::c_api::NullArgument;
 using ember::c_api::Report;
 
-// Drops one reference to a model or a pool; the last one frees it.
-template <class T>
-void Release(T* handle) {
-  if (handle && handle->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    delete handle;
-  }
-}
+using ember::c_api::Release;
 
 using ember::c_api::ToEncodeOptions;
 using ember::c_api::ToSamplerOptions;

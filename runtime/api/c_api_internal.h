@@ -71,6 +71,14 @@ namespace ember::c_api {
 ember_status Report(const ember::Status& status);
 ember_status NullArgument(const char* what);
 
+// Drops one reference to a model or a pool; the last one frees it.
+template <class T>
+void Release(T* handle) {
+  if (handle && handle->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete handle;
+  }
+}
+
 // How a caller fills a struct before a call: with its `what`_default function, or (a
 // struct that only receives values: ember_chat_stats) by setting struct_size itself.
 enum class StructFill { kDefaultFunction, kSizeOnly };

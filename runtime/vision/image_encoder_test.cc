@@ -20,28 +20,7 @@ namespace {
 
 constexpr int32_t kBoi = 297, kEoi = 298, kImageToken = 299;
 
-// TinyModelSpec with a pool tower (4 rows a tile), its image token a special token of
-// the tokenizer, and Gemma 3's kind of image prompt.
-ModelSpec VisionSpec(ImageConnector connector = ImageConnector::kAveragePool) {
-  ModelSpec spec = testing::TinyModelSpec();
-  testing::AddVisionTower(&spec, connector);
-  TokenizerSpec& tok = spec.tokenizer;
-  const std::pair<int32_t, const char*> specials[] = {
-      {kBoi, "<boi>"}, {kEoi, "<eoi>"}, {kImageToken, "<img>"}};
-  for (const auto& [id, text] : specials) {
-    tok.pieces[id] = text;
-    tok.types[id] = TokenType::kControl;
-    if (!tok.scores.empty()) tok.scores[id] = 0.0f;
-    tok.added.push_back({static_cast<uint32_t>(id), text, 0});
-  }
-  VisionConfig& v = *spec.vision;
-  v.image_token_id = kImageToken;
-  v.prompt.marker = "<boi>";
-  v.prompt.before = "\n<boi>";
-  v.prompt.after = "<eoi>\n";
-  v.prompt.token = "<img>";
-  return spec;
-}
+ModelSpec VisionSpec() { return testing::VisionPromptModelSpec(); }
 
 struct Arena {
   explicit Arena(size_t bytes) : storage(bytes + kArenaAlignment) {
