@@ -81,10 +81,11 @@ const float* ember_image_encoder_rows(const ember_image_encoder* encoder, size_t
 
 /* The prompt text with each image marker (Gemma 3: "<start_of_image>", which its chat
  * template writes for an image) expanded as the model's processor expands it, for the
- * images added, in order: one marker per image. Into out[0, *length); when capacity is
- * too small, EMBER_RESOURCE_EXHAUSTED with the bytes needed in *length. Tokenize the
- * result with parse_special. EMBER_INVALID_ARGUMENT when the markers and images differ
- * in number or the model's file has no image prompt. */
+ * images added, in order: one marker per image, or, in a text with no marker, the
+ * images first. Into out[0, *length); when capacity is too small,
+ * EMBER_RESOURCE_EXHAUSTED with the bytes needed in *length. Tokenize the result with
+ * parse_special. EMBER_INVALID_ARGUMENT when the markers and images differ in number or
+ * the model's file has no image prompt. */
 ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
                                        const char* text, size_t length, char* out,
                                        size_t capacity, size_t* out_length);

@@ -205,7 +205,8 @@ ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
   const ember::ImagePrompt& prompt = encoder->model->model->vision()->prompt;
   const std::string_view view(text ? text : "", length);
   auto bytes = ember::ExpandedImagePromptBytes(prompt, view, encoder->rows.data(),
-                                               encoder->rows.size());
+                                               encoder->rows.size(),
+                                               ember::UnmarkedImages::kFirst);
   if (!bytes.ok()) return Report(bytes.status());
   *out_length = *bytes;
   if (*bytes > capacity || (!out && *bytes > 0)) {
@@ -213,8 +214,8 @@ ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
         "the expanded prompt takes %zu bytes; the buffer holds %zu", *bytes, capacity));
   }
   return Report(ember::ExpandImagePrompt(prompt, view, encoder->rows.data(),
-                                         encoder->rows.size(), out, capacity,
-                                         out_length));
+                                         encoder->rows.size(), out, capacity, out_length,
+                                         ember::UnmarkedImages::kFirst));
 }
 
 ember_status ember_prefill_images(ember_session* session,

@@ -18,14 +18,16 @@ size_t CountImageMarkers(const ImagePrompt& prompt, std::string_view text) {
 }
 
 Result<size_t> ExpandedImagePromptBytes(const ImagePrompt& prompt, std::string_view text,
-                                        const size_t* rows, size_t images) {
+                                        const size_t* rows, size_t images,
+                                        UnmarkedImages unmarked) {
   if (prompt.marker.empty()) {
     return InvalidArgument(
         "the model's file has no image prompt (its tokenizer had no image token when it "
         "was converted): it takes images only as rows given to Session::PrefillEmbedded");
   }
   const size_t markers = CountImageMarkers(prompt, text);
-  if (markers != images) {
+  const bool first = markers == 0 && unmarked == UnmarkedImages::kFirst;
+  if (markers != images && !first) {
     return InvalidArgument("%zu image%s for %zu '%s' marker%s in the prompt", images,
                            images == 1 ? "" : "s", markers, prompt.marker.c_str(),
                            markers == 1 ? "" : "s");
@@ -44,8 +46,8 @@ Result<size_t> ExpandedImagePromptBytes(const ImagePrompt& prompt, std::string_v
 
 Status ExpandImagePrompt(const ImagePrompt& prompt, std::string_view text,
                          const size_t* rows, size_t images, char* out, size_t capacity,
-                         size_t* length) {
-  Result<size_t> bytes = ExpandedImagePromptBytes(prompt, text, rows, images);
+                         size_t* length, UnmarkedImages unmarked) {
+  Result<size_t> bytes = ExpandedImagePromptBytes(prompt, text, rows, images, unmarked);
   if (!bytes.ok()) return bytes.status();
   if (*bytes > capacity) {
     return OutOfRange("the expanded prompt takes %zu bytes; %zu given", *bytes, capacity);
@@ -55,14 +57,16 @@ Status ExpandImagePrompt(const ImagePrompt& prompt, std::string_view text,
     if (!s.empty()) memcpy(out + n, s.data(), s.size());
     n += s.size();
   };
+  // Without markers (allowed above only with kFirst), the images come first.
+  const bool first = CountImageMarkers(prompt, text) == 0;
   size_t from = 0;
   for (size_t i = 0; i < images; ++i) {
-    const size_t at = text.find(prompt.marker, from);
+    const size_t at = first ? 0 : text.find(prompt.marker, from);
     put(text.substr(from, at - from));
     put(prompt.before);
     for (size_t r = 0; r < rows[i]; ++r) put(prompt.token);
     put(prompt.after);
-    from = at + prompt.marker.size();
+    from = first ? 0 : at + prompt.marker.size();
   }
   put(text.substr(from));
   *length = n;

@@ -46,6 +46,32 @@ TEST(ImagePromptTest, ExpandsAsGemma3Processor) {
   EXPECT_EQ(*bytes, 2 + p.before.size() + p.after.size() + 256 * p.token.size());
 }
 
+// kFirst: a text with no marker takes the images at its start; with markers, they
+// must agree as before.
+TEST(ImagePromptTest, UnmarkedImagesCanComeFirst) {
+  const ImagePrompt p = Gemma3();
+  const size_t rows[2] = {1, 2};
+  std::string out(512, '\0');
+  size_t length = 0;
+  ASSERT_TRUE(ExpandImagePrompt(p, "Describe.", rows, 2, out.data(), out.size(), &length,
+                                UnmarkedImages::kFirst)
+                  .ok());
+  EXPECT_EQ(out.substr(0, length),
+            "\n\n<start_of_image><image_soft_token><end_of_image>\n\n"
+            "\n\n<start_of_image><image_soft_token><image_soft_token><end_of_image>\n\n"
+            "Describe.");
+  auto bytes = ExpandedImagePromptBytes(p, "Describe.", rows, 2, UnmarkedImages::kFirst);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, length);
+  EXPECT_EQ(
+      ExpandImagePrompt(p, "Describe.", rows, 2, out.data(), out.size(), &length).code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExpandImagePrompt(p, "<start_of_image>", rows, 2, out.data(), out.size(),
+                              &length, UnmarkedImages::kFirst)
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(ImagePromptTest, RefusesCountsThatDisagree) {
   const ImagePrompt p = Gemma3();
   const size_t rows[2] = {4, 4};

@@ -60,6 +60,10 @@ ArgParser MakeParser() {
        "synthetic: max context; gguf: replaces the file's context length (a RoPE "
        "model's)"},
       {{"--seed"}, true, "synthetic: random seed (default 1)"},
+      {{"--vision"},
+       true,
+       "synthetic: add a vision tower of random weights, of a family's shape: gemma3 "
+       "(SigLIP So400m at 896), smolvlm (SigLIP B/16 at 512, tiles) or tiny"},
       {{"-o", "--output"}, true, "output .ember file"},
       {{"--dtype"},
        true,
@@ -164,7 +168,13 @@ Status Synthetic(const ArgParser& args, ModelSpec* spec) {
   if (args.Has("--heads") && !args.Has("--kv-heads")) shape.kv_heads = 0;
   int64_t seed;
   EMBER_RETURN_IF_ERROR(args.GetInt("--seed", 1, 0, INT64_MAX, &seed));
-  return MakeSyntheticModel(shape, static_cast<uint64_t>(seed), name, spec);
+  EMBER_RETURN_IF_ERROR(
+      MakeSyntheticModel(shape, static_cast<uint64_t>(seed), name, spec));
+  if (args.Has("--vision")) {
+    EMBER_RETURN_IF_ERROR(
+        AddSyntheticVision(args.Get("--vision"), static_cast<uint64_t>(seed), spec));
+  }
+  return Status::Ok();
 }
 
 Status Convert(const ArgParser& args) {
@@ -190,7 +200,7 @@ Status Convert(const ArgParser& args) {
   }
   if (!args.Has("--synthetic")) {
     for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
-                             "--vocab", "--ctx", "--seed"}) {
+                             "--vocab", "--ctx", "--seed", "--vision"}) {
       const bool ctx = std::string(flag) == "--ctx";
       if (args.Has(flag) && !(ctx && args.Has("--gguf"))) {
         return InvalidArgument("%s needs --synthetic%s", flag, ctx ? " or --gguf" : "");

@@ -71,21 +71,16 @@ Status EncodeImagePrompt(const Model& model, const std::string& text,
                          const FlagImages& images, bool add_bos,
                          std::vector<int32_t>* ids) {
   const VisionConfig& v = *model.vision();
-  std::string marked = text;
-  if (CountImageMarkers(v.prompt, text) == 0) {
-    std::string markers;
-    for (size_t i = 0; i < images.encoded.size(); ++i) markers += v.prompt.marker;
-    marked = markers + text;
-  }
   std::vector<size_t> rows;
   for (const EncodedImage& e : images.encoded) rows.push_back(e.rows);
-  Result<size_t> bytes =
-      ExpandedImagePromptBytes(v.prompt, marked, rows.data(), rows.size());
+  Result<size_t> bytes = ExpandedImagePromptBytes(v.prompt, text, rows.data(),
+                                                  rows.size(), UnmarkedImages::kFirst);
   if (!bytes.ok()) return bytes.status();
   std::string expanded(*bytes, '\0');
   size_t length = 0;
-  EMBER_RETURN_IF_ERROR(ExpandImagePrompt(v.prompt, marked, rows.data(), rows.size(),
-                                          expanded.data(), expanded.size(), &length));
+  EMBER_RETURN_IF_ERROR(ExpandImagePrompt(v.prompt, text, rows.data(), rows.size(),
+                                          expanded.data(), expanded.size(), &length,
+                                          UnmarkedImages::kFirst));
   expanded.resize(length);
   EncodeOptions options;
   options.add_bos = add_bos;

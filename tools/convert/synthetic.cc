@@ -154,4 +154,134 @@ Status MakeSyntheticModel(const SyntheticShape& shape_in, uint64_t seed,
   return Status::Ok();
 }
 
+Status AddSyntheticVision(const std::string& preset, uint64_t seed, ModelSpec* spec) {
+  struct Shape {
+    const char* name;
+    uint32_t d, layers, heads, ffn, image, patch;
+    ImageConnector connector;
+    uint32_t factor;
+  };
+  const Shape shapes[] = {
+      {"gemma3", 1152, 27, 16, 4304, 896, 14, ImageConnector::kAveragePool, 4},
+      {"smolvlm", 768, 12, 12, 3072, 512, 16, ImageConnector::kPixelShuffle, 4},
+      {"tiny", 32, 2, 2, 72, 32, 8, ImageConnector::kAveragePool, 2},
+  };
+  const Shape* shape = nullptr;
+  for (const Shape& s : shapes) {
+    if (preset == s.name) shape = &s;
+  }
+  if (shape == nullptr) {
+    return InvalidArgument("no synthetic vision tower '%s' (gemma3, smolvlm, tiny)",
+                           preset.c_str());
+  }
+  TokenizerSpec& tok = spec->tokenizer;
+  const uint32_t vocab = spec->config.vocab_size;
+  if (vocab < kSyntheticTokenizerMinVocab + 3 || tok.pieces.size() != vocab) {
+    return InvalidArgument("a synthetic vision model needs a vocabulary of at least %u",
+                           kSyntheticTokenizerMinVocab + 3);
+  }
+  const char* specials[3] = {"<start_of_image>", "<end_of_image>", "<image_soft_token>"};
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint32_t id = vocab - 3 + i;
+    tok.pieces[id] = specials[i];
+    tok.types[id] = TokenType::kControl;
+    if (!tok.scores.empty()) tok.scores[id] = 0.0f;
+    tok.added.push_back({id, specials[i], 0});
+  }
+
+  VisionConfig v;
+  ModelConfig& e = v.encoder;
+  snprintf(e.architecture, sizeof(e.architecture), "siglip");
+  e.d_model = shape->d;
+  e.n_layers = shape->layers;
+  e.n_heads = e.n_kv_heads = shape->heads;
+  e.head_dim = shape->d / shape->heads;
+  e.ffn_dim = shape->ffn;
+  e.vocab_size = 0;
+  e.norm = NormKind::kLayerNorm;
+  e.norm_placement = NormPlacement::kPre;
+  e.norm_eps = 1e-6f;
+  e.final_norm = true;
+  e.ffn = FfnKind::kPlain;
+  e.activation = Activation::kGeluTanh;
+  e.positions = PositionKind::kLearned;
+  e.mask = AttentionMask::kBidirectional;
+  e.qkv_bias = e.out_bias = e.ffn_bias = true;
+  e.tied_classifier = false;
+  v.image_size = shape->image;
+  v.patch_size = shape->patch;
+  e.max_context = static_cast<uint32_t>(v.patches());
+  v.connector = shape->connector;
+  v.connector_factor = shape->factor;
+  v.projector_norm_eps = 1e-6f;
+  v.image_token_id = static_cast<int32_t>(vocab - 1);
+  v.image_blocks_bidirectional = shape->connector == ImageConnector::kAveragePool;
+  ImageProcessorConfig& p = v.processor;
+  if (shape->connector == ImageConnector::kPixelShuffle) {
+    p.layout = ImageLayout::kSplitTiles;
+    p.longest_edge = 4 * static_cast<int>(shape->image);
+    p.tile_size = static_cast<int>(shape->image);
+    p.resample = ResampleFilter::kLanczos;
+  } else {
+    p.height = p.width = static_cast<int>(shape->image);
+  }
+  v.prompt.marker = specials[0];
+  v.prompt.before = std::string("\n\n") + specials[0];
+  v.prompt.after = std::string(specials[1]) + "\n\n";
+  v.prompt.token = specials[2];
+
+  const uint64_t D = e.d_model, F = e.ffn_dim;
+  size_t stream = 1000;  // streams apart from the text model's tensors
+  auto add = [&](const std::string& name, uint64_t rows, uint64_t cols, float value) {
+    TensorSpec t;
+    t.name = name;
+    if (cols == 0) {  // a norm weight (1) or a bias (0)
+      t.shape = {rows};
+      t.values.assign(rows, value);
+    } else {
+      t.shape = {rows, cols};
+      t.values.resize(rows * cols);
+      Random mix(seed ^ (0xD1B54A32D192ED03ull * ++stream));
+      FillNormal(mix.Next(),
+                 static_cast<float>(1.0 / std::sqrt(static_cast<double>(cols))),
+                 &t.values);
+    }
+    spec->tensors.push_back(std::move(t));
+  };
+  const std::string t = "v.";
+  add(t + names::kPatchEmbedding, D, v.patch_values(), 0.0f);
+  add(t + names::kPatchEmbeddingBias, D, 0, 0.0f);
+  add(t + names::kPosEmbedding, v.patches(), D, 0.0f);
+  for (uint32_t l = 0; l < e.n_layers; ++l) {
+    auto name = [&](const char* format) { return t + names::LayerName(format, l); };
+    add(name(names::kAttnNorm), D, 0, 1.0f);
+    add(name(names::kAttnNormBias), D, 0, 0.0f);
+    for (const char* m : {names::kAttnQ, names::kAttnK, names::kAttnV, names::kAttnOut}) {
+      add(name(m), D, D, 0.0f);
+    }
+    for (const char* b :
+         {names::kAttnQBias, names::kAttnKBias, names::kAttnVBias, names::kAttnOutBias}) {
+      add(name(b), D, 0, 0.0f);
+    }
+    add(name(names::kFfnNorm), D, 0, 1.0f);
+    add(name(names::kFfnNormBias), D, 0, 0.0f);
+    add(name(names::kFfnUp), F, D, 0.0f);
+    add(name(names::kFfnUpBias), F, 0, 0.0f);
+    add(name(names::kFfnDown), D, F, 0.0f);
+    add(name(names::kFfnDownBias), D, 0, 0.0f);
+  }
+  add(t + names::kOutputNorm, D, 0, 1.0f);
+  add(t + names::kOutputNormBias, D, 0, 0.0f);
+  const uint64_t text = spec->config.d_model, in = v.projector_inputs();
+  if (v.connector == ImageConnector::kAveragePool) {
+    add(names::kProjectorNorm, D, 0, 1.0f);
+    add(names::kPoolProjector, text, in, 0.0f);
+  } else {
+    add(names::kShuffleProjector, text, in, 0.0f);
+  }
+  spec->vision = v;
+  spec->description += std::string(", with a synthetic ") + preset + " vision tower";
+  return Status::Ok();
+}
+
 }  // namespace ember::tools
