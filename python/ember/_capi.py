@@ -210,6 +210,28 @@ class SpeculativeStats(ctypes.Structure):  # ember_speculative_stats (no struct_
     ]
 
 
+class Image(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("bytes", c_void_p),
+        ("num_bytes", c_size_t),
+        ("rgb", c_void_p),
+        ("width", c_uint32),
+        ("height", c_uint32),
+    ]
+
+
+class VisionOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("max_images", c_uint32),
+        ("max_width", c_uint32),
+        ("max_height", c_uint32),
+        ("max_pixels", c_uint64),
+        ("isa", c_char_p),
+    ]
+
+
 class EmbedOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -315,6 +337,20 @@ _PROTOTYPES = {
     "ember_session_set_draft": (c_status, [_P, _P]),
     "ember_session_set_draft_max": (c_status, [_P, c_uint32]),
     "ember_session_speculative_stats": (c_status, [_P, POINTER(SpeculativeStats), c_int]),
+    "ember_image_default": (None, [POINTER(Image)]),
+    "ember_vision_options_default": (None, [POINTER(VisionOptions)]),
+    "ember_model_has_vision": (c_int, [_P]),
+    "ember_image_encoder_bytes": (c_size_t, [_P, POINTER(VisionOptions)]),
+    "ember_image_encoder_create": (c_status, [_P, POINTER(VisionOptions), _P, c_void_p,
+                                              c_size_t, POINTER(_P)]),
+    "ember_image_encoder_free": (None, [_P]),
+    "ember_image_encoder_add": (c_status, [_P, POINTER(Image), POINTER(c_size_t)]),
+    "ember_image_encoder_clear": (None, [_P]),
+    "ember_image_encoder_images": (c_size_t, [_P]),
+    "ember_image_encoder_rows": (c_void_p, [_P, POINTER(c_size_t)]),
+    "ember_image_prompt_expand": (c_status, [_P, c_char_p, c_size_t, c_void_p, c_size_t,
+                                             POINTER(c_size_t)]),
+    "ember_prefill_images": (c_status, [_P, _P, POINTER(c_int32), c_size_t]),
 }
 
 
@@ -349,7 +385,9 @@ def _load() -> ctypes.CDLL:
                          (ThreadpoolOptions, lib.ember_threadpool_options_default),
                          (ChatOptions, lib.ember_chat_options_default),
                          (GrammarOptions, lib.ember_grammar_options_default),
-                         (EmbedOptions, lib.ember_embed_options_default)):
+                         (EmbedOptions, lib.ember_embed_options_default),
+                         (Image, lib.ember_image_default),
+                         (VisionOptions, lib.ember_vision_options_default)):
         value = struct()
         fill(ctypes.byref(value))
         if value.struct_size != ctypes.sizeof(struct):

@@ -49,6 +49,11 @@ class Model(_Handle):
         return lib.ember_model_embedding_dims(self.handle)
 
     @property
+    def has_vision(self) -> bool:
+        """Whether the model has a vision tower (``Session.generate(images=...)``)."""
+        return bool(lib.ember_model_has_vision(self.handle))
+
+    @property
     def bos(self) -> Optional[int]:
         """The beginning-of-text token, or None."""
         value = lib.ember_model_bos(self.handle)

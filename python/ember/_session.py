@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 import ctypes
 import queue
 import threading
@@ -101,6 +102,7 @@ class Session(_Handle):
             with self._guard:
                 for chat in list(self._chats):
                     chat.close()
+                self._free_encoder()
                 lib.ember_session_free(self._handle)
                 self._handle = None
                 self._draft = None
@@ -398,7 +400,85 @@ class Session(_Handle):
         """Whether the last generation's text is a whole sentence of the grammar."""
         return bool(lib.ember_session_grammar_complete(self.handle))
 
-    def _prompt(self, prompt: Union[str, Sequence[int], None]) -> ctypes.Array:
+    def prefill_images(self, prompt: str, images: Sequence) -> int:
+        """Prefills a prompt with images (a vision model: ``Model.has_vision``): each
+        image marker in ``prompt`` (Gemma 3: ``<start_of_image>``, as its chat template
+        writes it) takes the next image; with none, the images go first. An image is
+        PNG or JPEG bytes, a file path, an (height, width, 3) uint8 array or a PIL
+        image. The prompt is expanded as the model's processor does and tokenized with
+        special tokens read; each image's rows take its image tokens' places. Returns
+        the prompt's tokens; ``generate(None)`` goes on from its logits."""
+        if not lib.ember_model_has_vision(self.model.handle):
+            raise ValueError("ember: the model has no vision tower: it takes no images")
+        items = list(images)
+        keep = []  # what the C structs point into, alive until the calls return
+        structs = []
+        for item in items:
+            image = _capi.defaults(_capi.Image, lib.ember_image_default)
+            if hasattr(item, "convert") and hasattr(item, "size"):  # a PIL image
+                item = np.asarray(item.convert("RGB"))
+            if isinstance(item, (str, os.PathLike)):
+                with open(item, "rb") as f:
+                    item = f.read()
+            if isinstance(item, (bytes, bytearray)):
+                data = bytes(item)
+                keep.append(data)
+                image.bytes = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p)
+                image.num_bytes = len(data)
+            else:
+                rgb = np.ascontiguousarray(item, dtype=np.uint8)
+                if rgb.ndim != 3 or rgb.shape[2] != 3:
+                    raise ValueError(f"ember: an RGB image is (height, width, 3) uint8, "
+                                     f"not {rgb.shape}")
+                keep.append(rgb)
+                image.rgb = rgb.ctypes.data
+                image.height, image.width = rgb.shape[0], rgb.shape[1]
+            structs.append(image)
+        with self._guard:
+            encoder = self._image_encoder(max(1, len(structs)))
+            lib.ember_image_encoder_clear(encoder)
+            for image in structs:
+                _check(lib.ember_image_encoder_add(encoder, ctypes.byref(image), None))
+            data = prompt.encode("utf-8")
+            needed = ctypes.c_size_t()
+            status = lib.ember_image_prompt_expand(encoder, data, len(data), None, 0,
+                                                   ctypes.byref(needed))
+            if status != 6:  # EMBER_RESOURCE_EXHAUSTED tells the size
+                _check(status)
+            out = ctypes.create_string_buffer(max(1, needed.value))
+            _check(lib.ember_image_prompt_expand(encoder, data, len(data), out,
+                                                 needed.value, ctypes.byref(needed)))
+        ids = self.tokenize(out.raw[:needed.value].decode("utf-8"), parse_special=True)
+        array = _ids(ids)
+        with self._guard:
+            _check(lib.ember_prefill_images(self.handle, encoder, array, len(array)))
+        return ids
+
+    def _image_encoder(self, images: int):
+        """The session's image encoder, made (again) for at least ``images`` images."""
+        if getattr(self, "_encoder", None) and self._encoder_images >= images:
+            return self._encoder
+        self._free_encoder()
+        options = _capi.defaults(_capi.VisionOptions, lib.ember_vision_options_default)
+        options.max_images = images
+        encoder = ctypes.c_void_p()
+        _check(lib.ember_image_encoder_create(self.model.handle, ctypes.byref(options),
+                                              None, None, 0, ctypes.byref(encoder)))
+        self._encoder, self._encoder_images = encoder, images
+        return encoder
+
+    def _free_encoder(self) -> None:
+        if getattr(self, "_encoder", None):
+            lib.ember_image_encoder_free(self._encoder)
+            self._encoder = None
+
+    def _prompt(self, prompt: Union[str, Sequence[int], None],
+                images: Optional[Sequence] = None) -> ctypes.Array:
+        if images:
+            if not isinstance(prompt, str):
+                raise ValueError("ember: images go with a text prompt")
+            self.prefill_images(prompt, images)
+            return (ctypes.c_int32 * 0)()
         if prompt is None:
             return (ctypes.c_int32 * 0)()
         if isinstance(prompt, str):
@@ -417,22 +497,23 @@ class Session(_Handle):
         return generated.value
 
     def generate(self, prompt: Union[str, Sequence[int], None] = None,
-                 max_new: int = 128) -> str:
+                 max_new: int = 128, *, images: Optional[Sequence] = None) -> str:
         """Prefills the prompt (text or token ids; None: go on from the last logits) and
         generates up to max_new tokens with the session's sampler; returns their text.
-        Stops at the end of text or a stop string; EmberError when the context fills."""
-        ids = self._prompt(prompt)
+        Stops at the end of text or a stop string; EmberError when the context fills.
+        With ``images``, the text prompt takes them as ``prefill_images`` says."""
+        ids = self._prompt(prompt, images)
         pieces = []
         with self._guard:
             self._run(ids, max_new, lambda piece: pieces.append(piece) or True)
         return b"".join(pieces).decode("utf-8", "replace")
 
     def stream(self, prompt: Union[str, Sequence[int], None] = None,
-               max_new: int = 128) -> Iterator[str]:
+               max_new: int = 128, *, images: Optional[Sequence] = None) -> Iterator[str]:
         """``generate`` as an iterator of text pieces (whole UTF-8 characters), produced
         as the tokens come. The session is busy until the iterator ends or is closed;
         breaking out of the loop stops generation at the next token."""
-        ids = self._prompt(prompt)
+        ids = self._prompt(prompt, images)
         self._guard.__enter__()
         pieces: "queue.Queue" = queue.Queue(maxsize=1)
         stop = threading.Event()

@@ -1,0 +1,73 @@
+"""The Python package's images: a synthetic vision model (`ember convert --synthetic
+--vision tiny`) takes an image as PNG bytes, a path, an RGB array and a PIL image alike,
+and its logits equal `ember logits --image`'s (run by ctest's python_test with
+test_ember.py, whose environment it reads: EMBER_LIBRARY, EMBER_CLI).
+"""
+import io
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import ember
+
+CLI = os.environ["EMBER_CLI"]
+
+
+def cli(*args: str) -> str:
+    return subprocess.run([CLI, *args], check=True, capture_output=True).stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def vision(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("vision")
+    path = directory / "vision.ember"
+    cli("convert", "--synthetic", "custom", "--dim", "64", "--hidden", "128", "--layers",
+        "2", "--heads", "4", "--vocab", "300", "--ctx", "128", "--vision", "tiny", "-o",
+        str(path))
+    rgb = np.random.default_rng(5).integers(0, 256, (40, 56, 3), dtype=np.uint8)
+    png = directory / "image.png"
+    from PIL import Image
+    Image.fromarray(rgb, "RGB").save(png)
+    return path, png, rgb
+
+
+def test_images_in_every_form_give_the_cli_logits(vision, tmp_path):
+    path, png, rgb = vision
+    prompt = "look: <start_of_image> and say"
+    out = tmp_path / "logits.npy"
+    cli("logits", "-m", str(path), "--image", str(png), "-p", prompt, "-o", str(out))
+    want = np.load(out)[-1]
+    model = ember.Model(str(path))
+    assert model.has_vision
+    from PIL import Image
+    forms = [png.read_bytes(), str(png), rgb, Image.open(png)]
+    for form in forms:
+        with ember.Session(model, context=128) as s:
+            ids = s.prefill_images(prompt, [form])
+            assert ids.count(299) == 4  # the tiny tower's rows, as image tokens
+            np.testing.assert_array_equal(s.logits, want)
+    with ember.Session(model, context=128) as s:
+        text = s.generate(prompt, max_new=4, images=[rgb])
+        assert isinstance(text, str)
+        assert s.position > 4
+
+
+def test_refusals(vision):
+    path, png, rgb = vision
+    model = ember.Model(str(path))
+    with ember.Session(model, context=128) as s:
+        with pytest.raises(ember.EmberError):
+            s.prefill_images("<start_of_image><start_of_image>", [rgb])  # 2 markers, 1 image
+        with pytest.raises(ember.EmberError):
+            s.prefill_images("x", [b"not an image"])
+        with pytest.raises(ValueError):
+            s.prefill_images("x", [rgb[:, :, :2]])
+        with pytest.raises(ValueError):
+            s.generate([1, 2], images=[rgb])
+    text = ember.Model(os.environ["EMBER_TEST_MODEL"])
+    assert not text.has_vision
+    with ember.Session(text, context=32) as s:
+        with pytest.raises(ValueError):
+            s.prefill_images("x", [rgb])
