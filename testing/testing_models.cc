@@ -145,33 +145,7 @@ ModelSpec FamiliesModelSpec(uint32_t window, uint32_t context, uint32_t seed) {
 VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,
                               uint32_t image, uint32_t patch, ImageConnector connector,
                               uint32_t factor) {
-  VisionConfig v;
-  ModelConfig& e = v.encoder;
-  snprintf(e.architecture, sizeof(e.architecture), "siglip");
-  e.d_model = d;
-  e.n_layers = layers;
-  e.n_heads = e.n_kv_heads = heads;
-  e.head_dim = d / heads;
-  e.ffn_dim = ffn;
-  e.vocab_size = 0;
-  e.norm = NormKind::kLayerNorm;
-  e.norm_placement = NormPlacement::kPre;
-  e.norm_eps = 1e-6f;
-  e.final_norm = true;
-  e.ffn = FfnKind::kPlain;
-  e.activation = Activation::kGeluTanh;
-  e.positions = PositionKind::kLearned;
-  e.mask = AttentionMask::kBidirectional;
-  e.qkv_bias = e.out_bias = e.ffn_bias = true;
-  v.image_size = image;
-  v.patch_size = patch;
-  v.processor.height = v.processor.width = static_cast<int>(image);
-  e.max_context = static_cast<uint32_t>(v.patches());
-  v.connector = connector;
-  v.connector_factor = factor;
-  v.projector_norm_eps = 1e-6f;
-  v.image_blocks_bidirectional = connector == ImageConnector::kAveragePool;
-  return v;
+  return SiglipVisionConfig(d, heads, ffn, layers, image, patch, connector, factor);
 }
 
 void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {

@@ -1,6 +1,8 @@
 // Names of the config enums, for messages and `ember inspect`.
 #include "runtime/model/config.h"
 
+#include <cstdio>
+
 namespace ember {
 
 const char* DTypeName(DType dtype) {
@@ -83,6 +85,39 @@ const char* PoolingName(Pooling pooling) {
       return "last";
   }
   return "unknown";
+}
+
+VisionConfig SiglipVisionConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,
+                                uint32_t image, uint32_t patch, ImageConnector connector,
+                                uint32_t factor) {
+  VisionConfig v;
+  ModelConfig& e = v.encoder;
+  snprintf(e.architecture, sizeof(e.architecture), "siglip");
+  e.d_model = d;
+  e.n_layers = layers;
+  e.n_heads = e.n_kv_heads = heads;
+  e.head_dim = heads ? d / heads : 0;
+  e.ffn_dim = ffn;
+  e.vocab_size = 0;
+  e.norm = NormKind::kLayerNorm;
+  e.norm_placement = NormPlacement::kPre;
+  e.norm_eps = 1e-6f;
+  e.final_norm = true;
+  e.ffn = FfnKind::kPlain;
+  e.activation = Activation::kGeluTanh;
+  e.positions = PositionKind::kLearned;
+  e.mask = AttentionMask::kBidirectional;
+  e.qkv_bias = e.out_bias = e.ffn_bias = true;
+  e.tied_classifier = false;
+  v.image_size = image;
+  v.patch_size = patch;
+  v.processor.height = v.processor.width = static_cast<int>(image);
+  e.max_context = patch ? static_cast<uint32_t>(v.patches()) : 0;
+  v.connector = connector;
+  v.connector_factor = factor;
+  v.projector_norm_eps = 1e-6f;
+  v.image_blocks_bidirectional = connector == ImageConnector::kAveragePool;
+  return v;
 }
 
 }  // namespace ember

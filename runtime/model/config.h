@@ -188,6 +188,15 @@ struct VisionConfig {
   }
 };
 
+// A SigLIP ViT (transformers' SiglipVisionModel) as ember's encoder: pre-LN LayerNorm
+// (eps 1e-6 unless the importer reads another), tanh GELU, biases everywhere, learned
+// positions over (image / patch)^2 patches, post_layernorm, bidirectional attention; with
+// its connector, SigLIP's processor (image x image, bilinear, 0.5 mean and std) and
+// Gemma 3's bidirectional image blocks with the average pool. The image token is unset.
+VisionConfig SiglipVisionConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t layers,
+                                uint32_t image, uint32_t patch, ImageConnector connector,
+                                uint32_t factor);
+
 }  // namespace ember
 
 #endif  // EMBER_RUNTIME_MODEL_CONFIG_H_

@@ -189,41 +189,17 @@ Status AddSyntheticVision(const std::string& preset, uint64_t seed, ModelSpec* s
     tok.added.push_back({id, specials[i], 0});
   }
 
-  VisionConfig v;
-  ModelConfig& e = v.encoder;
-  snprintf(e.architecture, sizeof(e.architecture), "siglip");
-  e.d_model = shape->d;
-  e.n_layers = shape->layers;
-  e.n_heads = e.n_kv_heads = shape->heads;
-  e.head_dim = shape->d / shape->heads;
-  e.ffn_dim = shape->ffn;
-  e.vocab_size = 0;
-  e.norm = NormKind::kLayerNorm;
-  e.norm_placement = NormPlacement::kPre;
-  e.norm_eps = 1e-6f;
-  e.final_norm = true;
-  e.ffn = FfnKind::kPlain;
-  e.activation = Activation::kGeluTanh;
-  e.positions = PositionKind::kLearned;
-  e.mask = AttentionMask::kBidirectional;
-  e.qkv_bias = e.out_bias = e.ffn_bias = true;
-  e.tied_classifier = false;
-  v.image_size = shape->image;
-  v.patch_size = shape->patch;
-  e.max_context = static_cast<uint32_t>(v.patches());
-  v.connector = shape->connector;
-  v.connector_factor = shape->factor;
-  v.projector_norm_eps = 1e-6f;
+  VisionConfig v =
+      SiglipVisionConfig(shape->d, shape->heads, shape->ffn, shape->layers, shape->image,
+                         shape->patch, shape->connector, shape->factor);
+  const ModelConfig& e = v.encoder;
   v.image_token_id = static_cast<int32_t>(vocab - 1);
-  v.image_blocks_bidirectional = shape->connector == ImageConnector::kAveragePool;
   ImageProcessorConfig& p = v.processor;
   if (shape->connector == ImageConnector::kPixelShuffle) {
     p.layout = ImageLayout::kSplitTiles;
     p.longest_edge = 4 * static_cast<int>(shape->image);
     p.tile_size = static_cast<int>(shape->image);
     p.resample = ResampleFilter::kLanczos;
-  } else {
-    p.height = p.width = static_cast<int>(shape->image);
   }
   v.prompt.marker = specials[0];
   v.prompt.before = std::string("\n\n") + specials[0];

@@ -76,36 +76,19 @@ Status ImportGemma3Vision(const Json& root, HfWeights* w, ModelSpec* spec) {
         static_cast<long long>(patch));
   }
 
-  VisionConfig v;
+  // SigLIP's processor until the directory's preprocessor_config.json says otherwise;
+  // Gemma 3's image blocks attend both ways (token_type_ids_mask_function).
+  VisionConfig v = SiglipVisionConfig(
+      static_cast<uint32_t>(d), static_cast<uint32_t>(heads), static_cast<uint32_t>(ffn),
+      static_cast<uint32_t>(layers), static_cast<uint32_t>(image),
+      static_cast<uint32_t>(patch), ImageConnector::kAveragePool,
+      static_cast<uint32_t>(side / pooled));
   ModelConfig& e = v.encoder;
-  Format(e.architecture, sizeof(e.architecture), "siglip");
-  e.d_model = static_cast<uint32_t>(d);
-  e.n_layers = static_cast<uint32_t>(layers);
-  e.n_heads = e.n_kv_heads = static_cast<uint32_t>(heads);
-  e.head_dim = static_cast<uint32_t>(d / heads);
-  e.ffn_dim = static_cast<uint32_t>(ffn);
-  e.vocab_size = 0;
-  e.max_context = static_cast<uint32_t>(side * side);
-  e.norm = NormKind::kLayerNorm;
-  e.norm_placement = NormPlacement::kPre;
   e.norm_eps = static_cast<float>(eps);
-  e.final_norm = true;  // post_layernorm
-  e.ffn = FfnKind::kPlain;
   EMBER_RETURN_IF_ERROR(ParseHfActivation(act, &e.activation));
-  e.positions = PositionKind::kLearned;
-  e.mask = AttentionMask::kBidirectional;
-  e.qkv_bias = e.out_bias = e.ffn_bias = true;
-  e.tied_classifier = false;
-  v.image_size = static_cast<uint32_t>(image);
-  v.patch_size = static_cast<uint32_t>(patch);
-  v.connector = ImageConnector::kAveragePool;
-  v.connector_factor = static_cast<uint32_t>(side / pooled);
   // Gemma3MultiModalProjector's mm_soft_emb_norm takes the vision config's eps.
   v.projector_norm_eps = static_cast<float>(eps);
   v.image_token_id = static_cast<int32_t>(image_token);
-  v.image_blocks_bidirectional = true;  // token_type_ids_mask_function
-  // Until the directory's preprocessor_config.json says otherwise: SigLIP's processor.
-  v.processor.height = v.processor.width = static_cast<int>(image);
 
   // Checkpoints before transformers 4.52 (the hub's files) and after.
   const std::string tower =
