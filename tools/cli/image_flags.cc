@@ -91,8 +91,7 @@ Status EncodeImagePrompt(const Model& model, const std::string& text,
   if (tokens != images.encoder->row_count()) {
     return InvalidArgument(
         "the prompt holds %zu image tokens (id %d) for %zu image rows: the tokenizer "
-        "does "
-        "not read '%s' as the image token, or the text names it itself",
+        "does not read '%s' as the image token, or the text names it itself",
         tokens, v.image_token_id, images.encoder->row_count(), v.prompt.token.c_str());
   }
   return Status::Ok();
