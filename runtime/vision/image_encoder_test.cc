@@ -139,7 +139,7 @@ TEST(ImageEncoderTest, RefusesWhatItWasNotPlannedFor) {
   Arena arena(plan->arena_bytes());
   auto encoder = ImageEncoder::Create(*m.model, *plan, arena.base, plan->arena_bytes());
   ASSERT_TRUE(encoder.ok());
-  const std::vector<uint8_t> pixels = Pixels(41, 10);
+  const std::vector<uint8_t> pixels = Pixels(41, 31);  // room for every size below
   EXPECT_EQ(encoder->AddRgb({pixels.data(), 41, 10}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(encoder->AddRgb({pixels.data(), 40, 31}).status().code(),
