@@ -5,7 +5,8 @@
 #ifndef EMBER_RUNTIME_MODEL_IMAGE_PROCESSOR_CONFIG_H_
 #define EMBER_RUNTIME_MODEL_IMAGE_PROCESSOR_CONFIG_H_
 
-#include <string>
+#include <cstring>
+#include <string_view>
 
 #include "runtime/status.h"
 
@@ -53,15 +54,50 @@ struct ImageProcessorConfig {
 // Checks a config's values (positive sizes, nonzero std).
 Status ValidateImageProcessorConfig(const ImageProcessorConfig& config);
 
+// A short text held in place: the loader fills it on boards too, where nothing may
+// allocate (a std::string would also link libstdc++'s exception machinery).
+class PromptText {
+ public:
+  static constexpr size_t kMax = 256;
+  PromptText() = default;
+  PromptText(const char* text) { Assign(text); }  // NOLINT: literals in writers, tests
+  // False, leaving it empty, when `text` is longer than kMax bytes or holds a NUL.
+  bool Assign(std::string_view text) {
+    size_ = 0;
+    data_[0] = '\0';
+    if (text.size() > kMax || text.find('\0') != std::string_view::npos) return false;
+    if (!text.empty()) memcpy(data_, text.data(), text.size());
+    size_ = text.size();
+    data_[size_] = '\0';
+    return true;
+  }
+  PromptText& operator=(std::string_view text) {
+    Assign(text);
+    return *this;
+  }
+  PromptText& operator=(const char* text) { return *this = std::string_view(text); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  const char* c_str() const { return data_; }
+  operator std::string_view() const { return std::string_view(data_, size_); }
+  bool operator==(std::string_view other) const {
+    return std::string_view(*this) == other;
+  }
+
+ private:
+  char data_[kMax + 1] = {};
+  size_t size_ = 0;
+};
+
 // How a prompt holds an image (text, before tokenization, as the Hugging Face processor
 // expands it): each `marker` a prompt or chat template writes becomes `before`, then
 // `token` once per image row, then `after`. Gemma 3: "<start_of_image>" becomes
 // "\n\n<start_of_image>", 256 x "<image_soft_token>", "<end_of_image>\n\n".
 struct ImagePrompt {
-  std::string marker;
-  std::string before;
-  std::string after;
-  std::string token;
+  PromptText marker;  // empty: the model has no image prompt
+  PromptText before;
+  PromptText after;
+  PromptText token;
 };
 
 }  // namespace ember

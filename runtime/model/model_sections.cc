@@ -73,7 +73,7 @@ Status ReadImageProcessor(const fb::ImageProcessor* fp, uint32_t image_size,
 Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
   *prompt = ImagePrompt();
   if (fp == nullptr) return Status::Ok();
-  constexpr size_t kMaxText = 256;
+  constexpr size_t kMaxText = PromptText::kMax;
   const std::string_view parts[4] = {StringOf(fp->marker()), StringOf(fp->before()),
                                      StringOf(fp->after()), StringOf(fp->token())};
   for (const std::string_view part : parts) {
@@ -85,10 +85,10 @@ Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
   if (parts[0].empty() || parts[3].empty()) {
     return InvalidModel("vision config: an image prompt without its marker or token");
   }
-  prompt->marker.assign(parts[0]);
-  prompt->before.assign(parts[1]);
-  prompt->after.assign(parts[2]);
-  prompt->token.assign(parts[3]);
+  prompt->marker.Assign(parts[0]);  // each checked above
+  prompt->before.Assign(parts[1]);
+  prompt->after.Assign(parts[2]);
+  prompt->token.Assign(parts[3]);
   return Status::Ok();
 }
 

@@ -307,8 +307,10 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
       flatbuffers::Offset<fb::ImagePrompt> prompt = 0;
       if (!v.prompt.marker.empty()) {
         prompt = fb::CreateImagePrompt(
-            b, b.CreateString(v.prompt.marker), b.CreateString(v.prompt.before),
-            b.CreateString(v.prompt.after), b.CreateString(v.prompt.token));
+            b, b.CreateString(v.prompt.marker.c_str(), v.prompt.marker.size()),
+            b.CreateString(v.prompt.before.c_str(), v.prompt.before.size()),
+            b.CreateString(v.prompt.after.c_str(), v.prompt.after.size()),
+            b.CreateString(v.prompt.token.c_str(), v.prompt.token.size()));
       }
       vision = fb::CreateVisionConfig(
           b, WriteConfig(v.encoder, &b), v.image_size, v.patch_size,

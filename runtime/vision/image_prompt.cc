@@ -8,10 +8,11 @@
 namespace ember {
 
 size_t CountImageMarkers(const ImagePrompt& prompt, std::string_view text) {
-  if (prompt.marker.empty()) return 0;
+  const std::string_view marker = prompt.marker;
+  if (marker.empty()) return 0;
   size_t count = 0;
-  for (size_t at = text.find(prompt.marker); at != std::string_view::npos;
-       at = text.find(prompt.marker, at + prompt.marker.size())) {
+  for (size_t at = text.find(marker); at != std::string_view::npos;
+       at = text.find(marker, at + marker.size())) {
     ++count;
   }
   return count;
@@ -59,16 +60,17 @@ Status ExpandImagePrompt(const ImagePrompt& prompt, std::string_view text,
   };
   // Without markers (allowed above only with kFirst), the images come first.
   const bool first = CountImageMarkers(prompt, text) == 0;
+  const std::string_view marker = prompt.marker;
   size_t from = 0;
   for (size_t i = 0; i < images; ++i) {
-    const size_t at = first ? 0 : text.find(prompt.marker, from);
-    put(text.substr(from, at - from));
+    const size_t at = first ? 0 : text.find(marker, from);
+    put(std::string_view(text.data() + from, at - from));
     put(prompt.before);
     for (size_t r = 0; r < rows[i]; ++r) put(prompt.token);
     put(prompt.after);
-    from = first ? 0 : at + prompt.marker.size();
+    from = first ? 0 : at + marker.size();
   }
-  put(text.substr(from));
+  put(std::string_view(text.data() + from, text.size() - from));
   *length = n;
   return Status::Ok();
 }

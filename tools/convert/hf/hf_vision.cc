@@ -209,10 +209,13 @@ Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec) {
         image.c_str(), v.image_token_id);
     return Status::Ok();
   }
-  v.prompt.marker = boi;
-  v.prompt.before = "\n\n" + boi;
-  v.prompt.after = eoi + "\n\n";
-  v.prompt.token = image;
+  if (!v.prompt.marker.Assign(boi) || !v.prompt.before.Assign("\n\n" + boi) ||
+      !v.prompt.after.Assign(eoi + "\n\n") || !v.prompt.token.Assign(image)) {
+    v.prompt = ImagePrompt();
+    return InvalidArgument(
+        "tokenizer_config.json: an image token name past %zu bytes, or holding a NUL",
+        PromptText::kMax - 2);
+  }
   return Status::Ok();
 }
 
