@@ -4,7 +4,6 @@
 #include <new>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "runtime/api/c_api_internal.h"
 #include "runtime/ember.h"
@@ -17,7 +16,9 @@ struct ember_image_encoder {
   ember::ImageEncoderPlan plan;
   std::unique_ptr<uint8_t[]> owned;  // the arena when the encoder allocated it
   std::optional<ember::ImageEncoder> encoder;
-  std::vector<size_t> rows;  // per image; reserved for max_images at creation
+  // Each image's rows, for the prompt's expansion: max_images of them, allocated at
+  // creation (the count is the encoder's images()).
+  std::unique_ptr<size_t[]> rows;
 };
 
 namespace {
@@ -115,8 +116,12 @@ ember_status ember_image_encoder_create(const ember_model* model,
   if (!status.ok()) return Report(status);
   auto plan = ember::PlanImageEncoder(*model->model, o);
   if (!plan.ok()) return Report(plan.status());
-  auto* e = new (std::nothrow) ember_image_encoder{model, pool, *plan};
-  if (!e) return Report(ember::ResourceExhausted("out of memory for the image encoder"));
+  auto* e = new (std::nothrow) ember_image_encoder{model, pool, *plan, {}, {}, {}};
+  if (e) e->rows.reset(new (std::nothrow) size_t[static_cast<size_t>(o.max_images)]);
+  if (!e || !e->rows) {
+    delete e;
+    return Report(ember::ResourceExhausted("out of memory for the image encoder"));
+  }
   // The plan lives in the handle: the encoder points at it.
   if (arena == nullptr) {
     const size_t bytes = e->plan.arena_bytes() + ember::kArenaAlignment;
@@ -138,7 +143,6 @@ ember_status ember_image_encoder_create(const ember_model* model,
     return Report(created.status());
   }
   e->encoder.emplace(std::move(*created));
-  e->rows.reserve(static_cast<size_t>(o.max_images));
   model->references.fetch_add(1, std::memory_order_relaxed);
   if (pool) pool->references.fetch_add(1, std::memory_order_relaxed);
   *encoder = e;
@@ -175,7 +179,8 @@ ember_status ember_image_encoder_add(ember_image_encoder* encoder,
           : encoder->encoder->AddRgb({image->rgb, static_cast<int>(image->width),
                                       static_cast<int>(image->height)});
   if (!added.ok()) return Report(added.status());
-  encoder->rows.push_back(added->rows);  // within the capacity reserved
+  // The encoder refused a past-max_images one: its count is at most max_images.
+  encoder->rows[static_cast<size_t>(encoder->encoder->images()) - 1] = added->rows;
   if (rows) *rows = added->rows;
   return EMBER_OK;
 }
@@ -183,11 +188,10 @@ ember_status ember_image_encoder_add(ember_image_encoder* encoder,
 void ember_image_encoder_clear(ember_image_encoder* encoder) {
   if (!encoder) return;
   encoder->encoder->Clear();
-  encoder->rows.clear();
 }
 
 size_t ember_image_encoder_images(const ember_image_encoder* encoder) {
-  return encoder ? encoder->rows.size() : 0;
+  return encoder ? static_cast<size_t>(encoder->encoder->images()) : 0;
 }
 
 const float* ember_image_encoder_rows(const ember_image_encoder* encoder,
@@ -204,8 +208,8 @@ ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
   if (!out_length) return NullArgument("out_length");
   const ember::ImagePrompt& prompt = encoder->model->model->vision()->prompt;
   const std::string_view view(text ? text : "", length);
-  auto bytes = ember::ExpandedImagePromptBytes(prompt, view, encoder->rows.data(),
-                                               encoder->rows.size(),
+  auto bytes = ember::ExpandedImagePromptBytes(prompt, view, encoder->rows.get(),
+                                               ember_image_encoder_images(encoder),
                                                ember::UnmarkedImages::kFirst);
   if (!bytes.ok()) return Report(bytes.status());
   *out_length = *bytes;
@@ -213,9 +217,9 @@ ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
     return Report(ember::ResourceExhausted(
         "the expanded prompt takes %zu bytes; the buffer holds %zu", *bytes, capacity));
   }
-  return Report(ember::ExpandImagePrompt(prompt, view, encoder->rows.data(),
-                                         encoder->rows.size(), out, capacity, out_length,
-                                         ember::UnmarkedImages::kFirst));
+  return Report(ember::ExpandImagePrompt(
+      prompt, view, encoder->rows.get(), ember_image_encoder_images(encoder), out,
+      capacity, out_length, ember::UnmarkedImages::kFirst));
 }
 
 ember_status ember_prefill_images(ember_session* session,

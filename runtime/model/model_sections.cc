@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "runtime/chat/prompt_state.h"
 
@@ -73,22 +74,23 @@ Status ReadImageProcessor(const fb::ImageProcessor* fp, uint32_t image_size,
 Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
   *prompt = ImagePrompt();
   if (fp == nullptr) return Status::Ok();
-  constexpr size_t kMaxText = PromptText::kMax;
-  const std::string_view parts[4] = {StringOf(fp->marker()), StringOf(fp->before()),
-                                     StringOf(fp->after()), StringOf(fp->token())};
-  for (const std::string_view part : parts) {
-    if (part.size() > kMaxText || part.find('\0') != std::string_view::npos) {
-      return InvalidModel("vision config: an image prompt string of %zu bytes",
-                          part.size());
+  const std::pair<PromptText*, const flatbuffers::String*> parts[4] = {
+      {&prompt->marker, fp->marker()},
+      {&prompt->before, fp->before()},
+      {&prompt->after, fp->after()},
+      {&prompt->token, fp->token()}};
+  for (const auto& [text, stored] : parts) {
+    if (!text->Assign(StringOf(stored))) {
+      *prompt = ImagePrompt();
+      return InvalidModel(
+          "vision config: an image prompt string of %zu bytes (at most %zu, no NUL)",
+          StringOf(stored).size(), PromptText::kMax);
     }
   }
-  if (parts[0].empty() || parts[3].empty()) {
+  if (prompt->marker.empty() || prompt->token.empty()) {
+    *prompt = ImagePrompt();
     return InvalidModel("vision config: an image prompt without its marker or token");
   }
-  prompt->marker.Assign(parts[0]);  // each checked above
-  prompt->before.Assign(parts[1]);
-  prompt->after.Assign(parts[2]);
-  prompt->token.Assign(parts[3]);
   return Status::Ok();
 }
 

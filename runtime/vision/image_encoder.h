@@ -58,7 +58,8 @@ struct EncodedImage {
 class ImageEncoder {
  public:
   // An encoder over `arena` (64-byte aligned, at least plan.arena_bytes(); the caller's,
-  // outliving it). `pool` may be null.
+  // outliving it) and `plan`, which it keeps a pointer to: the plan must outlive it too.
+  // `pool` may be null.
   static Result<ImageEncoder> Create(const Model& model, const ImageEncoderPlan& plan,
                                      void* arena, size_t arena_bytes,
                                      const ThreadPool* pool = nullptr);
