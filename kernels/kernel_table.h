@@ -21,6 +21,13 @@ using MatVecF32Fn = void (*)(const float* w, const float* x, float* y, size_t ro
 // y[b * y_stride + r] = sum_c w[r * cols + c] * x[b * cols + c], b in [0, batch).
 using MatMulF32Fn = void (*)(const float* w, const float* x, size_t batch, float* y,
                              size_t y_stride, size_t rows, size_t cols);
+// y[i * y_stride + j] = sum_k a[i * a_stride + k] * b[k * b_stride + j], i < m, j < n:
+// a row-major (m, depth) matrix times a row-major (depth, n) one, each of y's rows as
+// vectors along j (no horizontal sums: for a short depth, as attention's head_dim, where
+// MatMulF32's dots would spend more on their sums than on their products).
+using GemmNnF32Fn = void (*)(const float* a, size_t a_stride, const float* b,
+                             size_t b_stride, float* y, size_t y_stride, size_t m,
+                             size_t n, size_t depth);
 // out = x / sqrt(mean(x^2) + eps) * weight
 using RmsNormFn = void (*)(const float* x, const float* weight, float eps, float* out,
                            size_t n);
@@ -112,6 +119,7 @@ struct KernelTable {
   const char* isa = "";     // the ISA tier it was built for (isa.h), e.g. "avx-vnni"
   MatVecF32Fn matvec_f32 = nullptr;
   MatMulF32Fn matmul_f32 = nullptr;
+  GemmNnF32Fn gemm_nn_f32 = nullptr;
   RmsNormFn rms_norm = nullptr;
   LayerNormFn layer_norm = nullptr;
   SoftmaxFn softmax = nullptr;

@@ -322,6 +322,120 @@ inline void MatMulF32(const float* HWY_RESTRICT w, const float* HWY_RESTRICT x,
   for (; b < batch; ++b) MatVecF32(w, x + b * cols, y + b * y_stride, rows, cols);
 }
 
+// GemmNnF32's tiles: 4 rows of y by two vectors of columns (8 accumulators; per step of
+// depth 2 loads of b and 4 broadcasts of a feed 8 FMAs); 4 rows by one vector of d (the
+// columns left over: a full vector, then narrower ones, so no lane reads or writes past
+// column n); one row by one vector.
+HWY_INLINE void GemmRows4x2(const float* HWY_RESTRICT a, size_t a_stride,
+                            const float* HWY_RESTRICT b, size_t b_stride,
+                            float* HWY_RESTRICT y, size_t y_stride, size_t depth) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto y00 = hn::Zero(d), y01 = hn::Zero(d), y10 = hn::Zero(d), y11 = hn::Zero(d);
+  auto y20 = hn::Zero(d), y21 = hn::Zero(d), y30 = hn::Zero(d), y31 = hn::Zero(d);
+  const float* a1 = a + a_stride;
+  const float* a2 = a1 + a_stride;
+  const float* a3 = a2 + a_stride;
+  for (size_t k = 0; k < depth; ++k) {
+    const float* row = b + k * b_stride;
+    const auto b0 = hn::LoadU(d, row), b1 = hn::LoadU(d, row + N);
+    auto s = hn::Set(d, a[k]);
+    y00 = hn::MulAdd(s, b0, y00);
+    y01 = hn::MulAdd(s, b1, y01);
+    s = hn::Set(d, a1[k]);
+    y10 = hn::MulAdd(s, b0, y10);
+    y11 = hn::MulAdd(s, b1, y11);
+    s = hn::Set(d, a2[k]);
+    y20 = hn::MulAdd(s, b0, y20);
+    y21 = hn::MulAdd(s, b1, y21);
+    s = hn::Set(d, a3[k]);
+    y30 = hn::MulAdd(s, b0, y30);
+    y31 = hn::MulAdd(s, b1, y31);
+  }
+  hn::StoreU(y00, d, y);
+  hn::StoreU(y01, d, y + N);
+  hn::StoreU(y10, d, y + y_stride);
+  hn::StoreU(y11, d, y + y_stride + N);
+  hn::StoreU(y20, d, y + 2 * y_stride);
+  hn::StoreU(y21, d, y + 2 * y_stride + N);
+  hn::StoreU(y30, d, y + 3 * y_stride);
+  hn::StoreU(y31, d, y + 3 * y_stride + N);
+}
+
+template <class D>
+HWY_INLINE void GemmRows4(D d, const float* HWY_RESTRICT a, size_t a_stride,
+                          const float* HWY_RESTRICT b, size_t b_stride,
+                          float* HWY_RESTRICT y, size_t y_stride, size_t depth) {
+  auto y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);
+  for (size_t k = 0; k < depth; ++k) {
+    const auto bk = hn::LoadU(d, b + k * b_stride);
+    y0 = hn::MulAdd(hn::Set(d, a[k]), bk, y0);
+    y1 = hn::MulAdd(hn::Set(d, a[a_stride + k]), bk, y1);
+    y2 = hn::MulAdd(hn::Set(d, a[2 * a_stride + k]), bk, y2);
+    y3 = hn::MulAdd(hn::Set(d, a[3 * a_stride + k]), bk, y3);
+  }
+  hn::StoreU(y0, d, y);
+  hn::StoreU(y1, d, y + y_stride);
+  hn::StoreU(y2, d, y + 2 * y_stride);
+  hn::StoreU(y3, d, y + 3 * y_stride);
+}
+
+template <class D>
+HWY_INLINE void GemmRow1(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                         size_t b_stride, float* HWY_RESTRICT y, size_t depth) {
+  auto acc = hn::Zero(d);
+  for (size_t k = 0; k < depth; ++k) {
+    acc = hn::MulAdd(hn::Set(d, a[k]), hn::LoadU(d, b + k * b_stride), acc);
+  }
+  hn::StoreU(acc, d, y);
+}
+
+// Columns [*j, n) in vectors of d while a whole one fits, for rows [0, m); advances *j.
+template <class D>
+HWY_INLINE void GemmColumns(D d, const float* HWY_RESTRICT a, size_t a_stride,
+                            const float* HWY_RESTRICT b, size_t b_stride,
+                            float* HWY_RESTRICT y, size_t y_stride, size_t m, size_t n,
+                            size_t depth, size_t* j) {
+  const size_t lanes = hn::Lanes(d), m4 = m - m % 4;
+  for (; *j + lanes <= n; *j += lanes) {
+    for (size_t i = 0; i < m4; i += 4) {
+      GemmRows4(d, a + i * a_stride, a_stride, b + *j, b_stride, y + i * y_stride + *j,
+                y_stride, depth);
+    }
+    for (size_t i = m4; i < m; ++i) {
+      GemmRow1(d, a + i * a_stride, b + *j, b_stride, y + i * y_stride + *j, depth);
+    }
+  }
+}
+
+// Column tiles outer, rows inner: a tile of b (depth x 2 vectors) stays in cache while
+// every row of a passes over it. Each y value is one chain of FMAs over k in order, the
+// same whichever tile computes it.
+inline void GemmNnF32(const float* HWY_RESTRICT a, size_t a_stride,
+                      const float* HWY_RESTRICT b, size_t b_stride, float* HWY_RESTRICT y,
+                      size_t y_stride, size_t m, size_t n, size_t depth) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), m4 = m - m % 4;
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    for (size_t i = 0; i < m4; i += 4) {
+      GemmRows4x2(a + i * a_stride, a_stride, b + j, b_stride, y + i * y_stride + j,
+                  y_stride, depth);
+    }
+    for (size_t i = m4; i < m; ++i) {
+      GemmRow1(d, a + i * a_stride, b + j, b_stride, y + i * y_stride + j, depth);
+      GemmRow1(d, a + i * a_stride, b + j + N, b_stride, y + i * y_stride + j + N, depth);
+    }
+  }
+  GemmColumns(d, a, a_stride, b, b_stride, y, y_stride, m, n, depth, &j);
+  GemmColumns(hn::CappedTag<float, 8>(), a, a_stride, b, b_stride, y, y_stride, m, n,
+              depth, &j);
+  GemmColumns(hn::CappedTag<float, 4>(), a, a_stride, b, b_stride, y, y_stride, m, n,
+              depth, &j);
+  GemmColumns(hn::CappedTag<float, 1>(), a, a_stride, b, b_stride, y, y_stride, m, n,
+              depth, &j);
+}
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -13,6 +13,7 @@ void FillMatVec(KernelTable* table) {
   table->target = hwy::TargetName(HWY_TARGET);
   table->matvec_f32 = &MatVecF32;
   table->matmul_f32 = &MatMulF32;
+  table->gemm_nn_f32 = &GemmNnF32;
 }
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -56,6 +56,35 @@ void TestMatMulF32() {
   }
 }
 
+// Strided operands as attention passes them (a head's columns of wider rows): sizes
+// around the lane counts and the 4-row tiles, against the reference; the columns past n
+// in y's rows stay as they were.
+void TestGemmNnF32() {
+  uint32_t seed = 500;
+  for (size_t m : {1, 3, 4, 5, 8, 13}) {
+    for (size_t n : {1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 72, 100}) {
+      for (size_t depth : {1, 2, 7, 16, 72, 257}) {
+        const size_t a_stride = depth + 5, b_stride = n + 3, y_stride = n + 6;
+        test::Buffer a(m * a_stride, 1, seed++);
+        test::Buffer b(depth * b_stride, 2, seed++);
+        test::Buffer y(m * y_stride, 3, seed++);
+        std::vector<float> expected(y.data(), y.data() + m * y_stride);
+        reference::GemmNnF32(a.data(), a_stride, b.data(), b_stride, expected.data(),
+                             y_stride, m, n, depth);
+        GemmNnF32(a.data(), a_stride, b.data(), b_stride, y.data(), y_stride, m, n, depth);
+        for (size_t i = 0; i < m; ++i) {
+          test::ExpectClose(y.data() + i * y_stride, expected.data() + i * y_stride, n,
+                            1e-5f * depth, 1e-5f, "gemm_nn");
+          for (size_t j = n; j < y_stride && i + 1 < m; ++j) {
+            ASSERT_EQ(y[i * y_stride + j], expected[i * y_stride + j])
+                << "wrote past n: row " << i << " column " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -64,5 +93,6 @@ namespace ember::kernels {
 HWY_BEFORE_TEST(MatVecTest);
 HWY_EXPORT_AND_TEST_P(MatVecTest, TestMatVecF32);
 HWY_EXPORT_AND_TEST_P(MatVecTest, TestMatMulF32);
+HWY_EXPORT_AND_TEST_P(MatVecTest, TestGemmNnF32);
 }  // namespace ember::kernels
 #endif

@@ -24,6 +24,19 @@ void MatMulF32(const float* w, const float* x, size_t batch, float* y, size_t y_
   }
 }
 
+void GemmNnF32(const float* a, size_t a_stride, const float* b, size_t b_stride, float* y,
+               size_t y_stride, size_t m, size_t n, size_t depth) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (size_t k = 0; k < depth; ++k) {
+        sum += double(a[i * a_stride + k]) * b[k * b_stride + j];
+      }
+      y[i * y_stride + j] = float(sum);
+    }
+  }
+}
+
 void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t n) {
   double ss = 0;
   for (size_t i = 0; i < n; ++i) ss += double(x[i]) * x[i];

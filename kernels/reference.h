@@ -14,6 +14,8 @@ namespace ember::kernels::reference {
 void MatVecF32(const float* w, const float* x, float* y, size_t rows, size_t cols);
 void MatMulF32(const float* w, const float* x, size_t batch, float* y, size_t y_stride,
                size_t rows, size_t cols);
+void GemmNnF32(const float* a, size_t a_stride, const float* b, size_t b_stride, float* y,
+               size_t y_stride, size_t m, size_t n, size_t depth);
 void RmsNorm(const float* x, const float* weight, float eps, float* out, size_t n);
 void LayerNorm(const float* x, const float* weight, const float* bias, float eps,
                float* out, size_t n);
