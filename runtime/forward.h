@@ -83,6 +83,9 @@ class Forward {
   void AttentionBlock(size_t layer, size_t batch, size_t pos0);
   void FeedForwardBlock(size_t layer, size_t batch);
   void Attention(size_t layer, size_t batch, size_t pos0);
+  // Attention of a whole bidirectional input by blocks of queries (act.blocked); false,
+  // having done nothing, where the step is not one (forward_attention.cc).
+  bool AttentionBlocked(size_t layer, size_t batch, size_t pos0);
   void Rope(float* x, size_t n_heads, size_t batch, size_t stride, bool local);
   void Norm(const Tensor* weight, const Tensor* bias, const float* in, float* out,
             size_t rows);

@@ -2,6 +2,7 @@
 // it may see, in spans of positions across the pool, read from the cache in its type.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "runtime/forward.h"
 
@@ -81,7 +82,90 @@ void MergeSpans(void* context, size_t begin, size_t count) {
   }
 }
 
+struct BlockedTask {
+  const kernels::KernelTable* k;
+  const float* keys;  // the layer's f32 rows, (n, row_stride) each
+  const float* values;
+  size_t row_stride;
+  const float* q;  // (n, q_dim)
+  float* out;      // (n, q_dim)
+  float* blocked;  // (n_heads, slot)
+  size_t slot, n, head_dim, q_dim, group;
+  float scale;
+};
+
+// Work item h: query head h over the whole input. Its keys (transposed) and values are
+// gathered once; then per block of queries, scores = queries . keys^T, a softmax per row,
+// and out = scores . values: two products with vectors along their output rows
+// (gemm_nn_f32), from cache.
+void AttendHeadBlocked(void* context, size_t begin, size_t count) {
+  const BlockedTask& t = *static_cast<const BlockedTask*>(context);
+  const size_t n = t.n, hd = t.head_dim, ld = BlockedStride(n);
+  for (size_t h = begin; h < begin + count; ++h) {
+    float* keys_t = t.blocked + h * t.slot;          // (hd, ld)
+    float* values = keys_t + hd * ld;                // (n, hd)
+    float* scores = values + n * hd;                 // (kAttentionBlock, ld)
+    float* queries = scores + kAttentionBlock * ld;  // (kAttentionBlock, hd)
+    const size_t column = (h / t.group) * hd;        // its KV head's
+    for (size_t p = 0; p < n; ++p) {
+      const float* key = t.keys + p * t.row_stride + column;
+      for (size_t j = 0; j < hd; ++j) keys_t[j * ld + p] = key[j];
+      memcpy(values + p * hd, t.values + p * t.row_stride + column, hd * sizeof(float));
+    }
+    for (size_t first = 0; first < n; first += kAttentionBlock) {
+      const size_t block = std::min(kAttentionBlock, n - first);
+      for (size_t i = 0; i < block; ++i) {
+        const float* q = t.q + (first + i) * t.q_dim + h * hd;
+        for (size_t j = 0; j < hd; ++j) queries[i * hd + j] = q[j] * t.scale;
+      }
+      t.k->gemm_nn_f32(queries, hd, keys_t, ld, scores, ld, block, n, hd);
+      for (size_t i = 0; i < block; ++i) t.k->softmax(scores + i * ld, n);
+      t.k->gemm_nn_f32(scores, ld, values, hd, t.out + first * t.q_dim + h * hd, t.q_dim,
+                       block, hd, n);
+    }
+  }
+}
+
 }  // namespace
+
+// A vision tower's attention: every patch attends to every patch of its tile (4096 at
+// Gemma 3's 896 px). Token by token, each query would stream the layer's whole keys and
+// values (37.7 MB a query at Gemma 3's tower); head by head, a block of queries reuses
+// the head's keys and values from cache, as two matrix products. Only for a step of one
+// whole bidirectional input from position 0 in an f32 cache with no window, soft-cap or
+// record, where the plan gave the scratch.
+bool Forward::AttentionBlocked(size_t layer, size_t batch, size_t pos0) {
+  if (act_.blocked == nullptr || pos0 != 0 || batch > act_.max_batch ||
+      c_.mask == AttentionMask::kCausal || c_.window(layer) != 0 ||
+      c_.attn_softcap != 0.0f || kv_.type != KvType::kF32 || bounds_ != nullptr ||
+      embedded_ != nullptr || record_.weights != nullptr) {
+    return false;
+  }
+  const kernels::KvRows rows = kv_.AttentionRows(layer);
+  if (rows.ring_rows != 0) return false;
+  BlockedTask task{};
+  task.k = &k_;
+  task.keys = static_cast<const float*>(rows.keys);
+  task.values = static_cast<const float*>(rows.values);
+  task.row_stride = rows.kv_stride;
+  task.q = act_.q;
+  task.out = act_.attn_out;
+  task.blocked = act_.blocked;
+  task.slot = BlockedAttentionSlot(act_.max_batch, c_.head_dim);
+  task.n = batch;
+  task.head_dim = c_.head_dim;
+  task.q_dim = c_.q_dim();
+  task.group = c_.n_heads / c_.n_kv_heads;
+  task.scale = c_.attention_scale > 0.0f
+                   ? c_.attention_scale
+                   : 1.0f / std::sqrt(static_cast<float>(c_.head_dim));
+  if (ctx_.pool != nullptr && c_.n_heads > 1) {
+    ctx_.pool->ParallelTiles(c_.n_heads, 1, &AttendHeadBlocked, &task, ctx_.profile);
+  } else {
+    AttendHeadBlocked(&task, 0, c_.n_heads);
+  }
+  return true;
+}
 
 // For each token, each query head attends over the cached positions it may see: up to its
 // own (causal) or every position of the input (bidirectional), and in a sliding layer
@@ -99,6 +183,7 @@ void MergeSpans(void* context, size_t begin, size_t count) {
 // not pay a thread hand-over per token.
 void Forward::Attention(size_t layer, size_t batch, size_t pos0) {
   ProfileScope scope(ctx_.profile, KernelKind::kAttention);
+  if (AttentionBlocked(layer, batch, pos0)) return;
   const size_t hd = c_.head_dim, heads = c_.n_heads;
   const bool causal = c_.mask == AttentionMask::kCausal;
   AttentionTask task{};

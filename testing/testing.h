@@ -72,6 +72,8 @@ ModelSpec FamiliesModelSpec(uint32_t window = 6, uint32_t context = 96,
 // is the vocabulary's size + 7, and Gemma 3's bidirectional blocks go with the average
 // pool.
 void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed = 11);
+// The same with a tower of SiglipTestConfig's other sizes.
+void AddVisionTower(ModelSpec* spec, VisionConfig tower, uint32_t seed);
 // TinyModelSpec with AddVisionTower's tower (4 rows a 32 x 32 tile) whose image token is
 // a special token of the tokenizer, and Gemma 3's kind of image prompt in small:
 // "<boi>" (id 297) becomes "\n<boi>", "<img>" (299) per row, "<eoi>" (298) "\n".

@@ -149,8 +149,13 @@ VisionConfig SiglipTestConfig(uint32_t d, uint32_t heads, uint32_t ffn, uint32_t
 }
 
 void AddVisionTower(ModelSpec* spec, ImageConnector connector, uint32_t seed) {
-  const uint32_t d = 32, ffn = 72, layers = 2;
-  VisionConfig v = SiglipTestConfig(d, 2, ffn, layers, 32, 8, connector, 2);
+  AddVisionTower(spec, SiglipTestConfig(32, 2, 72, 2, 32, 8, connector, 2), seed);
+}
+
+void AddVisionTower(ModelSpec* spec, VisionConfig v, uint32_t seed) {
+  const ImageConnector connector = v.connector;
+  const uint32_t d = v.encoder.d_model, ffn = v.encoder.ffn_dim;
+  const uint32_t layers = v.encoder.n_layers;
   v.image_token_id = static_cast<int32_t>(spec->config.vocab_size) + 7;
 
   std::mt19937 rng(seed);

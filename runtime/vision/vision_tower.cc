@@ -1,6 +1,7 @@
 // The vision tower's pass over a tile (see vision_tower.h).
 #include "runtime/vision/vision_tower.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/dcheck.h"
@@ -51,7 +52,12 @@ Result<VisionTowerPlan> PlanVisionTower(const Model& model, const char* isa) {
                              kernels::AttentionPartialFloats(e.head_dim)}),
                           kVisionEncoder, kVisionEncoder);
   id.proj = a.Add<float>("proj", P({n, e.d_model}), kVisionEncoder, kVisionEncoder);
-  id.ffn_a = a.Add<float>("ffn_a", P({n, e.ffn_dim}), kVisionEncoder, kVisionEncoder);
+  // ffn_a doubles as the blocked attention's scratch (Activations::blocked): attention
+  // and the FFN never run at once. It is the larger at ViT shapes only when the FFN is
+  // narrower than 2 q_dim + heads * kAttentionBlock.
+  const size_t blocked = P({e.n_heads, BlockedAttentionSlot(n, e.head_dim)});
+  id.ffn_a = a.Add<float>("ffn_a", std::max(P({n, e.ffn_dim}), blocked), kVisionEncoder,
+                          kVisionEncoder);
   // One layer's keys and values: each layer writes its own over the last one's.
   id.kv = a.Add<float>("kv", P({2, n, e.kv_dim()}), kVisionEncoder, kVisionEncoder,
                        BufferKind::kKvCache);
@@ -119,6 +125,7 @@ VisionTower::VisionTower(const Model& model, const VisionTowerPlan& plan, uint8_
   act_.spans = a.Bind(id.spans, base);
   act_.proj = a.Bind(id.proj, base);
   act_.ffn_a = a.Bind(id.ffn_a, base);
+  act_.blocked = plan.blocked_attention ? act_.ffn_a : nullptr;
   act_.quant.values = a.Bind(id.act_q, base);
   act_.quant.scales = a.Bind(id.act_scales, base);
   act_.quant.sums = a.Bind(id.act_sums, base);

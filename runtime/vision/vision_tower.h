@@ -36,6 +36,9 @@ struct VisionTowerPlan {
     ArenaBuffer<int8_t> act_q;
     ArenaBuffer<int32_t> act_sums, act_half_sums;
   } ids;
+  // Attention by blocks of queries (Forward::AttentionBlocked); false: query by query,
+  // as a text model's (kept for tests that compare the two).
+  bool blocked_attention = true;
   size_t arena_bytes() const { return arena.total_bytes(); }
 };
 
