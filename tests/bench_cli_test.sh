@@ -70,6 +70,32 @@ expect 1 "--kv-type q4: not f32, f16 or q8" -- "${ember[@]}" bench -m "$small" \
 expect 1 "at depth 60 needs a context of 68" -- "${ember[@]}" bench -m "$small" -p 8 \
   -n 4 -d 60
 
+# --image: the image encoded -r times (no heap call), then each pp test prefills its
+# prompt before the random tokens (pp8 becomes pp20: "\n<boi>", 4 rows, "<eoi>\n").
+vision="$tmp/vision.ember"
+expect 0 "wrote" -- "${ember[@]}" convert --synthetic custom --dim 64 --hidden 128 \
+  --layers 2 --heads 4 --kv-heads 2 --vocab 512 --ctx 64 --seed 7 --vision tiny \
+  -o "$vision"
+"$python" -c "
+import sys; from PIL import Image
+Image.new('RGB', (40, 30), (200, 40, 90)).save(sys.argv[1])" "$tmp/red.png" ||
+  fail "writing a PNG with Pillow"
+"${ember[@]}" bench -m "$vision" --image "$tmp/red.png" -p 8 -n 2 -r 2 -o json \
+  --probe-mib 16 >"$tmp/ibench.out" 2>"$tmp/ibench.err" ||
+  fail "bench --image: $(cat "$tmp/ibench.err")"
+grep -q "vision.ember, 1 thread, 1 image: 1 tile, 4 rows (a prompt of 12 tokens) encoded in .* (median of 2, .*; heap allocations $want_allocs\$" \
+  "$tmp/ibench.out" || fail "bench --image: $(tail -1 "$tmp/ibench.out")"
+sed '$d' "$tmp/ibench.out" >"$tmp/ibench.json"
+"$python" "$here/bench_check.py" json "$tmp/ibench.json" --reps 2 --tests pp20,tg2 \
+  --threads 1 || fail "bench --image -o json"
+expect 1 "--image: the model has no vision tower" -- "${ember[@]}" bench -m "$small" \
+  --image "$tmp/red.png" -p 8 -n 2 -r 1 --probe-mib 16
+expect 1 "--image: not with --embed" -- "${ember[@]}" bench -m "$vision" \
+  --image "$tmp/red.png" --embed 2
+echo "not an image" >"$tmp/not.png"
+expect 1 "not.png: " -- "${ember[@]}" bench -m "$vision" --image "$tmp/not.png" -p 8 \
+  -n 2 -r 1 --probe-mib 16
+
 if [ "$emulated" = 0 ]; then
 # The stories15M preset: llama2.c's shape (inspect reads it back from the file).
 s15="$tmp/stories15M.ember"

@@ -70,6 +70,12 @@ ArgParser BenchParser() {
        true,
        "an embedding model: each -p N test embeds this many texts of N tokens, one after "
        "another (tokens/s as t/s; texts/s reported after the results); no tg tests"},
+      {{"--image"},
+       true,
+       "a vision model: encode this PNG or JPEG (repeat for more in one prompt) -r times "
+       "after a warm-up, the time reported after the results; each -p N test then "
+       "prefills the images' prompt (their rows and marker tokens, counted in N) before "
+       "N random tokens; tg tests decode as without"},
   };
   for (OptionSpec& spec : SpeculativeFlagSpecs()) {
     spec.help +=
@@ -159,6 +165,10 @@ Status ParseBenchOptions(const ArgParser& args, BenchOptions* o) {
       return InvalidArgument("--embed runs pp tests only: no -n, -d or grammar");
     }
     o->gens.clear();
+  }
+  o->images = args.GetAll("--image");
+  if (!o->images.empty() && o->embed_texts > 0) {
+    return InvalidArgument("--image: not with --embed");
   }
   if (args.Has("--draft") || args.Has("--lookup") || args.Has("--draft-max") ||
       args.Has("--draft-min") || args.Has("--draft-oracle")) {

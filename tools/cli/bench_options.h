@@ -33,6 +33,10 @@ struct BenchOptions {
   // --embed N: each pp test embeds N texts of that many tokens (an embedding model), one
   // after another; 0: none.
   int embed_texts = 0;
+  // --image FILE (repeatable): each model's images are encoded -r times first (the
+  // encode time reported after the results), and each pp test prefills the images'
+  // prompt before its tokens; none: empty.
+  std::vector<std::string> images;
   // --draft MODEL, --draft-max N, --lookup N: each tg test runs again decoding
   // speculatively (draft_max 0: not asked for).
   std::string draft_path;

@@ -31,6 +31,7 @@
 #include "tools/cli/bench_progress.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/image_flags.h"
 #include "tools/cli/model_summary.h"
 #include "tools/cli/speculative_flags.h"
 #include "tools/util/files.h"
@@ -72,6 +73,10 @@ struct Bench {
   bool speculate = false;
   // The last plain tg run's tokens from BOS on, which --draft-oracle drafts.
   std::vector<int32_t> plain_tokens;
+  // --image: the encoder with the images' rows, their prompt's tokens, and the pp tests'
+  // input (that prompt, then the test's random tokens; sized before the tests).
+  FlagImages images;
+  std::vector<int32_t> image_prompt, pp_tokens;
 };
 
 // --draft-oracle: the plain run's next tokens, each kept when a hash of its position
@@ -186,6 +191,19 @@ Status RunOnce(Bench& b, int depth, int n_prompt, int n_gen, uint64_t* ns,
         EmbedTokensBatch(s, b.text_ids.data(), b.text_lengths.data(), b.text_ids.size(),
                          EmbedOptions{}, b.embedding.data(), b.embedding.size(), &done));
     *ns = *ttft_ns = ElapsedNs(start);  // a batch's vectors come together
+    return Status::Ok();
+  }
+  if (n_prompt > 0 && !b.image_prompt.empty()) {
+    // The images' prompt, then the test's tokens: n_prompt counts both.
+    const size_t own = b.image_prompt.size();
+    std::copy(b.prompt.begin() + depth, b.prompt.begin() + depth + (n_prompt - own),
+              b.pp_tokens.begin() + own);
+    EMBER_RETURN_IF_ERROR(
+        s.PrefillEmbedded(b.pp_tokens.data(), n_prompt, b.images.encoder->embedded()));
+    *ns = ElapsedNs(start);
+    int32_t next;
+    EMBER_RETURN_IF_ERROR(b.sampler->Sample(s.logits(), &next));
+    *ttft_ns = ElapsedNs(start);
     return Status::Ok();
   }
   if (n_prompt > 0) {
@@ -323,6 +341,51 @@ Status RunTest(Bench& b, int depth, int n_prompt, int n_gen, BenchResult* r) {
   return Status::Ok();
 }
 
+// --image: the images encoded once (planning the encoder's arena for their sizes), then
+// -r times timed; their prompt's tokens (no BOS, as the random prompts) into
+// b->image_prompt, and a line of the encode times for after the results.
+Status BenchImages(const BenchOptions& o, const std::string& path, const std::string& isa,
+                   int threads, Bench* b, std::string* summary) {
+  const std::string file = FileName(path);
+  const char* name = file.c_str();
+  b->progress->Show("%s, %d thread%s: image warm-up", name, threads,
+                    threads == 1 ? "" : "s");
+  EMBER_RETURN_IF_ERROR(EncodeImageFiles(o.images, *b->model, b->pool.get(),
+                                         isa.empty() ? nullptr : isa.c_str(),
+                                         &b->images));
+  std::vector<double> ms;
+  int64_t allocations = 0;
+  for (int rep = 0; rep < o.repetitions; ++rep) {
+    b->progress->Show("%s, %d thread%s: image encode %d of %d", name, threads,
+                      threads == 1 ? "" : "s", rep + 1, o.repetitions);
+    testing::AllocCounterArm();
+    const Status status = ReencodeImages(&b->images);
+    allocations += static_cast<int64_t>(testing::AllocCounterDisarm());
+    EMBER_RETURN_IF_ERROR(status);
+    ms.push_back(b->images.encode_seconds * 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  EMBER_RETURN_IF_ERROR(
+      EncodeImagePrompt(*b->model, "", b->images, false, &b->image_prompt));
+  size_t tiles = 0;
+  for (const EncodedImage& e : b->images.encoded)
+    tiles += static_cast<size_t>(e.grid.tiles);
+  const double median = ms[ms.size() / 2];
+  char line[512];
+  snprintf(line, sizeof(line),
+           "%s, %d thread%s, %zu image%s: %zu tile%s, %zu rows (a prompt of %zu tokens) "
+           "encoded in %.1f ms (median of %zu, %.1f to %.1f; %.1f ms a tile); arena "
+           "%.1f MiB; heap allocations %lld\n",
+           name, threads, threads == 1 ? "" : "s", o.images.size(),
+           o.images.size() == 1 ? "" : "s", tiles, tiles == 1 ? "" : "s",
+           b->images.encoder->row_count(), b->image_prompt.size(), median, ms.size(),
+           ms.front(), ms.back(), tiles ? median / static_cast<double>(tiles) : 0.0,
+           static_cast<double>(b->images.plan.arena_bytes()) / (1 << 20),
+           static_cast<long long>(b->counting ? allocations : -1));
+  *summary = line;
+  return Status::Ok();
+}
+
 // Every test of one model on one backend, ISA tier and KV type at one thread count,
 // appended to *results.
 Status BenchModel(const BenchOptions& o, const std::string& path, Backend backend,
@@ -362,13 +425,24 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   auto pool = ThreadPool::Create(threads, pool_options);
   if (!pool.ok()) return pool.status();
   b.pool = std::move(*pool);
+  std::string image_summary;
+  if (!o.images.empty()) {
+    EMBER_RETURN_IF_ERROR(BenchImages(o, path, isa, threads, &b, &image_summary));
+  }
+  const int image_tokens = static_cast<int>(b.image_prompt.size());
+  if (context + image_tokens > static_cast<int>(c.max_context)) {
+    return InvalidArgument(
+        "%s: the images' prompt of %d tokens and the tests need a "
+        "context of %d; the model holds %u",
+        path.c_str(), image_tokens, context + image_tokens, c.max_context);
+  }
   SessionOptions session_options;
   session_options.backend = backend;
   session_options.kv_type = kv_type;
-  session_options.max_context = static_cast<uint32_t>(context);
+  session_options.max_context = static_cast<uint32_t>(context + image_tokens);
   // The longest prompt as one batch; a depth fills the cache in batches of up to 256.
-  session_options.max_batch =
-      static_cast<uint32_t>(std::max({max_prompt, std::min(max_depth, 256), 1}));
+  session_options.max_batch = static_cast<uint32_t>(
+      std::max({max_prompt + image_tokens, std::min(max_depth, 256), 1}));
   // --embed: texts packed into steps of up to kPackedStepTokens, as `ember embed` packs.
   if (o.embed_texts > 0) {
     const int step = std::max(max_prompt, std::min(max_prompt * o.embed_texts,
@@ -435,12 +509,16 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
   base.llc_bytes = o.llc_bytes;
   base.arena_bytes = RequiredArenaBytes(**model, session_options);
   const WeightTraffic traffic = Traffic(**model);
+  b.pp_tokens = b.image_prompt;
+  b.pp_tokens.resize(b.image_prompt.size() + static_cast<size_t>(max_prompt));
+  const size_t first_result = results->size();
   for (int64_t depth : o.depths) {
     const int d = static_cast<int>(depth);
     for (int64_t n : o.prompts) {
       BenchResult r = base;
-      r.weight_bytes_per_token = traffic.per_pass / n + traffic.per_row;
-      EMBER_RETURN_IF_ERROR(RunTest(b, d, static_cast<int>(n), 0, &r));
+      const int tokens = static_cast<int>(n) + image_tokens;
+      r.weight_bytes_per_token = traffic.per_pass / tokens + traffic.per_row;
+      EMBER_RETURN_IF_ERROR(RunTest(b, d, tokens, 0, &r));
       results->push_back(r);
     }
     for (int64_t n : o.gens) {
@@ -475,6 +553,9 @@ Status BenchModel(const BenchOptions& o, const std::string& path, Backend backen
       fast.summary = SpeculativeSummary(fast, r, st);
       results->push_back(fast);
     }
+  }
+  if (results->size() > first_result) {
+    (*results)[first_result].summary = image_summary + (*results)[first_result].summary;
   }
   return Status::Ok();
 }
@@ -558,7 +639,8 @@ int BenchCommand(int argc, char** argv) {
       "                   [-o md|json|jsonl|csv|svg] [--profile] [--probe-mib N]\n"
       "                   [--chart FILE.svg] [--history FILE.jsonl] [--hash]\n"
       "                   [--grammar FILE.gbnf | --json-schema FILE.json | --json]\n"
-      "                   [--embed N] [--draft MODEL] [--draft-max N] [--lookup N]\n\n"
+      "                   [--embed N] [--draft MODEL] [--draft-max N] [--lookup N]\n"
+      "                   [--image FILE]\n\n"
       "pp N: prefill of an N-token prompt as one batch; tg N: N decode steps (greedy\n"
       "sampling included); \"@ dD\": after D tokens already in the cache. Each test\n"
       "runs once to warm up, then -r timed repetitions. Progress on stderr, results on\n"

@@ -14,12 +14,18 @@ namespace ember::tools {
 
 Status EncodeFlagImages(const ArgParser& args, const Model& model, const ThreadPool* pool,
                         const char* isa, FlagImages* images) {
-  images->paths = args.GetAll("--image");
+  return EncodeImageFiles(args.GetAll("--image"), model, pool, isa, images);
+}
+
+Status EncodeImageFiles(const std::vector<std::string>& paths, const Model& model,
+                        const ThreadPool* pool, const char* isa, FlagImages* images) {
+  images->paths = paths;
   if (images->paths.empty()) return Status::Ok();
   if (model.vision() == nullptr) {
     return InvalidArgument("--image: the model has no vision tower (a text-only model)");
   }
-  std::vector<std::vector<uint8_t>> files(images->paths.size());
+  std::vector<std::vector<uint8_t>>& files = images->files;
+  files.assign(images->paths.size(), {});
   ImageEncoderOptions options;
   options.isa = isa;
   options.max_images = static_cast<int>(images->paths.size());
@@ -52,10 +58,17 @@ Status EncodeFlagImages(const ArgParser& args, const Model& model, const ThreadP
       ImageEncoder::Create(model, images->plan, base, images->plan.arena_bytes(), pool);
   if (!encoder.ok()) return encoder.status();
   images->encoder.emplace(std::move(*encoder));
+  images->encoded.reserve(files.size());
+  return ReencodeImages(images);
+}
+
+Status ReencodeImages(FlagImages* images) {
+  images->encoder->Clear();
+  images->encoded.clear();  // reserved: no heap call
   const auto start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < files.size(); ++i) {
-    Result<EncodedImage> encoded =
-        images->encoder->AddEncoded(files[i].data(), files[i].size());
+  for (size_t i = 0; i < images->files.size(); ++i) {
+    const std::vector<uint8_t>& file = images->files[i];
+    Result<EncodedImage> encoded = images->encoder->AddEncoded(file.data(), file.size());
     if (!encoded.ok()) {
       return Status(encoded.status().code(), "%s: %s", images->paths[i].c_str(),
                     encoded.status().message());

@@ -20,6 +20,7 @@ namespace ember::tools {
 
 struct FlagImages {
   std::vector<std::string> paths;
+  std::vector<std::vector<uint8_t>> files;  // their bytes, as read
   std::vector<EncodedImage> encoded;  // one per path
   ImageEncoderPlan plan;
   std::vector<uint8_t> storage;  // the encoder's arena
@@ -32,6 +33,12 @@ struct FlagImages {
 // in an arena sized by the images' own headers.
 Status EncodeFlagImages(const ArgParser& args, const Model& model, const ThreadPool* pool,
                         const char* isa, FlagImages* images);
+// The same for the files at `paths`.
+Status EncodeImageFiles(const std::vector<std::string>& paths, const Model& model,
+                        const ThreadPool* pool, const char* isa, FlagImages* images);
+// Encodes images->files again in the same arena (after Clear: no heap call), timed into
+// encode_seconds: what `ember bench --image` repeats.
+Status ReencodeImages(FlagImages* images);
 
 // The prompt with the images in it: markers the text holds take the images in order; a
 // text with none gets one per image at its start. Expanded as the model's processor
