@@ -80,7 +80,8 @@ size_t ember_image_encoder_images(const ember_image_encoder* encoder);
 const float* ember_image_encoder_rows(const ember_image_encoder* encoder, size_t* n_rows);
 
 /* The prompt text with each image marker (Gemma 3: "<start_of_image>", which its chat
- * template writes for an image) expanded as the model's processor expands it, for the
+ * template writes for an image; SmolVLM: "<image>", which becomes each tile's name and
+ * rows, then the global view's) expanded as the model's processor expands it, for the
  * images added, in order: one marker per image, or, in a text with no marker, the
  * images first. Into out[0, *length); when capacity is too small,
  * EMBER_RESOURCE_EXHAUSTED with the bytes needed in *length. Tokenize the result with

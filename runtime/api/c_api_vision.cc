@@ -16,9 +16,9 @@ struct ember_image_encoder {
   ember::ImageEncoderPlan plan;
   std::unique_ptr<uint8_t[]> owned;  // the arena when the encoder allocated it
   std::optional<ember::ImageEncoder> encoder;
-  // Each image's rows, for the prompt's expansion: max_images of them, allocated at
-  // creation (the count is the encoder's images()).
-  std::unique_ptr<size_t[]> rows;
+  // Each image's rows and grid, for the prompt's expansion: max_images of them, allocated
+  // at creation (the count is the encoder's images()).
+  std::unique_ptr<ember::PromptImage[]> rows;
 };
 
 namespace {
@@ -117,7 +117,10 @@ ember_status ember_image_encoder_create(const ember_model* model,
   auto plan = ember::PlanImageEncoder(*model->model, o);
   if (!plan.ok()) return Report(plan.status());
   auto* e = new (std::nothrow) ember_image_encoder{model, pool, *plan, {}, {}, {}};
-  if (e) e->rows.reset(new (std::nothrow) size_t[static_cast<size_t>(o.max_images)]);
+  if (e) {
+    e->rows.reset(new (std::nothrow)
+                      ember::PromptImage[static_cast<size_t>(o.max_images)]);
+  }
   if (!e || !e->rows) {
     delete e;
     return Report(ember::ResourceExhausted("out of memory for the image encoder"));
@@ -180,7 +183,11 @@ ember_status ember_image_encoder_add(ember_image_encoder* encoder,
                                       static_cast<int>(image->height)});
   if (!added.ok()) return Report(added.status());
   // The encoder refused a past-max_images one: its count is at most max_images.
-  encoder->rows[static_cast<size_t>(encoder->encoder->images()) - 1] = added->rows;
+  ember::PromptImage& last =
+      encoder->rows[static_cast<size_t>(encoder->encoder->images()) - 1];
+  last.rows = added->rows;
+  last.grid_rows = added->grid.rows;
+  last.grid_cols = added->grid.cols;
   if (rows) *rows = added->rows;
   return EMBER_OK;
 }

@@ -90,14 +90,24 @@ class PromptText {
 };
 
 // How a prompt holds an image (text, before tokenization, as the Hugging Face processor
-// expands it): each `marker` a prompt or chat template writes becomes `before`, then
-// `token` once per image row, then `after`. Gemma 3: "<start_of_image>" becomes
-// "\n\n<start_of_image>", 256 x "<image_soft_token>", "<end_of_image>\n\n".
+// expands it; runtime/vision/image_prompt.h writes it).
+//   kSingle: each `marker` a prompt or chat template writes becomes `before`, then
+//     `token` once per image row, then `after`. Gemma 3: "<start_of_image>" becomes
+//     "\n\n<start_of_image>", 256 x "<image_soft_token>", "<end_of_image>\n\n".
+//   kTiles: Idefics3's (SmolVLM's) tiles: each tile named by its place,
+//     "<fake_token_around_image><row_1_col_1>" and 64 x "<image>", ..., then the global
+//     view as "<fake_token_around_image><global-img>" and its tokens (schema/model.fbs
+//     spells it out). The marker is the token itself, "<image>".
+enum class ImagePromptLayout : uint8_t { kSingle = 0, kTiles = 1 };
+
 struct ImagePrompt {
   PromptText marker;  // empty: the model has no image prompt
   PromptText before;
   PromptText after;
   PromptText token;
+  ImagePromptLayout layout = ImagePromptLayout::kSingle;
+  PromptText around;        // kTiles
+  PromptText global_token;  // kTiles
 };
 
 }  // namespace ember

@@ -74,11 +74,10 @@ Status ReadImageProcessor(const fb::ImageProcessor* fp, uint32_t image_size,
 Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
   *prompt = ImagePrompt();
   if (fp == nullptr) return Status::Ok();
-  const std::pair<PromptText*, const flatbuffers::String*> parts[4] = {
-      {&prompt->marker, fp->marker()},
-      {&prompt->before, fp->before()},
-      {&prompt->after, fp->after()},
-      {&prompt->token, fp->token()}};
+  const std::pair<PromptText*, const flatbuffers::String*> parts[6] = {
+      {&prompt->marker, fp->marker()}, {&prompt->before, fp->before()},
+      {&prompt->after, fp->after()},   {&prompt->token, fp->token()},
+      {&prompt->around, fp->around()}, {&prompt->global_token, fp->global()}};
   for (const auto& [text, stored] : parts) {
     if (!text->Assign(StringOf(stored))) {
       *prompt = ImagePrompt();
@@ -90,6 +89,23 @@ Status ReadImagePrompt(const fb::ImagePrompt* fp, ImagePrompt* prompt) {
   if (prompt->marker.empty() || prompt->token.empty()) {
     *prompt = ImagePrompt();
     return InvalidModel("vision config: an image prompt without its marker or token");
+  }
+  switch (fp->layout()) {
+    case fb::ImagePromptLayout::Single:
+      prompt->layout = ImagePromptLayout::kSingle;
+      break;
+    case fb::ImagePromptLayout::Tiles:
+      prompt->layout = ImagePromptLayout::kTiles;
+      if (prompt->around.empty() || prompt->global_token.empty()) {
+        *prompt = ImagePrompt();
+        return InvalidModel(
+            "vision config: a tiled image prompt without its 'around' or 'global' text");
+      }
+      break;
+    default:
+      *prompt = ImagePrompt();
+      return InvalidModel("vision config: image prompt layout %d is not single or tiles",
+                          static_cast<int>(fp->layout()));
   }
   return Status::Ok();
 }

@@ -310,7 +310,10 @@ Status PlanModel(const ModelSpec& spec, std::vector<uint8_t>* directory,
             b, b.CreateString(v.prompt.marker.c_str(), v.prompt.marker.size()),
             b.CreateString(v.prompt.before.c_str(), v.prompt.before.size()),
             b.CreateString(v.prompt.after.c_str(), v.prompt.after.size()),
-            b.CreateString(v.prompt.token.c_str(), v.prompt.token.size()));
+            b.CreateString(v.prompt.token.c_str(), v.prompt.token.size()),
+            static_cast<fb::ImagePromptLayout>(v.prompt.layout),
+            b.CreateString(v.prompt.around.c_str(), v.prompt.around.size()),
+            b.CreateString(v.prompt.global_token.c_str(), v.prompt.global_token.size()));
       }
       vision = fb::CreateVisionConfig(
           b, WriteConfig(v.encoder, &b), v.image_size, v.patch_size,

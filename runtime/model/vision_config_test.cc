@@ -116,6 +116,21 @@ TEST(VisionConfigTest, TheProcessorAndPromptRoundTrip) {
   EXPECT_EQ(prompt.before, "<a>");
   EXPECT_EQ(prompt.after, "<b>\n");
   EXPECT_EQ(prompt.token, "<t>");
+  EXPECT_EQ(prompt.layout, ImagePromptLayout::kSingle);
+
+  // SmolVLM's tiled prompt.
+  ModelSpec tiled = spec;
+  tiled.vision->prompt = {"<image>", "", "", "<image>"};
+  tiled.vision->prompt.layout = ImagePromptLayout::kTiles;
+  tiled.vision->prompt.around = "<fake_token_around_image>";
+  tiled.vision->prompt.global_token = "<global-img>";
+  const testing::LoadedModel t = testing::LoadSpec(tiled);
+  ASSERT_TRUE(t.model);
+  const ImagePrompt& tp = t.model->vision()->prompt;
+  EXPECT_EQ(tp.layout, ImagePromptLayout::kTiles);
+  EXPECT_EQ(tp.around, "<fake_token_around_image>");
+  EXPECT_EQ(tp.global_token, "<global-img>");
+  EXPECT_EQ(tp.token, "<image>");
 
   const testing::LoadedModel plain =
       testing::LoadSpec(TowerSpec(ImageConnector::kAveragePool));
@@ -232,6 +247,19 @@ TEST(VisionConfigTest, BadTowersAreRefusedByName) {
       {"an image prompt without its token",
        [](ModelSpec* s) { s->vision->prompt.marker = "<image>"; },
        "an image prompt without its marker or token"},
+      {"a tiled image prompt without its global view's text",
+       [](ModelSpec* s) {
+         s->vision->prompt = {"<image>", "", "", "<image>"};
+         s->vision->prompt.layout = ImagePromptLayout::kTiles;
+         s->vision->prompt.around = "<fake_token_around_image>";
+       },
+       "a tiled image prompt without its 'around' or 'global' text"},
+      {"an image prompt layout the loader does not know",
+       [](ModelSpec* s) {
+         s->vision->prompt = {"<image>", "", "", "<image>"};
+         s->vision->prompt.layout = static_cast<ImagePromptLayout>(7);
+       },
+       "image prompt layout 7 is not single or tiles"},
   };
   ASSERT_TRUE(Load(TowerSpec(ImageConnector::kPixelShuffle)).ok());
   for (const Case& c : cases) {

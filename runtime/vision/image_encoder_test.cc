@@ -178,11 +178,11 @@ TEST(ImageEncoderTest, AnExpandedPromptTakesTheRowsInASession) {
   auto encoder = ImageEncoder::Create(*m.model, *plan, arena.base, plan->arena_bytes());
   ASSERT_TRUE(encoder.ok());
   const std::vector<uint8_t> pixels = Pixels(20, 24);
-  size_t rows[2];
-  for (size_t& r : rows) {
+  PromptImage rows[2];
+  for (PromptImage& r : rows) {
     auto added = encoder->AddRgb({pixels.data(), 20, 24});
     ASSERT_TRUE(added.ok());
-    r = added->rows;
+    r.rows = added->rows;
   }
   const std::string text = "look<boi>and<boi>";
   char out[256];

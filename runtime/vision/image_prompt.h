@@ -1,9 +1,10 @@
 // A prompt's image markers expanded as the Hugging Face processor expands them, before
-// tokenization: each marker (Gemma 3's "<start_of_image>", which its chat template
-// writes for an image) becomes ImagePrompt::before, the image token once per row the
-// image encodes to, then ImagePrompt::after. Tokenized with special tokens matched, the
-// text holds exactly one image token per row, which Session::PrefillEmbedded fills.
-// Writes into caller memory; nothing here allocates.
+// tokenization (ImagePrompt's layouts): Gemma 3's marker "<start_of_image>", which its
+// chat template writes for an image, becomes ImagePrompt::before, the image token once
+// per row the image encodes to, then ImagePrompt::after; SmolVLM's "<image>" becomes
+// each tile's name and tokens, then the global view's. Tokenized with special tokens
+// matched, the text holds exactly one image token per row, which
+// Session::PrefillEmbedded fills. Writes into caller memory; nothing here allocates.
 #ifndef EMBER_RUNTIME_VISION_IMAGE_PROMPT_H_
 #define EMBER_RUNTIME_VISION_IMAGE_PROMPT_H_
 
@@ -15,6 +16,15 @@
 
 namespace ember {
 
+// What one image became, as its text needs it: its rows in all, and its grid
+// (ImageGrid::rows x cols tiles cut from it, then the global view; 0 x 0 when the image
+// was one tile). kSingle reads only `rows`.
+struct PromptImage {
+  size_t rows = 0;
+  int grid_rows = 0;
+  int grid_cols = 0;
+};
+
 // The markers in `text`, not overlapping, left to right.
 size_t CountImageMarkers(const ImagePrompt& prompt, std::string_view text);
 
@@ -22,17 +32,17 @@ size_t CountImageMarkers(const ImagePrompt& prompt, std::string_view text);
 // per image at its start (the commands' and the C API's choice).
 enum class UnmarkedImages { kRefuse, kFirst };
 
-// The bytes of the expanded text when image i encodes to rows[i] rows (`images` of
-// them, one per marker): InvalidArgument when the counts differ or the model's prompt
-// has no marker, OutOfRange when the size overflows.
+// The bytes of the expanded text for `images` images (one per marker): InvalidArgument
+// when the counts differ, the model's prompt has no marker, or (kTiles) an image's rows
+// do not split evenly over its tiles; OutOfRange when the size overflows.
 Result<size_t> ExpandedImagePromptBytes(
-    const ImagePrompt& prompt, std::string_view text, const size_t* rows, size_t images,
-    UnmarkedImages unmarked = UnmarkedImages::kRefuse);
+    const ImagePrompt& prompt, std::string_view text, const PromptImage* images,
+    size_t count, UnmarkedImages unmarked = UnmarkedImages::kRefuse);
 
 // Writes the expanded text to out[0, *length) (at most `capacity` bytes).
 Status ExpandImagePrompt(const ImagePrompt& prompt, std::string_view text,
-                         const size_t* rows, size_t images, char* out, size_t capacity,
-                         size_t* length,
+                         const PromptImage* images, size_t count, char* out,
+                         size_t capacity, size_t* length,
                          UnmarkedImages unmarked = UnmarkedImages::kRefuse);
 
 }  // namespace ember

@@ -216,6 +216,14 @@ void PrintModel(const std::string& path, const Model& model) {
       printf(
           "             prompt: none (no image token in the tokenizer): rows given "
           "only\n");
+    } else if (v->prompt.layout == ImagePromptLayout::kTiles) {
+      printf(
+          "             prompt: %s becomes, per tile, %s + <row_R_col_C> + %s per row, "
+          "then the global view as %s + %s + its rows + %s\n",
+          QuotePiece(v->prompt.marker).c_str(), QuotePiece(v->prompt.around).c_str(),
+          QuotePiece(v->prompt.token).c_str(), QuotePiece(v->prompt.around).c_str(),
+          QuotePiece(v->prompt.global_token).c_str(),
+          QuotePiece(v->prompt.around).c_str());
     } else {
       printf("             prompt: %s becomes %s + %s per row + %s\n",
              QuotePiece(v->prompt.marker).c_str(), QuotePiece(v->prompt.before).c_str(),

@@ -84,8 +84,10 @@ Status EncodeImagePrompt(const Model& model, const std::string& text,
                          const FlagImages& images, bool add_bos,
                          std::vector<int32_t>* ids) {
   const VisionConfig& v = *model.vision();
-  std::vector<size_t> rows;
-  for (const EncodedImage& e : images.encoded) rows.push_back(e.rows);
+  std::vector<PromptImage> rows;
+  for (const EncodedImage& e : images.encoded) {
+    rows.push_back(PromptImage{e.rows, e.grid.rows, e.grid.cols});
+  }
   Result<size_t> bytes = ExpandedImagePromptBytes(v.prompt, text, rows.data(),
                                                   rows.size(), UnmarkedImages::kFirst);
   if (!bytes.ok()) return bytes.status();

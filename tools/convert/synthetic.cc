@@ -180,7 +180,14 @@ Status AddSyntheticVision(const std::string& preset, uint64_t seed, ModelSpec* s
     return InvalidArgument("a synthetic vision model needs a vocabulary of at least %u",
                            kSyntheticTokenizerMinVocab + 3);
   }
+  // Gemma 3's prompt pieces, or with SmolVLM's pixel shuffle, its tiled prompt's.
+  const bool tiles = shape->connector == ImageConnector::kPixelShuffle;
   const char* specials[3] = {"<start_of_image>", "<end_of_image>", "<image_soft_token>"};
+  if (tiles) {
+    specials[0] = "<fake_token_around_image>";
+    specials[1] = "<global-img>";
+    specials[2] = "<image>";
+  }
   for (uint32_t i = 0; i < 3; ++i) {
     const uint32_t id = vocab - 3 + i;
     tok.pieces[id] = specials[i];
@@ -201,10 +208,18 @@ Status AddSyntheticVision(const std::string& preset, uint64_t seed, ModelSpec* s
     p.tile_size = static_cast<int>(shape->image);
     p.resample = ResampleFilter::kLanczos;
   }
-  v.prompt.marker = specials[0];
-  v.prompt.before = std::string("\n\n") + specials[0];
-  v.prompt.after = std::string(specials[1]) + "\n\n";
-  v.prompt.token = specials[2];
+  if (tiles) {  // the tiles' names "<row_R_col_C>" are plain text here
+    v.prompt.marker = specials[2];
+    v.prompt.token = specials[2];
+    v.prompt.layout = ImagePromptLayout::kTiles;
+    v.prompt.around = specials[0];
+    v.prompt.global_token = specials[1];
+  } else {
+    v.prompt.marker = specials[0];
+    v.prompt.before = std::string("\n\n") + specials[0];
+    v.prompt.after = std::string(specials[1]) + "\n\n";
+    v.prompt.token = specials[2];
+  }
 
   const uint64_t D = e.d_model, F = e.ffn_dim;
   size_t stream = 1000;  // streams apart from the text model's tensors

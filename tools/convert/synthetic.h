@@ -45,10 +45,12 @@ Status MakeSyntheticModel(const SyntheticShape& shape, uint64_t seed,
 // shape of a family's (`preset`): "gemma3" (SigLIP So400m/14 at 896 pixels, 27 layers,
 // average pool 4: 256 rows an image), "smolvlm" (SigLIP B/16 at 512, 12 layers, pixel
 // shuffle 4: 64 rows a tile, Idefics3's tiles of the longest edge 2048) or "tiny" (2
-// layers of 32 over 32-pixel tiles: 4 rows). Its processor is the family's, and the
-// tokenizer's last three pieces become "<start_of_image>", "<end_of_image>" and
-// "<image_soft_token>", with Gemma 3's image prompt over them (one block of rows an
-// image, however many tiles), so `ember run --image` and `ember bench` run it.
+// layers of 32 over 32-pixel tiles: 4 rows). Its processor and image prompt are the
+// family's, over the tokenizer's last three pieces: "<start_of_image>", "<end_of_image>"
+// and "<image_soft_token>" in Gemma 3's (one block of rows an image), or for smolvlm
+// "<fake_token_around_image>", "<global-img>" and "<image>" in Idefics3's tiled prompt
+// (its "<row_R_col_C>" names stay plain text), so `ember run --image` and `ember bench`
+// run it.
 Status AddSyntheticVision(const std::string& preset, uint64_t seed, ModelSpec* spec);
 
 }  // namespace ember::tools
