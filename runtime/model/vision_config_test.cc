@@ -88,7 +88,8 @@ TEST(VisionConfigTest, TheProcessorAndPromptRoundTrip) {
   p.normalize = false;
   p.mean[2] = 0.25f;
   p.std[0] = 0.125f;
-  spec.vision->prompt = {"<image>", "<a>", "<b>\n", "<t>"};
+  spec.vision->prompt = {"<image>", "<a>", "<b>\n", "<t>", ImagePromptLayout::kSingle,
+                         "",        ""};
   const testing::LoadedModel m = testing::LoadSpec(spec);
   ASSERT_TRUE(m.model);
   const ImageProcessorConfig& q = m.model->vision()->processor;
@@ -120,8 +121,8 @@ TEST(VisionConfigTest, TheProcessorAndPromptRoundTrip) {
 
   // SmolVLM's tiled prompt.
   ModelSpec tiled = spec;
-  tiled.vision->prompt = {"<image>", "", "", "<image>"};
-  tiled.vision->prompt.layout = ImagePromptLayout::kTiles;
+  tiled.vision->prompt = {"<image>", "", "", "<image>", ImagePromptLayout::kTiles,
+                          "",        ""};
   tiled.vision->prompt.around = "<fake_token_around_image>";
   tiled.vision->prompt.global_token = "<global-img>";
   const testing::LoadedModel t = testing::LoadSpec(tiled);
@@ -249,15 +250,15 @@ TEST(VisionConfigTest, BadTowersAreRefusedByName) {
        "an image prompt without its marker or token"},
       {"a tiled image prompt without its global view's text",
        [](ModelSpec* s) {
-         s->vision->prompt = {"<image>", "", "", "<image>"};
-         s->vision->prompt.layout = ImagePromptLayout::kTiles;
+         s->vision->prompt = {"<image>", "", "", "<image>", ImagePromptLayout::kTiles,
+                              "",        ""};
          s->vision->prompt.around = "<fake_token_around_image>";
        },
        "a tiled image prompt without its 'around' or 'global' text"},
       {"an image prompt layout the loader does not know",
        [](ModelSpec* s) {
-         s->vision->prompt = {"<image>", "", "", "<image>"};
-         s->vision->prompt.layout = static_cast<ImagePromptLayout>(7);
+         s->vision->prompt = {
+             "<image>", "", "", "<image>", static_cast<ImagePromptLayout>(7), "", ""};
        },
        "image prompt layout 7 is not single or tiles"},
   };

@@ -127,6 +127,45 @@ TEST(ImageEncoderTest, RowsEqualTheStepsRunOneByOne) {
   }
 }
 
+// The encoder lends the tower's bytes to the decoder and the processor before each
+// image, so the tower keeps nothing there between tiles: what it needs (its layers' KV
+// bookkeeping) it writes again for each. It once wrote that at creation only, and a
+// decode that reached it made the attention read garbage row pointers (a SmolVLM-shaped
+// tower of 64 patches crashed). Here every byte of the tower's buffer is scribbled over
+// before each image.
+TEST(ImageEncoderTest, TheTowerKeepsNothingInItsBytesBetweenImages) {
+  ModelSpec spec = testing::TinyModelSpec();
+  testing::AddVisionTower(
+      &spec,
+      testing::SiglipTestConfig(32, 2, 72, 2, 64, 8, ImageConnector::kPixelShuffle, 2),
+      11);
+  const testing::LoadedModel m = testing::LoadSpec(spec);
+  ASSERT_TRUE(m.model);
+  ImageEncoderOptions options;
+  options.max_images = 2;
+  options.limits = SmallLimits();
+  auto plan = PlanImageEncoder(*m.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  Arena arena(plan->arena_bytes());
+  auto encoder = ImageEncoder::Create(*m.model, *plan, arena.base, plan->arena_bytes());
+  ASSERT_TRUE(encoder.ok()) << encoder.status().message();
+  const std::vector<uint8_t> pixels = Pixels(61, 47);
+  const RgbImage image{pixels.data(), 61, 47};
+  const std::vector<float> want = ByHand(*m.model, image);
+  const ArenaPlan::Buffer& tower = plan->arena.buffer(plan->ids.tower.index);
+  ASSERT_GT(tower.bytes, 0u);
+  for (int i = 0; i < 2; ++i) {
+    memset(arena.base + tower.offset, 0xA5 + i, tower.bytes);
+    auto e = encoder->AddRgb(image);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    ASSERT_EQ(e->rows * m.model->config().d_model, want.size());
+    EXPECT_EQ(memcmp(encoder->rows() + e->first_row * m.model->config().d_model,
+                     want.data(), want.size() * sizeof(float)),
+              0)
+        << "image " << i;
+  }
+}
+
 TEST(ImageEncoderTest, RefusesWhatItWasNotPlannedFor) {
   const testing::LoadedModel m = testing::LoadSpec(VisionSpec());
   ASSERT_TRUE(m.model);

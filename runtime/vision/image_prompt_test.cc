@@ -43,7 +43,9 @@ std::string Expand(const ImagePrompt& p, const std::string& text,
   out.resize(length);
   auto bytes = ExpandedImagePromptBytes(p, text, images.data(), images.size());
   EXPECT_TRUE(bytes.ok());
-  if (bytes.ok()) EXPECT_EQ(*bytes, length);
+  if (bytes.ok()) {
+    EXPECT_EQ(*bytes, length);
+  }
   return out;
 }
 

@@ -137,12 +137,6 @@ VisionTower::VisionTower(const Model& model, const VisionTowerPlan& plan, uint8_
   kv_.kv_dim = e.kv_dim();
   kv_.f32 = a.Bind(id.kv, base);
   kv_layers_ = a.Bind(id.kv_layers, base);
-  for (size_t layer = 0; layer < e.n_layers; ++layer) {
-    KvLayer l;
-    l.capacity = n;
-    l.first_row = 0;  // every layer over the same rows
-    kv_layers_[layer] = l;
-  }
   kv_.layers = kv_layers_;
   patches_ = a.Bind(id.patches, base);
   connected_ = a.Bind(id.connected, base);
@@ -152,6 +146,14 @@ void VisionTower::EncodeTile(const float* pixels, float* out) {
   const ModelConfig& e = vision_->encoder;
   const size_t n = vision_->patches(), side = vision_->image_size;
   const ExecContext exec{&kernels_, pool_, nullptr, nullptr};
+  // The layers' KV bookkeeping is written per tile, not once: an ImageEncoder lends the
+  // tower's arena to the decoder and the processor before each image.
+  for (size_t layer = 0; layer < e.n_layers; ++layer) {
+    KvLayer l;
+    l.capacity = n;
+    l.first_row = 0;  // every layer over the same rows
+    kv_layers_[layer] = l;
+  }
   // The patch embedding: a Conv2d of stride = kernel = patch, as a matmul of patch rows.
   Im2Patches(pixels, side, side, vision_->patch_size, patches_);
   Linear(exec, act_.quant, *weights_->patch, patches_, n, act_.x);
