@@ -1,6 +1,7 @@
 // The decoder families with Llama's tensor names (see hf_models.h), told apart by data:
 // each family's config class defaults and its departures from Llama (biases, qk-norm,
-// Gemma's norms and scales, Phi-3's fused projections, sliding layers).
+// Gemma's norms and scales, Phi-3's fused projections, sliding layers), and the text
+// models of multimodal checkpoints (Gemma 3's, Idefics3's and SmolVLM's).
 #include <cmath>
 #include <cstring>
 
@@ -145,33 +146,55 @@ Status EmbeddingScale(const Json& config, const Json& root, const HfWeights& w,
 
 std::string Layer(const char* format, uint32_t i) { return names::LayerName(format, i); }
 
+// Idefics3ForConditionalGeneration's model types (SmolVLM's is Idefics3's).
+bool IsIdefics3(const std::string& model_type) {
+  return model_type == "idefics3" || model_type == "smolvlm";
+}
+
 }  // namespace
 
 bool IsDecoderFamily(const std::string& model_type) {
   Family family;
-  return model_type == "gemma3" || FindFamily(model_type, &family);
+  return model_type == "gemma3" || IsIdefics3(model_type) ||
+         FindFamily(model_type, &family);
 }
 
 Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights* w,
                      ModelSpec* spec) {
-  // Gemma 3's multimodal checkpoints: the language model of
-  // Gemma3ForConditionalGeneration, its config in text_config, its tensors under
-  // language_model.model. (transformers < 4.52) or model.language_model.
-  const bool multimodal = model_type == "gemma3";
+  // Multimodal checkpoints, their config in text_config. Gemma 3's: the language model
+  // of Gemma3ForConditionalGeneration, its tensors under language_model.model.
+  // (transformers < 4.52) or model.language_model. Idefics3's (SmolVLM's): a Llama
+  // (AutoModel of text_config, model_type llama unless it says otherwise) under
+  // model.text_model., lm_head at the root.
+  const bool idefics3 = IsIdefics3(model_type);
+  const bool multimodal = model_type == "gemma3" || idefics3;
   // find, not operator[]: nlohmann's const operator[] on a missing key reads freed memory.
   const auto text_config = root.find("text_config");
   if (multimodal && (text_config == root.end() || !text_config->is_object())) {
-    return InvalidArgument("config.json: a gemma3 model needs a text_config object");
+    return InvalidArgument("config.json: a %s model needs a text_config object",
+                           model_type.c_str());
   }
   const Json& config = multimodal ? *text_config : root;
+  const JsonFields f(config, multimodal ? "config.json text_config" : "config.json");
+  std::string text_type = multimodal ? "gemma3_text" : model_type;
+  if (idefics3) {
+    EMBER_RETURN_IF_ERROR(f.String("model_type", false, "llama", &text_type));
+    if (text_type != "llama") {
+      return Unimplemented(
+          "config.json text_config: model_type '%.40s' (a %s model's text model is read "
+          "as llama)",
+          text_type.c_str(), model_type.c_str());
+    }
+  }
   Family family;
-  if (!FindFamily(multimodal ? "gemma3_text" : model_type, &family)) {
+  if (!FindFamily(text_type, &family)) {
     return Unimplemented("config.json: model_type '%.40s' is not a decoder family",
                          model_type.c_str());
   }
-  const JsonFields f(config, multimodal ? "config.json text_config" : "config.json");
   std::string prefix = "model.", head = "lm_head.weight";
-  if (multimodal) {
+  if (idefics3) {
+    prefix = "model.text_model.";
+  } else if (multimodal) {
     const bool old_names = w->Has("language_model.model.embed_tokens.weight");
     prefix = old_names ? "language_model.model." : "model.language_model.";
     head = old_names ? "language_model.lm_head.weight" : "lm_head.weight";
@@ -183,6 +206,9 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
     }
   }
   EMBER_RETURN_IF_ERROR(RefuseUnsupported(f));
+  if (multimodal) {
+    EMBER_RETURN_IF_ERROR(RefuseUnsupported(JsonFields(root, "config.json")));
+  }
   // EmbeddingGemma: Gemma 3 with bidirectional attention, saved as Gemma3TextModel
   // (its tensors without "model.").
   bool bidirectional;
@@ -221,6 +247,12 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
       f.String(family.gemma ? "hidden_activation" : "hidden_act", false,
                family.activation, &act));
   EMBER_RETURN_IF_ERROR(f.Bool("tie_word_embeddings", false, family.tied, &tied));
+  if (idefics3 && root.contains("tie_word_embeddings")) {
+    // Idefics3ForConditionalGeneration ties lm_head by the top-level key (its class
+    // default false), whatever text_config says.
+    EMBER_RETURN_IF_ERROR(
+        JsonFields(root, "config.json").Bool("tie_word_embeddings", false, false, &tied));
+  }
   if (family.bias == Bias::kAttention) {
     EMBER_RETURN_IF_ERROR(f.Bool("attention_bias", false, false, &attention_bias));
   }
@@ -369,6 +401,7 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
   } else {
     EMBER_RETURN_IF_ERROR(m.Copy(head, names::kOutput, {V, D}));
   }
+  if (idefics3) return ImportIdefics3Vision(model_type, root, w, spec);
   if (multimodal && root.find("vision_config") != root.end()) {
     return ImportGemma3Vision(root, w, spec);
   }

@@ -276,7 +276,8 @@ Status ImportHfUnguarded(const std::string& dir, ModelSpec* spec) {
       model_type != "ember") {
     return Unimplemented(
         "config.json: model_type '%.40s' is not supported (ember converts gpt2, bert, "
-        "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3 and ember)",
+        "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, idefics3, smolvlm, "
+        "phi3 and ember)",
         model_type.c_str());
   }
   HfWeights weights;

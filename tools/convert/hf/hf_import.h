@@ -5,10 +5,11 @@
 // model_type "gpt2"  GPT2LMHeadModel / GPT2Model names (GPT-2, DistilGPT-2): Conv1D
 //                    weights stored (in, out) are transposed, c_attn is split into Q/K/V.
 // model_type "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3",
-//                    "phi3": LlamaForCausalLM's names and their families' departures
-//                    (hf_models.h, hf_decoders.cc): RMSNorm, gated FFN, GQA,
-//                    rotate_half RoPE with scaling, sliding layers, qk-norm, Gemma's
-//                    norms and scales, Phi-3's fused projections.
+//                    "idefics3", "smolvlm", "phi3": LlamaForCausalLM's names and their
+//                    families' departures (hf_models.h, hf_decoders.cc): RMSNorm, gated
+//                    FFN, GQA, rotate_half RoPE with scaling, sliding layers, qk-norm,
+//                    Gemma's norms and scales, Phi-3's fused projections; Gemma 3's and
+//                    Idefics3's (SmolVLM's) vision towers (hf_vision.cc).
 // model_type "ember" ember's own config fields and tensor names
 //                    (runtime/model/tensor_names.h), for any architecture the config
 //                    can express (e.g. the post-LN encoder); see README.

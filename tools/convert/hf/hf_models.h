@@ -34,7 +34,9 @@ Status ReadSentenceTransformersPrompts(const std::string& dir, TokenizerSpec* to
 // model.layers.{i}.{input_layernorm, self_attn, mlp, ...}, model.norm, lm_head):
 // model_type "llama" (Llama 1-3.x, SmolLM2), "mistral", "qwen2" (Qwen2, Qwen2.5),
 // "qwen3", "gemma2", "gemma3_text" (Gemma3ForCausalLM), "gemma3" (its text_config and
-// language model; with a vision_config, the vision tower: ImportGemma3Vision) and "phi3"
+// language model; with a vision_config, the vision tower: ImportGemma3Vision),
+// "idefics3" and "smolvlm" (Idefics3ForConditionalGeneration, SmolVLM's: a Llama
+// text_config under model.text_model., and the tower: ImportIdefics3Vision) and "phi3"
 // (fused qkv_proj and gate_up_proj, split here). rotate_half RoPE (RopePairing::kHalf).
 // `root` is the whole config.json; false when model_type is none of these.
 bool IsDecoderFamily(const std::string& model_type);
@@ -45,8 +47,18 @@ Status ImportDecoder(const std::string& model_type, const Json& root, HfWeights*
 // projection) of a Gemma3ForConditionalGeneration directory, into spec->vision and its
 // "v." and "mm." tensors; spec->config must be the text model's already.
 Status ImportGemma3Vision(const Json& root, HfWeights* weights, ModelSpec* spec);
-// After the tokenizer: the image processor (the directory's preprocessor_config.json)
-// and how the prompt holds an image, for a spec with a vision tower.
+// Idefics3's (SmolVLM's) vision tower (SigLIP under model.vision_model., `vision_config`)
+// and connector (config.json's scale_factor: the pixel shuffle, then
+// model.connector.modality_projection.proj without a bias) of model_type "idefics3" or
+// "smolvlm", into spec->vision and its "v." and "mm." tensors, with Idefics3's tiling
+// processor until preprocessor_config.json says more; spec->config must be the text
+// model's already.
+Status ImportIdefics3Vision(const std::string& model_type, const Json& root,
+                            HfWeights* weights, ModelSpec* spec);
+// After the tokenizer (hf_vision_prompt.cc): the image processor (the directory's
+// preprocessor_config.json) and how the prompt holds an image, for a spec with a vision
+// tower: Gemma3Processor's block of rows, or Idefics3Processor's tiles (checked against
+// processor_config.json's image_seq_len).
 Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec);
 
 // An activation name as Hugging Face configs spell it.
