@@ -324,6 +324,8 @@ typedef struct ember_chat_options {
   int add_generation_prompt; /* ember_chat_template_render only (default 1) */
   uint32_t max_tools_bytes;  /* the tools' JSON ember_chat_set_tools keeps (default 0:
                                 none); appended in 0.3 */
+  uint32_t max_images;       /* images the turns hold at once (ember_chat_attach_image in
+                                ember_vision.h; default 0: none); appended in 0.3 */
 } ember_chat_options;
 
 void ember_chat_options_default(ember_chat_options* options);

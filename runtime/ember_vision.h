@@ -91,6 +91,18 @@ ember_status ember_image_prompt_expand(const ember_image_encoder* encoder,
                                        const char* text, size_t length, char* out,
                                        size_t capacity, size_t* out_length);
 
+/* Images in a chat (ember.h's ember_chat, created with options.max_images > 0): gives
+ * the next "user" turn (ember_chat_add) the encoder's image `index` (0 for the first
+ * added). Its rows stay in the encoder, which must keep them (no clear, no free) while
+ * the turn is in the conversation; the chat reuses them from its cache in later turns.
+ * The turn's text takes its images at its image markers, or, with none, has them before
+ * its text. The session needs a max_prompt_bytes that holds the conversation with each
+ * image's tokens written out, and (Gemma 3) a max_batch that holds an image's rows.
+ * EMBER_RESOURCE_EXHAUSTED when the chat holds max_images; EMBER_OUT_OF_RANGE for an
+ * index past the encoder's images; EMBER_INVALID_ARGUMENT for another model's encoder. */
+ember_status ember_chat_attach_image(ember_chat* chat, const ember_image_encoder* encoder,
+                                     size_t index);
+
 /* ember_prefill with the encoder's rows in the places of the image tokens (one token per
  * row, in order; the rows of one image attend to each other both ways where the model
  * says so: Gemma 3). The session's max_batch must hold one image's rows. */

@@ -3,7 +3,7 @@
 # it refuses, naming the construct and line or the budget), `ember template` printing
 # the rendered conversation exactly, `ember chat` through a pipe (replies, the cache
 # reused, per-turn speeds, /reset, /exit, a full context, --kv-type, --context-shift),
-# and `ember run`'s stop strings and penalties.
+# `ember run`'s stop strings and penalties, and a vision model's chat with images.
 # usage: chat_cli_test.sh EMBER_BINARY MODELS_DIR SOURCE_DIR
 set -uo pipefail
 ember="$1"
@@ -277,6 +277,49 @@ expect 1 "shows no tool-call syntax" -- "$ember" chat -m "$model" --tools "$tmp/
   </dev/null
 expect 1 "--tools constrains the calls" -- "$ember" chat -m "$tmp/tools.ember" \
   --tools "$tmp/tools.json" --json </dev/null
+
+# Images (a tiny synthetic vision model with a chat template): --image for the first
+# turn, /image FILE for a later one; the turns after an image reuse its cached rows. A
+# grammar keeps the random model's replies to letters (valid UTF-8 for the next render).
+vision="$tmp/vision.ember"
+printf '{%% for m in messages %%}[{{ m.role }}] {{ m.content }}\n{%% endfor %%}{%% if add_generation_prompt %%}[assistant]{%% endif %%}' \
+  >"$tmp/vision.jinja"
+expect 0 "wrote" -- "$ember" convert --synthetic custom --dim 64 --hidden 128 --layers 2 \
+  --heads 4 --kv-heads 2 --vocab 512 --ctx 256 --seed 7 --vision tiny \
+  --chat-template "$tmp/vision.jinja" -o "$vision"
+/usr/bin/python3 -c "
+import sys; from PIL import Image
+Image.new('RGB', (40, 30), (200, 40, 90)).save(sys.argv[1])
+Image.new('RGB', (20, 50), (10, 140, 90)).save(sys.argv[2])" "$tmp/red.png" "$tmp/green.png" ||
+  fail "writing PNGs with Pillow"
+echo 'root ::= [a-z]+' >"$tmp/letters.gbnf"
+printf 'What is it?\n/image %s\nAnd <start_of_image> here?\nThanks.\n' "$tmp/green.png" \
+  >"$tmp/image_turns"
+"$ember" chat -m "$vision" --image "$tmp/red.png" --grammar "$tmp/letters.gbnf" -n 4 \
+  --temp 0 --verbose-prompt <"$tmp/image_turns" >"$tmp/stdout" 2>"$tmp/stderr" ||
+  fail "chat --image: $(cat "$tmp/stderr")"
+grep -q "red.png: 1 tile, 4 rows encoded" "$tmp/stderr" || fail "--image: $(cat "$tmp/stderr")"
+grep -q "green.png: 1 tile, 4 rows encoded" "$tmp/stderr" || fail "/image: $(cat "$tmp/stderr")"
+grep "images\? in the conversation" "$tmp/stderr" >"$tmp/image_lines"
+printf '%s\n' "ember chat: 1 image in the conversation, 1 prefilled now" \
+  "ember chat: 2 images in the conversation, 1 prefilled now" \
+  "ember chat: 2 images in the conversation, 0 prefilled now" >"$tmp/want"
+cmp -s "$tmp/image_lines" "$tmp/want" || fail "chat images: $(cat "$tmp/stderr")"
+# The first turn's prompt: its image's "\n\n<start_of_image>", 4 image tokens (511) and
+# "<end_of_image>\n\n" before the text.
+grep -q "prompt tokens: .* 13 13 509 511 511 511 511 510 " "$tmp/stderr" ||
+  fail "chat image prompt: $(grep 'prompt tokens' "$tmp/stderr" | head -1)"
+# Refused: markers that are not the images' (the conversation goes on), an image for a
+# text-only model, a file that is not an image.
+printf '<start_of_image> and <start_of_image>\n' >"$tmp/two_markers"
+expect 1 "the turn has 2 image markers ('<start_of_image>') for 1 image" -- "$ember" chat \
+  -m "$vision" --image "$tmp/red.png" --grammar "$tmp/letters.gbnf" -n 2 <"$tmp/two_markers"
+expect 1 "--image: the model has no vision tower" -- "$ember" chat -m "$model" \
+  --image "$tmp/red.png" </dev/null
+echo "not an image" >"$tmp/not.png"
+printf '/image %s\nHi\n' "$tmp/not.png" >"$tmp/bad_image"
+expect 1 "not.png: " -- "$ember" chat -m "$vision" --grammar "$tmp/letters.gbnf" -n 2 \
+  <"$tmp/bad_image"
 
 if [ "$failures" != 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all chat CLI checks passed"

@@ -155,6 +155,7 @@ class ChatOptions(ctypes.Structure):
         ("now_seconds", c_int64),
         ("add_generation_prompt", c_int),
         ("max_tools_bytes", c_uint32),
+        ("max_images", c_uint32),
     ]
 
 

@@ -33,6 +33,9 @@ ember::Status ToChatOptions(const ember_chat_options* o, ember::ChatOptions* opt
   if (EMBER_HAS_FIELD(o, ember_chat_options, max_tools_bytes)) {
     options->max_tools_bytes = o->max_tools_bytes;
   }
+  if (EMBER_HAS_FIELD(o, ember_chat_options, max_images)) {
+    options->max_images = o->max_images;
+  }
   return ember::Status::Ok();
 }
 

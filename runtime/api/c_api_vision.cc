@@ -161,6 +161,25 @@ void ember_image_encoder_free(ember_image_encoder* encoder) {
   Release(pool);
 }
 
+ember_status ember_chat_attach_image(ember_chat* chat, const ember_image_encoder* encoder,
+                                     size_t index) {
+  if (!chat) return NullArgument("chat");
+  if (!encoder) return NullArgument("encoder");
+  if (encoder->model->model.get() != &chat->session->session.model()) {
+    return Report(ember::InvalidArgument("the encoder is another model's"));
+  }
+  const size_t images = static_cast<size_t>(encoder->encoder->images());
+  if (index >= images) {
+    return Report(
+        ember::OutOfRange("image %zu of an encoder holding %zu", index, images));
+  }
+  size_t first_row = 0;  // the rows are the images', in order
+  for (size_t i = 0; i < index; ++i) first_row += encoder->rows[i].rows;
+  const size_t d = encoder->model->model->config().d_model;
+  return Report(chat->chat.AttachImage(encoder->encoder->rows() + first_row * d,
+                                       encoder->rows[index]));
+}
+
 ember_status ember_image_encoder_add(ember_image_encoder* encoder,
                                      const ember_image* image, size_t* rows) {
   if (!encoder) return NullArgument("encoder");

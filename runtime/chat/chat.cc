@@ -1,4 +1,4 @@
-// Chat: see chat.h.
+// Chat: see chat.h (messages: chat_messages.cc; images: chat_images.cc).
 #include "runtime/chat/chat.h"
 
 #include <chrono>
@@ -13,8 +13,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct ChatLayout {
-  size_t messages = 0, text = 0, render = 0, tools = 0, total = 0;
+  size_t messages = 0, text = 0, render = 0, tools = 0, message_images = 0, images = 0,
+         expanded = 0, total = 0;
 };
+
+// Bytes of `count` items of `size`, rounded up to 8; false on overflow.
+bool Items(size_t size, size_t count, size_t* bytes) {
+  return CheckedMul(size, count, bytes) && CheckedAdd<size_t>(*bytes, 7, bytes) &&
+         ((*bytes &= ~size_t{7}), true);
+}
 
 // The rendered conversation is tokenized into the session's token buffer (sized for its
 // max_prompt_bytes by the tokenizer's EncodeCapacity): the chat needs no other. False
@@ -34,9 +41,21 @@ bool Plan(const Session& session, const ChatOptions& o, ChatLayout* l) {
   size_t input = 0;  // what a render reads: the messages' text and the tools'
   if (!CheckedAdd<size_t>(text, o.max_tools_bytes, &input)) return false;
   l->render = (ChatRenderBytes(input) + 7) & ~size_t{7};  // saturates rather than wraps
+  // Per image: its prompt size, its rows and id, its span in the tokens, and the cache's
+  // record of it.
+  constexpr size_t kPerImage =
+      sizeof(PromptImage) + 2 * sizeof(void*) + 2 * sizeof(size_t) + 2 * sizeof(size_t);
+  if (!Items(sizeof(uint32_t), messages, &l->message_images) ||
+      !Items(kPerImage, o.max_images, &l->images)) {
+    return false;
+  }
+  l->expanded = o.max_images ? (session.plan().max_prompt_bytes + 7) & ~size_t{7} : 0;
   return CheckedAdd(l->messages, l->text, &l->total) &&
          CheckedAdd(l->total, l->render, &l->total) &&
-         CheckedAdd(l->total, l->tools, &l->total) && l->total <= SIZE_MAX - 7;
+         CheckedAdd(l->total, l->tools, &l->total) &&
+         CheckedAdd(l->total, l->message_images, &l->total) &&
+         CheckedAdd(l->total, l->images, &l->total) &&
+         CheckedAdd(l->total, l->expanded, &l->total) && l->total <= SIZE_MAX - 7;
 }
 
 // Reply's callback: times the first token and keeps the reply's text.
@@ -108,6 +127,12 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
   if (reinterpret_cast<uintptr_t>(memory) % 8 != 0) {
     return InvalidArgument("chat memory must be 8-byte aligned");
   }
+  if (options.max_images > 0 && (session->model().vision() == nullptr ||
+                                 session->model().vision()->prompt.marker.empty())) {
+    return InvalidArgument(
+        "max_images %u: the model has no vision tower with an image prompt",
+        options.max_images);
+  }
   session_ = session;
   sampler_ = sampler;
   options_ = options;
@@ -119,6 +144,21 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
   render_ = text_ + l.text;
   render_capacity_ = l.render;
   tools_ = render_ + l.render;
+  static_assert(sizeof(ImageRef) <= 2 * sizeof(void*) &&
+                    sizeof(ImageSpan) <= 2 * sizeof(size_t) &&
+                    sizeof(CachedImage) <= 2 * sizeof(size_t),
+                "Plan's bytes per image");
+  uint8_t* images = reinterpret_cast<uint8_t*>(tools_ + l.tools);
+  message_images_ = reinterpret_cast<uint32_t*>(images);
+  images += l.message_images;
+  const size_t max_images = options.max_images;
+  images_ = reinterpret_cast<PromptImage*>(images);
+  image_refs_ = reinterpret_cast<ImageRef*>(images_ + max_images);
+  spans_ = reinterpret_cast<ImageSpan*>(image_refs_ + max_images);
+  cached_ = reinterpret_cast<CachedImage*>(spans_ + max_images);
+  expanded_ = reinterpret_cast<char*>(images + l.images);
+  expanded_capacity_ = l.expanded;
+  num_images_ = pending_images_ = num_cached_ = 0;
   tools_size_ = 0;
   tool_format_ = ToolCallFormat::kNone;
   marker_ids_[0] = marker_ids_[1] = -1;
@@ -129,8 +169,8 @@ Status Chat::Init(Session* session, Sampler* sampler, const ChatOptions& options
   return Status::Ok();
 }
 
-Status Chat::Tokenize(const ChatMessage* messages, size_t count, const int32_t** tokens,
-                      size_t* n) {
+Status Chat::Tokenize(const ChatMessage* messages, size_t count, size_t first_image,
+                      size_t images, const int32_t** tokens, size_t* n) {
   Session& s = *session_;
   const ChatTemplate& t = s.model().chat_template();
   ChatTemplateOptions render = options_.render;
@@ -150,7 +190,8 @@ Status Chat::Tokenize(const ChatMessage* messages, size_t count, const int32_t**
   EncodeOptions encode;
   encode.add_bos = false;
   encode.parse_special = true;
-  return s.Tokenize(render_, length, encode, tokens, n);
+  if (images == 0) return s.Tokenize(render_, length, encode, tokens, n);
+  return TokenizeImages(render_, length, first_image, images, encode, tokens, n);
 }
 
 namespace {
@@ -176,9 +217,11 @@ Status Chat::LastTurnFits(size_t reserve) {
   size_t count = 0;
   if (first_turn_ == 1) last[count++] = messages_[0];
   last[count++] = messages_[num_messages_ - 1];
+  const size_t images = message_images_[num_messages_ - 1];
   const int32_t* tokens;
   size_t n = 0;
-  const Status tokenized = Tokenize(last, count, &tokens, &n);
+  const Status tokenized =
+      Tokenize(last, count, num_images_ - images, images, &tokens, &n);
   // Too long alone: refused before any turn is dropped. Another error (a template that
   // wants the turns before) is left to the loop over the whole conversation.
   if (tokenized.code() == StatusCode::kResourceExhausted) return tokenized;
@@ -212,14 +255,15 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
     DropOldest();
     ++stats->dropped_messages;
   }
-  size_t keep = CachedPrefix(s, tokens, n);
+  size_t keep = KeepCachedImages(CachedPrefix(s, tokens, n));
   Status truncated = s.Truncate(keep);
   if (truncated.code() == StatusCode::kOutOfRange) {
     // A sliding layer's ring has wrapped past what a pass from `keep` reads: prefill
     // again from the start (after the baked prompt, when the conversation begins with
     // it), or from nothing.
     s.Reset();
-    keep = CachedPrefix(s, tokens, n);
+    num_cached_ = 0;
+    keep = KeepCachedImages(CachedPrefix(s, tokens, n));
     truncated = s.Truncate(keep);
     if (truncated.code() == StatusCode::kOutOfRange) {
       keep = 0;
@@ -230,6 +274,11 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   stats->prompt_tokens = n;
   stats->reused_tokens = keep;
   stats->prefill_tokens = n - keep;
+  const Clock::time_point start = Clock::now();
+  // The images' rows first, each with the text before it; Generate prefills the rest.
+  size_t at = keep;
+  stats->images = num_images_;
+  if (num_images_ > 0) EMBER_RETURN_IF_ERROR(PrefillImages(tokens, &at, stats));
 
   // The reply's text goes after the conversation's, then becomes its last turn.
   if (num_messages_ == options_.max_messages) DropOldest();
@@ -250,13 +299,13 @@ Status Chat::Reply(size_t max_new, StopStrings* stop_strings, TokenCallback call
   generate.num_stop_ids = p.num_end_of_turn_ids;
   generate.stop_strings = stop_strings;
   generate.constraint = constraint_;
-  generate.speculator = speculator_;
+  // A draft has no image rows: a conversation with images is decoded plainly.
+  generate.speculator = num_images_ > 0 ? nullptr : speculator_;
   if (constraint_) EMBER_RETURN_IF_ERROR(constraint_->reset(constraint_->self));
   GenerateResult result;
   const size_t shifts = s.shifts();
-  const Clock::time_point start = Clock::now();
-  const Status status = Generate(s, *sampler_, tokens + keep, n - keep, generate,
-                                 &OnToken, &state, &result);
+  const Status status =
+      Generate(s, *sampler_, tokens + at, n - at, generate, &OnToken, &state, &result);
   const Clock::time_point end = Clock::now();
   stats->generated = result.generated;
   stats->context_shifts = s.shifts() - shifts;

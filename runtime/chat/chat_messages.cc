@@ -45,7 +45,8 @@ Status Chat::Store(std::string_view role, std::string_view text,
     return InvalidArgument("unknown role '%.*s' (system, user, assistant or tool)",
                            static_cast<int>(role.size()), role.data());
   }
-  memcpy(text_ + text_used_, text.data(), text.size());
+  // (Add may have written the text in place already.)
+  memmove(text_ + text_used_, text.data(), text.size());
   ChatMessage m{stored, std::string_view(text_ + text_used_, text.size())};
   text_used_ += text.size();
   if (!extra_json.empty()) {
@@ -53,6 +54,7 @@ Status Chat::Store(std::string_view role, std::string_view text,
     m.extra_json = std::string_view(text_ + text_used_, extra_json.size());
     text_used_ += extra_json.size();
   }
+  message_images_[num_messages_] = 0;
   messages_[num_messages_++] = m;
   return Status::Ok();
 }
@@ -136,6 +138,7 @@ Status Chat::StoreReply(std::string_view reply) {
   }
   if (num_calls_ == 0) {
     // The reply's text is already where Store would copy it: keep it in place.
+    message_images_[num_messages_] = 0;
     messages_[num_messages_++] = ChatMessage{"assistant", reply};
     text_used_ += reply.size();
     return Status::Ok();
@@ -165,6 +168,7 @@ Status Chat::StoreReply(std::string_view reply) {
         "the reply's tool calls do not fit the chat's text (max_text_bytes %zu): kept "
         "as text",
         text_capacity_);
+    message_images_[num_messages_] = 0;
     messages_[num_messages_++] = ChatMessage{"assistant", reply};
     text_used_ += reply.size();
     return Status::Ok();
@@ -172,6 +176,7 @@ Status Chat::StoreReply(std::string_view reply) {
   // Phi-4-mini's template renders an assistant turn's content only: it keeps the
   // calls as the model wrote them.
   if (tool_format_ == ToolCallFormat::kPhi4Mini) content = reply;
+  message_images_[num_messages_] = 0;
   messages_[num_messages_++] =
       ChatMessage{"assistant", content, std::string_view(extra, at)};
   text_used_ += reply.size() + at;
@@ -185,6 +190,7 @@ Status Chat::SetSystem(std::string_view text) {
   // The system text is message 0: drop the old one, insert the new one first.
   if (first_turn_ == 1) {
     memmove(messages_, messages_ + 1, (num_messages_ - 1) * sizeof(ChatMessage));
+    memmove(message_images_, message_images_ + 1, (num_messages_ - 1) * sizeof(uint32_t));
     --num_messages_;
     first_turn_ = 0;
     CompactText();
@@ -193,7 +199,9 @@ Status Chat::SetSystem(std::string_view text) {
   EMBER_RETURN_IF_ERROR(Store("system", text));
   const ChatMessage system = messages_[num_messages_ - 1];
   memmove(messages_ + 1, messages_, (num_messages_ - 1) * sizeof(ChatMessage));
+  memmove(message_images_ + 1, message_images_, (num_messages_ - 1) * sizeof(uint32_t));
   messages_[0] = system;
+  message_images_[0] = 0;
   first_turn_ = 1;
   return Status::Ok();
 }
@@ -218,13 +226,47 @@ Status Chat::Add(std::string_view role, std::string_view text,
     return Status::Ok();
   }
   if (role != "tool") unanswered_ = 0;
-  return Store(role, text);
+  // Attached images wait for a user turn.
+  if (pending_images_ == 0 || role != "user") return Store(role, text);
+  return StoreWithImages(role, text);
+}
+
+Status Chat::StoreWithImages(std::string_view role, std::string_view text) {
+  const PromptText& marker = session_->model().vision()->prompt.marker;
+  const size_t markers = CountImageMarkers(session_->model().vision()->prompt, text);
+  if (markers != 0 && markers != pending_images_) {
+    return InvalidArgument("the turn has %zu image marker%s ('%s') for %zu image%s",
+                           markers, markers == 1 ? "" : "s", marker.c_str(),
+                           pending_images_, pending_images_ == 1 ? "" : "s");
+  }
+  // No marker: one per image before the text, written in place for Store.
+  const size_t before = markers ? 0 : pending_images_ * marker.size();
+  const size_t room = text_capacity_ - text_used_;
+  if (num_messages_ == options_.max_messages || before > room ||
+      text.size() > room - before) {
+    return ResourceExhausted(
+        "the chat keeps %u messages and %zu bytes of text: this one "
+        "does not fit",
+        options_.max_messages, text_capacity_);
+  }
+  char* at = text_ + text_used_;
+  memmove(at + before, text.data(), text.size());
+  for (size_t i = 0; i < before; i += marker.size())
+    memcpy(at + i, marker.c_str(), marker.size());
+  EMBER_RETURN_IF_ERROR(Store(role, std::string_view(at, before + text.size())));
+  message_images_[num_messages_ - 1] = static_cast<uint32_t>(pending_images_);
+  num_images_ += pending_images_;
+  pending_images_ = 0;
+  return Status::Ok();
 }
 
 void Chat::DropOldest() {
   if (num_messages_ <= first_turn_) return;
+  DropImages(first_turn_);
   memmove(messages_ + first_turn_, messages_ + first_turn_ + 1,
           (num_messages_ - first_turn_ - 1) * sizeof(ChatMessage));
+  memmove(message_images_ + first_turn_, message_images_ + first_turn_ + 1,
+          (num_messages_ - first_turn_ - 1) * sizeof(uint32_t));
   --num_messages_;
   CompactText();
 }

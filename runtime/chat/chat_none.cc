@@ -42,6 +42,8 @@ Status Chat::Add(std::string_view, std::string_view, std::string_view) {
 
 Status Chat::SetTools(std::string_view) { return LeftOut(); }
 
+Status Chat::AttachImage(const float*, const PromptImage&) { return LeftOut(); }
+
 void Chat::tool_call_id(size_t, char id[10]) const { id[0] = 0; }
 
 Status Chat::Reply(size_t, StopStrings*, TokenCallback, void*, ChatTurnStats* stats) {
@@ -51,7 +53,8 @@ Status Chat::Reply(size_t, StopStrings*, TokenCallback, void*, ChatTurnStats* st
 
 void Chat::CompactText() {}
 
-Status Chat::Tokenize(const ChatMessage*, size_t, const int32_t** tokens, size_t* n) {
+Status Chat::Tokenize(const ChatMessage*, size_t, size_t, size_t, const int32_t** tokens,
+                      size_t* n) {
   *tokens = nullptr;
   *n = 0;
   return LeftOut();

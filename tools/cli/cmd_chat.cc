@@ -1,10 +1,11 @@
 // `ember chat`: a conversation with a model through its chat template. User turns come
 // from standard input (a prompt on a terminal; one turn per line when piped), replies
 // stream to standard output, each turn's prefill and generation speed to standard error.
-// /reset forgets the turns, /tool TEXT answers a tool call (--tools), /exit (or the end
-// of input) quits.
+// /reset forgets the turns, /tool TEXT answers a tool call (--tools), /image FILE gives
+// the next turn an image (a vision model), /exit (or the end of input) quits.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -19,6 +20,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/grammar_flags.h"
+#include "tools/cli/image_flags.h"
 #include "tools/cli/sampling_flags.h"
 #include "tools/cli/speculative_flags.h"
 #include "tools/cli/template_flags.h"
@@ -45,6 +47,15 @@ ArgParser MakeParser() {
        "print each turn's prompt token ids (the rendered conversation's) on stderr"},
       KvTypeOption(),
       GrammarBytesOption(),
+      {{"--image"},
+       true,
+       "FILE: a PNG or JPEG for the first turn (repeatable; a vision model). A turn's "
+       "image markers (Gemma 3: <start_of_image>; SmolVLM: <image>) take its images "
+       "in order; with none, the images go before its text. Later turns: /image FILE"},
+      {{"--max-images"},
+       true,
+       "images the conversation holds at once (default 4 for a vision model; the image "
+       "arena is planned for them at the processor's largest image)"},
   };
   for (OptionSpec& spec : ContextShiftOptions()) specs.push_back(std::move(spec));
   for (OptionSpec& spec : SamplingFlagSpecs()) specs.push_back(std::move(spec));
@@ -80,24 +91,63 @@ bool RefusedTurn(const Status& s, const ChatTurnStats& stats) {
 // dropped older turns to make room before finding that the last cannot fit at all, and
 // it leaves the refused turn last, where a template that wants roles to alternate would
 // refuse every turn after it.
+// Images are kept as their rows (in the image encoder's arena) and prompt sizes.
 struct Turn {
   std::string role, text, extra_json;
+  std::vector<std::pair<const float*, PromptImage>> images;
 };
 using Turns = std::vector<Turn>;
 Turns SaveTurns(const ember::Chat& chat) {
   Turns turns;
+  size_t image = 0;
   for (size_t i = 0; i < chat.num_messages(); ++i) {
     const ChatMessage& m = chat.message(i);
-    if (m.role != "system") turns.push_back({std::string(m.role), std::string(m.content),
-                                             std::string(m.extra_json)});
+    Turn turn{std::string(m.role), std::string(m.content), std::string(m.extra_json), {}};
+    for (size_t k = 0; k < chat.message_images(i); ++k, ++image) {
+      turn.images.emplace_back(chat.image_rows(image), chat.image(image));
+    }
+    if (m.role != "system") turns.push_back(std::move(turn));
   }
   return turns;
 }
 
-// Puts the saved turns back (they fitted before: Add cannot refuse them).
+// Puts the saved turns back (they fitted before: Add cannot refuse them). Their text
+// holds their images' markers already.
 Status RestoreTurns(const Turns& turns, ember::Chat* chat) {
   chat->Reset();
-  for (const Turn& t : turns) EMBER_RETURN_IF_ERROR(chat->Add(t.role, t.text, t.extra_json));
+  for (const Turn& t : turns) {
+    for (const auto& [rows, image] : t.images) {
+      EMBER_RETURN_IF_ERROR(chat->AttachImage(rows, image));
+    }
+    EMBER_RETURN_IF_ERROR(chat->Add(t.role, t.text, t.extra_json));
+  }
+  return Status::Ok();
+}
+
+// Encodes the image file for the next turn and attaches it. The encoder's arena holds
+// --max-images images' rows; it starts again when the chat holds none.
+Status AttachImageFile(const std::string& path, const Model& model, FlagImages* images,
+                       ember::Chat* chat) {
+  if (!images->encoder) {
+    return InvalidArgument("%s: images need a vision model and --max-images above 0",
+                           path.c_str());
+  }
+  ImageEncoder& encoder = *images->encoder;
+  if (chat->num_images() == 0 && chat->pending_images() == 0) encoder.Clear();
+  if (encoder.images() >= images->plan.options.max_images) {
+    return ResourceExhausted(
+        "%s: the image arena holds %d images' rows, which earlier turns still use: "
+        "/reset frees it (--max-images sets it)",
+        path.c_str(), images->plan.options.max_images);
+  }
+  Result<EncodedImage> e = AddImageFile(path, images);
+  if (!e.ok()) return e.status();
+  const float* rows = encoder.rows() + e->first_row * model.config().d_model;
+  EMBER_RETURN_IF_ERROR(
+      chat->AttachImage(rows, PromptImage{e->rows, e->grid.rows, e->grid.cols}));
+  fprintf(stderr, "ember chat: %s: %d tile%s, %zu rows encoded in %.2f ms\n",
+          path.c_str(), e->grid.tiles, e->grid.tiles == 1 ? "" : "s", e->rows,
+          images->encode_seconds * 1e3);
   return Status::Ok();
 }
 
@@ -148,6 +198,38 @@ Status Chat(const ArgParser& args) {
     return InvalidArgument(
         "--draft and --lookup draft free text: not with a grammar or --tools");
   }
+  // Images: an encoder planned before the session, which is planned for their text and
+  // (Gemma 3's blocks, which attend both ways) a step holding a whole image.
+  const VisionConfig* vision = (*model)->vision();
+  int64_t max_images;
+  EMBER_RETURN_IF_ERROR(args.GetInt("--max-images", vision ? 4 : 0, 0, 64, &max_images));
+  FlagImages images;
+  if (vision == nullptr && (args.Has("--image") || max_images > 0)) {
+    return InvalidArgument("--image: the model has no vision tower (a text-only model)");
+  }
+  if (args.Has("--image") && max_images == 0) {
+    return InvalidArgument("--image: not with --max-images 0");
+  }
+  if (max_images > 0) {
+    if (speculation.enabled()) {
+      return InvalidArgument(
+          "--draft and --lookup: not with images yet (--max-images 0 turns them off)");
+    }
+    EMBER_RETURN_IF_ERROR(StartImageEncoder(**model, pool->get(), nullptr,
+                                            static_cast<int>(max_images), &images));
+    const ImageEncoderPlan& plan = images.plan;
+    if (vision->image_blocks_bidirectional) {
+      options.max_batch = std::max<uint32_t>(options.max_batch,
+                                             static_cast<uint32_t>(plan.rows_per_tile));
+    }
+    const size_t context =
+        ctx ? static_cast<size_t>(ctx) : (*model)->config().max_context;
+    const size_t text = std::min<size_t>(8 * context, kDefaultMaxPromptBytes);
+    const size_t bytes = std::min(
+        {tokenizer.max_text_bytes(), size_t{UINT32_MAX},
+         text + static_cast<size_t>(max_images) * MaxImagePromptBytes(**model, plan)});
+    options.max_prompt_bytes = static_cast<uint32_t>(bytes);
+  }
   auto session = Session::Create(**model, options, pool->get());
   if (!session.ok()) return session.status();
   EMBER_RETURN_IF_ERROR(PlaceGrammar(*session, "chat", &planned));
@@ -158,12 +240,16 @@ Status Chat(const ArgParser& args) {
   EMBER_RETURN_IF_ERROR(ReadTemplateFlags(args, &chat_options.render));
   if (tools.json.size() > UINT32_MAX) return InvalidArgument("--tools: the file is too large");
   chat_options.max_tools_bytes = static_cast<uint32_t>(tools.json.size());
+  chat_options.max_images = static_cast<uint32_t>(max_images);
   std::vector<uint64_t> memory((Chat::RequiredBytes(*session, chat_options) + 7) / 8);
   ember::Chat chat;
   EMBER_RETURN_IF_ERROR(
       chat.Init(&*session, &sampler, chat_options, memory.data(), memory.size() * 8));
   EMBER_RETURN_IF_ERROR(chat.SetSystem(args.Get("--system")));
   if (speculation.speculator) chat.set_speculator(&*speculation.speculator);
+  for (const std::string& path : args.GetAll("--image")) {
+    EMBER_RETURN_IF_ERROR(AttachImageFile(path, **model, &images, &chat));
+  }
   TokenConstraint token_constraint;
   if (grammar.constraint) {
     token_constraint = grammar.constraint->AsTokenConstraint();
@@ -208,6 +294,16 @@ Status Chat(const ArgParser& args) {
     if (line == "/reset") {
       chat.Reset();
       fprintf(stderr, "ember chat: conversation reset\n");
+      continue;
+    }
+    if (line.compare(0, 7, "/image ") == 0) {
+      // An image for the next turn; one that cannot be taken is refused like a turn.
+      if (const Status attached =
+              AttachImageFile(line.substr(7), **model, &images, &chat);
+          !attached.ok()) {
+        ++turns;
+        refuse(attached);
+      }
       continue;
     }
     if (line.empty()) continue;
@@ -296,6 +392,10 @@ Status Chat(const ArgParser& args) {
         stats.prefill_seconds > 0 ? stats.prefill_tokens / stats.prefill_seconds : 0.0,
         stats.generated,
         stats.generate_seconds > 0 ? decoded / stats.generate_seconds : 0.0, ending);
+    if (stats.images > 0) {
+      fprintf(stderr, "ember chat: %zu image%s in the conversation, %zu prefilled now\n",
+              stats.images, stats.images == 1 ? "" : "s", stats.prefilled_images);
+    }
     PrintSpeculativeStats("chat", speculation, stats.generated);
     if (speculation.speculator) speculation.speculator->ResetStats();
   }
@@ -316,16 +416,23 @@ int ChatCommand(int argc, char** argv) {
   return RunSubcommand(
       "chat",
       "usage: ember chat -m MODEL [--system TEXT] [-n N] [-c N] [--kv-type T] "
-      "[--context-shift [--keep N]] [--verbose-prompt] [sampling options]\n"
-      "       [--grammar FILE.gbnf | --json-schema FILE.json | --json | --tools FILE.json]\n"
+      "[--context-shift [--keep N]] [--verbose-prompt] [--image FILE]... [sampling "
+      "options]\n"
+      "       [--grammar FILE.gbnf | --json-schema FILE.json | --json | --tools "
+      "FILE.json]\n"
       "Reads user turns from standard input, one a line. A line the chat cannot take\n"
       "(not UTF-8, longer than the text it keeps or than the context) is refused with a\n"
       "message and the conversation goes on without it; the exit status is then 1.\n"
       "Under a grammar, each reply is a sentence of it (status 1 if -n or the context\n"
       "cuts one off).\n"
-      "With --tools, the model's calls print after its reply as JSON lines ({\"id\", \"name\",\n"
+      "With --tools, the model's calls print after its reply as JSON lines ({\"id\", "
+      "\"name\",\n"
       "\"arguments\"}); answer each with a line /tool RESULT, and it replies when every\n"
-      "call has its result.\n\n"
+      "call has its result.\n"
+      "A vision model's turns take images: --image FILE for the first, a line /image "
+      "FILE\n"
+      "before any other (each image is encoded then, and prefilled with its turn; the\n"
+      "turns after reuse its cached rows).\n\n"
       "A full context: each turn renders the whole conversation again and reuses the\n"
       "cache only as far as its tokens still match. When the conversation no longer "
       "fits\n"

@@ -62,6 +62,52 @@ Status EncodeImageFiles(const std::vector<std::string>& paths, const Model& mode
   return ReencodeImages(images);
 }
 
+Status StartImageEncoder(const Model& model, const ThreadPool* pool, const char* isa,
+                         int max_images, FlagImages* images) {
+  if (model.vision() == nullptr) {
+    return InvalidArgument("the model has no vision tower (a text-only model)");
+  }
+  ImageEncoderOptions options;
+  options.isa = isa;
+  options.max_images = max_images;
+  Result<ImageEncoderPlan> plan = PlanImageEncoder(model, options);
+  if (!plan.ok()) return plan.status();
+  images->plan = *plan;
+  images->storage.resize(images->plan.arena_bytes() + kArenaAlignment);
+  uint8_t* base = images->storage.data();
+  base += (kArenaAlignment - reinterpret_cast<uintptr_t>(base) % kArenaAlignment) %
+          kArenaAlignment;
+  auto encoder =
+      ImageEncoder::Create(model, images->plan, base, images->plan.arena_bytes(), pool);
+  if (!encoder.ok()) return encoder.status();
+  images->encoder.emplace(std::move(*encoder));
+  return Status::Ok();
+}
+
+Result<EncodedImage> AddImageFile(const std::string& path, FlagImages* images) {
+  std::vector<uint8_t> file;
+  EMBER_RETURN_IF_ERROR(ReadFile(path, &file));
+  const auto start = std::chrono::steady_clock::now();
+  Result<EncodedImage> encoded = images->encoder->AddEncoded(file.data(), file.size());
+  images->encode_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!encoded.ok()) {
+    return Status(encoded.status().code(), "%s: %s", path.c_str(),
+                  encoded.status().message());
+  }
+  return *encoded;
+}
+
+size_t MaxImagePromptBytes(const Model& model, const ImageEncoderPlan& plan) {
+  const ImagePrompt& p = model.vision()->prompt;
+  const size_t tiles = static_cast<size_t>(plan.max_tiles);
+  // Each token, and per tile its name ("<row_R_col_C>"), the text around it and the
+  // line breaks; the global view's token and the text before and after the image.
+  return tiles * plan.rows_per_tile * p.token.size() +
+         tiles * (2 * p.around.size() + 32) + p.global_token.size() + p.before.size() +
+         p.after.size() + 2 * p.around.size() + 8;
+}
+
 Status ReencodeImages(FlagImages* images) {
   images->encoder->Clear();
   images->encoded.clear();  // reserved: no heap call

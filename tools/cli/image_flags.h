@@ -36,6 +36,15 @@ Status EncodeFlagImages(const ArgParser& args, const Model& model, const ThreadP
 // The same for the files at `paths`.
 Status EncodeImageFiles(const std::vector<std::string>& paths, const Model& model,
                         const ThreadPool* pool, const char* isa, FlagImages* images);
+// An encoder for images that come one at a time (`ember chat`'s): planned for the
+// largest image the processor takes (ImageLimits' defaults) and `max_images` held.
+Status StartImageEncoder(const Model& model, const ThreadPool* pool, const char* isa,
+                         int max_images, FlagImages* images);
+// Reads the file at `path` and encodes it after the images held, timed into
+// encode_seconds; its rows stay in the encoder's arena until encoder->Clear().
+Result<EncodedImage> AddImageFile(const std::string& path, FlagImages* images);
+// Bytes an image's markers can expand to (image_prompt.h), at most.
+size_t MaxImagePromptBytes(const Model& model, const ImageEncoderPlan& plan);
 // Encodes images->files again in the same arena (after Clear: no heap call), timed into
 // encode_seconds: what `ember bench --image` repeats.
 Status ReencodeImages(FlagImages* images);
