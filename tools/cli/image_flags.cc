@@ -11,6 +11,26 @@
 #include "tools/util/files.h"
 
 namespace ember::tools {
+namespace {
+
+// The encoder `options` plan, in an arena of its own (images->storage).
+Status CreateEncoder(const Model& model, const ThreadPool* pool,
+                     const ImageEncoderOptions& options, FlagImages* images) {
+  Result<ImageEncoderPlan> plan = PlanImageEncoder(model, options);
+  if (!plan.ok()) return plan.status();
+  images->plan = *plan;
+  images->storage.resize(images->plan.arena_bytes() + kArenaAlignment);
+  uint8_t* base = images->storage.data();
+  base += (kArenaAlignment - reinterpret_cast<uintptr_t>(base) % kArenaAlignment) %
+          kArenaAlignment;
+  auto encoder =
+      ImageEncoder::Create(model, images->plan, base, images->plan.arena_bytes(), pool);
+  if (!encoder.ok()) return encoder.status();
+  images->encoder.emplace(std::move(*encoder));
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status EncodeFlagImages(const ArgParser& args, const Model& model, const ThreadPool* pool,
                         const char* isa, FlagImages* images) {
@@ -47,17 +67,7 @@ Status EncodeImageFiles(const std::vector<std::string>& paths, const Model& mode
     own.max_pixels =
         std::max(own.max_pixels, static_cast<size_t>(header->width) * header->height);
   }
-  Result<ImageEncoderPlan> plan = PlanImageEncoder(model, options);
-  if (!plan.ok()) return plan.status();
-  images->plan = *plan;
-  images->storage.resize(images->plan.arena_bytes() + kArenaAlignment);
-  uint8_t* base = images->storage.data();
-  base += (kArenaAlignment - reinterpret_cast<uintptr_t>(base) % kArenaAlignment) %
-          kArenaAlignment;
-  auto encoder =
-      ImageEncoder::Create(model, images->plan, base, images->plan.arena_bytes(), pool);
-  if (!encoder.ok()) return encoder.status();
-  images->encoder.emplace(std::move(*encoder));
+  EMBER_RETURN_IF_ERROR(CreateEncoder(model, pool, options, images));
   images->encoded.reserve(files.size());
   return ReencodeImages(images);
 }
@@ -70,18 +80,7 @@ Status StartImageEncoder(const Model& model, const ThreadPool* pool, const char*
   ImageEncoderOptions options;
   options.isa = isa;
   options.max_images = max_images;
-  Result<ImageEncoderPlan> plan = PlanImageEncoder(model, options);
-  if (!plan.ok()) return plan.status();
-  images->plan = *plan;
-  images->storage.resize(images->plan.arena_bytes() + kArenaAlignment);
-  uint8_t* base = images->storage.data();
-  base += (kArenaAlignment - reinterpret_cast<uintptr_t>(base) % kArenaAlignment) %
-          kArenaAlignment;
-  auto encoder =
-      ImageEncoder::Create(model, images->plan, base, images->plan.arena_bytes(), pool);
-  if (!encoder.ok()) return encoder.status();
-  images->encoder.emplace(std::move(*encoder));
-  return Status::Ok();
+  return CreateEncoder(model, pool, options, images);
 }
 
 Result<EncodedImage> AddImageFile(const std::string& path, FlagImages* images) {
