@@ -81,7 +81,8 @@ ArgParser MakeParser() {
       {{"--no-chat-template"}, false, "store no chat template"},
       {{"--no-vision"},
        false,
-       "leave out a vision tower and its projector (Gemma 3's): a text-only file"},
+       "leave out a vision tower and its projector (Gemma 3's, SmolVLM's): a text-only "
+       "file"},
       {{"--rerank"},
        true,
        "with --hf: make a reranker of KIND's prompt (qwen3: Qwen3-Reranker, its head the "
