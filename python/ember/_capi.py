@@ -346,6 +346,7 @@ _PROTOTYPES = {
                                               c_size_t, POINTER(_P)]),
     "ember_image_encoder_free": (None, [_P]),
     "ember_image_encoder_add": (c_status, [_P, POINTER(Image), POINTER(c_size_t)]),
+    "ember_chat_attach_image": (c_status, [_P, _P, c_size_t]),
     "ember_image_encoder_clear": (None, [_P]),
     "ember_image_encoder_images": (c_size_t, [_P]),
     "ember_image_encoder_rows": (c_void_p, [_P, POINTER(c_size_t)]),

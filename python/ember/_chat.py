@@ -9,25 +9,38 @@ from . import _capi
 from ._base import _check, _Handle
 from ._capi import lib
 from ._schema import schema_bytes, tools_bytes
-from ._session import Session
+from ._session import Session, image_structs
 
 
 class Chat(_Handle):
     """A conversation over a session, rendered with the model's chat template.
 
     ``send(text)`` adds a user turn and returns the assistant's reply; the KV cache
-    keeps what it already holds, so each turn prefills only what is new.
+    keeps what it already holds, so each turn prefills only what is new. A vision
+    model's user turns take images (``send(text, images=[...])``, with ``max_images``
+    set): each image marker in the text (Gemma 3: ``<start_of_image>``) takes the next
+    image, or, with none, the images go before the text; an image's rows are reused
+    from the cache in the turns after it.
     """
 
     _kind = "chat"
 
     def __init__(self, session: Session, system: Optional[str] = None, *,
                  max_text_bytes: int = 0, max_messages: int = 0,
-                 enable_thinking: Optional[bool] = None, max_tools_bytes: int = 0):
+                 enable_thinking: Optional[bool] = None, max_tools_bytes: int = 0,
+                 max_images: int = 0):
         self.session = session
         options = _capi.defaults(_capi.ChatOptions, lib.ember_chat_options_default)
         options.max_text_bytes = max_text_bytes
         options.max_tools_bytes = max_tools_bytes
+        if max_images < 0:
+            raise ValueError(f"ember: max_images {max_images} is negative")
+        options.max_images = max_images
+        # The images' encoder (made at the first image): it holds the rows of the
+        # conversation's images until reset(), max_images of them.
+        self._max_images = max_images
+        self._encoder = None
+        self._encoded = 0
         if max_messages:
             options.max_messages = max_messages
         if enable_thinking is not None:
@@ -47,6 +60,9 @@ class Chat(_Handle):
         if getattr(self, "_handle", None):
             lib.ember_chat_free(self._handle)
             self._handle = None
+        if getattr(self, "_encoder", None):
+            lib.ember_image_encoder_free(self._encoder)
+            self._encoder = None
 
     def set_system(self, text: str) -> None:
         """The system text from the next reply on ("" : none)."""
@@ -54,11 +70,40 @@ class Chat(_Handle):
         with self.session._guard:
             _check(lib.ember_chat_set_system(self.handle, data, len(data)))
 
-    def add(self, role: str, text: str) -> None:
-        """Appends a turn: "user", "assistant" (a reply given elsewhere) or "tool"."""
+    def add(self, role: str, text: str, images: Optional[Sequence] = None) -> None:
+        """Appends a turn: "user", "assistant" (a reply given elsewhere) or "tool". A user
+        turn may hold images: PNG or JPEG bytes, file paths, (height, width, 3) uint8
+        arrays or PIL images, encoded here (at most ``max_images`` until reset())."""
         data = text.encode("utf-8")
+        if images:
+            if role != "user":
+                raise ValueError("ember: images go with a user turn")
+            self._attach(images)
         with self.session._guard:
             _check(lib.ember_chat_add(self.handle, role.encode(), data, len(data)))
+
+    def _attach(self, images: Sequence) -> None:
+        structs, keep = image_structs(images)
+        if self._encoded + len(structs) > self._max_images:
+            raise ValueError(f"ember: the chat holds {self._max_images} images "
+                             f"(max_images) until reset(); {self._encoded} are in it")
+        with self.session._guard:
+            if self._encoder is None:
+                options = _capi.defaults(_capi.VisionOptions,
+                                         lib.ember_vision_options_default)
+                options.max_images = self._max_images
+                encoder = ctypes.c_void_p()
+                _check(lib.ember_image_encoder_create(self.session.model.handle,
+                                                      ctypes.byref(options), None, None, 0,
+                                                      ctypes.byref(encoder)))
+                self._encoder = encoder
+            for image in structs:
+                _check(lib.ember_image_encoder_add(self._encoder, ctypes.byref(image),
+                                                   None))
+                self._encoded += 1
+                _check(lib.ember_chat_attach_image(self.handle, self._encoder,
+                                                   self._encoded - 1))
+        del keep
 
     def reply(self, max_new: int = 256) -> str:
         """Generates the assistant's reply to the conversation and appends it."""
@@ -75,15 +120,19 @@ class Chat(_Handle):
                                            ctypes.byref(generated)))
         return b"".join(pieces).decode("utf-8", "replace")
 
-    def send(self, text: str, max_new: int = 256) -> str:
-        """Adds a user turn and returns the reply."""
-        self.add("user", text)
+    def send(self, text: str, max_new: int = 256,
+             images: Optional[Sequence] = None) -> str:
+        """Adds a user turn (with its images, if any) and returns the reply."""
+        self.add("user", text, images)
         return self.reply(max_new)
 
     def reset(self) -> None:
-        """Forgets the turns (the system text stays)."""
+        """Forgets the turns and their images (the system text stays)."""
         with self.session._guard:
             lib.ember_chat_reset(self.handle)
+            if self._encoder is not None:
+                lib.ember_image_encoder_clear(self._encoder)
+            self._encoded = 0
 
     @property
     def stats(self) -> dict:

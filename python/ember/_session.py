@@ -23,6 +23,36 @@ from ._reports import (AttentionSelection, SpeculativeStats, selection_of, set_s
 _KV_TYPES = {"f32": 0, "f16": 1, "q8": 2}
 
 
+def image_structs(images: Sequence) -> tuple:
+    """C images for PNG or JPEG bytes, file paths, (height, width, 3) uint8 arrays or PIL
+    images, and the Python objects they point into (keep them alive while they are
+    used)."""
+    keep = []
+    structs = []
+    for item in images:
+        image = _capi.defaults(_capi.Image, lib.ember_image_default)
+        if hasattr(item, "convert") and hasattr(item, "size"):  # a PIL image
+            item = np.asarray(item.convert("RGB"))
+        if isinstance(item, (str, os.PathLike)):
+            with open(item, "rb") as f:
+                item = f.read()
+        if isinstance(item, (bytes, bytearray)):
+            data = bytes(item)
+            keep.append(data)
+            image.bytes = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p)
+            image.num_bytes = len(data)
+        else:
+            rgb = np.ascontiguousarray(item, dtype=np.uint8)
+            if rgb.ndim != 3 or rgb.shape[2] != 3:
+                raise ValueError(f"ember: an RGB image is (height, width, 3) uint8, "
+                                 f"not {rgb.shape}")
+            keep.append(rgb)
+            image.rgb = rgb.ctypes.data
+            image.height, image.width = rgb.shape[0], rgb.shape[1]
+        structs.append(image)
+    return structs, keep
+
+
 class Session(_Handle):
     """A model's running state: its KV cache and buffers, in one arena sized here.
 
@@ -410,30 +440,7 @@ class Session(_Handle):
         the prompt's tokens; ``generate(None)`` goes on from its logits."""
         if not lib.ember_model_has_vision(self.model.handle):
             raise ValueError("ember: the model has no vision tower: it takes no images")
-        items = list(images)
-        keep = []  # what the C structs point into, alive until the calls return
-        structs = []
-        for item in items:
-            image = _capi.defaults(_capi.Image, lib.ember_image_default)
-            if hasattr(item, "convert") and hasattr(item, "size"):  # a PIL image
-                item = np.asarray(item.convert("RGB"))
-            if isinstance(item, (str, os.PathLike)):
-                with open(item, "rb") as f:
-                    item = f.read()
-            if isinstance(item, (bytes, bytearray)):
-                data = bytes(item)
-                keep.append(data)
-                image.bytes = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p)
-                image.num_bytes = len(data)
-            else:
-                rgb = np.ascontiguousarray(item, dtype=np.uint8)
-                if rgb.ndim != 3 or rgb.shape[2] != 3:
-                    raise ValueError(f"ember: an RGB image is (height, width, 3) uint8, "
-                                     f"not {rgb.shape}")
-                keep.append(rgb)
-                image.rgb = rgb.ctypes.data
-                image.height, image.width = rgb.shape[0], rgb.shape[1]
-            structs.append(image)
+        structs, keep = image_structs(images)  # keep: what they point into
         with self._guard:
             encoder = self._image_encoder(max(1, len(structs)))
             lib.ember_image_encoder_clear(encoder)

@@ -71,3 +71,47 @@ def test_refusals(vision):
     with ember.Session(text, context=32) as s:
         with pytest.raises(ValueError):
             s.prefill_images("x", [rgb])
+
+
+def test_chat_turns_take_images(vision, tmp_path):
+    path, png, rgb = vision
+    template = tmp_path / "chat.jinja"
+    template.write_text("{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
+                        "{% if add_generation_prompt %}[assistant]{% endif %}")
+    chat_model = tmp_path / "chat.ember"
+    cli("convert", "--synthetic", "custom", "--dim", "64", "--hidden", "128", "--layers",
+        "2", "--heads", "4", "--vocab", "300", "--ctx", "256", "--vision", "tiny",
+        "--chat-template", str(template), "-o", str(chat_model))
+    model = ember.Model(str(chat_model))
+    with ember.Session(model, context=256, grammar_bytes=1 << 18) as s:
+        chat = ember.Chat(s, max_images=2)
+        chat.set_grammar("root ::= [a-z]+")  # the random model's replies stay UTF-8
+        assert isinstance(chat.send("What is it?", max_new=3, images=[rgb]), str)
+        first = chat.stats
+        assert first["prompt_tokens"] > 4
+        # A second image at the turn's marker; the first is reused from the cache.
+        assert isinstance(chat.send("And <start_of_image>?", max_new=3, images=[png]), str)
+        assert chat.stats["cached_tokens"] >= first["prompt_tokens"] - 1
+        with pytest.raises(ValueError):
+            chat.send("One more.", images=[rgb])  # max_images 2
+        with pytest.raises(ember.EmberError):  # markers without images: refused at render
+            chat.send("<start_of_image> <start_of_image>", max_new=2)
+        chat.reset()
+        assert isinstance(chat.send("Again.", max_new=2, images=[Image_of(rgb)]), str)
+        with pytest.raises(ValueError):
+            chat.add("assistant", "Seen.", images=[rgb])
+        plain = ember.Chat(s)
+        with pytest.raises(ValueError):
+            plain.add("user", "x", images=[rgb])  # max_images 0
+    # The image's tokens: its 4 rows and the text around them (<start_of_image>,
+    # <end_of_image>), on top of the same turn's without an image.
+    with ember.Session(model, context=256, grammar_bytes=1 << 18) as t:
+        text_only = ember.Chat(t)
+        text_only.set_grammar("root ::= [a-z]+")
+        text_only.send("What is it?", max_new=1)
+        assert first["prompt_tokens"] >= text_only.stats["prompt_tokens"] + 6
+
+
+def Image_of(rgb):
+    from PIL import Image
+    return Image.fromarray(rgb, "RGB")
