@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "runtime/chat/chat.h"
-#include "runtime/checked_math.h"
 
 namespace ember {
 
