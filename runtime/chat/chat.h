@@ -179,8 +179,8 @@ class Chat {
   Status LastTurnFits(size_t reserve);
   Status Store(std::string_view role, std::string_view text,
                std::string_view extra_json = {});
-  // A user turn with the attached images (Add); `role` is "user".
-  Status StoreWithImages(std::string_view role, std::string_view text);
+  // A user turn with the attached images (Add).
+  Status StoreWithImages(std::string_view text);
   // The reply's calls parsed; the reply stored as its assistant turn.
   Status StoreReply(std::string_view reply);
   void DropOldest();

@@ -228,10 +228,10 @@ Status Chat::Add(std::string_view role, std::string_view text,
   if (role != "tool") unanswered_ = 0;
   // Attached images wait for a user turn.
   if (pending_images_ == 0 || role != "user") return Store(role, text);
-  return StoreWithImages(role, text);
+  return StoreWithImages(text);
 }
 
-Status Chat::StoreWithImages(std::string_view role, std::string_view text) {
+Status Chat::StoreWithImages(std::string_view text) {
   const PromptText& marker = session_->model().vision()->prompt.marker;
   const size_t markers = CountImageMarkers(session_->model().vision()->prompt, text);
   if (markers != 0 && markers != pending_images_) {
@@ -253,7 +253,7 @@ Status Chat::StoreWithImages(std::string_view role, std::string_view text) {
   memmove(at + before, text.data(), text.size());
   for (size_t i = 0; i < before; i += marker.size())
     memcpy(at + i, marker.c_str(), marker.size());
-  EMBER_RETURN_IF_ERROR(Store(role, std::string_view(at, before + text.size())));
+  EMBER_RETURN_IF_ERROR(Store("user", std::string_view(at, before + text.size())));
   message_images_[num_messages_ - 1] = static_cast<uint32_t>(pending_images_);
   num_images_ += pending_images_;
   pending_images_ = 0;

@@ -119,15 +119,7 @@ Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec) {
     }
   }
   // The image token must be the tokenizer's: the prompt is matched by text.
-  const TokenizerSpec& tok = spec->tokenizer;
-  bool found = false;
-  for (const TokenizerSpec::Added& a : tok.added) {
-    if (a.text == image) {
-      found = a.id == static_cast<uint32_t>(v.image_token_id);
-      if (!found) break;
-    }
-  }
-  if (!found) {
+  if (AddedTokenId(spec->tokenizer, image) != v.image_token_id) {
     // The file still holds the tower; prompts cannot name its rows by text.
     fprintf(
         stderr,
