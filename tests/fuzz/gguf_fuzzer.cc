@@ -2,7 +2,8 @@
 // every metadata value read back (typed reads, strings, nested arrays, numbers) and the
 // first row of every tensor of a type ember decodes decoded; a model the importer
 // accepts (with its own types, then with --dtype q4 and a --keep) is serialized and
-// loaded.
+// loaded. A file with clip.projector_type is also imported as llama.cpp's projector
+// (mmproj) beside a text model with both families' image tokens, and loaded.
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "runtime/model/model.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tools/convert/gguf/gguf_blocks.h"
+#include "tools/convert/gguf/gguf_builder.h"
 #include "tools/convert/gguf/gguf_import.h"
 #include "tools/convert/gguf/gguf_reader.h"
 
@@ -39,14 +41,32 @@ void Walk(const GgufValue& v) {
 // importer accepts must load: the importer checks what the loader checks. (A --keep
 // may ask for what the loader refuses, such as an f16 norm: convert then says so.)
 void ImportAndLoad(const ember::tools::GgufFile& file,
-                   const ember::tools::GgufImportOptions& options, bool must_load) {
+                   const ember::tools::GgufImportOptions& options, bool must_load,
+                   const ember::tools::GgufFile* mmproj = nullptr) {
   ember::ModelSpec spec;
-  if (!ember::tools::ImportGgufFile(file, "fuzz.gguf", options, &spec).ok()) return;
+  if (!ember::tools::ImportGgufFile(file, "fuzz.gguf", options, &spec, nullptr, nullptr,
+                                    mmproj)
+           .ok()) {
+    return;
+  }
   std::vector<uint8_t> bytes;
   if (!ember::SerializeModel(spec, &bytes).ok()) return;  // e.g. a NaN to quantize
   const ember::fuzz::AlignedCopy copy(bytes.data(), bytes.size());
   auto model = ember::Model::FromMemory(copy.data(), copy.size());
   if (must_load && !model.ok()) abort();
+}
+
+// The text model a projector file is imported beside (made once).
+const ember::tools::GgufFile& VisionText() {
+  static const std::string bytes = [] {
+    ember::ModelSpec spec;
+    if (!ember::testing::VisionGgufSpec(false, &spec).ok()) abort();
+    return ember::testing::TextGgufOf(spec);
+  }();
+  static const auto file = ember::tools::GgufFile::Parse(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (!file.ok()) abort();
+  return **file;
 }
 
 }  // namespace
@@ -83,5 +103,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   q4.types.matrix = ember::DType::kQ4;
   q4.overrides = {{"blk.0.*", ember::DType::kF16}};
   ImportAndLoad(f, q4, false);
+  if (f.Find("clip.projector_type")) ImportAndLoad(VisionText(), {}, true, &f);
   return 0;
 }

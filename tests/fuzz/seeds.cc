@@ -251,6 +251,15 @@ int main(int argc, char** argv) {
     for (const ember::testing::BrokenGguf& c : ember::testing::BrokenGgufCorpus()) {
       files.push_back({"gguf/broken_" + c.name, c.bytes});
     }
+    // llama.cpp's projector files (the fuzzer imports them beside a text model of its
+    // own): Gemma 3's in f16, Idefics3's in f32 with fc1 named ffn_down.
+    for (bool shuffle : {false, true}) {
+      ModelSpec vision;
+      if (!ember::testing::VisionGgufSpec(shuffle, &vision).ok()) abort();
+      files.push_back(
+          {shuffle ? "gguf/mmproj_idefics3" : "gguf/mmproj_gemma3",
+           ember::testing::MmprojGgufBuilder(vision, shuffle ? 0 : 1, shuffle).Build()});
+    }
   }
 
   // Images: the decoder's test PNGs (RGBA, gray, 1-bit palette).

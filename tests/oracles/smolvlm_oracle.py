@@ -33,7 +33,15 @@ Checked, after `ember convert --hf`:
     throughout, within family_oracle's f32 tolerance (1e-4 of the logit scale), at 1
     and 2 threads; a reference whose image rows attend both ways (Gemma 3's blocks) is
     far from them;
-  - model_type idefics3 with the same files converts to the same rows.
+  - model_type idefics3 with the same files converts to the same rows;
+  - the same weights as llama.cpp's pair of files (gguf_writer.py, laid out as
+    convert_hf_to_gguf.py and its --mmproj write them: the text model as "llama" with
+    Q and K rows permuted and the tokenizer as "gpt2" with the "smollm" pre-tokenizer,
+    added tokens as control tokens; the tower as clip.projector_type idefics3 with
+    clip.vision.* keys, v.blk.{i}.{ln1,attn_q,...,ffn_up,ffn_down}, mm.model.fc), after
+    `ember convert --gguf --mmproj`: rows equal to --hf's bit for bit (and again with
+    fc1 named ffn_down, as older files name it), the prompt's tokens and logits equal to
+    the reference's.
 """
 import json
 import math
@@ -41,6 +49,8 @@ import os
 import re
 
 import family_oracle as fam
+import gguf_oracle
+import gguf_writer as gw
 import gpt2_oracle
 import hf_families as ref
 import image_oracle
@@ -223,6 +233,98 @@ def vision_weights(np, text_d):
     return w
 
 
+# --- llama.cpp's pair of files --------------------------------------------------------------
+
+def gguf_text(model, c, vocab, merges, eot, added):
+    """The text model and tokenizer as convert_hf_to_gguf.py writes a SmolVLM's: arch
+    llama (Q and K rows permuted), a "gpt2" BPE tokenizer with the "smollm" pre-tokenizer,
+    the added tokens as control tokens and [PAD{i}] rows (unused) to the embedding's."""
+    tokens = [None] * VOCAB
+    types = [5] * VOCAB
+    for piece, i in vocab.items():
+        tokens[i], types[i] = piece, 1
+    types[eot] = 3
+    for text, i in added.items():
+        tokens[i], types[i] = text, 3
+    tokens = [t if t is not None else f"[PAD{i}]" for i, t in enumerate(tokens)]
+    meta = gguf_oracle.gguf_metadata("llama", c, [("vocab_size", gw.UINT32, VOCAB)]) + [
+        ("general.name", gw.STRING, "smolvlm-oracle"),
+        ("tokenizer.ggml.model", gw.STRING, "gpt2"),
+        ("tokenizer.ggml.pre", gw.STRING, "smollm"),
+        ("tokenizer.ggml.tokens", gw.ARRAY, (gw.STRING, tokens)),
+        ("tokenizer.ggml.token_type", gw.ARRAY, (gw.INT32, types)),
+        ("tokenizer.ggml.merges", gw.ARRAY, (gw.STRING, [f"{a} {b}" for a, b in merges])),
+        ("tokenizer.ggml.eos_token_id", gw.UINT32, added[END]),
+        ("tokenizer.ggml.add_bos_token", gw.BOOL, False)]
+    return meta, gguf_oracle.gguf_tensors(model, c, "llama")
+
+
+def gguf_mmproj(vision, legacy_ffn=False):
+    """The tower as convert_hf_to_gguf.py --mmproj writes an Idefics3 / SmolVLM one."""
+    u = lambda key, v: (f"clip.vision.{key}", gw.UINT32, v)
+    meta = [("general.architecture", gw.STRING, "clip"),
+            ("clip.has_vision_encoder", gw.BOOL, True),
+            ("clip.projector_type", gw.STRING, "idefics3"),
+            u("image_size", TILE), u("patch_size", PATCH), u("embedding_length", WIDTH),
+            u("feed_forward_length", FFN), u("block_count", LAYERS),
+            u("attention.head_count", HEADS), u("projection_dim", 64),
+            u("projector.scale_factor", SCALE), u("preproc_image_size", 3 * TILE),
+            ("clip.vision.attention.layer_norm_epsilon", gw.FLOAT32, 1e-6),
+            ("clip.vision.image_mean", gw.ARRAY, (gw.FLOAT32, [0.5] * 3)),
+            ("clip.vision.image_std", gw.ARRAY, (gw.FLOAT32, [0.5] * 3)),
+            ("clip.use_gelu", gw.BOOL, True)]
+    names = {"layer_norm1": "ln1", "layer_norm2": "ln2", "self_attn.q_proj": "attn_q",
+             "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.out_proj": "attn_out",
+             "mlp.fc1": "ffn_down" if legacy_ffn else "ffn_up",
+             "mlp.fc2": "ffn_up" if legacy_ffn else "ffn_down"}
+    tower = "model.vision_model."
+    tensors = []
+    for name, w in vision.items():
+        if name.startswith(tower + "encoder.layers."):
+            layer, rest = name[len(tower + "encoder.layers."):].split(".", 1)
+            module, kind = rest.rsplit(".", 1)
+            gguf = f"v.blk.{layer}.{names[module]}.{kind}"
+        else:
+            gguf = {tower + "embeddings.patch_embedding.weight": "v.patch_embd.weight",
+                    tower + "embeddings.patch_embedding.bias": "v.patch_embd.bias",
+                    tower + "embeddings.position_embedding.weight": "v.position_embd.weight",
+                    tower + "post_layernorm.weight": "v.post_ln.weight",
+                    tower + "post_layernorm.bias": "v.post_ln.bias",
+                    "model.connector.modality_projection.proj.weight":
+                        "mm.model.fc.weight"}[name]
+        tensors.append((gguf, w))
+    return meta, tensors
+
+
+def check_gguf_pair(torch, np, ember, report, files, png, hf_rows, want_ids, want_logits):
+    model, c, vocab, merges, eot, added, vision = files
+    text = ember.path("smolvlm_text.gguf")
+    gw.write(text, *gguf_text(model, c, vocab, merges, eot, added))
+    rows_out = ember.path("gguf_embeds.npy")
+    for legacy in (False, True):
+        mmproj = ember.path("smolvlm_mmproj.gguf")
+        gw.write(mmproj, *gguf_mmproj(vision, legacy))
+        path = ember.path("smolvlm_gguf.ember")
+        ember.run("convert", "--gguf", text, "--mmproj", mmproj, "-o", path)
+        ember.run("image", "-m", path, "--image", png, "--embeds-out", rows_out)
+        rows = np.load(rows_out)
+        report.check("smolvlm: --gguf --mmproj rows equal --hf's bit for bit" +
+                     (" (fc1 named ffn_down)" if legacy else ""),
+                     rows.shape == hf_rows.shape and (rows == hf_rows).all(),
+                     f"(shape {rows.shape} vs {hf_rows.shape})")
+    logits_out, ids_out = ember.path("gguf_logits.npy"), ember.path("gguf_tokens.txt")
+    ember.run("logits", "-m", path, "--image", png, "-p", PROMPT, "--all", "-o", logits_out,
+              "--tokens-out", ids_out)
+    with open(ids_out) as f:
+        got_ids = [int(t) for t in f.read().split()]
+    report.check(f"smolvlm: --gguf --mmproj gives Idefics3Processor's {len(want_ids)} tokens",
+                 got_ids == want_ids, "")
+    report.compare(f"smolvlm: --gguf --mmproj f32 logits after an image prompt at all "
+                   f"{len(want_ids)} positions", np.load(logits_out), want_logits,
+                   fam.ABS_TOL * max(1.0, abs(want_logits).max()), fam.REL_TOL)
+
+
 # --- the test ------------------------------------------------------------------------------
 
 def main():
@@ -333,6 +435,8 @@ def main():
         report.compare(f"smolvlm: f32 logits after an image prompt at all {len(want_ids)} "
                        f"positions, {threads} thread(s)", logits, want_logits,
                        fam.ABS_TOL * max(1.0, abs(want_logits).max()), fam.REL_TOL)
+    check_gguf_pair(torch, np, ember, report, (model, c, vocab, merges, eot, added, vision),
+                    png, got, want_ids, want_logits)
     with torch.no_grad():
         blocks = model(torch.tensor([want_ids]), added[IMAGE], rows)[0].numpy()
     err = float(np.abs(logits - blocks).max()) if logits.shape == blocks.shape else 0.0

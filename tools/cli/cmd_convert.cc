@@ -44,6 +44,10 @@ ArgParser MakeParser() {
        "(F32, F16, BF16, F64), tokenizer.json or vocab.json + merges.txt, "
        "tokenizer_config.json (a pickled pytorch_model.bin is never read)"},
       {{"--gguf"}, true, "GGUF model file (llama.cpp's format)"},
+      {{"--mmproj"},
+       true,
+       "gguf: llama.cpp's projector file (mmproj) of the model's vision tower: "
+       "clip.projector_type gemma3 or idefics3 (SmolVLM)"},
       {{"--synthetic"},
        true,
        "random-weight Llama model (weights N(0, 1/fan_in), a byte-fallback tokenizer "
@@ -113,6 +117,9 @@ Status CheckOutputIsNoInput(const ArgParser& args, const std::string& out) {
   }
   if (args.Has("--gguf")) {
     EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--gguf"), "GGUF file"));
+  }
+  if (args.Has("--mmproj")) {
+    EMBER_RETURN_IF_ERROR(CheckNotSameFile(out, args.Get("--mmproj"), "mmproj file"));
   }
   if (!args.Has("--hf")) return Status::Ok();
   std::string dir = args.Get("--hf");
@@ -199,6 +206,9 @@ Status Convert(const ArgParser& args) {
   if (args.Has("--rerank") && !args.Has("--hf")) {
     return InvalidArgument("--rerank needs --hf DIR");
   }
+  if (args.Has("--mmproj") && !args.Has("--gguf")) {
+    return InvalidArgument("--mmproj needs --gguf MODEL.gguf (the text model)");
+  }
   if (!args.Has("--synthetic")) {
     for (const char* flag : {"--dim", "--hidden", "--layers", "--heads", "--kv-heads",
                              "--vocab", "--ctx", "--seed", "--vision"}) {
@@ -241,6 +251,7 @@ Status Convert(const ArgParser& args) {
     int64_t ctx;
     EMBER_RETURN_IF_ERROR(args.GetInt("--ctx", 0, 1, int64_t{1} << 24, &ctx));
     options.max_context = static_cast<uint32_t>(ctx);
+    if (args.Has("--mmproj")) options.mmproj = args.Get("--mmproj");
     EMBER_RETURN_IF_ERROR(
         ImportGguf(args.Get("--gguf"), options, &spec, &sources, &notes));
   } else if (args.Has("--synthetic")) {
@@ -325,7 +336,8 @@ int ConvertCommand(int argc, char** argv) {
       "convert",
       "usage: ember convert --llama2c MODEL.bin --tokenizer TOK.bin -o OUT.ember\n"
       "       ember convert --hf DIR -o OUT.ember\n"
-      "       ember convert --gguf MODEL.gguf [--ctx N] -o OUT.ember\n"
+      "       ember convert --gguf MODEL.gguf [--mmproj MMPROJ.gguf] [--ctx N] -o "
+      "OUT.ember\n"
       "       ember convert --synthetic stories15M|stories110M|custom [--dim N ...] "
       "[--seed S] -o OUT.ember\n"
       "Every form takes [--dtype f32|f16|bf16|q8|q4|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"

@@ -27,12 +27,14 @@ namespace ember::tools {
 
 // One tensor of the ember model and where it comes from: rows [first_row, first_row +
 // shape[0]) of `source` (for a vector, elements), i.e. all of it unless a fused tensor
-// is split.
+// is split; or, `transposed`, all of a source that holds the matrix's transpose
+// (shape[1] rows of shape[0]).
 struct GgufTensorSource {
   std::string name;             // ember's (runtime/model/tensor_names.h)
   std::vector<uint64_t> shape;  // PyTorch order: (rows, cols) or (n)
   const GgufTensorInfo* source = nullptr;
   uint64_t first_row = 0;
+  bool transposed = false;
 };
 
 // Reads the architecture's hyper-parameters into *config (max_context, when nonzero,

@@ -122,6 +122,20 @@ std::vector<BrokenGguf> BrokenGgufCorpus();
 // Adds a SentencePiece-style tokenizer's metadata (tokens with "▁", scores, types, ids).
 void AddSentencePieceTokenizer(const TokenizerSpec& tokenizer, GgufBuilder* builder);
 
+// Vision models as llama.cpp's pair of files (gguf_vision_builder.cc). VisionGgufSpec: a
+// small synthetic text model (64 wide, 320 pieces) with the "tiny" tower under Gemma 3's
+// average pool, or with `shuffle` Idefics3's pixel shuffle by 2 and its projection; its
+// tokenizer holds both families' image tokens.
+Status VisionGgufSpec(bool shuffle, ModelSpec* spec);
+// The text model of a spec alone (its vision tensors left out), as LlamaGguf writes it.
+std::string TextGgufOf(const ModelSpec& spec);
+// A spec's tower as convert_hf_to_gguf.py --mmproj writes it: clip.* keys, llama.cpp's
+// names, the Gemma 3 projection as Hugging Face's (tower, text) matrix, matrices of
+// `matrix_type` (0 f32, 1 f16) and vectors f32; `legacy_ffn`: fc1 named ffn_down and
+// fc2 ffn_up, as older files name them.
+GgufBuilder MmprojGgufBuilder(const ModelSpec& spec, uint32_t matrix_type,
+                              bool legacy_ffn = false);
+
 }  // namespace ember::testing
 
 #endif  // EMBER_TOOLS_CONVERT_GGUF_GGUF_BUILDER_H_

@@ -13,6 +13,7 @@
 #include "runtime/model/tensor.h"
 #include "tools/convert/gguf/gguf_arch.h"
 #include "tools/convert/gguf/gguf_blocks.h"
+#include "tools/convert/gguf/gguf_mmproj.h"
 #include "tools/convert/gguf/gguf_tokenizer.h"
 #include "tools/convert/hf/hf_import.h"
 
@@ -131,6 +132,19 @@ Status ReadTensor(const GgufTensorSource& s, TensorSpec* t, std::string* how) {
       src.data + (matrix ? s.first_row * row_bytes
                          : s.first_row / info.block_elements * info.block_bytes);
   const std::string from = std::string("from ") + info.name;
+  if (s.transposed) {
+    // The source's rows are this matrix's columns: decoded, then read across.
+    const uint64_t src_row_bytes = rows / info.block_elements * info.block_bytes;
+    std::vector<float> row(static_cast<size_t>(rows));
+    t->values.resize(static_cast<size_t>(rows * cols));
+    for (uint64_t c = 0; c < cols; ++c) {
+      DecodeGgmlRow(src.type, src.data + c * src_row_bytes, static_cast<size_t>(rows),
+                    row.data());
+      for (uint64_t r = 0; r < rows; ++r) t->values[r * cols + c] = row[r];
+    }
+    *how = from + ", transposed";
+    return Status::Ok();
+  }
   if (SameDenseType(src.type, t->dtype)) {
     t->encoded.assign(data, data + rows * row_bytes);
     *how = from + ", as stored";
@@ -191,13 +205,14 @@ bool ImportedTypeOf(uint32_t type, bool matrix, ImportedType* out) {
 
 Status ImportGgufFile(const GgufFile& file, const std::string& name,
                       const GgufImportOptions& options, ModelSpec* spec,
-                      std::vector<std::string>* sources,
-                      std::vector<std::string>* notes) {
+                      std::vector<std::string>* sources, std::vector<std::string>* notes,
+                      const GgufFile* mmproj) {
   *spec = ModelSpec();
   std::vector<GgufTensorSource> plan;
   EMBER_RETURN_IF_ERROR(MapGgufModel(file, options.max_context, &spec->config, &plan));
   EMBER_RETURN_IF_ERROR(
       ReadGgufTokenizer(file, spec->config.vocab_size, &spec->tokenizer));
+  if (mmproj) EMBER_RETURN_IF_ERROR(MapGgufProjector(*mmproj, spec, &plan));
   for (const GgufTensorSource& s : plan) {
     TensorSpec t;
     t.name = s.name;
@@ -236,8 +251,20 @@ Status ImportGguf(const std::string& path, const GgufImportOptions& options,
                   std::vector<std::string>* notes) {
   auto file = GgufFile::Open(path);
   if (!file.ok()) return file.status();
-  const Status s = ImportGgufFile(**file, BaseName(path), options, spec, sources, notes);
-  if (!s.ok()) return Status(s.code(), "%s: %s", path.c_str(), s.message());
+  std::unique_ptr<GgufFile> mmproj;
+  if (!options.mmproj.empty()) {
+    auto opened = GgufFile::Open(options.mmproj);
+    if (!opened.ok()) return opened.status();
+    mmproj = std::move(*opened);
+  }
+  const Status s =
+      ImportGgufFile(**file, BaseName(path), options, spec, sources, notes, mmproj.get());
+  if (!s.ok()) {
+    // A message about the projector's keys or tensors names the projector file.
+    const bool projector = mmproj && strncmp(s.message(), "GGUF mmproj", 11) == 0;
+    return Status(s.code(), "%s: %s", (projector ? options.mmproj : path).c_str(),
+                  s.message());
+  }
   return Status::Ok();
 }
 

@@ -30,6 +30,8 @@ struct GgufImportOptions {
   WeightTypes types;
   std::vector<DTypeOverride> overrides;  // --keep
   uint32_t max_context = 0;              // --ctx: replaces {arch}.context_length
+  // --mmproj: llama.cpp's projector file holding the vision tower (gguf_mmproj.h).
+  std::string mmproj;
 };
 
 // What the file's type becomes without --dtype, and whether that is exact.
@@ -40,14 +42,16 @@ struct ImportedType {
 // For a GGML type ember imports (else false). `matrix`: a 2-D tensor (vectors are f32).
 bool ImportedTypeOf(uint32_t ggml_type, bool matrix, ImportedType* out);
 
-// Reads the file into spec. (*sources)[i], if asked for, says what spec->tensors[i] was
-// made from, e.g. "from q4_1, re-quantized" (for the converter's per-tensor lines);
-// *notes gets ChooseDTypes' notes (with --dtype).
+// Reads the file (and the vision tower of `mmproj`, when given) into spec.
+// (*sources)[i], if asked for, says what spec->tensors[i] was made from, e.g. "from
+// q4_1, re-quantized" (for the converter's per-tensor lines); *notes gets ChooseDTypes'
+// notes (with --dtype).
 Status ImportGgufFile(const GgufFile& file, const std::string& name,
                       const GgufImportOptions& options, ModelSpec* spec,
                       std::vector<std::string>* sources = nullptr,
-                      std::vector<std::string>* notes = nullptr);
-// Opens and reads `path`; messages start with the path.
+                      std::vector<std::string>* notes = nullptr,
+                      const GgufFile* mmproj = nullptr);
+// Opens and reads `path` (and options.mmproj); messages start with the path.
 Status ImportGguf(const std::string& path, const GgufImportOptions& options,
                   ModelSpec* spec, std::vector<std::string>* sources = nullptr,
                   std::vector<std::string>* notes = nullptr);

@@ -55,6 +55,21 @@ Status ImportGemma3Vision(const Json& root, HfWeights* weights, ModelSpec* spec)
 // model's already.
 Status ImportIdefics3Vision(const std::string& model_type, const Json& root,
                             HfWeights* weights, ModelSpec* spec);
+// Idefics3ImageProcessor's layout at the tower's size, as its defaults have it: the
+// longest edge to 4 tiles, tiles of image_size and a global view, Lanczos, alpha over
+// white (the mean and std are left as they are).
+void SetIdefics3Processor(VisionConfig* v);
+// The names Gemma3Processor takes from its tokenizer (tokenizer_config.json's boi_token,
+// eoi_token and image_token); Idefics3Processor's are fixed.
+struct ImageTokenNames {
+  std::string boi = "<start_of_image>", eoi = "<end_of_image>",
+              image = "<image_soft_token>";
+};
+// How a prompt holds an image of spec's tower (hf_vision_prompt.cc), from the
+// tokenizer's added tokens: Gemma3Processor's block of rows, or Idefics3Processor's
+// tiles. spec->vision->image_token_id must be the image token's id; without the tokens
+// the prompt stays empty (the model takes images only as given rows) and stderr says so.
+Status SetImagePrompt(const ImageTokenNames& names, ModelSpec* spec);
 // After the tokenizer (hf_vision_prompt.cc): the image processor (the directory's
 // preprocessor_config.json) and how the prompt holds an image, for a spec with a vision
 // tower: Gemma3Processor's block of rows, or Idefics3Processor's tiles (checked against

@@ -123,6 +123,16 @@ Status ImportSiglipTower(const std::string& tower, const VisionConfig& v, HfWeig
 
 }  // namespace
 
+void SetIdefics3Processor(VisionConfig* v) {
+  // Idefics3ImageProcessor's 4 x 364 over tiles of 364 (SmolVLM's 2048 over 512).
+  ImageProcessorConfig& p = v->processor;
+  p.layout = ImageLayout::kSplitTiles;
+  p.tile_size = static_cast<int>(v->image_size);
+  p.longest_edge = 4 * p.tile_size;
+  p.resample = ResampleFilter::kLanczos;
+  p.alpha_over_white = true;
+}
+
 Status ImportGemma3Vision(const Json& root, HfWeights* w, ModelSpec* spec) {
   const auto found = root.find("vision_config");
   if (found == root.end() || !found->is_object()) {
@@ -241,15 +251,8 @@ Status ImportIdefics3Vision(const std::string& model_type, const Json& root, HfW
         static_cast<long long>(image_token), spec->config.vocab_size);
   }
   v.image_token_id = static_cast<int32_t>(image_token);
-  // Without a preprocessor_config.json, Idefics3ImageProcessor's layout at the tower's
-  // size: the longest edge to 4 tiles (its 4 x 364 over tiles of 364), then tiles and a
-  // global view, Lanczos.
-  ImageProcessorConfig& p = v.processor;
-  p.layout = ImageLayout::kSplitTiles;
-  p.tile_size = static_cast<int>(v.image_size);
-  p.longest_edge = 4 * p.tile_size;
-  p.resample = ResampleFilter::kLanczos;
-  p.alpha_over_white = true;
+  // Until a preprocessor_config.json says more.
+  SetIdefics3Processor(&v);
 
   const std::string tower = "model.vision_model.";
   if (!w->Has(tower + "post_layernorm.weight")) {

@@ -25,46 +25,24 @@ int64_t AddedTokenId(const TokenizerSpec& tok, const std::string& text) {
 // prompt or chat template writes becomes, per tile, "<fake_token_around_image>
 // <row_R_col_C>" and the image token once per row, then the global view (the tiled
 // layout of ImagePrompt). The processor adds "<fake_token_around_image>" and "<image>"
-// to its tokenizer, so the model's must hold them, "<image>" as config.json's
-// image_token_id; "<global-img>" and the tiles' names are matched as the tokenizer
-// finds them (added tokens in SmolVLM's, plain text otherwise).
-Status TiledImagePrompt(const std::string& dir, ModelSpec* spec) {
+// to its tokenizer, so the model's must hold them, "<image>" as the image token id;
+// "<global-img>" and the tiles' names are matched as the tokenizer finds them (added
+// tokens in SmolVLM's, plain text otherwise).
+Status TiledImagePrompt(ModelSpec* spec) {
   VisionConfig& v = *spec->vision;
-  // processor_config.json's image_seq_len is how many image tokens the processor writes
-  // a tile: other than the tower's rows a tile, transformers fails at the first image
-  // (inputs_merger finds more or fewer tokens than rows).
-  const std::string processor_path = dir + "/processor_config.json";
-  if (access(processor_path.c_str(), R_OK) == 0) {
-    Json root;
-    EMBER_RETURN_IF_ERROR(ReadJsonFile(processor_path, &root));
-    if (!root.is_object())
-      return InvalidArgument("%s: not a JSON object", processor_path.c_str());
-    const JsonFields f(root, processor_path);
-    int64_t seq;
-    EMBER_RETURN_IF_ERROR(f.Int("image_seq_len", false,
-                                static_cast<int64_t>(v.tokens_per_image()), 1, 1 << 20,
-                                &seq));
-    if (seq != static_cast<int64_t>(v.tokens_per_image())) {
-      return InvalidArgument(
-          "%s: image_seq_len %lld, but the tower gives %zu rows a tile ((%u / %u)^2 "
-          "patches / scale_factor %u^2)",
-          processor_path.c_str(), static_cast<long long>(seq), v.tokens_per_image(),
-          v.image_size, v.patch_size, v.connector_factor);
-    }
-  }
   const std::string image = "<image>", around = "<fake_token_around_image>";
   const TokenizerSpec& tok = spec->tokenizer;
   const int64_t image_id = AddedTokenId(tok, image),
                 around_id = AddedTokenId(tok, around);
-  if (image_id != v.image_token_id || around_id < 0) {
+  const bool no_image = image_id < 0 || image_id != v.image_token_id;
+  if (no_image || around_id < 0) {
     // The file still holds the tower; prompts cannot name its rows by text.
-    fprintf(
-        stderr,
-        "ember convert: the tokenizer has no added token %s%s%s: the model takes "
-        "images only as given rows, not in a prompt\n",
-        image_id != v.image_token_id ? "'<image>' of config.json's image_token_id" : "",
-        image_id != v.image_token_id && around_id < 0 ? " and no " : "",
-        around_id < 0 ? "'<fake_token_around_image>'" : "");
+    fprintf(stderr,
+            "ember convert: the tokenizer has no added token %s%s%s: the model takes "
+            "images only as given rows, not in a prompt\n",
+            no_image ? "'<image>' of the image token's id" : "",
+            no_image && around_id < 0 ? " and no " : "",
+            around_id < 0 ? "'<fake_token_around_image>'" : "");
     return Status::Ok();
   }
   v.prompt = ImagePrompt();
@@ -73,6 +51,31 @@ Status TiledImagePrompt(const std::string& dir, ModelSpec* spec) {
   v.prompt.layout = ImagePromptLayout::kTiles;
   v.prompt.around = around;
   v.prompt.global_token = "<global-img>";
+  return Status::Ok();
+}
+
+// processor_config.json's image_seq_len is how many image tokens the processor writes a
+// tile: other than the tower's rows a tile, transformers fails at the first image
+// (inputs_merger finds more or fewer tokens than rows).
+Status CheckImageSeqLen(const std::string& dir, const VisionConfig& v) {
+  const std::string processor_path = dir + "/processor_config.json";
+  if (access(processor_path.c_str(), R_OK) != 0) return Status::Ok();
+  Json root;
+  EMBER_RETURN_IF_ERROR(ReadJsonFile(processor_path, &root));
+  if (!root.is_object())
+    return InvalidArgument("%s: not a JSON object", processor_path.c_str());
+  const JsonFields f(root, processor_path);
+  int64_t seq;
+  EMBER_RETURN_IF_ERROR(f.Int("image_seq_len", false,
+                              static_cast<int64_t>(v.tokens_per_image()), 1, 1 << 20,
+                              &seq));
+  if (seq != static_cast<int64_t>(v.tokens_per_image())) {
+    return InvalidArgument(
+        "%s: image_seq_len %lld, but the tower gives %zu rows a tile ((%u / %u)^2 "
+        "patches / scale_factor %u^2)",
+        processor_path.c_str(), static_cast<long long>(seq), v.tokens_per_image(),
+        v.image_size, v.patch_size, v.connector_factor);
+  }
   return Status::Ok();
 }
 
@@ -101,36 +104,43 @@ Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec) {
         tiled ? "fixed-size" : "tiling",
         tiled ? "tiles (Idefics3ImageProcessor)" : "one tile (Gemma3ImageProcessor)");
   }
-  if (tiled) return TiledImagePrompt(dir, spec);
-  // Gemma3Processor: each boi_token a chat template writes becomes "\n\n" boi, the
-  // image token once per row, eoi "\n\n". The names come from tokenizer_config.json,
-  // as the processor takes them from its tokenizer.
-  std::string boi = "<start_of_image>", eoi = "<end_of_image>",
-              image = "<image_soft_token>";
-  const std::string tokenizer_path = dir + "/tokenizer_config.json";
-  if (access(tokenizer_path.c_str(), R_OK) == 0) {
-    Json root;
-    EMBER_RETURN_IF_ERROR(ReadJsonFile(tokenizer_path, &root));
-    if (root.is_object()) {
-      const JsonFields f(root, "tokenizer_config.json");
-      EMBER_RETURN_IF_ERROR(f.String("boi_token", false, boi, &boi));
-      EMBER_RETURN_IF_ERROR(f.String("eoi_token", false, eoi, &eoi));
-      EMBER_RETURN_IF_ERROR(f.String("image_token", false, image, &image));
+  ImageTokenNames names;
+  if (tiled) {
+    EMBER_RETURN_IF_ERROR(CheckImageSeqLen(dir, v));
+  } else {
+    // Gemma3Processor takes its names from tokenizer_config.json.
+    const std::string tokenizer_path = dir + "/tokenizer_config.json";
+    if (access(tokenizer_path.c_str(), R_OK) == 0) {
+      Json root;
+      EMBER_RETURN_IF_ERROR(ReadJsonFile(tokenizer_path, &root));
+      if (root.is_object()) {
+        const JsonFields f(root, "tokenizer_config.json");
+        EMBER_RETURN_IF_ERROR(f.String("boi_token", false, names.boi, &names.boi));
+        EMBER_RETURN_IF_ERROR(f.String("eoi_token", false, names.eoi, &names.eoi));
+        EMBER_RETURN_IF_ERROR(f.String("image_token", false, names.image, &names.image));
+      }
     }
   }
-  // The image token must be the tokenizer's: the prompt is matched by text.
-  if (AddedTokenId(spec->tokenizer, image) != v.image_token_id) {
+  return SetImagePrompt(names, spec);
+}
+
+Status SetImagePrompt(const ImageTokenNames& names, ModelSpec* spec) {
+  VisionConfig& v = *spec->vision;
+  if (v.connector == ImageConnector::kPixelShuffle) return TiledImagePrompt(spec);
+  // Gemma3Processor: each boi_token a chat template writes becomes "\n\n" boi, the
+  // image token once per row, eoi "\n\n". The image token must be the tokenizer's:
+  // the prompt is matched by text.
+  const int64_t image_id = AddedTokenId(spec->tokenizer, names.image);
+  if (image_id < 0 || image_id != v.image_token_id) {
     // The file still holds the tower; prompts cannot name its rows by text.
-    fprintf(
-        stderr,
-        "ember convert: the tokenizer has no added token '%.40s' of id %d (config.json's "
-        "image_token_index): the model takes images only as given rows, not in a "
-        "prompt\n",
-        image.c_str(), v.image_token_id);
+    fprintf(stderr,
+            "ember convert: the tokenizer has no added token '%.40s' of id %d (the image "
+            "token's): the model takes images only as given rows, not in a prompt\n",
+            names.image.c_str(), v.image_token_id);
     return Status::Ok();
   }
-  if (!v.prompt.marker.Assign(boi) || !v.prompt.before.Assign("\n\n" + boi) ||
-      !v.prompt.after.Assign(eoi + "\n\n") || !v.prompt.token.Assign(image)) {
+  if (!v.prompt.marker.Assign(names.boi) || !v.prompt.before.Assign("\n\n" + names.boi) ||
+      !v.prompt.after.Assign(names.eoi + "\n\n") || !v.prompt.token.Assign(names.image)) {
     v.prompt = ImagePrompt();
     return InvalidArgument(
         "tokenizer_config.json: an image token name past %zu bytes, or holding a NUL",
