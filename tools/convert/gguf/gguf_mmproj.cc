@@ -188,28 +188,23 @@ Status MapTower(const GgufFile& f, const VisionConfig& v, ProjectorTensors* t) {
     // Older files name fc1 (d -> ffn) ffn_down: its rows tell (when ffn differs from d).
     const GgufTensorInfo* down = f.FindTensor(l + "ffn_down.weight");
     const bool swapped = F != D && down && down->ne[0] == D;
-    struct Pair {
-      std::string gguf;
-      const char* weight;
-      const char* bias;
-      uint64_t rows, cols;  // cols 0: a norm
-    };
-    for (const Pair& p :
-         {Pair{"ln1", names::kAttnNorm, names::kAttnNormBias, D, 0},
-          Pair{"attn_q", names::kAttnQ, names::kAttnQBias, D, D},
-          Pair{"attn_k", names::kAttnK, names::kAttnKBias, D, D},
-          Pair{"attn_v", names::kAttnV, names::kAttnVBias, D, D},
-          Pair{"attn_out", names::kAttnOut, names::kAttnOutBias, D, D},
-          Pair{"ln2", names::kFfnNorm, names::kFfnNormBias, D, 0},
-          Pair{swapped ? "ffn_down" : "ffn_up", names::kFfnUp, names::kFfnUpBias, F, D},
-          Pair{swapped ? "ffn_up" : "ffn_down", names::kFfnDown, names::kFfnDownBias, D,
-               F}}) {
-      EMBER_RETURN_IF_ERROR(t->Add(l + p.gguf + ".weight",
-                                   v_ + names::LayerName(p.weight, i),
+    const char* gguf[8] = {"ln1",
+                           "attn_q",
+                           "attn_k",
+                           "attn_v",
+                           "attn_out",
+                           "ln2",
+                           swapped ? "ffn_down" : "ffn_up",
+                           swapped ? "ffn_up" : "ffn_down"};
+    const std::array<SiglipPair, 8> pairs = SiglipLayerPairs(D, F);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const SiglipPair& p = pairs[k];
+      const std::string name = l + gguf[k];
+      EMBER_RETURN_IF_ERROR(t->Add(name + ".weight", v_ + names::LayerName(p.weight, i),
                                    p.cols ? std::vector<uint64_t>{p.rows, p.cols}
                                           : std::vector<uint64_t>{p.rows}));
       EMBER_RETURN_IF_ERROR(
-          t->Add(l + p.gguf + ".bias", v_ + names::LayerName(p.bias, i), {p.rows}));
+          t->Add(name + ".bias", v_ + names::LayerName(p.bias, i), {p.rows}));
     }
   }
   EMBER_RETURN_IF_ERROR(t->Add("v.post_ln.weight", v_ + names::kOutputNorm, {D}));

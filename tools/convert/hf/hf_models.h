@@ -4,6 +4,9 @@
 #ifndef EMBER_TOOLS_CONVERT_HF_HF_MODELS_H_
 #define EMBER_TOOLS_CONVERT_HF_HF_MODELS_H_
 
+#include <array>
+#include <cstdint>
+
 #include "runtime/model/model_writer.h"
 #include "runtime/status.h"
 #include "tools/convert/hf/hf_weights.h"
@@ -55,6 +58,15 @@ Status ImportGemma3Vision(const Json& root, HfWeights* weights, ModelSpec* spec)
 // model's already.
 Status ImportIdefics3Vision(const std::string& model_type, const Json& root,
                             HfWeights* weights, ModelSpec* spec);
+// A SigLIP layer's weight-and-bias pairs in order (layer_norm1, q, k, v, out_proj,
+// layer_norm2, fc1, fc2): ember's per-layer names and (rows, cols) shapes, cols 0 for a
+// norm. Each importer pairs them with its own file's names.
+struct SiglipPair {
+  const char* weight;
+  const char* bias;
+  uint64_t rows, cols;
+};
+std::array<SiglipPair, 8> SiglipLayerPairs(uint64_t d, uint64_t ffn);
 // Idefics3ImageProcessor's layout at the tower's size, as its defaults have it: the
 // longest edge to 4 tiles, tiles of image_size and a global view, Lanczos, alpha over
 // white (the mean and std are left as they are).

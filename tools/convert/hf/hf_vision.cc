@@ -94,22 +94,13 @@ Status ImportSiglipTower(const std::string& tower, const VisionConfig& v, HfWeig
                     std::vector<uint64_t> shape) {
       return m.Copy(l + hf, v_ + names::LayerName(format, i), std::move(shape));
     };
-    struct Pair {
-      const char* hf;
-      const char* weight;
-      const char* bias;
-      uint64_t rows, cols;  // cols 0: a norm
-    };
-    for (const Pair& p :
-         {Pair{"layer_norm1", names::kAttnNorm, names::kAttnNormBias, D, 0},
-          Pair{"self_attn.q_proj", names::kAttnQ, names::kAttnQBias, D, D},
-          Pair{"self_attn.k_proj", names::kAttnK, names::kAttnKBias, D, D},
-          Pair{"self_attn.v_proj", names::kAttnV, names::kAttnVBias, D, D},
-          Pair{"self_attn.out_proj", names::kAttnOut, names::kAttnOutBias, D, D},
-          Pair{"layer_norm2", names::kFfnNorm, names::kFfnNormBias, D, 0},
-          Pair{"mlp.fc1", names::kFfnUp, names::kFfnUpBias, F, D},
-          Pair{"mlp.fc2", names::kFfnDown, names::kFfnDownBias, D, F}}) {
-      const std::string hf = p.hf;
+    constexpr const char* kHf[8] = {
+        "layer_norm1",        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+        "self_attn.out_proj", "layer_norm2",      "mlp.fc1",          "mlp.fc2"};
+    const std::array<SiglipPair, 8> pairs = SiglipLayerPairs(D, F);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const SiglipPair& p = pairs[k];
+      const std::string hf = kHf[k];
       EMBER_RETURN_IF_ERROR(copy(hf + ".weight", p.weight,
                                  p.cols ? std::vector<uint64_t>{p.rows, p.cols}
                                         : std::vector<uint64_t>{p.rows}));
@@ -122,6 +113,17 @@ Status ImportSiglipTower(const std::string& tower, const VisionConfig& v, HfWeig
 }
 
 }  // namespace
+
+std::array<SiglipPair, 8> SiglipLayerPairs(uint64_t d, uint64_t ffn) {
+  return {SiglipPair{names::kAttnNorm, names::kAttnNormBias, d, 0},
+          SiglipPair{names::kAttnQ, names::kAttnQBias, d, d},
+          SiglipPair{names::kAttnK, names::kAttnKBias, d, d},
+          SiglipPair{names::kAttnV, names::kAttnVBias, d, d},
+          SiglipPair{names::kAttnOut, names::kAttnOutBias, d, d},
+          SiglipPair{names::kFfnNorm, names::kFfnNormBias, d, 0},
+          SiglipPair{names::kFfnUp, names::kFfnUpBias, ffn, d},
+          SiglipPair{names::kFfnDown, names::kFfnDownBias, d, ffn}};
+}
 
 void SetIdefics3Processor(VisionConfig* v) {
   // Idefics3ImageProcessor's 4 x 364 over tiles of 364 (SmolVLM's 2048 over 512).
