@@ -31,6 +31,9 @@ Variants:
             attn_logit_softcapping 1.5 and final_logit_softcapping 5 set, F32 weights
   gemma2    model_type gemma2: every other layer sliding, one RoPE for all layers, the
             soft-capping defaults (attention 50, final 30) from Gemma2Config
+Under an emulator (the qemu matrix) the text-only variants gemma3_pattern and gemma2 and
+gemma3's q8 run are left out: they check arithmetic the native run compares, and cost
+minutes there.
 """
 import json
 import os
@@ -162,7 +165,8 @@ def main():
                 "sliding layers' rope theta 10000", "qk-norm", "post-norms",
                 "embedding scale 8.5", "attention scale 0.204124"]
     model, path = fam.run(args, torch, ember, report, "gemma3", gemma3, "BF16",
-                          gemma3_tokens, features, gemma3_files, dtypes=("q8",))
+                          gemma3_tokens, features, gemma3_files,
+                          dtypes=() if ember.emulator else ("q8",))
     got = fam.stop_ids(ember, path)
     report.check("gemma3: <eos> and <end_of_turn> stop generation", sorted(got) == [1, 106],
                  f"({got})")
@@ -235,6 +239,9 @@ def main():
     report.check("gemma3_mm --no-vision: no tower", "vision " not in shown and
                  os.path.getsize(text_only) < os.path.getsize(mm_path), "")
 
+    if ember.emulator:  # under qemu: the vision path; the text-only variants run natively
+        report.finish(ember)
+        return
     pattern = dict(base, num_hidden_layers=2, sliding_window_pattern=2, sliding_window=16,
                    attn_logit_softcapping=1.5, final_logit_softcapping=5.0,
                    rope_theta=10000.0, torch_dtype="float32")

@@ -29,10 +29,10 @@ export EMBER_REQUIRE_MODELS="${EMBER_REQUIRE_MODELS:-1}"
 # i8mm tests cannot be skipped unnoticed) | tests to run | GTEST_FILTER. Tests to run: all
 # (every test but the native-only ones and the oracles), kernels (the kernels/ tests), cpu
 # (what the CPU changes: the kernel tests and the forward pass end to end, labels kernel
-# and forward) or oracles (label oracle-qemu: the embedding and reranker families' PyTorch
-# oracles, about a minute a CPU). An emulated stage runs work sized for emulation: no
-# benchmark loops (the bench CLI test runs its emulated variant) and no timing
-# assertions. The other PyTorch oracles (label oracle) run natively only: they check
+# and forward) or oracles (label oracle-qemu: the embedding, reranker and vision families'
+# PyTorch oracles, about three minutes a CPU). An emulated stage runs work sized for
+# emulation: no benchmark loops (the bench CLI test runs its emulated variant) and no
+# timing assertions. The other PyTorch oracles (label oracle) run natively only: they check
 # model arithmetic that the golden and the kernel tests already cover per ISA, and all of
 # them under qemu would cost minutes a CPU.
 # - cortex-a72 is NEON without dotprod (Raspberry Pi 4); neoverse-n1 is NEON with dotprod
