@@ -160,8 +160,9 @@ class ProjectorTensors {
   Status CheckAllUsed() const {
     for (size_t i = 0; i < used_.size(); ++i) {
       if (!used_[i]) {
-        return Unimplemented("GGUF mmproj: tensor %s is not one ember's %s tower reads",
-                             GgufQuote(f_.tensors()[i].name).c_str(), "SigLIP");
+        return Unimplemented(
+            "GGUF mmproj: tensor %s is not one ember's SigLIP tower reads",
+            GgufQuote(f_.tensors()[i].name).c_str());
       }
     }
     return Status::Ok();
@@ -209,14 +210,6 @@ Status MapTower(const GgufFile& f, const VisionConfig& v, ProjectorTensors* t) {
   }
   EMBER_RETURN_IF_ERROR(t->Add("v.post_ln.weight", v_ + names::kOutputNorm, {D}));
   return t->Add("v.post_ln.bias", v_ + names::kOutputNormBias, {D});
-}
-
-// The added token `text` of the tokenizer: its id, or -1.
-int32_t AddedTokenId(const TokenizerSpec& tok, const char* text) {
-  for (const TokenizerSpec::Added& a : tok.added) {
-    if (a.text == text) return static_cast<int32_t>(a.id);
-  }
-  return -1;
 }
 
 Status MapProjector(const GgufFile& f, ModelSpec* spec,
@@ -273,7 +266,7 @@ Status MapProjector(const GgufFile& f, ModelSpec* spec,
   // session's tokens: a text model without it is not this projector's), then the
   // prompt as a Hugging Face directory's defaults make it.
   const char* image_token = gemma3 ? "<image_soft_token>" : "<image>";
-  v.image_token_id = AddedTokenId(spec->tokenizer, image_token);
+  v.image_token_id = static_cast<int32_t>(AddedTokenId(spec->tokenizer, image_token));
   if (v.image_token_id < 0) {
     return InvalidModel(
         "GGUF mmproj: a %s projector, but the text model's tokenizer has no added token "

@@ -38,10 +38,6 @@ ModelSpec VisionSpec(bool shuffle) {
   return spec;
 }
 
-GgufBuilder Mmproj(const ModelSpec& spec, uint32_t matrix_type, bool legacy_ffn = false) {
-  return MmprojGgufBuilder(spec, matrix_type, legacy_ffn);
-}
-
 const std::vector<float>& ValuesOf(const ModelSpec& spec, const std::string& name) {
   return Find(spec, name).values;
 }
@@ -101,7 +97,7 @@ TEST(GgufMmprojTest, Gemma3ProjectorImportsTheSameTowerAndPrompt) {
   ModelSpec got;
   std::vector<std::string> sources;
   const Status s =
-      ImportPair(TextGgufOf(spec), Mmproj(spec, kF32).Build(), &got, &sources);
+      ImportPair(TextGgufOf(spec), MmprojGgufBuilder(spec, kF32).Build(), &got, &sources);
   ASSERT_TRUE(s.ok()) << s.message();
   ExpectSameTower(spec, got);
   // The prompt is Gemma 3's block, named by the tokenizer's added tokens.
@@ -126,7 +122,7 @@ TEST(GgufMmprojTest, Idefics3ProjectorImportsTheSameTowerAndTiles) {
   const ModelSpec spec = VisionSpec(true);
   for (bool legacy : {false, true}) {
     SCOPED_TRACE(legacy ? "fc1 named ffn_down" : "fc1 named ffn_up");
-    GgufBuilder mmproj = Mmproj(spec, kF32, legacy);
+    GgufBuilder mmproj = MmprojGgufBuilder(spec, kF32, legacy);
     mmproj.U32("clip.vision.preproc_image_size", 3 * spec.vision->image_size);
     ModelSpec got;
     const Status s = ImportPair(TextGgufOf(spec), mmproj.Build(), &got);
@@ -144,7 +140,8 @@ TEST(GgufMmprojTest, Idefics3ProjectorImportsTheSameTowerAndTiles) {
   }
   // Without preproc_image_size: Idefics3ImageProcessor's 4 tiles.
   ModelSpec got;
-  ASSERT_TRUE(ImportPair(TextGgufOf(spec), Mmproj(spec, kF32).Build(), &got).ok());
+  ASSERT_TRUE(
+      ImportPair(TextGgufOf(spec), MmprojGgufBuilder(spec, kF32).Build(), &got).ok());
   EXPECT_EQ(got.vision->processor.longest_edge,
             4 * static_cast<int>(spec.vision->image_size));
 }
@@ -152,7 +149,8 @@ TEST(GgufMmprojTest, Idefics3ProjectorImportsTheSameTowerAndTiles) {
 TEST(GgufMmprojTest, HalfMatricesStayHalfAndTheTransposeIsExact) {
   const ModelSpec spec = VisionSpec(false);
   ModelSpec got;
-  const Status s = ImportPair(TextGgufOf(spec), Mmproj(spec, kF16).Build(), &got);
+  const Status s =
+      ImportPair(TextGgufOf(spec), MmprojGgufBuilder(spec, kF16).Build(), &got);
   ASSERT_TRUE(s.ok()) << s.message();
   const TensorSpec& proj = Find(got, names::kPoolProjector);
   EXPECT_EQ(proj.dtype, DType::kF16);
@@ -167,7 +165,7 @@ TEST(GgufMmprojTest, HalfMatricesStayHalfAndTheTransposeIsExact) {
 
 TEST(GgufMmprojTest, ATextModelWithoutTheImageTokenIsRefused) {
   ModelSpec spec = VisionSpec(false);
-  const std::string mmproj = Mmproj(spec, kF32).Build();
+  const std::string mmproj = MmprojGgufBuilder(spec, kF32).Build();
   // The text file's tokenizer loses its image token: another model's projector.
   ModelSpec text = spec;
   for (std::string& piece : text.tokenizer.pieces) {
@@ -194,7 +192,7 @@ TEST(GgufMmprojTest, MalformedProjectorsAreRefusedByName) {
   };
   std::vector<Case> cases;
   auto gemma_with = [&](auto edit) {
-    GgufBuilder b = Mmproj(gemma, kF32);
+    GgufBuilder b = MmprojGgufBuilder(gemma, kF32);
     edit(b);
     return b;
   };
@@ -272,10 +270,10 @@ TEST(GgufMmprojTest, MalformedProjectorsAreRefusedByName) {
          b.Remove("clip.vision.block_count").U32("clip.vision.block_count", 0);
        }),
        "clip.vision.block_count"});
-  GgufBuilder huge = Mmproj(idefics, kF32);
+  GgufBuilder huge = MmprojGgufBuilder(idefics, kF32);
   huge.U32("clip.vision.preproc_image_size", 40000);
   cases.push_back({"longest edge", huge, "longest_edge 40000"});
-  GgufBuilder shuffle = Mmproj(idefics, kF32);
+  GgufBuilder shuffle = MmprojGgufBuilder(idefics, kF32);
   shuffle.Remove("mm.model.fc.weight");
   cases.push_back({"no connector", shuffle, "no tensor \"mm.model.fc.weight\""});
   for (const Case& c : cases) {

@@ -77,6 +77,8 @@ struct ImageTokenNames {
   std::string boi = "<start_of_image>", eoi = "<end_of_image>",
               image = "<image_soft_token>";
 };
+// The added token `text` of the tokenizer: its id, or -1 (hf_vision_prompt.cc).
+int64_t AddedTokenId(const TokenizerSpec& tok, const std::string& text);
 // How a prompt holds an image of spec's tower (hf_vision_prompt.cc), from the
 // tokenizer's added tokens: Gemma3Processor's block of rows, or Idefics3Processor's
 // tiles. spec->vision->image_token_id must be the image token's id; without the tokens

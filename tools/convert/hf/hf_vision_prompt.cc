@@ -13,14 +13,6 @@
 namespace ember::tools {
 namespace {
 
-// The added token `text` of the tokenizer: its id, or -1.
-int64_t AddedTokenId(const TokenizerSpec& tok, const std::string& text) {
-  for (const TokenizerSpec::Added& a : tok.added) {
-    if (a.text == text) return a.id;
-  }
-  return -1;
-}
-
 // Idefics3Processor (processing_idefics3.py) and SmolVLMProcessor: each "<image>" a
 // prompt or chat template writes becomes, per tile, "<fake_token_around_image>
 // <row_R_col_C>" and the image token once per row, then the global view (the tiled
@@ -80,6 +72,13 @@ Status CheckImageSeqLen(const std::string& dir, const VisionConfig& v) {
 }
 
 }  // namespace
+
+int64_t AddedTokenId(const TokenizerSpec& tok, const std::string& text) {
+  for (const TokenizerSpec::Added& a : tok.added) {
+    if (a.text == text) return a.id;
+  }
+  return -1;
+}
 
 Status ReadVisionProcessor(const std::string& dir, ModelSpec* spec) {
   VisionConfig& v = *spec->vision;
