@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "runtime/status.h"
@@ -46,6 +47,7 @@ class AtomicFile {
   int slot_ = -1;         // its entry in the list the signal handler removes
   bool unnamed_ = false;  // written to an unnamed file, named only by Commit()
   FILE* file_ = nullptr;
+  std::unique_ptr<char[]> buffer_;  // file_'s stdio buffer: 2 MiB writes (Open says why)
 };
 
 // For tests: false makes Open() use a named temporary file even where an unnamed one

@@ -95,6 +95,34 @@ TEST_P(AtomicFileTest, NewFileGetsTheUmasksPermissions) {
   EXPECT_EQ(st.st_mode & 07777, 0644u);
 }
 
+// The bytes reach the file in whole 2 MiB pieces at 2 MiB offsets (so that the page
+// cache can hold a fresh model in huge folios), however the writer cuts them.
+TEST_P(AtomicFileTest, BytesReachTheFileInTwoMebibytePieces) {
+  constexpr size_t kPiece = size_t{2} << 20;
+  AtomicFile file;
+  ASSERT_TRUE(file.Open(out_).ok());
+  const std::vector<char> bytes(3 * kPiece + 12345, 'e');
+  const auto written = [&] {
+    struct stat st;
+    return fstat(fileno(file.file()), &st) == 0 ? static_cast<size_t>(st.st_size)
+                                                : ~size_t{0};
+  };
+  size_t sent = 0;
+  const auto send = [&](size_t n) {
+    ASSERT_EQ(fwrite(bytes.data() + sent, 1, n, file.file()), n);
+    sent += n;
+  };
+  send(4096);
+  send(kPiece / 2);
+  EXPECT_EQ(written(), 0u);  // stdio's own buffer would have written 4 KiB pieces
+  send(kPiece / 2);
+  EXPECT_EQ(written(), kPiece);
+  send(2 * kPiece + 12345 - 4096);  // one call: its whole pieces go out directly
+  EXPECT_EQ(written(), 3 * kPiece);
+  ASSERT_TRUE(file.Commit().ok());
+  EXPECT_EQ(Read(out_), std::string(bytes.begin(), bytes.end()));
+}
+
 TEST_P(AtomicFileTest, AFailedWriteKeepsTheOldFileAndLeavesNoTemporaryFile) {
   Write(out_, "old contents");
   const Status s = WriteFileAtomic(out_, &FailMidway);
